@@ -1,0 +1,25 @@
+"""The one exception type for mistakes a user can make and fix (bad input, missing files)."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A mistake the user can fix; its message is one sentence naming the thing and the fix.
+
+    Entry points print it without a traceback and exit non-zero.
+    """
+
+
+class FixtureError(UserError):
+    """A workload fixture that cannot be loaded: names the file, the line and what is wrong."""
+
+    def __init__(self, path: str, line: int | None, what: str) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {what}")
+        self.path = path
+        self.line = line
+        self.what = what
+
+
+class Unavailable(Exception):
+    """This machine cannot build or run a backend; the message is the one-line reason."""
