@@ -1,0 +1,65 @@
+"""The Hydra entry point: compose the config, run one job, render a single run's report.
+
+This is the only module (with callbacks.py) that touches Hydra: it resolves the job folder
+once and hands a typed BenchConfig down. `-m` sweeps run one job per point; the sweep's
+report is rendered by benchkit.callbacks.ReportCallback when the sweep ends.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from benchkit.config import BenchConfig, register_configs
+from benchkit.errors import UserError
+from benchkit.job import JobContext, run_job
+from benchkit.paths import repo_root
+
+register_configs()
+
+
+def to_typed(cfg: DictConfig) -> BenchConfig:
+    """The composed config as the BenchConfig dataclass (interpolations resolved)."""
+    obj = OmegaConf.to_object(cfg)
+    if not isinstance(obj, BenchConfig):
+        raise TypeError(f"composed config is {type(obj).__name__}, not BenchConfig")
+    return obj
+
+
+@hydra.main(version_base="1.3", config_path=str(repo_root() / "conf"), config_name="config")
+def _hydra_main(cfg: DictConfig) -> None:
+    hc = HydraConfig.get()
+    job_dir = Path(hc.runtime.output_dir)
+    sweep = hc.mode == RunMode.MULTIRUN
+    ctx = JobContext(
+        job_dir=job_dir,
+        label=str(hc.job.num) if sweep else job_dir.name,
+        choices={str(k): str(v) for k, v in hc.runtime.choices.items()},
+        overrides=[str(o) for o in hc.overrides.task],
+        sweep=sweep,
+    )
+    run_job(to_typed(cfg), ctx)
+    if not sweep:
+        from benchkit.report.render import render_report
+
+        try:
+            out = render_report(job_dir, job_dir / "report")
+        except UserError as exc:
+            print(f"benchkit: {exc}", file=sys.stderr)
+            return
+        print(f"[benchkit] report: {out / 'report.html'}", file=sys.stderr)
+        print(str(out / "report.html"))
+
+
+def main() -> None:
+    """Console-script entry point (`benchkit ...` is `python -m benchkit ...`)."""
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+"""The typed configuration: one dataclass schema per Hydra group, registered in a ConfigStore.
+
+Every YAML under conf/ starts from these schemas (``defaults: [base_<group>]``), so a misspelt
+key or a value of the wrong type fails when Hydra composes, naming the key. Closed sets are
+Enums for the same reason. Below the entry point only these dataclasses travel, never a
+DictConfig.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+
+class BackendName(str, Enum):
+    cpu = "cpu"
+    vulkan = "vulkan"
+    hip = "hip"
+    cuda = "cuda"
+    metal = "metal"
+    sycl = "sycl"
+    vllm = "vllm"
+    sglang = "sglang"
+    external = "external"
+
+
+class FlashAttn(str, Enum):
+    on = "on"
+    off = "off"
+    auto = "auto"
+
+
+class CacheType(str, Enum):
+    f32 = "f32"
+    f16 = "f16"
+    bf16 = "bf16"
+    q8_0 = "q8_0"
+    q4_0 = "q4_0"
+    q4_1 = "q4_1"
+    iq4_nl = "iq4_nl"
+    q5_0 = "q5_0"
+    q5_1 = "q5_1"
+
+
+class OutputPolicy(str, Enum):
+    natural = "natural"  # the model decides when to stop, up to the cap: runaway is measured
+    replay = "replay"  # the recorded completion lengths are forced with ignore_eos
+    fixture = "fixture"  # whatever the fixture declares as its default
+
+
+class Lang(str, Enum):
+    en = "en"
+    ko = "ko"
+
+
+@dataclass
+class HardwareConfig:
+    name: str = "local"
+    vendor: str = "unknown"
+    description: str = ""
+    memory_gb: float | None = None
+    bandwidth_gbs: float | None = None
+    power_cap_w: float | None = None
+    device: int | None = None
+    detect: bool = True
+
+
+@dataclass
+class BackendConfig:
+    name: BackendName = BackendName.cpu
+    engine: str = "llama.cpp"
+    # CMake flags that select this backend when benchkit builds llama-server itself.
+    cmake_flags: list[str] = field(default_factory=list)
+    # A user's own llama-server build; skips benchkit's build entirely.
+    server_bin: str | None = None
+    # Executables the build needs; a missing one makes the backend `unavailable`.
+    build_requires: list[str] = field(default_factory=list)
+    # Environment variable that selects the device (HIP_VISIBLE_DEVICES, ...).
+    device_env: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    n_gpu_layers: str = "0"
+    extra_args: list[str] = field(default_factory=list)
+    # For engines benchkit does not start (`external`).
+    url: str | None = None
+    api_key: str | None = None
+
+
+@dataclass
+class SynthConfig:
+    arch: str = "qwen3moe"
+    n_layers: int = 2
+    d_model: int = 128
+    n_heads: int = 4
+    n_kv_heads: int = 2
+    head_dim: int = 32
+    n_experts: int = 8
+    n_experts_used: int = 2
+    expert_ff: int = 64
+    n_vocab: int = 320
+    ctx_train: int = 65536
+    dtype: str = "f32"
+    seed: int = 0
+
+
+@dataclass
+class ModelConfig:
+    name: str = "tiny-moe"
+    # A GGUF file; when unset, `synthetic` is written into the cache instead.
+    path: str | None = None
+    synthetic: SynthConfig | None = None
+    architecture: str = "qwen3moe"
+    params_total_b: float | None = None
+    params_active_b: float | None = None
+    quant: str = "F32"
+    size_gb: float | None = None
+    has_mtp: bool = False
+    # Vocabulary size, for token-id workloads; read from the server when unset.
+    n_vocab: int | None = None
+
+
+@dataclass
+class SamplingConfig:
+    name: str = "qwen-recommended"
+    # False: send no sampling fields at all and record the server's defaults from /props.
+    send: bool = True
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = 1234
+
+
+@dataclass
+class WorkloadConfig:
+    fixture: str = "mini"
+    output_policy: OutputPolicy = OutputPolicy.fixture
+    # Overrides the fixture's generation cap when set.
+    cap: int | None = None
+    # Replay only the first N units when set.
+    units: int | None = None
+
+
+@dataclass
+class ServerConfig:
+    # `fit`: -c = slots x (longest prompt + cap), rounded up; `fixed`: use `ctx` as given.
+    ctx_policy: str = "fit"
+    ctx: int | None = None
+    batch: int = 2048
+    ubatch: int = 512
+    flash_attn: FlashAttn = FlashAttn.auto
+    cache_type_k: CacheType = CacheType.f16
+    cache_type_v: CacheType = CacheType.f16
+    kv_unified: bool = False
+    threads: int | None = None
+    host: str = "127.0.0.1"
+    mtp_draft_max: int = 3
+    startup_timeout_s: float = 600.0
+    # A call that receives nothing for this long is abandoned and counted as failed.
+    stall_timeout_s: float = 300.0
+    # The whole job ends `incomplete` past this deadline; null means no deadline.
+    job_deadline_s: float | None = None
+    # The job is `failed` when more than this share of calls failed.
+    max_error_rate: float = 0.0
+    extra_args: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ClaimConfig:
+    premise: str = ""
+    source: str = ""
+    metric: str = ""
+    expected_min: float | None = None
+    expected_max: float | None = None
+
+
+@dataclass
+class StudyConfig:
+    name: str = "default"
+    title: str = "benchkit study"
+    question: str = ""
+    lang: Lang = Lang.en
+    unit_name: str = "unit"
+    # The planned space: factor -> values. Points planned but not run are reported as missing.
+    factors: dict[str, list[Any]] = field(default_factory=dict)
+    claims: list[ClaimConfig] = field(default_factory=list)
+    untested: list[str] = field(default_factory=list)
+    projection_units: int = 100
+    knee_gain: float = 0.05
+    ledger: str | None = None
+    quality_measured: bool = False
+
+
+@dataclass
+class BenchConfig:
+    hardware: HardwareConfig = field(default_factory=HardwareConfig)
+    backend: BackendConfig = field(default_factory=BackendConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
+    study: StudyConfig = field(default_factory=StudyConfig)
+    slots: int = 4
+    mtp: bool = False
+    repeats: int = 1
+
+
+GROUPS: dict[str, type[Any]] = {
+    "hardware": HardwareConfig,
+    "backend": BackendConfig,
+    "model": ModelConfig,
+    "sampling": SamplingConfig,
+    "workload": WorkloadConfig,
+    "server": ServerConfig,
+    "study": StudyConfig,
+}
+
+
+def register_configs() -> None:
+    """Register the root schema and one `base_<group>` schema per group."""
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=BenchConfig)
+    for group, schema in GROUPS.items():
+        cs.store(group=group, name=f"base_{group}", node=schema)

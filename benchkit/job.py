@@ -1,0 +1,302 @@
+"""One job, start to end: provide, serve, replay, measure, and write result.json.
+
+A job never raises out of the Hydra task (one exception would stop the sweep before its
+report): every failure becomes a result.json with status `failed` or `unavailable` and a
+one-line reason. Only Ctrl-C goes on up, after the job has written what it has.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchkit.config import BackendName, BenchConfig
+from benchkit.errors import Unavailable, UserError
+from benchkit.measure import compute_metrics
+from benchkit.plan import ServerSpec, is_llama_cpp, new_alias, plan_replay, plan_server
+from benchkit.provenance import benchkit_info, hardware_info
+from benchkit.provide import provide_model, provide_server
+from benchkit.replay import RecordSink, Replayer, ReplayOutcome
+from benchkit.results import CALLS_FILE, RESULT_FILE, SCHEMA_VERSION, atomic_write_json
+from benchkit.serve import RunningServer, ServerError, free_port
+from benchkit.workload import Workload, load_workload
+
+
+@dataclass
+class JobContext:
+    """What the entry point knows about this job (resolved once, from Hydra, then passed)."""
+
+    job_dir: Path
+    label: str = "run"
+    choices: dict[str, str] = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
+    sweep: bool = False
+
+
+def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
+    """The swept values and group choices that identify this point of the study."""
+    f: dict[str, Any] = {
+        "backend": cfg.backend.name.value,
+        "slots": cfg.slots,
+        "mtp": cfg.mtp,
+        "model": cfg.model.name,
+        "hardware": cfg.hardware.name,
+        "sampling": cfg.sampling.name,
+        "workload": cfg.workload.fixture,
+        "batch": cfg.server.batch,
+        "ubatch": cfg.server.ubatch,
+        "flash_attn": cfg.server.flash_attn.value,
+        "cache_type_k": cfg.server.cache_type_k.value,
+        "cache_type_v": cfg.server.cache_type_v.value,
+        "kv_unified": cfg.server.kv_unified,
+        "repeats": cfg.repeats,
+    }
+    for group, choice in ctx.choices.items():
+        if not group.startswith("hydra") and group not in f:
+            f[group] = choice
+    return f
+
+
+def _say(msg: str) -> None:
+    print(f"[benchkit] {msg}", file=sys.stderr, flush=True)
+
+
+def _n_vocab(srv: RunningServer, cfg: BenchConfig) -> int:
+    if cfg.model.n_vocab:
+        return cfg.model.n_vocab
+    r = httpx.get(f"{srv.spec.base_url}/v1/models", headers=srv.headers(), timeout=10.0)
+    r.raise_for_status()
+    meta = r.json()["data"][0].get("meta") or {}
+    n = meta.get("n_vocab")
+    if not isinstance(n, int) or n <= 0:
+        raise ServerError("the server did not report n_vocab in /v1/models: set model.n_vocab")
+    return n
+
+
+def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
+    """Run one job and write its result.json; returns what was written."""
+    job_dir = ctx.job_dir
+    job_dir.mkdir(parents=True, exist_ok=True)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    t0 = time.monotonic()
+    result: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "status": "failed",
+        "reason": None,
+        "factors": factors_of(cfg, ctx),
+        "provenance": {
+            "benchkit": benchkit_info(),
+            "hardware": hardware_info(cfg.hardware),
+            "choices": dict(ctx.choices),
+            "overrides": list(ctx.overrides),
+            "started_utc": started,
+            "model": {
+                "name": cfg.model.name,
+                "architecture": cfg.model.architecture,
+                "params_total_b": cfg.model.params_total_b,
+                "params_active_b": cfg.model.params_active_b,
+                "quant": cfg.model.quant,
+                "size_gb": cfg.model.size_gb,
+                "synthetic": cfg.model.synthetic is not None and cfg.model.path is None,
+            },
+            "sampling": {"profile": cfg.sampling.name, "sent": {}},
+        },
+        "metrics": {},
+    }
+    prov = result["provenance"]
+    interrupted = False
+    try:
+        _run(cfg, ctx, result)
+    except Unavailable as exc:
+        result["status"], result["reason"] = "unavailable", str(exc)
+    except (UserError, ServerError) as exc:
+        result["status"], result["reason"] = "failed", str(exc)
+    except KeyboardInterrupt:
+        interrupted = True
+        result["status"], result["reason"] = "incomplete", "interrupted by the user (Ctrl-C)"
+    except Exception as exc:  # the sweep must go on; keep the traceback beside the result
+        (job_dir / "error.txt").write_text(traceback.format_exc())
+        result["status"] = "failed"
+        result["reason"] = f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
+    prov["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    prov["job_seconds"] = round(time.monotonic() - t0, 3)
+    atomic_write_json(job_dir / RESULT_FILE, result)
+    m = result["metrics"]
+    detail = ""
+    if m.get("s_per_unit_throughput") is not None:
+        detail = (
+            f": {m['s_per_unit_throughput']:.2f} s/unit (throughput basis), "
+            f"{m['s_per_unit_slot_latency']:.2f} s/unit (slot latency), "
+            f"decode {m['decode_tok_s'] or 0:,.0f} tok/s aggregate"
+        )
+    why = f" ({result['reason']})" if result["reason"] else ""
+    _say(f"job {ctx.label} {result['status']}{why}{detail}")
+    if interrupted:
+        raise KeyboardInterrupt
+    return result
+
+
+def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
+    prov = result["provenance"]
+    if not is_llama_cpp(cfg):
+        raise Unavailable(_engine_unavailable(cfg))
+    workload = load_workload(cfg.workload.fixture)
+    replay = plan_replay(
+        cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap
+    )
+    prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap)
+    prov["sampling"]["sent"] = dict(replay.sampling)
+    binary = provide_server(cfg)
+    prov["server_build"] = {
+        "binary": str(binary.path),
+        "source": binary.source,
+        "version": binary.version,
+        "devices": binary.devices,
+        "built_now_s": binary.build_seconds,
+    }
+    model_path = provide_model(cfg)
+    prov["model"]["path"] = str(model_path)
+    prov["model"]["file_bytes"] = model_path.stat().st_size
+    units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
+    longest = max((c.prompt_tokens or 0) for u in units for c in u.calls)
+    spec = plan_server(
+        cfg,
+        server_bin=str(binary.path),
+        model_path=str(model_path),
+        port=free_port(cfg.server.host),
+        alias=new_alias(ctx.label),
+        longest_prompt=longest,
+        cap=replay.cap,
+    )
+    prov["server"] = _server_info(spec)
+    _say(
+        f"job {ctx.label}: {cfg.backend.name.value}, {cfg.slots} slot(s), mtp={cfg.mtp}, "
+        f"{len(units)} units x {replay.repeats} on {cfg.model.name}"
+    )
+    calls_path = ctx.job_dir / CALLS_FILE
+    calls_path.unlink(missing_ok=True)
+    with RunningServer(spec, ctx.job_dir / "server.log") as srv:
+        srv.start(cfg.server.startup_timeout_s)
+        props = srv.props
+        prov["server"]["props"] = _props_info(props)
+        n_vocab = _n_vocab(srv, cfg)
+        sink = RecordSink(calls_path)
+        try:
+            outcome = Replayer(
+                base_url=spec.base_url,
+                alias=spec.alias,
+                spec=replay,
+                workload=workload,
+                n_vocab=n_vocab,
+                sink=sink,
+                headers=srv.headers(),
+                alive=srv.alive,
+            ).run()
+        finally:
+            sink.close()
+        end_problem = None
+        if srv.alive():
+            try:
+                srv.verify_identity()
+            except ServerError as exc:
+                end_problem = str(exc)
+        else:
+            end_problem = "the server was not running at the end of the job"
+    _finish(result, outcome, workload, units, replay.repeats, end_problem, cfg)
+
+
+def _finish(
+    result: dict[str, Any],
+    outcome: ReplayOutcome,
+    workload: Workload,
+    units: list[Any],
+    repeats: int,
+    end_problem: str | None,
+    cfg: BenchConfig,
+) -> None:
+    calls_planned = sum(len(u.calls) for u in units) * repeats
+    metrics = compute_metrics(
+        outcome.records,
+        wall_s=outcome.wall_s,
+        units_planned=outcome.units_planned,
+        calls_planned=calls_planned,
+        calls_per_unit={u.id: len(u.calls) for u in units},
+    )
+    result["metrics"] = metrics
+    result["provenance"]["replay_started_utc"] = outcome.started_utc
+    failed = [r for r in outcome.records if not r.ok]
+    if outcome.interrupted:
+        result["status"], result["reason"] = "incomplete", outcome.interrupted
+    elif end_problem:
+        result["status"], result["reason"] = "failed", end_problem
+    elif metrics["error_rate"] > cfg.server.max_error_rate:
+        first = failed[0]
+        result["status"] = "failed"
+        result["reason"] = (
+            f"{len(failed)} of {len(outcome.records)} calls failed (server.max_error_rate="
+            f"{cfg.server.max_error_rate}); first: unit {first.unit} call {first.seq}: "
+            f"{first.error}"
+        )
+    elif metrics["units_completed"] < metrics["units_planned"]:
+        result["status"] = "incomplete"
+        result["reason"] = (
+            f"{metrics['units_completed']} of {metrics['units_planned']} units completed"
+        )
+    else:
+        result["status"], result["reason"] = "complete", None
+
+
+def _workload_info(w: Workload, policy: str, cap: int) -> dict[str, Any]:
+    return {
+        "fixture": w.name,
+        "path": str(w.path),
+        "fingerprint": w.fingerprint(),
+        "kind": w.kind,
+        "units": len(w.units),
+        "calls": w.n_calls,
+        "prompt_tokens": w.prompt_tokens,
+        "max_prompt_tokens": w.max_prompt_tokens,
+        "completion_tokens": w.completion_tokens,
+        "output_policy": policy,
+        "cap": cap,
+    }
+
+
+def _server_info(spec: ServerSpec) -> dict[str, Any]:
+    return {
+        "argv": spec.redacted_argv(),
+        "env": dict(spec.env),
+        "host": spec.host,
+        "port": spec.port,
+        "alias": spec.alias,
+        "ctx_total": spec.ctx_total,
+        "ctx_per_slot": spec.ctx_per_slot,
+        "slots": spec.slots,
+    }
+
+
+def _props_info(props: dict[str, Any]) -> dict[str, Any]:
+    dgs = props.get("default_generation_settings") or {}
+    params = dgs.get("params") or {}
+    keep = ("temperature", "top_k", "top_p", "min_p", "presence_penalty", "n_predict", "seed")
+    return {
+        "build_info": props.get("build_info"),
+        "model_alias": props.get("model_alias"),
+        "model_path": props.get("model_path"),
+        "total_slots": props.get("total_slots"),
+        "n_ctx_per_slot": dgs.get("n_ctx"),
+        "default_sampling": {k: params.get(k) for k in keep if k in params},
+    }
+
+
+def _engine_unavailable(cfg: BenchConfig) -> str:
+    name = cfg.backend.name
+    if name is BackendName.external and not cfg.backend.url:
+        return "backend=external needs backend.url=URL of a running OpenAI-compatible server."
+    return f"backend={name.value} is not supported by this version of benchkit yet."

@@ -1,0 +1,180 @@
+"""Per-run metrics from call records, each on an explicit, named basis.
+
+Two "seconds per unit" exist and are never confused: the throughput basis (wall clock /
+units completed: what a batch of units costs) and the slot-latency basis (mean time one
+slot takes from a unit's first request to its last response: what one unit waits). With
+`slots` lanes busy, the second is about slots x the first. Definitions are in DEFINITIONS,
+which the report prints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from benchkit.replay import CallRecord
+
+DEFINITIONS: dict[str, str] = {
+    "wall_s": "Client wall clock from the first request sent to the last response received.",
+    "s_per_unit_throughput": (
+        "Throughput basis: wall_s / units completed. What each unit costs when the units "
+        "run through all slots together."
+    ),
+    "s_per_unit_slot_latency": (
+        "Slot-latency basis: mean over completed units of (last response of the unit - first "
+        "request of the unit). What one unit waits; about slots x the throughput basis."
+    ),
+    "prefill_tok_s": (
+        "Aggregate prefill throughput: prompt tokens the server evaluated (its timings.prompt_n, "
+        "cached tokens excluded) / the wall time during which at least one call was between "
+        "its request and its first token."
+    ),
+    "decode_tok_s": (
+        "Aggregate decode throughput: completion tokens / the wall time during which at least "
+        "one call was between its first and its last token."
+    ),
+    "ttft_ms": (
+        "Time to first token on the client: request sent to first token received, queueing "
+        "inside the server included."
+    ),
+    "itl_ms": (
+        "Inter-token latency per call: (last token - first token) / (completion tokens - 1), "
+        "counting tokens, not stream chunks."
+    ),
+    "server_prompt_tok_s": "Mean of the server's own per-call timings.prompt_per_second.",
+    "server_decode_tok_s": "Mean of the server's own per-call timings.predicted_per_second.",
+    "draft_acceptance": (
+        "Accepted draft tokens / drafted tokens, summed over calls from the server's timings "
+        "(draft_n_accepted / draft_n); null when no drafts were made."
+    ),
+    "calls_hit_cap": "Calls that stopped at the generation cap (finish_reason = length).",
+    "cap_time_share": "Share of summed call time spent in calls that hit the cap.",
+    "error_rate": "Failed calls / calls attempted.",
+}
+
+
+def percentiles(values: Sequence[float], qs: Iterable[int] = (50, 90, 99)) -> dict[str, float | None]:
+    """Linear-interpolated percentiles; None for each when there are no values."""
+    vals = sorted(v for v in values if v is not None and math.isfinite(v))
+    out: dict[str, float | None] = {}
+    for q in qs:
+        if not vals:
+            out[f"p{q}"] = None
+            continue
+        pos = (len(vals) - 1) * q / 100
+        lo, hi = math.floor(pos), math.ceil(pos)
+        out[f"p{q}"] = vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
+    return out
+
+
+def union_length(intervals: Iterable[tuple[float, float]]) -> float:
+    """Total length covered by a set of [start, end] intervals (overlaps counted once)."""
+    total = 0.0
+    cur_s: float | None = None
+    cur_e = 0.0
+    for s, e in sorted((s, e) for s, e in intervals if e > s):
+        if cur_s is None or s > cur_e:
+            if cur_s is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_s is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def compute_metrics(
+    records: Sequence[CallRecord],
+    *,
+    wall_s: float,
+    units_planned: int,
+    calls_planned: int,
+    calls_per_unit: Mapping[str, int],
+) -> dict[str, Any]:
+    """The result.json `metrics` block. A unit counts as completed only when every one of its
+    `calls_per_unit[unit]` calls succeeded."""
+    ok = [r for r in records if r.ok]
+    failed = [r for r in records if not r.ok]
+
+    by_unit: dict[tuple[int, str], list[CallRecord]] = defaultdict(list)
+    for r in records:
+        by_unit[(r.repeat, r.unit)].append(r)
+    unit_spans = []
+    for key, recs in by_unit.items():
+        if all(r.ok for r in recs) and len(recs) == calls_per_unit.get(key[1], -1):
+            start = min(r.t_sent for r in recs)
+            end = max(r.t_done or r.t_sent for r in recs)
+            unit_spans.append(end - start)
+    units_completed = len(unit_spans)
+
+    prompt_evaluated = sum(int(r.timings.get("prompt_n") or 0) for r in ok)
+    completion = sum(r.completion_tokens or 0 for r in ok)
+    prefill_busy = union_length((r.t_sent, r.t_first) for r in ok if r.t_first is not None)
+    decode_busy = union_length(
+        (r.t_first, r.t_last) for r in ok if r.t_first is not None and r.t_last is not None
+    )
+    decode_tokens_in_window = sum(
+        max((r.completion_tokens or 0) - 1, 0) for r in ok if r.t_first is not None
+    )
+
+    ttft = [1000 * (r.t_first - r.t_sent) for r in ok if r.t_first is not None]
+    itl = [
+        1000 * (r.t_last - r.t_first) / (r.completion_tokens - 1)
+        for r in ok
+        if r.t_first is not None
+        and r.t_last is not None
+        and r.completion_tokens is not None
+        and r.completion_tokens > 1
+    ]
+    drafted = sum(int(r.timings.get("draft_n") or 0) for r in ok)
+    accepted = sum(int(r.timings.get("draft_n_accepted") or 0) for r in ok)
+    call_time = sum((r.t_done or r.t_sent) - r.t_sent for r in ok)
+    capped = [r for r in ok if r.hit_cap]
+    cap_time = sum((r.t_done or r.t_sent) - r.t_sent for r in capped)
+    attempted = len(records)
+
+    return {
+        "units_completed": units_completed,
+        "units_planned": units_planned,
+        "calls_completed": len(ok),
+        "calls_failed": len(failed),
+        "calls_planned": calls_planned,
+        "error_rate": (len(failed) / attempted) if attempted else 0.0,
+        "wall_s": wall_s,
+        "s_per_unit_throughput": (wall_s / units_completed) if units_completed else None,
+        "s_per_unit_slot_latency": _mean(unit_spans),
+        "prefill_tok_s": (prompt_evaluated / prefill_busy) if prefill_busy > 0 else None,
+        # Tokens after the first are the ones the decode window produced.
+        "decode_tok_s": (decode_tokens_in_window / decode_busy) if decode_busy > 0 else None,
+        "output_tok_s": (completion / wall_s) if wall_s > 0 else None,
+        "prompt_tokens": sum(r.prompt_tokens or 0 for r in ok),
+        "prompt_tokens_evaluated": prompt_evaluated,
+        "cached_prompt_tokens": sum(r.cached_tokens or 0 for r in ok),
+        "completion_tokens": completion,
+        "calls_hit_cap": len(capped),
+        "cap_time_share": (cap_time / call_time) if call_time > 0 else 0.0,
+        "draft_acceptance": (accepted / drafted) if drafted else None,
+        "draft_tokens": drafted,
+        "draft_tokens_accepted": accepted,
+        "ttft_ms": percentiles(ttft),
+        "itl_ms": percentiles(itl),
+        "server_prompt_tok_s": _mean(
+            [float(r.timings["prompt_per_second"]) for r in ok if r.timings.get("prompt_per_second")]
+        ),
+        "server_decode_tok_s": _mean(
+            [
+                float(r.timings["predicted_per_second"])
+                for r in ok
+                if r.timings.get("predicted_per_second")
+            ]
+        ),
+        "fixture_prompt_tokens": sum(r.fixture_prompt_tokens or 0 for r in records),
+        "fixture_completion_tokens": sum(r.fixture_completion_tokens or 0 for r in records),
+    }

@@ -1,0 +1,205 @@
+"""Turn a typed config and a workload into what a job will do: server argv/env and replay spec.
+
+Pure: no processes, no network, no files written. Everything the server is started with is
+decided here, so the report can print every flag and tests can check them without a server.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchkit.config import BackendName, BenchConfig, OutputPolicy
+from benchkit.errors import UserError
+
+# llama-server pads each slot's context to a multiple of 256.
+CTX_PAD = 256
+
+
+def pad(n: int, to: int = CTX_PAD) -> int:
+    return -(-n // to) * to
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """How one llama-server process is started."""
+
+    # Not in repr: argv may hold the API key; use redacted_argv() for anything shown.
+    argv: tuple[str, ...] = field(repr=False)
+    env: dict[str, str] = field(repr=False)
+    host: str = "127.0.0.1"
+    port: int = 0
+    alias: str = ""
+    ctx_total: int = 0
+    ctx_per_slot: int = 0
+    slots: int = 1
+    api_key: str | None = field(default=None, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def redacted_argv(self) -> list[str]:
+        """argv with the API key masked, for logs, results and reports."""
+        out = list(self.argv)
+        for i, a in enumerate(out[:-1]):
+            if a == "--api-key":
+                out[i + 1] = "***"
+        return out
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """How the workload is replayed against the server."""
+
+    workers: int
+    output_policy: OutputPolicy
+    cap: int
+    sampling: dict[str, Any]
+    stall_timeout_s: float
+    job_deadline_s: float | None
+    units: int | None
+    repeats: int
+
+
+def new_alias(job_label: str) -> str:
+    """A per-job model alias nobody else uses: the proof that responses come from our server."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in job_label)
+    return f"benchkit-{safe}-{secrets.token_hex(4)}"
+
+
+def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, int]:
+    """(total -c, per-slot context) so that every slot holds the longest prompt plus the cap."""
+    slots = cfg.slots
+    if cfg.server.ctx_policy == "fixed":
+        if not cfg.server.ctx:
+            raise UserError("server.ctx_policy=fixed needs server.ctx: set server.ctx=N.")
+        total = cfg.server.ctx
+        per_slot = total if cfg.server.kv_unified else pad(total // slots)
+    elif cfg.server.ctx_policy == "fit":
+        per_slot = pad(longest_prompt + cap)
+        total = per_slot if cfg.server.kv_unified and slots == 1 else per_slot * slots
+    else:
+        raise UserError(
+            f"server.ctx_policy={cfg.server.ctx_policy!r} is unknown: use 'fit' or 'fixed'."
+        )
+    if per_slot < longest_prompt + cap:
+        raise UserError(
+            f"Each slot gets {per_slot} tokens of context but the workload's longest prompt "
+            f"({longest_prompt}) plus the cap ({cap}) needs {longest_prompt + cap}: "
+            "raise server.ctx or use server.ctx_policy=fit."
+        )
+    synth = cfg.model.synthetic
+    if synth is not None and cfg.model.path is None and per_slot > synth.ctx_train:
+        raise UserError(
+            f"The workload needs {per_slot} tokens per slot but model {cfg.model.name} was "
+            f"trained for {synth.ctx_train}: raise model.synthetic.ctx_train or use a "
+            "smaller workload."
+        )
+    return total, per_slot
+
+
+def sampling_fields(cfg: BenchConfig) -> dict[str, Any]:
+    """The sampling fields sent with every request; empty for `unspecified`."""
+    s = cfg.sampling
+    if not s.send:
+        return {}
+    fields = {
+        "temperature": s.temperature,
+        "top_p": s.top_p,
+        "top_k": s.top_k,
+        "min_p": s.min_p,
+        "presence_penalty": s.presence_penalty,
+        "seed": s.seed,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def plan_server(
+    cfg: BenchConfig,
+    *,
+    server_bin: str,
+    model_path: str,
+    port: int,
+    alias: str,
+    longest_prompt: int,
+    cap: int,
+) -> ServerSpec:
+    """The llama-server command line and environment for this job."""
+    if cfg.slots < 1:
+        raise UserError(f"slots={cfg.slots} is not a slot count: use an integer of 1 or more.")
+    total, per_slot = context_size(cfg, longest_prompt, cap)
+    srv = cfg.server
+    argv: list[str] = [
+        server_bin,
+        "--model", model_path,
+        "--host", srv.host,
+        "--port", str(port),
+        "--alias", alias,
+        "--parallel", str(cfg.slots),
+        "--ctx-size", str(total),
+        "--batch-size", str(srv.batch),
+        "--ubatch-size", str(srv.ubatch),
+        "--flash-attn", srv.flash_attn.value,
+        "--cache-type-k", srv.cache_type_k.value,
+        "--cache-type-v", srv.cache_type_v.value,
+        "--n-gpu-layers", cfg.backend.n_gpu_layers,
+        "--metrics",
+        "--slots",
+        "--no-webui",
+    ]  # fmt: skip
+    if srv.kv_unified:
+        argv.append("--kv-unified")
+    else:
+        # The server's default is unified when -np is auto; say what we mean explicitly.
+        argv.append("--no-kv-unified")
+    if srv.threads:
+        argv += ["--threads", str(srv.threads)]
+    if cfg.mtp:
+        if not cfg.model.has_mtp:
+            raise UserError(
+                f"mtp=true needs a model with MTP (NextN) layers but model {cfg.model.name} "
+                "has none: use mtp=false or a model with MTP layers."
+            )
+        argv += ["--spec-type", "draft-mtp", "--spec-draft-n-max", str(srv.mtp_draft_max)]
+    if cfg.backend.api_key:
+        argv += ["--api-key", cfg.backend.api_key]
+    argv += list(cfg.backend.extra_args) + list(srv.extra_args)
+
+    env = dict(cfg.backend.env)
+    if cfg.backend.device_env and cfg.hardware.device is not None:
+        env[cfg.backend.device_env] = str(cfg.hardware.device)
+    return ServerSpec(
+        argv=tuple(argv),
+        env=env,
+        host=srv.host,
+        port=port,
+        alias=alias,
+        ctx_total=total,
+        ctx_per_slot=per_slot,
+        slots=cfg.slots,
+        api_key=cfg.backend.api_key,
+    )
+
+
+def plan_replay(cfg: BenchConfig, *, fixture_policy: str, fixture_cap: int) -> ReplaySpec:
+    policy = cfg.workload.output_policy
+    if policy is OutputPolicy.fixture:
+        policy = OutputPolicy(fixture_policy)
+    if cfg.repeats < 1:
+        raise UserError(f"repeats={cfg.repeats} must be 1 or more.")
+    return ReplaySpec(
+        workers=cfg.slots,
+        output_policy=policy,
+        cap=cfg.workload.cap or fixture_cap,
+        sampling=sampling_fields(cfg),
+        stall_timeout_s=cfg.server.stall_timeout_s,
+        job_deadline_s=cfg.server.job_deadline_s,
+        units=cfg.workload.units,
+        repeats=cfg.repeats,
+    )
+
+
+def is_llama_cpp(cfg: BenchConfig) -> bool:
+    return cfg.backend.name not in (BackendName.vllm, BackendName.sglang, BackendName.external)

@@ -1,0 +1,94 @@
+"""What made a result: benchkit and git state, machine, server build, times. Pure reads."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from benchkit import __version__
+from benchkit.config import HardwareConfig
+from benchkit.paths import repo_root
+
+
+def _cmd(argv: list[str], cwd: Path | None = None) -> str | None:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=10, cwd=cwd, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def git_state() -> dict[str, Any]:
+    root = repo_root()
+    return {
+        "describe": _cmd(["git", "describe", "--always", "--dirty", "--tags"], cwd=root),
+        "commit": _cmd(["git", "rev-parse", "HEAD"], cwd=root),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _mem_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def detect_gpus() -> list[str]:
+    gpus: list[str] = []
+    if shutil.which("nvidia-smi"):
+        out = _cmd(
+            [
+                "nvidia-smi",
+                "--query-gpu=name,memory.total,driver_version,power.limit",
+                "--format=csv,noheader",
+            ]
+        )
+        if out:
+            gpus += [f"NVIDIA {x.strip()}" for x in out.splitlines() if x.strip()]
+    if shutil.which("rocm-smi"):
+        out = _cmd(["rocm-smi", "--showproductname"])
+        if out:
+            gpus += [x.strip() for x in out.splitlines() if "Card series" in x]
+    return gpus
+
+
+def hardware_info(hw: HardwareConfig) -> dict[str, Any]:
+    """The declared hardware profile, plus what this machine says about itself."""
+    info: dict[str, Any] = {
+        "name": hw.name,
+        "vendor": hw.vendor,
+        "description": hw.description,
+        "memory_gb": hw.memory_gb,
+        "bandwidth_gbs": hw.bandwidth_gbs,
+        "power_cap_w": hw.power_cap_w,
+        "device": hw.device,
+        "host": platform.node(),
+        "os": f"{platform.system()} {platform.release()}",
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "ram_gb": _mem_gb(),
+    }
+    if hw.detect:
+        info["detected_gpus"] = detect_gpus()
+    return info
+
+
+def benchkit_info() -> dict[str, Any]:
+    return {"version": __version__, "git": git_state(), "python": platform.python_version()}

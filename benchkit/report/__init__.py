@@ -1,0 +1,1 @@
+"""Analyse results and render the write-up (`python -m benchkit.report DIR`)."""

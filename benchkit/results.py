@@ -1,0 +1,143 @@
+"""result.json: the versioned record of one job, written atomically and loaded with checks.
+
+Contract keys (architecture.md): schema_version, status, reason, factors, provenance,
+metrics. Loading refuses files from a newer benchkit and names the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchkit.errors import UserError
+
+SCHEMA_VERSION = 1
+STATUSES = ("complete", "incomplete", "failed", "unavailable")
+RESULT_FILE = "result.json"
+CALLS_FILE = "calls.jsonl"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write to a temp file in the same folder, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """One loaded result.json and where it came from."""
+
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def job_dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def status(self) -> str:
+        return str(self.data["status"])
+
+    @property
+    def reason(self) -> str | None:
+        r = self.data.get("reason")
+        return None if r is None else str(r)
+
+    @property
+    def factors(self) -> dict[str, Any]:
+        return dict(self.data.get("factors") or {})
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return dict(self.data.get("metrics") or {})
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return dict(self.data.get("provenance") or {})
+
+
+def load_result(path: Path) -> JobResult:
+    """Load and check one result.json; every problem is one UserError sentence naming the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path} cannot be read ({exc.strerror}): check the path.") from exc
+    except ValueError as exc:
+        raise UserError(f"{path} is not valid JSON ({exc}): it is not a benchkit result.") from exc
+    if not isinstance(data, dict):
+        raise UserError(f"{path} holds a JSON {type(data).__name__}, not a benchkit result object.")
+    version = data.get("schema_version")
+    if not isinstance(version, int):
+        raise UserError(f"{path} has no integer schema_version: it is not a benchkit result.")
+    if version > SCHEMA_VERSION:
+        raise UserError(
+            f"{path} has schema_version {version}, newer than this benchkit reads "
+            f"({SCHEMA_VERSION}): upgrade benchkit to render it."
+        )
+    data = migrate(data)
+    missing = [k for k in ("status", "factors", "metrics", "provenance") if k not in data]
+    if missing:
+        raise UserError(f"{path} lacks the key(s) {', '.join(missing)}: it is not a complete result.")
+    if data["status"] not in STATUSES:
+        raise UserError(
+            f"{path} has status {data['status']!r}; expected one of {', '.join(STATUSES)}."
+        )
+    for key in ("factors", "metrics", "provenance"):
+        if not isinstance(data[key], dict):
+            raise UserError(f"{path}: '{key}' must be an object, not {type(data[key]).__name__}.")
+    return JobResult(path=path, data=data)
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring an older schema up to the current one (there is only version 1 so far)."""
+    return data
+
+
+def find_results(root: Path) -> list[JobResult]:
+    """Every result.json under a run or sweep folder (one level of job folders, or the root)."""
+    if not root.exists():
+        raise UserError(f"{root} does not exist: give the folder of a benchkit run or sweep.")
+    if not root.is_dir():
+        raise UserError(f"{root} is not a folder: give the folder of a benchkit run or sweep.")
+    paths = []
+    if (root / RESULT_FILE).exists():
+        paths.append(root / RESULT_FILE)
+    paths += sorted(
+        (p for p in root.glob(f"*/{RESULT_FILE}") if p.parent.name != "report"),
+        key=lambda p: (len(p.parent.name), p.parent.name),
+    )
+    if not paths:
+        raise UserError(
+            f"{root} holds no result.json (nor */result.json): it is not a benchkit run or "
+            "sweep folder."
+        )
+    return [load_result(p) for p in paths]

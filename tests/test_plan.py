@@ -1,0 +1,99 @@
+"""Planning: the exact llama-server command line and context sizing, without a server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from benchkit.config import BenchConfig, OutputPolicy
+from benchkit.errors import UserError
+from benchkit.plan import context_size, plan_replay, plan_server, sampling_fields
+
+Compose = Callable[..., BenchConfig]
+
+
+def _flag(argv: tuple[str, ...], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+def test_argv_carries_every_configured_flag(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("slots=3", "server=seed")
+    spec = plan_server(
+        cfg, server_bin="/x/llama-server", model_path="/m.gguf", port=4321,
+        alias="benchkit-7-abcd", longest_prompt=1000, cap=64,
+    )  # fmt: skip
+    a = spec.argv
+    assert a[0] == "/x/llama-server"
+    assert _flag(a, "--parallel") == "3"
+    assert _flag(a, "--port") == "4321" and _flag(a, "--host") == "127.0.0.1"
+    assert _flag(a, "--alias") == "benchkit-7-abcd"
+    assert _flag(a, "--batch-size") == "4096" and _flag(a, "--ubatch-size") == "2048"
+    assert _flag(a, "--flash-attn") == "on"
+    assert _flag(a, "--cache-type-k") == "q8_0" and _flag(a, "--cache-type-v") == "q8_0"
+    assert "--metrics" in a and "--no-kv-unified" in a
+    assert "--reuse-port" not in a
+    # 1000 + 64 = 1064 -> padded to 1280 per slot, x3 slots.
+    assert _flag(a, "--ctx-size") == str(3 * 1280)
+    assert spec.ctx_per_slot == 1280
+
+
+@pytest.mark.parametrize(("slots", "longest", "cap"), [(1, 22000, 4096), (8, 22000, 4096), (4, 5, 1)])
+def test_fit_context_holds_longest_prompt_plus_cap_in_every_slot(
+    compose_cfg: Compose, slots: int, longest: int, cap: int
+) -> None:
+    cfg = compose_cfg(f"slots={slots}")
+    total, per_slot = context_size(cfg, longest, cap)
+    assert per_slot >= longest + cap
+    assert per_slot % 256 == 0
+    # llama-server splits -c evenly between slots (non-unified KV).
+    assert total // slots == per_slot
+
+
+def test_fixed_context_too_small_is_a_user_error(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("slots=4", "server.ctx_policy=fixed", "server.ctx=4096")
+    with pytest.raises(UserError, match="longest prompt"):
+        context_size(cfg, 2000, 64)
+
+
+def test_context_beyond_synthetic_training_context_is_refused(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("model.synthetic.ctx_train=2048")
+    with pytest.raises(UserError, match="ctx_train"):
+        context_size(cfg, 4000, 64)
+
+
+def test_mtp_on_a_model_without_mtp_layers_is_refused(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("mtp=true")
+    with pytest.raises(UserError, match="MTP"):
+        plan_server(cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1)
+
+
+def test_mtp_flags(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("mtp=true", "model.has_mtp=true", "server.mtp_draft_max=2")
+    spec = plan_server(cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1)
+    assert _flag(spec.argv, "--spec-type") == "draft-mtp"
+    assert _flag(spec.argv, "--spec-draft-n-max") == "2"
+
+
+def test_api_key_is_passed_but_redacted(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("backend.api_key=sekrit-123")
+    spec = plan_server(cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1)
+    assert _flag(spec.argv, "--api-key") == "sekrit-123"
+    assert "sekrit-123" not in " ".join(spec.redacted_argv())
+    assert "sekrit-123" not in repr(spec)
+
+
+def test_sampling_fields(compose_cfg: Compose) -> None:
+    assert sampling_fields(compose_cfg("sampling=unspecified")) == {}
+    q = sampling_fields(compose_cfg("sampling=qwen-recommended"))
+    assert q["temperature"] == 0.7 and q["top_k"] == 20 and q["presence_penalty"] == 1.5
+
+
+def test_replay_policy_follows_fixture_unless_overridden(compose_cfg: Compose) -> None:
+    r = plan_replay(compose_cfg(), fixture_policy="replay", fixture_cap=64)
+    assert r.output_policy is OutputPolicy.replay and r.cap == 64 and r.workers == 4
+    r = plan_replay(
+        compose_cfg("workload.output_policy=natural", "workload.cap=32"),
+        fixture_policy="replay", fixture_cap=64,
+    )  # fmt: skip
+    assert r.output_policy is OutputPolicy.natural and r.cap == 32
