@@ -9,13 +9,13 @@ DictConfig.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
 
-class BackendName(str, Enum):
+class BackendName(StrEnum):
     cpu = "cpu"
     vulkan = "vulkan"
     hip = "hip"
@@ -27,13 +27,13 @@ class BackendName(str, Enum):
     external = "external"
 
 
-class FlashAttn(str, Enum):
+class FlashAttn(StrEnum):
     on = "on"
     off = "off"
     auto = "auto"
 
 
-class CacheType(str, Enum):
+class CacheType(StrEnum):
     f32 = "f32"
     f16 = "f16"
     bf16 = "bf16"
@@ -45,13 +45,13 @@ class CacheType(str, Enum):
     q5_1 = "q5_1"
 
 
-class OutputPolicy(str, Enum):
+class OutputPolicy(StrEnum):
     natural = "natural"  # the model decides when to stop, up to the cap: runaway is measured
     replay = "replay"  # the recorded completion lengths are forced with ignore_eos
     fixture = "fixture"  # whatever the fixture declares as its default
 
 
-class Lang(str, Enum):
+class Lang(StrEnum):
     en = "en"
     ko = "ko"
 

@@ -106,6 +106,9 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
                 "synthetic": cfg.model.synthetic is not None and cfg.model.path is None,
             },
             "sampling": {"profile": cfg.sampling.name, "sent": {}},
+            # The write-up's settings travel with every result so a report renders from
+            # results alone.
+            "study": _plain(cfg.study),
         },
         "metrics": {},
     }
@@ -147,9 +150,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     if not is_llama_cpp(cfg):
         raise Unavailable(_engine_unavailable(cfg))
     workload = load_workload(cfg.workload.fixture)
-    replay = plan_replay(
-        cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap
-    )
+    replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
     prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap)
     prov["sampling"]["sent"] = dict(replay.sampling)
     binary = provide_server(cfg)
@@ -250,6 +251,13 @@ def _finish(
         )
     else:
         result["status"], result["reason"] = "complete", None
+
+
+def _plain(obj: Any) -> Any:
+    """A dataclass config as plain JSON-able data (enums as their values)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.structured(obj), enum_to_str=True)
 
 
 def _workload_info(w: Workload, policy: str, cap: int) -> dict[str, Any]:

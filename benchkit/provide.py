@@ -295,7 +295,7 @@ def provide_model(cfg: BenchConfig) -> Path:
 
 def backend_from_conf(name: str) -> BackendConfig:
     """The backend group's YAML as a typed BackendConfig, without composing a whole job."""
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
     from benchkit.paths import repo_root
 
@@ -304,6 +304,7 @@ def backend_from_conf(name: str) -> BackendConfig:
         known = sorted(p.stem for p in path.parent.glob("*.yaml"))
         raise UserError(f"backend {name!r} is unknown: choose one of {', '.join(known)}.")
     raw = OmegaConf.load(path)
+    assert isinstance(raw, DictConfig)
     raw.pop("defaults", None)
     merged = OmegaConf.merge(OmegaConf.structured(BackendConfig), raw)
     obj = OmegaConf.to_object(merged)

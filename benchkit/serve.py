@@ -8,6 +8,7 @@ single call is measured.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -142,17 +143,13 @@ class RunningServer:
         rc: int | None = None
         if proc is not None:
             if proc.poll() is None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
                 try:
                     proc.wait(timeout=grace_s)
                 except subprocess.TimeoutExpired:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.killpg(proc.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
                     proc.wait()
             rc = proc.returncode
         if self._log is not None:
@@ -172,7 +169,9 @@ class RunningServer:
         self.stop()
 
 
-def check_identity(props: dict[str, Any], spec: ServerSpec, model_path: str | None = None) -> list[str]:
+def check_identity(
+    props: dict[str, Any], spec: ServerSpec, model_path: str | None = None
+) -> list[str]:
     """What in /props contradicts the spec (empty when the server is ours)."""
     problems = []
     alias = props.get("model_alias")

@@ -8,8 +8,20 @@ from benchkit.measure import compute_metrics, percentiles, union_length
 from benchkit.replay import CallRecord
 
 
-def rec(unit: str, seq: int, t0: float, t1: float, t2: float, *, n: int = 11, ok: bool = True,
-        prompt_n: int = 100, cached: int = 0, finish: str = "stop", worker: int = 0) -> CallRecord:  # fmt: skip
+def rec(
+    unit: str,
+    seq: int,
+    t0: float,
+    t1: float,
+    t2: float,
+    *,
+    n: int = 11,
+    ok: bool = True,
+    prompt_n: int = 100,
+    cached: int = 0,
+    finish: str = "stop",
+    worker: int = 0,
+) -> CallRecord:
     return CallRecord(
         repeat=0, unit=unit, seq=seq, role="r", worker=worker, t_sent=t0, t_first=t1,
         t_last=t2, t_done=t2, ok=ok, error=None if ok else "boom", finish_reason=finish,

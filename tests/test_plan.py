@@ -38,7 +38,9 @@ def test_argv_carries_every_configured_flag(compose_cfg: Compose) -> None:
     assert spec.ctx_per_slot == 1280
 
 
-@pytest.mark.parametrize(("slots", "longest", "cap"), [(1, 22000, 4096), (8, 22000, 4096), (4, 5, 1)])
+@pytest.mark.parametrize(
+    ("slots", "longest", "cap"), [(1, 22000, 4096), (8, 22000, 4096), (4, 5, 1)]
+)
 def test_fit_context_holds_longest_prompt_plus_cap_in_every_slot(
     compose_cfg: Compose, slots: int, longest: int, cap: int
 ) -> None:
@@ -70,14 +72,18 @@ def test_mtp_on_a_model_without_mtp_layers_is_refused(compose_cfg: Compose) -> N
 
 def test_mtp_flags(compose_cfg: Compose) -> None:
     cfg = compose_cfg("mtp=true", "model.has_mtp=true", "server.mtp_draft_max=2")
-    spec = plan_server(cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1)
+    spec = plan_server(
+        cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1
+    )
     assert _flag(spec.argv, "--spec-type") == "draft-mtp"
     assert _flag(spec.argv, "--spec-draft-n-max") == "2"
 
 
 def test_api_key_is_passed_but_redacted(compose_cfg: Compose) -> None:
     cfg = compose_cfg("backend.api_key=sekrit-123")
-    spec = plan_server(cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1)
+    spec = plan_server(
+        cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1
+    )
     assert _flag(spec.argv, "--api-key") == "sekrit-123"
     assert "sekrit-123" not in " ".join(spec.redacted_argv())
     assert "sekrit-123" not in repr(spec)

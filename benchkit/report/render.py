@@ -41,7 +41,7 @@ def template_env(html: bool) -> jinja2.Environment:
 
 def markdown_to_html(md: str) -> str:
     # html=False: any markup that came from results is shown as text, never run.
-    return MarkdownIt("commonmark", {"html": False}).enable("table").render(md)
+    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(md))
 
 
 def _server_flags(r: JobResult) -> str:
@@ -77,7 +77,9 @@ def view_model(results: list[JobResult], source: Path) -> dict[str, Any]:
         "not_run": not_run,
         "model": prov.get("model") or {},
         "hardware": prov.get("hardware") or {},
-        "workload": next((r.provenance["workload"] for r in results if "workload" in r.provenance), None),
+        "workload": next(
+            (r.provenance["workload"] for r in results if "workload" in r.provenance), None
+        ),
         "sampling": prov.get("sampling") or {},
         "builds": builds,
         "flags": [
@@ -100,12 +102,16 @@ def render_report(source: Path, out_dir: Path) -> Path:
     try:
         fig = slots_figure(df, tmp)
         if fig:
-            vm["figures"].append({"file": fig, "title": "Seconds per unit and decode throughput against slots"})
+            vm["figures"].append(
+                {"file": fig, "title": "Seconds per unit and decode throughput against slots"}
+            )
         md = template_env(html=False).get_template("report.md.j2").render(**vm)
         atomic_write_text(tmp / "report.md", md)
         body = markdown_to_html(_inline_images(md, tmp))
-        html = template_env(html=True).get_template("report.html.j2").render(
-            title=vm["title"], body=body
+        html = (
+            template_env(html=True)
+            .get_template("report.html.j2")
+            .render(title=vm["title"], body=body)
         )
         atomic_write_text(tmp / "report.html", html)
         if out_dir.exists():
