@@ -55,7 +55,9 @@ DEFINITIONS: dict[str, str] = {
 }
 
 
-def percentiles(values: Sequence[float], qs: Iterable[int] = (50, 90, 99)) -> dict[str, float | None]:
+def percentiles(
+    values: Sequence[float], qs: Iterable[int] = (50, 90, 99)
+) -> dict[str, float | None]:
     """Linear-interpolated percentiles; None for each when there are no values."""
     vals = sorted(v for v in values if v is not None and math.isfinite(v))
     out: dict[str, float | None] = {}
@@ -166,7 +168,11 @@ def compute_metrics(
         "ttft_ms": percentiles(ttft),
         "itl_ms": percentiles(itl),
         "server_prompt_tok_s": _mean(
-            [float(r.timings["prompt_per_second"]) for r in ok if r.timings.get("prompt_per_second")]
+            [
+                float(r.timings["prompt_per_second"])
+                for r in ok
+                if r.timings.get("prompt_per_second")
+            ]
         ),
         "server_decode_tok_s": _mean(
             [

@@ -116,7 +116,7 @@ def _chunk_text(choice: dict[str, Any]) -> str:
     return str(delta.get("content") or "") + str(delta.get("reasoning_content") or "")
 
 
-def parse_sse_line(line: str) -> dict[str, Any] | None | str:
+def parse_sse_line(line: str) -> dict[str, Any] | str | None:
     """One SSE line: a JSON event (dict), "DONE", or None for comments and blank lines."""
     if not line.startswith("data:"):
         return None
@@ -283,8 +283,12 @@ class Replayer:
 
     async def _run(self) -> None:
         timeout = httpx.Timeout(connect=10.0, read=self.spec.stall_timeout_s, write=60.0, pool=None)
-        limits = httpx.Limits(max_connections=self.spec.workers, max_keepalive_connections=self.spec.workers)
-        async with httpx.AsyncClient(timeout=timeout, limits=limits, headers=self.headers) as client:
+        limits = httpx.Limits(
+            max_connections=self.spec.workers, max_keepalive_connections=self.spec.workers
+        )
+        async with httpx.AsyncClient(
+            timeout=timeout, limits=limits, headers=self.headers
+        ) as client:
             for repeat in range(self.spec.repeats):
                 queue: asyncio.Queue[Unit] = asyncio.Queue()
                 for unit in self.units():

@@ -106,7 +106,9 @@ def load_result(path: Path) -> JobResult:
     data = migrate(data)
     missing = [k for k in ("status", "factors", "metrics", "provenance") if k not in data]
     if missing:
-        raise UserError(f"{path} lacks the key(s) {', '.join(missing)}: it is not a complete result.")
+        raise UserError(
+            f"{path} lacks the key(s) {', '.join(missing)}: it is not a complete result."
+        )
     if data["status"] not in STATUSES:
         raise UserError(
             f"{path} has status {data['status']!r}; expected one of {', '.join(STATUSES)}."
