@@ -1,0 +1,393 @@
+"""Write a small random-weight MoE model as a GGUF that llama-server loads, from a recipe.
+
+Integration tests and smoke runs need a real model file without downloading one. A
+`SynthRecipe` names the shapes; the same recipe always gives a byte-identical file, kept in
+the cache under a name derived from the recipe, so a sweep and its tests share one copy.
+The weights are random, so the text is nonsense, but the compute per token is that of a real
+model of the same shapes, which is what a serving benchmark measures.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import gguf
+import numpy as np
+import numpy.typing as npt
+
+from benchkit.errors import UserError
+
+log = logging.getLogger(__name__)
+
+# Bump when the bytes written for an unchanged recipe change (tensor set, KV keys,
+# tokenizer, init), so cached files written by older code are not reused.
+FORMAT_VERSION = 1
+
+SUPPORTED_ARCHS: tuple[str, ...] = ("qwen3moe",)
+
+# Types gguf-py can write from numpy without llama-quantize (K-quants need it).
+_WEIGHT_TYPES: dict[str, gguf.GGMLQuantizationType] = {
+    "f32": gguf.GGMLQuantizationType.F32,
+    "f16": gguf.GGMLQuantizationType.F16,
+    "q8_0": gguf.GGMLQuantizationType.Q8_0,
+}
+_FILE_TYPES: dict[str, gguf.LlamaFileType] = {
+    "f32": gguf.LlamaFileType.ALL_F32,
+    "f16": gguf.LlamaFileType.MOSTLY_F16,
+    "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+}
+
+# Small enough that activations stay far from overflow through the layers, even in f16.
+_INIT_STD = 0.02
+# Qwen3's values; random weights do not care, but the rope and norm kernels then run
+# exactly as they do for the real model.
+_ROPE_FREQ_BASE = 1_000_000.0
+_RMS_EPS = 1e-6
+
+# Qwen's special tokens, placed after the byte tokens and merges.
+_SPECIALS: tuple[str, ...] = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+_N_BYTES = 256
+
+
+@dataclass(frozen=True)
+class SynthRecipe:
+    """The shapes, weight type and seed of one synthetic model; every field goes into its key."""
+
+    arch: str = "qwen3moe"
+    n_layers: int = 2
+    d_model: int = 128
+    n_heads: int = 4
+    n_kv_heads: int = 2
+    head_dim: int = 32
+    n_experts: int = 8
+    n_experts_used: int = 2
+    expert_ff: int = 64
+    n_vocab: int = 320  # 256 byte tokens + BPE merges + 3 specials
+    ctx_train: int = 65536  # holds 22k-token prompts + 4096 generated per slot
+    dtype: str = "f32"  # f32 | f16 | q8_0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class _TensorSpec:
+    name: str
+    shape: tuple[int, ...]  # numpy order: the reverse of ggml's ne[]
+    kind: str  # "norm" (ones, f32) | "router" (random, f32) | "weight" (random, recipe dtype)
+    per_expert: bool  # leading axis is the expert: only n_experts_used of them run per token
+
+
+def recipe_key(recipe: SynthRecipe) -> str:
+    """A short hash of every recipe field and FORMAT_VERSION, stable across runs and machines."""
+    payload = json.dumps({"format": FORMAT_VERSION, **asdict(recipe)}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def model_path_for(recipe: SynthRecipe, cache: Path) -> Path:
+    """Where the model for `recipe` lives in the cache."""
+    return cache / "models" / f"synth-{recipe.arch}-{recipe_key(recipe)}.gguf"
+
+
+def param_counts(recipe: SynthRecipe) -> tuple[int, int]:
+    """(total parameters, parameters active per token), from the tensor shapes written.
+
+    Active counts every non-expert tensor (embeddings and output included, as model cards
+    do) plus n_experts_used of the n_experts in each expert tensor.
+    """
+    _validate(recipe)
+    total = active = 0
+    for spec in _tensor_plan(recipe):
+        n = int(np.prod(spec.shape))
+        total += n
+        active += n // recipe.n_experts * recipe.n_experts_used if spec.per_expert else n
+    return total, active
+
+
+def write_model(recipe: SynthRecipe, path: Path) -> Path:
+    """Write the model for `recipe` to `path`, atomically: readers see no file or a whole one."""
+    _validate(recipe)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        _write_gguf(recipe, tmp)
+        # A rename can reach the disk before the data does; a crash would then leave a
+        # truncated model under the final name that ensure_model would trust.
+        with tmp.open("rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def ensure_model(recipe: SynthRecipe, cache: Path) -> Path:
+    """The cached model for `recipe`, written first if absent; safe when processes race."""
+    path = model_path_for(recipe, cache)
+    # write_model only ever renames a complete file into place, so existence means done.
+    if path.exists():
+        return path
+    _validate(recipe)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            # Whoever held the lock before us may have written it meanwhile.
+            if not path.exists():
+                total, active = param_counts(recipe)
+                log.info(
+                    "writing synthetic %s (%d params, %d active) to %s",
+                    recipe.arch,
+                    total,
+                    active,
+                    path,
+                )
+                write_model(recipe, path)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    return path
+
+
+def _validate(recipe: SynthRecipe) -> None:
+    """Refuse recipes llama.cpp would reject, each with one sentence naming the field."""
+    if recipe.arch not in SUPPORTED_ARCHS:
+        raise UserError(
+            f"Synthetic model arch {recipe.arch!r} is not supported; "
+            f"supported: {', '.join(SUPPORTED_ARCHS)}."
+        )
+    if recipe.dtype not in _WEIGHT_TYPES:
+        raise UserError(
+            f"Synthetic model dtype {recipe.dtype!r} is not supported; "
+            f"supported: {', '.join(_WEIGHT_TYPES)}."
+        )
+    sizes = {
+        "n_layers": recipe.n_layers,
+        "d_model": recipe.d_model,
+        "n_heads": recipe.n_heads,
+        "n_kv_heads": recipe.n_kv_heads,
+        "head_dim": recipe.head_dim,
+        "n_experts": recipe.n_experts,
+        "n_experts_used": recipe.n_experts_used,
+        "expert_ff": recipe.expert_ff,
+        "ctx_train": recipe.ctx_train,
+    }
+    for field, value in sizes.items():
+        if value < 1:
+            raise UserError(f"Synthetic model {field}={value} must be at least 1.")
+    if recipe.n_heads % recipe.n_kv_heads:
+        raise UserError(
+            f"Synthetic model n_heads={recipe.n_heads} must be a multiple of "
+            f"n_kv_heads={recipe.n_kv_heads} (grouped-query attention)."
+        )
+    if recipe.n_experts_used > recipe.n_experts:
+        raise UserError(
+            f"Synthetic model n_experts_used={recipe.n_experts_used} must not exceed "
+            f"n_experts={recipe.n_experts}."
+        )
+    # llama.cpp refuses a gpt2 tokenizer without merges, so at least one is needed.
+    min_vocab = _N_BYTES + 1 + len(_SPECIALS)
+    if recipe.n_vocab < min_vocab:
+        raise UserError(
+            f"Synthetic model n_vocab={recipe.n_vocab} must be at least {min_vocab} "
+            f"(256 byte tokens, one merge, {len(_SPECIALS)} specials)."
+        )
+    if recipe.dtype == "q8_0":
+        block = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q8_0][0]
+        rows = {
+            "d_model": recipe.d_model,
+            "n_heads*head_dim": recipe.n_heads * recipe.head_dim,
+            "expert_ff": recipe.expert_ff,
+        }
+        for field, value in rows.items():
+            if value % block:
+                raise UserError(
+                    f"Synthetic model {field}={value} must be a multiple of {block} for q8_0."
+                )
+
+
+def _tensor_plan(recipe: SynthRecipe) -> list[_TensorSpec]:
+    """Exactly the tensors llama.cpp creates for the arch (src/models/qwen3moe.cpp):
+    one more or one fewer and loading fails."""
+    t = gguf.MODEL_TENSOR
+
+    def name(tensor: gguf.MODEL_TENSOR, bid: int | None = None) -> str:
+        # gguf-py's names are llama.cpp's; taking them from it keeps the two in step.
+        base = gguf.TENSOR_NAMES[tensor]
+        return (base.format(bid=bid) if bid is not None else base) + ".weight"
+
+    d, v, e, ff = recipe.d_model, recipe.n_vocab, recipe.n_experts, recipe.expert_ff
+    q_dim = recipe.n_heads * recipe.head_dim
+    kv_dim = recipe.n_kv_heads * recipe.head_dim
+
+    def spec(nm: str, shape: tuple[int, ...], kind: str = "weight") -> _TensorSpec:
+        return _TensorSpec(nm, shape, kind, per_expert=False)
+
+    plan = [spec(name(t.TOKEN_EMBD), (v, d))]
+    for i in range(recipe.n_layers):
+        plan += [
+            spec(name(t.ATTN_NORM, i), (d,), "norm"),
+            spec(name(t.ATTN_Q, i), (q_dim, d)),
+            spec(name(t.ATTN_K, i), (kv_dim, d)),
+            spec(name(t.ATTN_V, i), (kv_dim, d)),
+            spec(name(t.ATTN_OUT, i), (d, q_dim)),
+            spec(name(t.ATTN_Q_NORM, i), (recipe.head_dim,), "norm"),
+            spec(name(t.ATTN_K_NORM, i), (recipe.head_dim,), "norm"),
+            spec(name(t.FFN_NORM, i), (d,), "norm"),
+            # The router stays f32 as in converted Qwen3 models: its top-k choice is
+            # sensitive to rounding.
+            spec(name(t.FFN_GATE_INP, i), (e, d), "router"),
+            _TensorSpec(name(t.FFN_GATE_EXP, i), (e, ff, d), "weight", per_expert=True),
+            _TensorSpec(name(t.FFN_DOWN_EXP, i), (e, d, ff), "weight", per_expert=True),
+            _TensorSpec(name(t.FFN_UP_EXP, i), (e, ff, d), "weight", per_expert=True),
+        ]
+    plan += [
+        spec(name(t.OUTPUT_NORM), (d,), "norm"),
+        # Untied output head, as in Qwen3-30B-A3B, so the last matmul costs what it does there.
+        spec(name(t.OUTPUT), (v, d)),
+    ]
+    return plan
+
+
+def _tensor_type(recipe: SynthRecipe, spec: _TensorSpec) -> gguf.GGMLQuantizationType:
+    # Norms and the router are f32 in every real GGUF; several backends require f32 norms.
+    if spec.kind != "weight":
+        return gguf.GGMLQuantizationType.F32
+    return _WEIGHT_TYPES[recipe.dtype]
+
+
+def _tensor_data(
+    recipe: SynthRecipe, index: int, spec: _TensorSpec, qtype: gguf.GGMLQuantizationType
+) -> npt.NDArray[np.generic]:
+    """The values of one tensor in its storage type: ones for norms, else noise of std 0.02."""
+    if spec.kind == "norm":
+        values = np.ones(spec.shape, dtype=np.float32)
+    else:
+        # One generator per tensor, seeded by (seed, position), so a tensor's values do not
+        # depend on how many random numbers earlier tensors drew.
+        rng = np.random.default_rng([recipe.seed, index])
+        # Uniform on [-a, a) with a = std * sqrt(3) has the wanted std and draws about 7x
+        # faster than a normal, which matters for multi-GiB models.
+        half_width = _INIT_STD * 3.0**0.5
+        values = rng.random(spec.shape, dtype=np.float32)
+        values *= np.float32(2 * half_width)
+        values -= np.float32(half_width)
+    if qtype == gguf.GGMLQuantizationType.F32:
+        return values
+    if qtype == gguf.GGMLQuantizationType.F16:
+        return values.astype(np.float16)
+    return gguf.quants.quantize(values, qtype)
+
+
+def _byte_tokens() -> list[str]:
+    """GPT-2's byte-to-unicode table: byte b is the token text at index b."""
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
+    chars: dict[int, int] = {b: b for b in printable}
+    extra = 0
+    for b in range(_N_BYTES):
+        if b not in chars:
+            chars[b] = _N_BYTES + extra
+            extra += 1
+    return [chr(chars[b]) for b in range(_N_BYTES)]
+
+
+def _merges(byte_tokens: list[str], count: int) -> Iterator[tuple[str, str]]:
+    """`count` BPE merges whose results are all distinct and not byte tokens.
+
+    Each merge appends one byte to an earlier token (bytes first, then merged ones), so any
+    vocab size can be filled and every merge result is a token in the vocab, which is all
+    llama.cpp checks. Which merges they are does not matter: prompts arrive as token ids.
+    """
+    seen = set(byte_tokens)
+    lefts = list(byte_tokens)
+    made = i = 0
+    while made < count:
+        left = lefts[i]
+        i += 1
+        for right in byte_tokens:
+            merged = left + right
+            if merged in seen:
+                continue
+            seen.add(merged)
+            lefts.append(merged)
+            yield left, right
+            made += 1
+            if made == count:
+                return
+
+
+def _add_tokenizer(writer: gguf.GGUFWriter, recipe: SynthRecipe) -> None:
+    byte_tokens = _byte_tokens()
+    n_merges = recipe.n_vocab - _N_BYTES - len(_SPECIALS)
+    merges = list(_merges(byte_tokens, n_merges))
+    tokens = byte_tokens + [a + b for a, b in merges] + list(_SPECIALS)
+    types = [gguf.TokenType.NORMAL] * (len(tokens) - len(_SPECIALS)) + [
+        gguf.TokenType.CONTROL
+    ] * len(_SPECIALS)
+    special_id = {text: len(tokens) - len(_SPECIALS) + k for k, text in enumerate(_SPECIALS)}
+
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("qwen2")
+    writer.add_token_list(tokens)
+    writer.add_token_types(types)
+    writer.add_token_merges([f"{a} {b}" for a, b in merges])
+    writer.add_bos_token_id(special_id["<|endoftext|>"])
+    writer.add_eos_token_id(special_id["<|im_end|>"])
+    writer.add_eot_token_id(special_id["<|im_end|>"])
+    writer.add_pad_token_id(special_id["<|endoftext|>"])
+    # Qwen adds no BOS; the bench sends token ids and the prompt must stay exactly those.
+    writer.add_add_bos_token(False)
+
+
+def _write_gguf(recipe: SynthRecipe, path: Path) -> None:
+    writer = gguf.GGUFWriter(path, recipe.arch)
+    # Nothing time- or host-dependent goes in, so the same recipe gives the same bytes.
+    writer.add_name(f"benchkit synthetic {recipe.arch}")
+    writer.add_file_type(_FILE_TYPES[recipe.dtype])
+    writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    writer.add_context_length(recipe.ctx_train)
+    writer.add_embedding_length(recipe.d_model)
+    writer.add_block_count(recipe.n_layers)
+    writer.add_head_count(recipe.n_heads)
+    writer.add_head_count_kv(recipe.n_kv_heads)
+    # Qwen3 decouples head_dim from d_model / n_heads; llama.cpp's default assumes them tied.
+    writer.add_key_length(recipe.head_dim)
+    writer.add_value_length(recipe.head_dim)
+    writer.add_rope_freq_base(_ROPE_FREQ_BASE)
+    writer.add_layer_norm_rms_eps(_RMS_EPS)
+    writer.add_expert_count(recipe.n_experts)
+    writer.add_expert_used_count(recipe.n_experts_used)
+    writer.add_expert_feed_forward_length(recipe.expert_ff)
+    _add_tokenizer(writer, recipe)
+
+    # Declare every tensor first, then generate and write them one at a time, so a large
+    # model never has to sit in memory whole.
+    plan = _tensor_plan(recipe)
+    for spec in plan:
+        qtype = _tensor_type(recipe, spec)
+        byte_shape = gguf.quants.quant_shape_to_byte_shape(spec.shape, qtype)
+        nbytes = int(np.prod(byte_shape))
+        if qtype in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
+            dtype = np.dtype(np.float32 if qtype == gguf.GGMLQuantizationType.F32 else np.float16)
+            writer.add_tensor_info(spec.name, spec.shape, dtype, nbytes)
+        else:
+            writer.add_tensor_info(spec.name, byte_shape, np.dtype(np.uint8), nbytes, qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for index, spec in enumerate(plan):
+        writer.write_tensor_data(_tensor_data(recipe, index, spec, _tensor_type(recipe, spec)))
+    writer.close()
