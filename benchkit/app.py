@@ -7,6 +7,7 @@ report is rendered by benchkit.callbacks.ReportCallback when the sweep ends.
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -34,6 +35,9 @@ def to_typed(cfg: DictConfig) -> BenchConfig:
 @hydra.main(version_base="1.3", config_path=str(repo_root() / "conf"), config_name="config")
 def _hydra_main(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
+    # Hydra sets every logger to INFO; one line per HTTP request would drown the progress.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
     job_dir = Path(hc.runtime.output_dir)
     sweep = hc.mode == RunMode.MULTIRUN
     ctx = JobContext(

@@ -7,6 +7,7 @@ one-line reason. Only Ctrl-C goes on up, after the job has written what it has.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -96,6 +97,9 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
             "choices": dict(ctx.choices),
             "overrides": list(ctx.overrides),
             "started_utc": started,
+            # Other work on the host skews CPU timings badly (llama.cpp's threads spin-wait);
+            # the report flags a load above the core count.
+            "host_load_start": _loadavg(),
             "model": {
                 "name": cfg.model.name,
                 "architecture": cfg.model.architecture,
@@ -128,6 +132,7 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
         result["status"] = "failed"
         result["reason"] = f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
     prov["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    prov["host_load_end"] = _loadavg()
     prov["job_seconds"] = round(time.monotonic() - t0, 3)
     atomic_write_json(job_dir / RESULT_FILE, result)
     m = result["metrics"]
@@ -251,6 +256,13 @@ def _finish(
         )
     else:
         result["status"], result["reason"] = "complete", None
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def _plain(obj: Any) -> Any:

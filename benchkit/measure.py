@@ -49,7 +49,10 @@ DEFINITIONS: dict[str, str] = {
         "Accepted draft tokens / drafted tokens, summed over calls from the server's timings "
         "(draft_n_accepted / draft_n); null when no drafts were made."
     ),
-    "calls_hit_cap": "Calls that stopped at the generation cap (finish_reason = length).",
+    "calls_hit_cap": (
+        "Calls that ran to the workload's generation cap (finish_reason = length with "
+        "completion tokens = cap): runaway outputs."
+    ),
     "cap_time_share": "Share of summed call time spent in calls that hit the cap.",
     "error_rate": "Failed calls / calls attempted.",
 }

@@ -45,6 +45,8 @@ class CallRecord:
     finish_reason: str | None = None
     model: str | None = None
     max_tokens: int = 0
+    # The workload's generation cap (max_tokens may be lower when replaying recorded lengths).
+    cap: int = 0
     fixture_prompt_tokens: int | None = None
     fixture_completion_tokens: int | None = None
     prompt_tokens: int | None = None
@@ -55,7 +57,10 @@ class CallRecord:
 
     @property
     def hit_cap(self) -> bool:
-        return self.finish_reason == "length"
+        """Stopped by length at the workload's cap: a runaway output, not a forced replay length."""
+        if self.finish_reason != "length":
+            return False
+        return self.cap <= 0 or (self.completion_tokens or 0) >= self.cap
 
 
 @dataclass
@@ -209,6 +214,7 @@ class Replayer:
             worker=worker,
             t_sent=self.now(),
             max_tokens=int(body["max_tokens"]),
+            cap=self.spec.cap,
             fixture_prompt_tokens=call.prompt_tokens,
             fixture_completion_tokens=call.completion_tokens,
         )
