@@ -488,10 +488,10 @@ def test_seed12_shape() -> None:
 def test_mini_shape() -> None:
     w = load_workload("mini")
     s = compute(w)
-    assert w.kind == "tokens" and w.output_policy == "replay" and w.cap == 64
-    assert s["units"] == 4 and (s["calls_per_unit_min"], s["calls_per_unit_max"]) == (17, 18)
-    assert 600 <= s["prompt_tokens_mean"] <= 800 and s["prompt_tokens_max"] <= 2_000
-    assert 18 <= s["completion_tokens_mean"] <= 30 and s["io_ratio"] >= 10
+    assert w.kind == "tokens" and w.output_policy == "replay" and w.cap == 128
+    assert s["units"] == 8 and (s["calls_per_unit_min"], s["calls_per_unit_max"]) == (17, 18)
+    assert 2_000 <= s["prompt_tokens_mean"] <= 2_800 and s["prompt_tokens_max"] <= 6_000
+    assert 40 <= s["completion_tokens_mean"] <= 56 and s["io_ratio"] >= 10
     assert s["capped_calls"] >= 1 and s["shared_prefix_share"] > 0.1
     assert (w.path / "calls.jsonl").stat().st_size < 64_000
 
@@ -516,11 +516,11 @@ def _recipe(**over: Any) -> Recipe:
 
 
 def test_synth_exact_target_and_structure() -> None:
-    w_files = render(_recipe(target_prompt_tokens=50_001, seed=3))
+    w_files = render(_recipe(target_prompt_tokens=300_001, seed=3))
     calls = [json.loads(x) for x in w_files["calls.jsonl"].decode().splitlines()]
-    assert sum(sum(s["len"] for s in c["prompt"]["segments"]) for c in calls) == 50_001
-    assert render(_recipe(target_prompt_tokens=50_001, seed=3)) == w_files
-    assert render(_recipe(target_prompt_tokens=50_001, seed=4)) != w_files
+    assert sum(sum(s["len"] for s in c["prompt"]["segments"]) for c in calls) == 300_001
+    assert render(_recipe(target_prompt_tokens=300_001, seed=3)) == w_files
+    assert render(_recipe(target_prompt_tokens=300_001, seed=4)) != w_files
     c = next(c for c in calls if c["seq"] == 7)
     keys = [s["key"] for s in c["prompt"]["segments"]]
     assert keys[0].startswith("sys:") and keys[1] == f"unit:{c['unit']}:data" and keys[-1] is None
@@ -528,8 +528,8 @@ def test_synth_exact_target_and_structure() -> None:
 
 
 def test_synth_total_calls_exact() -> None:
-    files = render(_recipe(total_calls=69))
-    assert len(files["calls.jsonl"].decode().splitlines()) == 69
+    files = render(_recipe(total_calls=139))
+    assert len(files["calls.jsonl"].decode().splitlines()) == 139
 
 
 @pytest.mark.parametrize(
@@ -611,7 +611,7 @@ def test_stats_cli_json() -> None:
 
 def test_stats_cli_text_and_errors(tmp_path: Path) -> None:
     r = _cli("stats", "mini")
-    assert r.returncode == 0 and "units          4" in r.stdout and "shared prefix" in r.stdout
+    assert r.returncode == 0 and "units          8" in r.stdout and "shared prefix" in r.stdout
     r = _cli("stats", str(tmp_path / "nowhere"))
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "no such fixture" in r.stderr
