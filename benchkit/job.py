@@ -187,65 +187,89 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     )
     calls_path = ctx.job_dir / CALLS_FILE
     calls_path.unlink(missing_ok=True)
-    with RunningServer(spec, ctx.job_dir / "server.log") as srv:
-        srv.start(cfg.server.startup_timeout_s)
-        props = srv.props
-        prov["server"]["props"] = _props_info(props)
-        n_vocab = _n_vocab(srv, cfg)
-        sink = RecordSink(calls_path)
-        try:
-            outcome = Replayer(
-                base_url=spec.base_url,
-                alias=spec.alias,
-                spec=replay,
-                workload=workload,
-                n_vocab=n_vocab,
-                sink=sink,
-                headers=srv.headers(),
-                alive=srv.alive,
-            ).run()
-        finally:
-            sink.close()
-        end_problem = None
-        if srv.alive():
-            try:
-                srv.verify_identity()
-            except ServerError as exc:
-                end_problem = str(exc)
-        else:
-            end_problem = "the server was not running at the end of the job"
-    _finish(result, outcome, workload, units, replay.repeats, end_problem, cfg)
+    sink = RecordSink(calls_path)
+    outcomes: list[ReplayOutcome] = []
+    end_problem: str | None = None
+    t0 = time.perf_counter()
+    try:
+        # Each repeat is a pass on a freshly started server: no prompt cache, KV cache or
+        # warm state leaks from one measurement into the next.
+        for rep in range(replay.repeats):
+            log = ctx.job_dir / ("server.log" if rep == 0 else f"server.{rep}.log")
+            with RunningServer(spec, log) as srv:
+                srv.start(cfg.server.startup_timeout_s)
+                if rep == 0:
+                    prov["server"]["props"] = _props_info(srv.props)
+                    n_vocab = _n_vocab(srv, cfg)
+                outcome = Replayer(
+                    base_url=spec.base_url,
+                    alias=spec.alias,
+                    spec=replay,
+                    workload=workload,
+                    n_vocab=n_vocab,
+                    sink=sink,
+                    headers=srv.headers(),
+                    alive=srv.alive,
+                    repeat=rep,
+                    t0=t0,
+                ).run()
+                outcomes.append(outcome)
+                if srv.alive():
+                    try:
+                        srv.verify_identity()
+                    except ServerError as exc:
+                        end_problem = str(exc)
+                else:
+                    end_problem = "the server was not running at the end of the job"
+            if outcome.interrupted or end_problem:
+                break
+    finally:
+        sink.close()
+    _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
 
 
 def _finish(
     result: dict[str, Any],
-    outcome: ReplayOutcome,
-    workload: Workload,
+    outcomes: list[ReplayOutcome],
     units: list[Any],
     repeats: int,
     end_problem: str | None,
     cfg: BenchConfig,
 ) -> None:
-    calls_planned = sum(len(u.calls) for u in units) * repeats
+    per_unit = {u.id: len(u.calls) for u in units}
+    calls_per_pass = sum(per_unit.values())
+    records = [r for o in outcomes for r in o.records]
     metrics = compute_metrics(
-        outcome.records,
-        wall_s=outcome.wall_s,
-        units_planned=outcome.units_planned,
-        calls_planned=calls_planned,
-        calls_per_unit={u.id: len(u.calls) for u in units},
+        records,
+        wall_s=sum(o.wall_s for o in outcomes),
+        units_planned=len(units) * repeats,
+        calls_planned=calls_per_pass * repeats,
+        calls_per_unit=per_unit,
     )
     result["metrics"] = metrics
-    result["provenance"]["replay_started_utc"] = outcome.started_utc
-    failed = [r for r in outcome.records if not r.ok]
-    if outcome.interrupted:
-        result["status"], result["reason"] = "incomplete", outcome.interrupted
+    if repeats > 1:
+        result["passes"] = [
+            compute_metrics(
+                o.records,
+                wall_s=o.wall_s,
+                units_planned=len(units),
+                calls_planned=calls_per_pass,
+                calls_per_unit=per_unit,
+            )
+            for o in outcomes
+        ]
+    result["provenance"]["replay_started_utc"] = outcomes[0].started_utc if outcomes else None
+    failed = [r for r in records if not r.ok]
+    interrupted = next((o.interrupted for o in outcomes if o.interrupted), None)
+    if interrupted:
+        result["status"], result["reason"] = "incomplete", interrupted
     elif end_problem:
         result["status"], result["reason"] = "failed", end_problem
     elif metrics["error_rate"] > cfg.server.max_error_rate:
         first = failed[0]
         result["status"] = "failed"
         result["reason"] = (
-            f"{len(failed)} of {len(outcome.records)} calls failed (server.max_error_rate="
+            f"{len(failed)} of {len(records)} calls failed (server.max_error_rate="
             f"{cfg.server.max_error_rate}); first: unit {first.unit} call {first.seq}: "
             f"{first.error}"
         )

@@ -177,6 +177,8 @@ class Replayer:
         headers: dict[str, str] | None = None,
         alive: Callable[[], bool] | None = None,
         progress: bool | None = None,
+        repeat: int = 0,
+        t0: float | None = None,
     ) -> None:
         self.base_url = base_url
         self.alias = alias
@@ -187,8 +189,10 @@ class Replayer:
         self.headers = headers or {}
         self.alive = alive or (lambda: True)
         self.progress = sys.stderr.isatty() if progress is None else progress
+        self.repeat = repeat
         self.records: list[CallRecord] = []
-        self.t0 = 0.0
+        # Passes of one job share a clock origin so their records never overlap in time.
+        self.t0 = t0 if t0 is not None else 0.0
         self.interrupted: str | None = None
         self._units_done = 0
         self._tokens = 0
@@ -277,7 +281,7 @@ class Replayer:
     def _show(self) -> None:
         if not self.progress:
             return
-        planned = len(self.units()) * self.spec.repeats
+        planned = len(self.units())
         rate = self._tokens / max(self.now(), 1e-9)
         print(
             f"\r[benchkit] units {self._units_done}/{planned}  calls {len(self.records)}  "
@@ -295,17 +299,18 @@ class Replayer:
         async with httpx.AsyncClient(
             timeout=timeout, limits=limits, headers=self.headers
         ) as client:
-            for repeat in range(self.spec.repeats):
-                queue: asyncio.Queue[Unit] = asyncio.Queue()
-                for unit in self.units():
-                    queue.put_nowait(unit)
-                async with asyncio.TaskGroup() as tg:
-                    for w in range(self.spec.workers):
-                        tg.create_task(self._worker(client, queue, repeat, w))
+            queue: asyncio.Queue[Unit] = asyncio.Queue()
+            for unit in self.units():
+                queue.put_nowait(unit)
+            async with asyncio.TaskGroup() as tg:
+                for w in range(self.spec.workers):
+                    tg.create_task(self._worker(client, queue, self.repeat, w))
 
     def run(self) -> ReplayOutcome:
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self.t0 = time.perf_counter()
+        if not self.t0:
+            self.t0 = time.perf_counter()
+        pass_start = self.now()
 
         async def guarded() -> None:
             try:
@@ -326,7 +331,7 @@ class Replayer:
                 )
 
         asyncio.run(main())
-        wall = self.now()
+        wall = self.now() - pass_start
         if self.progress:
             print(file=sys.stderr)
         return ReplayOutcome(
@@ -334,7 +339,7 @@ class Replayer:
             wall_s=wall,
             started_utc=started,
             interrupted=self.interrupted,
-            units_planned=len(self.units()) * self.spec.repeats,
+            units_planned=len(self.units()),
         )
 
 

@@ -63,7 +63,7 @@ def test_real_sweep_over_slots(tmp_path: Path) -> None:
     one, two = results[0]["metrics"], results[1]["metrics"]
     assert one["s_per_unit_slot_latency"] == pytest.approx(one["s_per_unit_throughput"], rel=0.2)
     ratio = two["s_per_unit_slot_latency"] / two["s_per_unit_throughput"]
-    assert 1.3 < ratio < 2.3
+    assert 1.2 < ratio < 2.5
     # The sweep's report exists and shows both points.
     md = (sweep / "report" / "report.md").read_text()
     html = (sweep / "report" / "report.html").read_text()
