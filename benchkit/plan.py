@@ -6,6 +6,7 @@ decided here, so the report can print every flag and tests can check them withou
 
 from __future__ import annotations
 
+import os
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,10 +42,10 @@ class ServerSpec:
         return f"http://{self.host}:{self.port}"
 
     def redacted_argv(self) -> list[str]:
-        """argv with the API key masked, for logs, results and reports."""
+        """argv with any API key given through extra_args masked, for results and reports."""
         out = list(self.argv)
         for i, a in enumerate(out[:-1]):
-            if a == "--api-key":
+            if a in ("--api-key", "--api-key-file"):
                 out[i + 1] = "***"
         return out
 
@@ -98,6 +99,12 @@ def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, 
             "smaller workload."
         )
     return total, per_slot
+
+
+def api_key(cfg: BenchConfig) -> str | None:
+    """The API key: backend.api_key, else $BENCHKIT_API_KEY. It reaches the server through its
+    environment (LLAMA_API_KEY), never its argv, so `ps` and result files never show it."""
+    return cfg.backend.api_key or os.environ.get("BENCHKIT_API_KEY") or None
 
 
 def sampling_fields(cfg: BenchConfig) -> dict[str, Any]:
@@ -163,8 +170,11 @@ def plan_server(
                 "has none: use mtp=false or a model with MTP layers."
             )
         argv += ["--spec-type", "draft-mtp", "--spec-draft-n-max", str(srv.mtp_draft_max)]
-    if cfg.backend.api_key:
-        argv += ["--api-key", cfg.backend.api_key]
+    if "--reuse-port" in cfg.backend.extra_args or "--reuse-port" in srv.extra_args:
+        raise UserError(
+            "--reuse-port lets a second server share the port and answer this job's client: "
+            "remove it from the extra_args."
+        )
     argv += list(cfg.backend.extra_args) + list(srv.extra_args)
 
     env = dict(cfg.backend.env)
@@ -179,7 +189,7 @@ def plan_server(
         ctx_total=total,
         ctx_per_slot=per_slot,
         slots=cfg.slots,
-        api_key=cfg.backend.api_key,
+        api_key=api_key(cfg),
     )
 
 

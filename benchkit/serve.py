@@ -84,11 +84,20 @@ class RunningServer:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **self.spec.env},
+            env=self._env(),
             start_new_session=True,
         )
         self._wait_healthy(timeout_s)
         self.props = self.verify_identity()
+
+    def _env(self) -> dict[str, str]:
+        env = {**os.environ, **self.spec.env}
+        if self.spec.api_key:
+            env["LLAMA_API_KEY"] = self.spec.api_key
+        else:
+            # A key in the user's environment must not switch auth on behind our back.
+            env.pop("LLAMA_API_KEY", None)
+        return env
 
     def _wait_healthy(self, timeout_s: float) -> None:
         assert self.proc is not None

@@ -84,9 +84,15 @@ def test_api_key_is_passed_but_redacted(compose_cfg: Compose) -> None:
     spec = plan_server(
         cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1
     )
-    assert _flag(spec.argv, "--api-key") == "sekrit-123"
-    assert "sekrit-123" not in " ".join(spec.redacted_argv())
+    assert spec.api_key == "sekrit-123"
+    assert "sekrit-123" not in " ".join(spec.argv) and "sekrit-123" not in str(spec.env)
     assert "sekrit-123" not in repr(spec)
+
+
+def test_reuse_port_is_refused(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("server.extra_args=[--reuse-port]")
+    with pytest.raises(UserError, match="reuse-port"):
+        plan_server(cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1)
 
 
 def test_sampling_fields(compose_cfg: Compose) -> None:
