@@ -206,6 +206,9 @@ class BenchConfig:
     slots: int = 4
     mtp: bool = False
     repeats: int = 1
+    # Reuse a complete earlier job with the same resolved config, workload and server build
+    # instead of running it again (an interrupted sweep resumes by rerunning its command).
+    resume: bool = True
 
 
 GROUPS: dict[str, type[Any]] = {
