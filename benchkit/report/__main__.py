@@ -1,4 +1,13 @@
-"""`python -m benchkit.report DIR`: render a run's or sweep's report again from its results."""
+"""`python -m benchkit.report DIR`: render a run's or sweep's report again from its results.
+
+    python -m benchkit.report DIR [--out OUT] [--baseline DIR] [--publish DIR] [study.KEY=VALUE ...]
+
+`--baseline` compares DIR with an earlier sweep config by config on the same basis;
+`--publish` also writes a blog-ready folder (index.md with front matter, figures, a
+standalone index.html, verdicts.json) and appends the verdicts to the study's ledger
+(`study.ledger`, or DIR/../<study.name>.ledger.jsonl beside the published folder).
+`study.*` overrides (e.g. `study.lang=ko`) change the write-up's settings, not the results.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +20,40 @@ from benchkit.report.render import render_report
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchkit.report", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m benchkit.report",
+        description="Render a benchkit run's or sweep's report from its results alone.",
+    )
     ap.add_argument("dir", type=Path, help="a run folder (outputs/runs/TS) or sweep folder")
+    ap.add_argument(
+        "overrides", nargs="*", help="study.KEY=VALUE settings of the write-up, e.g. study.lang=ko"
+    )
     ap.add_argument("--out", type=Path, default=None, help="report folder (default DIR/report)")
-    args = ap.parse_args(argv)
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="an earlier sweep to compare with, config by config",
+    )
+    ap.add_argument(
+        "--publish", type=Path, default=None,
+        help="write a blog-ready folder here and append the verdicts to the study's ledger",
+    )  # fmt: skip
+    args = ap.parse_intermixed_args(argv)
     try:
-        out = render_report(args.dir, args.out or args.dir / "report")
+        out = render_report(
+            args.dir,
+            args.out or args.dir / "report",
+            baseline=args.baseline,
+            publish=args.publish,
+            overrides=args.overrides,
+        )
     except UserError as exc:
         print(f"benchkit.report: {exc}", file=sys.stderr)
         return 2
     print(out / "report.html")
+    if args.publish is not None:
+        print(args.publish / "index.md")
     return 0
 
 

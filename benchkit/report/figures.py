@@ -1,52 +1,246 @@
-"""Report figures with matplotlib (Agg): stable file names, every figure closed after saving."""
+"""Report figures with matplotlib (Agg): one per factor, stable file names, every figure
+closed after saving. Figures draw what the verdicts computed; they compute nothing new.
+
+Axis labels follow the report's language when a font with Korean glyphs is installed
+(fonts-noto-cjk); otherwise they stay in English, which every reader's fonts can draw.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib import font_manager
+
+from benchkit.report.analyse import THROUGHPUT, Verdict, norm
+
+_LABELS = {
+    "en": {
+        "slots": "parallel slots",
+        "s_unit": "seconds per unit",
+        "s_unit_tp": "seconds per unit (throughput basis)",
+        "tok_s": "tokens / s",
+        "both_bases": "Seconds per unit, both bases",
+        "decode": "Aggregate decode throughput",
+        "throughput": "throughput",
+        "slot_latency": "slot latency",
+        "knee": "knee",
+        "backend": "Throughput basis, per backend",
+        "mtp_ratio": "MTP on / off (seconds per unit)",
+        "mtp_title": "MTP effect (< 1 helps, > 1 hurts)",
+        "baseline": "baseline",
+        "new": "new",
+        "build": "Baseline and new build",
+    },
+    "ko": {
+        "slots": "동시 슬롯",
+        "s_unit": "단위당 초",
+        "s_unit_tp": "단위당 초(처리량 기준)",
+        "tok_s": "토큰 / 초",
+        "both_bases": "두 기준의 단위당 초",
+        "decode": "합산 decode 처리량",
+        "throughput": "처리량",
+        "slot_latency": "슬롯 지연",
+        "knee": "무릎",
+        "backend": "백엔드별 처리량 기준",
+        "mtp_ratio": "MTP 켬 / 끔 (단위당 초)",
+        "mtp_title": "MTP 효과 (1 미만 도움, 1 초과 손해)",
+        "baseline": "기준",
+        "new": "새 빌드",
+        "build": "기준 빌드와 새 빌드",
+    },
+}
+_CJK_FONTS = ("Noto Sans CJK KR", "Noto Sans CJK JP", "Noto Sans KR", "NanumGothic")
 
 
-def _series(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    keys = [k for k in ("backend", "mtp") if k in df and df[k].nunique() > 1] or ["backend"]
+@cache
+def _cjk_font() -> str | None:
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    return next((n for n in _CJK_FONTS if n in names), None)
+
+
+def labels(lang: str) -> tuple[dict[str, str], Any]:
+    """Axis words for `lang` and the rc settings to draw them."""
+    if lang == "ko" and _cjk_font():
+        return _LABELS["ko"], {"font.family": [_cjk_font(), "DejaVu Sans"]}
+    return _LABELS["en"], {}
+
+
+def _done(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["status"] == "complete"] if "status" in df else df
+
+
+def _series(df: pd.DataFrame, keys: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
+    keys = [k for k in keys if k in df and df[k].nunique() > 1]
+    if not keys:
+        return [("", df.sort_values("slots"))]
     out = []
     for values, part in df.groupby(keys, sort=True):
         vals = values if isinstance(values, tuple) else (values,)
         label = ", ".join(
-            f"{k}={v}" if k != "backend" else str(v) for k, v in zip(keys, vals, strict=True)
+            f"{k}={norm(v)}" if k != "backend" else str(v) for k, v in zip(keys, vals, strict=True)
         )
         out.append((label, part.sort_values("slots")))
     return out
 
 
-def slots_figure(df: pd.DataFrame, out_dir: Path) -> str | None:
-    """s/unit on both bases and aggregate decode throughput against slots; None if no data."""
-    done = df[df["status"] == "complete"] if "status" in df else df
-    if done.empty or "slots" not in done:
+def _mean_by_slots(part: pd.DataFrame, col: str) -> pd.Series:
+    return pd.to_numeric(part[col], errors="coerce").groupby(part["slots"]).mean()
+
+
+def slots_figure(
+    df: pd.DataFrame, out_dir: Path, lang: str = "en", knee: Mapping[str, Any] | None = None
+) -> str | None:
+    """s/unit on both bases and aggregate decode throughput against slots; the knee, when
+    there is one, marked on its series. None when nothing completed."""
+    done = _done(df)
+    if done.empty or "slots" not in done or THROUGHPUT not in done:
         return None
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), dpi=110)
-    for label, part in _series(done):
-        ax1.plot(part["slots"], part["s_per_unit_throughput"], "o-", label=f"{label}: throughput")
-        ax1.plot(
-            part["slots"], part["s_per_unit_slot_latency"], "s--", label=f"{label}: slot latency"
-        )
-        ax2.plot(part["slots"], part["decode_tok_s"], "o-", label=label)
-    ax1.set_xlabel("parallel slots")
-    ax1.set_ylabel("seconds per unit")
-    ax1.set_title("Seconds per unit, both bases")
-    ax2.set_xlabel("parallel slots")
-    ax2.set_ylabel("tokens / s")
-    ax2.set_title("Aggregate decode throughput")
-    for ax in (ax1, ax2):
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        ax.set_xticks(sorted({int(s) for s in done["slots"]}))
-    fig.tight_layout()
-    name = "slots.png"
-    fig.savefig(out_dir / name)
-    plt.close(fig)
+    words, rc = labels(lang)
+    with plt.rc_context(rc):
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), dpi=110)
+        for label, part in _series(done, ("backend", "mtp")):
+            tp = _mean_by_slots(part, THROUGHPUT)
+            ax1.plot(tp.index, tp.values, "o-", label=f"{label}: {words['throughput']}".strip(": "))
+            if "s_per_unit_slot_latency" in part:
+                lat = _mean_by_slots(part, "s_per_unit_slot_latency")
+                ax1.plot(
+                    lat.index,
+                    lat.values,
+                    "s--",
+                    label=f"{label}: {words['slot_latency']}".strip(": "),
+                )
+            if "decode_tok_s" in part:
+                dec = _mean_by_slots(part, "decode_tok_s")
+                ax2.plot(dec.index, dec.values, "o-", label=label or words["decode"])
+        if knee and knee.get("slots") is not None:
+            for ax in (ax1, ax2):
+                ax.axvline(float(knee["slots"]), color="0.4", ls=":", lw=1)
+            ax2.annotate(
+                f"{words['knee']}: {knee['slots']}",
+                xy=(float(knee["slots"]), 0.02),
+                xycoords=("data", "axes fraction"),
+                fontsize=8,
+                color="0.3",
+            )
+        ax1.set_xlabel(words["slots"])
+        ax1.set_ylabel(words["s_unit"])
+        ax1.set_title(words["both_bases"])
+        ax2.set_xlabel(words["slots"])
+        ax2.set_ylabel(words["tok_s"])
+        ax2.set_title(words["decode"])
+        ticks = sorted({int(float(s)) for s in done["slots"]})
+        for ax in (ax1, ax2):
+            ax.grid(alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+            ax.set_xticks(ticks)
+        fig.tight_layout()
+        name = "slots.png"
+        fig.savefig(out_dir / name)
+        plt.close(fig)
     return name
+
+
+def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | None:
+    """Seconds per unit (throughput basis) against slots, one line per backend (and MTP)."""
+    done = _done(df)
+    if done.empty or "backend" not in done or done["backend"].nunique() < 2:
+        return None
+    words, rc = labels(lang)
+    with plt.rc_context(rc):
+        fig, ax = plt.subplots(figsize=(6.5, 4), dpi=110)
+        if "slots" in done:
+            for label, part in _series(done, ("backend", "mtp")):
+                tp = _mean_by_slots(part, THROUGHPUT)
+                ax.plot(tp.index, tp.values, "o-", label=label)
+            ax.set_xlabel(words["slots"])
+            ax.set_xticks(sorted({int(float(s)) for s in done["slots"]}))
+        else:
+            means = pd.to_numeric(done[THROUGHPUT], errors="coerce").groupby(done["backend"]).mean()
+            ax.bar([str(i) for i in means.index], means.values)
+        ax.set_ylabel(words["s_unit_tp"])
+        ax.set_title(words["backend"])
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        name = "backend.png"
+        fig.savefig(out_dir / name)
+        plt.close(fig)
+    return name
+
+
+def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
+    """On/off ratio of seconds per unit at each setting, one bar group per backend."""
+    if v is None or not v.numbers.get("contexts"):
+        return None
+    contexts = v.numbers["contexts"]
+    words, rc = labels(lang)
+    groups: dict[str, list[tuple[str, float]]] = {}
+    for e in contexts:
+        ctx = e["context"]
+        series = str(ctx.get("backend", ""))
+        x = str(ctx.get("slots", "")) or ", ".join(f"{k}={norm(val)}" for k, val in ctx.items())
+        groups.setdefault(series, []).append((x, float(e["ratio"])))
+    xs = sorted({x for g in groups.values() for x, _ in g}, key=_num_or_text)
+    width = 0.8 / max(len(groups), 1)
+    with plt.rc_context(rc):
+        fig, ax = plt.subplots(figsize=(6.5, 4), dpi=110)
+        for i, (series, pts) in enumerate(sorted(groups.items())):
+            d = dict(pts)
+            pos = [j + (i - (len(groups) - 1) / 2) * width for j in range(len(xs))]
+            ax.bar(pos, [d.get(x, float("nan")) for x in xs], width, label=series or None)
+        ax.axhline(1.0, color="0.3", lw=1)
+        ax.set_xticks(range(len(xs)))
+        ax.set_xticklabels(xs)
+        ax.set_xlabel(words["slots"])
+        ax.set_ylabel(words["mtp_ratio"])
+        ax.set_title(words["mtp_title"])
+        ax.grid(alpha=0.3, axis="y")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        name = "mtp.png"
+        fig.savefig(out_dir / name)
+        plt.close(fig)
+    return name
+
+
+def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
+    """Baseline and new seconds per unit (throughput basis), config by config."""
+    if v is None or not v.numbers.get("pairs"):
+        return None
+    pairs = v.numbers["pairs"]
+    words, rc = labels(lang)
+    names = [", ".join(str(norm(val)) for val in p["config"].values()) or "all" for p in pairs]
+    with plt.rc_context(rc):
+        fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(pairs) + 3), 4), dpi=110)
+        pos = range(len(pairs))
+        ax.bar([p - 0.2 for p in pos], [p["base"] for p in pairs], 0.4, label=words["baseline"])
+        ax.bar([p + 0.2 for p in pos], [p["new"] for p in pairs], 0.4, label=words["new"])
+        ax.set_xticks(list(pos))
+        ax.set_xticklabels(names, rotation=20, ha="right", fontsize=7)
+        ax.set_ylabel(words["s_unit_tp"])
+        ax.set_title(words["build"])
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        name = "build.png"
+        fig.savefig(out_dir / name)
+        plt.close(fig)
+    return name
+
+
+def _num_or_text(x: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(x), "")
+    except ValueError:
+        return (1, 0.0, x)

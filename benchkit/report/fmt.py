@@ -1,15 +1,36 @@
-"""Number formatters for reports: pure functions, so templates do no arithmetic."""
+"""Number and text formatters for reports: pure functions, so templates do no arithmetic.
+
+Each formatter takes an optional language (`en` or `ko`); units and multipliers read the way
+each language writes them ("4.8 h" / "4.8시간", "1.36x" / "1.36배"). `filters(lang)` gives
+the set a Jinja environment registers.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 DASH = "–"
 
+_UNITS = {
+    "en": {"s": " s", "h": " h", "x": "x", "ms": " ms"},
+    "ko": {"s": "초", "h": "시간", "x": "배", "ms": "ms"},
+}
+
 
 def _bad(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and not math.isfinite(x))
+    if x is None or isinstance(x, bool):
+        return x is None
+    try:
+        return not math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return True
+
+
+def _unit(lang: str, key: str) -> str:
+    return _UNITS.get(lang, _UNITS["en"])[key]
 
 
 def num(x: Any, digits: int = 1) -> str:
@@ -20,27 +41,38 @@ def num(x: Any, digits: int = 1) -> str:
 
 
 def integer(x: Any) -> str:
+    """1234.6 -> '1,235'."""
     if _bad(x):
         return DASH
     return f"{round(float(x)):,d}"
 
 
-def seconds(x: Any) -> str:
-    """Seconds with precision that suits their size: 0.123 s, 12.3 s, 1,234 s."""
+def seconds(x: Any, lang: str = "en") -> str:
+    """Seconds with precision that suits their size: 0.123 s, 12.3 s, 188.5 s, 1,234 s."""
     if _bad(x):
         return DASH
     v = float(x)
+    u = _unit(lang, "s")
     if abs(v) < 1:
-        return f"{v:.3f} s"
-    if abs(v) < 100:
-        return f"{v:.1f} s"
-    return f"{v:,.0f} s"
+        return f"{v:.3f}{u}"
+    if abs(v) < 1000:
+        return f"{v:.1f}{u}"
+    return f"{v:,.0f}{u}"
 
 
-def hours(x: Any) -> str:
+def millis(x: Any, lang: str = "en") -> str:
+    """Milliseconds: 12.3 ms, 1,234 ms."""
     if _bad(x):
         return DASH
-    return f"{float(x) / 3600:.1f} h"
+    v = float(x)
+    return f"{v:,.1f}{_unit(lang, 'ms')}" if abs(v) < 100 else f"{v:,.0f}{_unit(lang, 'ms')}"
+
+
+def hours(x: Any, lang: str = "en") -> str:
+    """Seconds shown as hours: 17240 -> '4.8 h'."""
+    if _bad(x):
+        return DASH
+    return f"{float(x) / 3600:.1f}{_unit(lang, 'h')}"
 
 
 def pct(x: Any, digits: int = 0) -> str:
@@ -50,28 +82,71 @@ def pct(x: Any, digits: int = 0) -> str:
     return f"{100 * float(x):.{digits}f}%"
 
 
-def ratio(x: Any) -> str:
-    """1.362 -> '1.36x'."""
+def signed_pct(x: Any, digits: int = 0) -> str:
+    """A change: 0.18 -> '+18%', -0.022 -> '−2%' (a true minus sign)."""
     if _bad(x):
         return DASH
-    return f"{float(x):.2f}x"
+    v = 100 * float(x)
+    s = f"{abs(v):.{digits}f}%"
+    if round(v, digits) == 0:
+        return f"±{s}"
+    return ("+" if v > 0 else "−") + s
+
+
+def ratio(x: Any, lang: str = "en") -> str:
+    """1.362 -> '1.36x' ('1.36배' in Korean)."""
+    if _bad(x):
+        return DASH
+    return f"{float(x):.2f}{_unit(lang, 'x')}"
 
 
 def md_cell(x: Any) -> str:
-    """Text safe inside a Markdown table cell: no pipes or newlines break the table, and
-    markdown/HTML punctuation from results is escaped so it renders as text."""
-    s = str(x).replace("\n", " ")
-    for ch in ("\\", "|", "`", "*", "_", "[", "]", "<", ">", "#"):
+    """Text safe inside a Markdown table cell or line: no pipes or newlines break the table,
+    and markdown/HTML punctuation from results is escaped so it renders as text."""
+    s = str(x).replace("\r", " ").replace("\n", " ")
+    for ch in ("\\", "|", "`", "*", "_", "[", "]", "<", ">", "#", "!", "{", "}"):
         s = s.replace(ch, "\\" + ch)
     return s
 
 
-FILTERS = {
-    "num": num,
-    "int": integer,
-    "secs": seconds,
-    "hours": hours,
-    "pct": pct,
-    "ratio": ratio,
-    "cell": md_cell,
-}
+def code(x: Any) -> str:
+    """Text inside a Markdown code span: backticks in it cannot close the span early."""
+    s = str(x).replace("\r", " ").replace("\n", " ")
+    fence = "`"
+    while fence in s:
+        fence += "`"
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def value(x: Any) -> str:
+    """A factor value as written in configs: True -> 'true', 4.0 -> '4', None/NaN -> '–'."""
+    if hasattr(x, "item") and not isinstance(x, str | bytes):
+        x = x.item()  # a numpy scalar from a table
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return DASH
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return md_cell(x)
+
+
+def filters(lang: str = "en") -> dict[str, Callable[..., str]]:
+    """The Jinja filters for one language."""
+    return {
+        "num": num,
+        "int": integer,
+        "secs": partial(seconds, lang=lang),
+        "ms": partial(millis, lang=lang),
+        "hours": partial(hours, lang=lang),
+        "pct": pct,
+        "spct": signed_pct,
+        "ratio": partial(ratio, lang=lang),
+        "cell": md_cell,
+        "val": value,
+        "code": code,
+    }
+
+
+FILTERS = filters("en")

@@ -1,31 +1,53 @@
-"""Render a run's or sweep's report folder from its result files alone.
+"""Render a run's or sweep's report folder, and optionally a blog-ready copy, from results alone.
 
-Data -> view model (analysis, formatted numbers) -> Jinja templates -> report.md, then
-markdown-it-py turns the same Markdown into a standalone report.html. Idempotent: rendering
-again from the same results gives the same files.
+results -> tidy table + planned space -> verdicts (analyse) -> view model (i18n sentences,
+raw numbers for the pure filters) -> Jinja templates -> report.md, then markdown-it-py turns
+the same Markdown into a standalone report.html; verdicts.json and the figures sit beside
+them. With a baseline, the two sweeps are compared config by config; with a ledger, earlier
+publications' verdicts are checked and every change listed as a correction; `--publish`
+writes the blog folder and appends to the ledger. Rendering again from the same results
+gives the same files.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import re
 import shutil
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import pandas as pd
+import yaml
 from markdown_it import MarkdownIt
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
+from benchkit import __version__
+from benchkit.config import StudyConfig
+from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
-from benchkit.report.figures import slots_figure
-from benchkit.report.fmt import FILTERS
-from benchkit.report.table import tidy
-from benchkit.results import JobResult, atomic_write_text, find_results
+from benchkit.report import analyse as an
+from benchkit.report import figures, i18n, ledger
+from benchkit.report.fmt import filters
+from benchkit.report.table import factor_columns, tidy
+from benchkit.results import JobResult, atomic_write_json, atomic_write_text, find_results
+
+MULTIRUN_FILE = "multirun.yaml"
 
 
-def template_env(html: bool) -> jinja2.Environment:
+# ------------------------------------------------------------------------------ inputs
+
+
+def template_env(html: bool, lang: str = "en") -> jinja2.Environment:
     """Jinja environment: undefined names are errors; HTML templates escape everything."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(repo_root() / "templates")),
@@ -35,7 +57,7 @@ def template_env(html: bool) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(FILTERS)
+    env.filters.update(filters(lang))
     return env
 
 
@@ -44,87 +66,772 @@ def markdown_to_html(md: str) -> str:
     return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(md))
 
 
-def _server_flags(r: JobResult) -> str:
-    argv = (r.provenance.get("server") or {}).get("argv") or []
-    if not argv:
-        return ""
-    return " ".join([Path(argv[0]).name, *argv[1:]])
+def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -> StudyConfig:
+    """The study settings the results carry (the most common, if jobs disagree), with
+    `study.key=value` overrides applied and checked against the schema."""
+    dicts = [r.provenance.get("study") for r in results]
+    found = [d for d in dicts if isinstance(d, dict)]
+    base: dict[str, Any] = {}
+    if found:
+        keys = [json.dumps(d, sort_keys=True) for d in found]
+        common, _ = Counter(keys).most_common(1)[0]
+        chosen = found[keys.index(common)]
+        known = {f.name for f in fields(StudyConfig)}
+        base = {k: v for k, v in chosen.items() if k in known}
+    dotlist = []
+    for o in overrides:
+        if "=" not in o or not o.startswith("study."):
+            raise UserError(
+                f"{o!r} is not a study override: a report takes study.KEY=VALUE overrides only "
+                "(e.g. study.lang=ko)."
+            )
+        dotlist.append(o.removeprefix("study."))
+    try:
+        cfg = OmegaConf.merge(
+            OmegaConf.structured(StudyConfig), base, OmegaConf.from_dotlist(dotlist)
+        )
+        obj = OmegaConf.to_object(cfg)
+    except OmegaConfBaseException as exc:
+        msg = str(exc).splitlines()[0]
+        raise UserError(f"bad study override ({msg}): check {', '.join(overrides)}.") from exc
+    if not isinstance(obj, StudyConfig):
+        raise UserError("the study settings did not resolve to a study config.")
+    return obj
 
 
-def view_model(results: list[JobResult], source: Path) -> dict[str, Any]:
+def swept_factors(source: Path) -> dict[str, list[Any]]:
+    """What a Hydra sweep was launched over, from the multirun.yaml at its root."""
+    path = source / MULTIRUN_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path} is not valid YAML ({exc}): fix or remove it.") from exc
+    task = (((data.get("hydra") or {}).get("overrides") or {}).get("task")) or []
+    return an.parse_sweep_overrides(str(t) for t in task)
+
+
+@dataclass
+class Analysed:
+    """One results folder, analysed."""
+
+    source: Path
+    results: list[JobResult]
+    df: pd.DataFrame
+    study: StudyConfig
+    sweep: an.Sweep
+    verdicts: list[an.Verdict]
+    claims: list[dict[str, Any]]
+    caveats: list[dict[str, Any]]
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def verdict(self, factor: str) -> an.Verdict | None:
+        return next((v for v in self.verdicts if v.factor == factor), None)
+
+
+def analyse_folder(
+    source: Path, overrides: Sequence[str] = (), study: StudyConfig | None = None
+) -> Analysed:
+    """Load a run or sweep folder and compute every verdict."""
+    results = find_results(source)
+    study = study or resolve_study(results, overrides)
     df = tidy(results)
-    rows = df.to_dict("records")
-    counts = df["status"].value_counts().to_dict()
-    not_run = [
-        {"job": r.job_dir.name, "factors": r.factors, "status": r.status, "reason": r.reason}
-        for r in results
-        if r.status != "complete"
+    planned = an.planned_space(study.factors, swept_factors(source))
+    sw = an.build_sweep(
+        df,
+        factor_columns(results),
+        planned,
+        min_effect=study.knee_gain,
+        knee_gain=study.knee_gain,
+        choices={r.job_dir.name: dict(r.provenance.get("choices") or {}) for r in results},
+        per_repeat={
+            r.job_dir.name: list(r.data["passes"])
+            for r in results
+            if isinstance(r.data.get("passes"), list)
+        },
+    )
+    records = {r.job_dir.name: r.data for r in results}
+    claims = an.check_claims(df, [_plain(c) for c in study.claims])
+    return Analysed(
+        source=source,
+        results=results,
+        df=df,
+        study=study,
+        sweep=sw,
+        verdicts=an.analyse(sw, study.projection_units),
+        claims=claims,
+        caveats=an.detect_caveats(df, records, sw),
+        records=records,
+    )
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    out = OmegaConf.to_container(OmegaConf.structured(obj), enum_to_str=True)
+    return {str(k): v for k, v in out.items()} if isinstance(out, dict) else {}
+
+
+# -------------------------------------------------------------------------- view model
+
+
+def _short(arg: str) -> str:
+    """A path cut to its file name (full paths stay in result.json)."""
+    if re.match(r"^(/|~|\./|\.\./)", arg) or (arg.count("/") >= 2 and " " not in arg):
+        return Path(arg).name
+    return arg
+
+
+def _flag_groups(argv: Sequence[str]) -> list[tuple[str, ...]]:
+    """argv after the program as (flag, value...) groups: `--parallel 4`, `--metrics`."""
+    groups: list[list[str]] = []
+    for a in argv[1:]:
+        if not groups or (a.startswith("-") and not re.fullmatch(r"-\d+(\.\d+)?", a)):
+            groups.append([a])
+        else:
+            groups[-1].append(a)
+    return [tuple(_short(x) for x in g) for g in groups]
+
+
+def command_lines(
+    jobs: Sequence[tuple[str, Sequence[str], str]],
+) -> tuple[str, list[dict[str, str]]]:
+    """The flags every job passed, once, and what each job passed besides: (common, per job).
+    `jobs` holds (job, argv, label). Order is kept; nothing is dropped."""
+    parsed = [(job, _flag_groups(argv), label, argv) for job, argv, label in jobs if argv]
+    if not parsed:
+        return "", []
+    common = [g for g in parsed[0][1] if all(g in p[1] for p in parsed)]
+    program = _short(parsed[0][3][0])
+    head = " ".join([program, *(" ".join(g) for g in common)])
+    rows = [
+        {
+            "job": job,
+            "label": label,
+            "flags": " ".join(" ".join(g) for g in groups if g not in common),
+        }
+        for job, groups, label, _ in parsed
     ]
-    first = results[0]
-    prov = first.provenance
-    builds = {}
-    for r in results:
-        b = r.provenance.get("server_build")
-        if b:
-            builds[r.factors.get("backend", "?")] = b
+    return head, rows
+
+
+def _context(a: Analysed) -> dict[str, Any]:
+    """What was measured, for the ledger: a later correction can say what changed."""
+    c = a.sweep.constants
+    builds = an.build_summary(a.records)
     return {
-        "title": "benchkit report",
-        "source": str(source),
-        "generated_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "n_jobs": len(results),
-        "counts": counts,
-        "rows": rows,
-        "not_run": not_run,
-        "model": prov.get("model") or {},
-        "hardware": prov.get("hardware") or {},
-        "workload": next(
-            (r.provenance["workload"] for r in results if "workload" in r.provenance), None
-        ),
-        "sampling": prov.get("sampling") or {},
-        "builds": builds,
-        "flags": [
-            {"job": r.job_dir.name, "flags": _server_flags(r)} for r in results if _server_flags(r)
-        ],
-        "definitions": DEFINITIONS,
-        "figures": [],
-        "_df": df,
+        "model": c.get("model"),
+        "hardware": c.get("hardware"),
+        "workload": c.get("workload"),
+        "sampling": c.get("sampling"),
+        "builds": {k: an.build_identity(b) for k, b in builds.items()},
     }
 
 
-def render_report(source: Path, out_dir: Path) -> Path:
-    """Render `source` (a run or sweep folder) into `out_dir`; returns out_dir."""
-    results = find_results(source)
-    vm = view_model(results, source)
-    df = vm.pop("_df")
-    # Build in a temp folder beside the target, then swap: never a half-written report.
+def _first(results: Sequence[JobResult], key: str) -> dict[str, Any]:
+    for r in results:
+        v = r.provenance.get(key)
+        if isinstance(v, dict) and v:
+            return v
+    return {}
+
+
+def _unit_name(study: StudyConfig, lang: str) -> str:
+    if lang == "ko":
+        return {"unit": "단위", "stock": "종목", "document": "문서", "task": "작업"}.get(
+            study.unit_name, study.unit_name
+        )
+    return study.unit_name
+
+
+def view_model(
+    a: Analysed,
+    *,
+    baseline: Analysed | None,
+    build: an.Verdict | None,
+    corrections: dict[str, Any] | None,
+    ledger_file: Path | None,
+    figs: Mapping[str, str],
+    published: bool,
+) -> dict[str, Any]:
+    """Everything the templates print: sentences in the study's language and raw numbers."""
+    study = a.study
+    lang = study.lang.value
+    t = i18n.strings(lang)
+    unit = _unit_name(study, lang)
+    by = {v.factor: v for v in a.verdicts}
+    if build is not None:
+        by["build"] = build
+    results = a.results
+    model = _first(results, "model")
+    hardware = _first(results, "hardware")
+    rows = a.df.to_dict("records")
+    validity = by["validity"]
+
+    # What is compared with what.
+    params = ""
+    if model.get("params_total_b") and model.get("params_active_b"):
+        params = t["model_params"].format(
+            total=_g(model["params_total_b"]), active=_g(model["params_active_b"])
+        )
+    model_line = t["model_line"].format(
+        name=_txt(model.get("name")),
+        arch=_txt(model.get("architecture")),
+        params=params or "–",
+        quant=_txt(model.get("quant")),
+        size=f", {_g(model['size_gb'])} GB" if model.get("size_gb") else "",
+    )
+    if model.get("synthetic"):
+        model_line = model_line[:-1] + ": " + t["synthetic_note"] + "."
+    hardware_line = t["hardware_line"].format(
+        name=_txt(hardware.get("name")),
+        desc=f" ({hardware['description']})" if hardware.get("description") else "",
+        power=t["power_cap"].format(w=_g(hardware["power_cap_w"]))
+        if hardware.get("power_cap_w")
+        else "",
+    )
+
+    # Workload and sampling.
+    wl = _first(results, "workload")
+    workload_line = None
+    if wl:
+        calls = wl.get("calls") or 0
+        workload_line = t["workload_line"].format(
+            fixture=wl.get("fixture"),
+            units=wl.get("units"),
+            calls=_int(calls),
+            prompt=_int(wl.get("prompt_tokens")),
+            mean_prompt=_int((wl.get("prompt_tokens") or 0) / calls) if calls else "–",
+            max_prompt=_int(wl.get("max_prompt_tokens")),
+            completion=_int(wl.get("completion_tokens")),
+            policy=wl.get("output_policy"),
+            cap=_int(wl.get("cap")),
+        )
+    sampling_lines = []
+    profiles = Counter(str((r.provenance.get("sampling") or {}).get("profile")) for r in results)
+    if len(profiles) > 1:
+        sampling_lines.append(
+            t["sampling_mixed"].format(
+                profiles=", ".join(f"`{p}` ({n})" for p, n in profiles.items())
+            )
+        )
+    seen_profiles: set[str] = set()
+    for r in results:
+        s = r.provenance.get("sampling") or {}
+        prof = str(s.get("profile"))
+        if prof in seen_profiles:
+            continue
+        seen_profiles.add(prof)
+        if s.get("sent"):
+            sent = ", ".join(f"{k}={v}" for k, v in s["sent"].items())
+            sampling_lines.append(t["sampling_sent"].format(profile=prof, fields=sent))
+        else:
+            props = (r.provenance.get("server") or {}).get("props") or {}
+            d = props.get("default_sampling") or {}
+            defaults = f" ({', '.join(f'{k}={v}' for k, v in d.items())})" if d else ""
+            sampling_lines.append(t["sampling_unsent"].format(profile=prof, defaults=defaults))
+
+    # Setup: builds and every flag.
+    builds = [
+        {
+            "backend": b,
+            "source": info.get("source") or "–",
+            "version": info.get("version") or "–",
+            "date": t["build_date"].format(date=info["date"]) if info.get("date") else "",
+            "devices": info.get("devices") or "",
+        }
+        for b, info in an.build_summary(a.records).items()
+    ]
+    common_flags, flags = command_lines(
+        [
+            (
+                r.job_dir.name,
+                (r.provenance.get("server") or {}).get("argv") or [],
+                i18n.point_text({k: r.factors.get(k) for k in a.sweep.varying}, lang),
+            )
+            for r in results
+        ]
+    )
+    build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
+
+    # Factor sections.
+    sections = []
+    b = by.get("backend")
+    if b is not None:
+        backends = sorted(
+            {str(c.values["backend"]) for c in a.sweep.cells},
+            key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
+        )
+        table = []
+        for e in b.numbers.get("contexts", []):
+            table.append(
+                {
+                    "setting": i18n.point_text(e["context"], lang) or "–",
+                    "cells": [
+                        {
+                            "value": e["values"].get(x),
+                            "ratio": e["ratios"].get(x)
+                            if (e["ratios"].get(x) or 1) > 1.0005
+                            else None,
+                        }
+                        for x in backends
+                    ],
+                    "winner": i18n.backend_name(e["winner"])
+                    if e["winner"]
+                    else i18n.effect_word("no difference", lang),
+                }
+            )
+        sections.append(
+            {
+                "kind": "backend",
+                "title": t["sec_backend"],
+                "text": i18n.backend_sentence(b, lang),
+                "columns": [i18n.backend_name(x) for x in backends],
+                "table": table,
+                "figure": figs.get("backend"),
+                "figure_title": t["fig_backend"],
+            }
+        )
+    s = by.get("slots")
+    if s is not None:
+        knee_slots = s.verdict if s.numbers.get("knee_reached") else None
+        sections.append(
+            {
+                "kind": "slots",
+                "title": t["sec_slots"],
+                "text": i18n.slots_sentence(s, lang),
+                "series": i18n.point_text(s.numbers.get("series"), lang),
+                "table": [
+                    dict(r, knee=(r["slots"] == knee_slots)) for r in s.numbers.get("rows", [])
+                ],
+                "figure": figs.get("slots"),
+                "figure_title": t["fig_slots"],
+            }
+        )
+    m = by.get("mtp")
+    if m is not None:
+        sections.append(
+            {
+                "kind": "mtp",
+                "title": t["sec_mtp"],
+                "text": i18n.mtp_sentence(m, lang),
+                "table": [
+                    dict(
+                        e,
+                        setting=i18n.point_text(e["context"], lang),
+                        effect_text=i18n.effect_word(e["effect"], lang),
+                    )
+                    for e in m.numbers.get("contexts", [])
+                ],
+                "figure": figs.get("mtp"),
+                "figure_title": t["fig_mtp"],
+            }
+        )
+    if build is not None:
+        sections.append(
+            {
+                "kind": "build",
+                "title": t["sec_build"],
+                "text": i18n.build_sentence(build, lang),
+                "baseline": str(baseline.source) if baseline else "",
+                "table": [
+                    dict(
+                        p,
+                        setting=i18n.point_text(p["config"], lang),
+                        effect_text=i18n.effect_word(p["effect"], lang),
+                    )
+                    for p in build.numbers.get("pairs", [])
+                ],
+                "differs": [
+                    {"key": k, "base": v[0], "new": v[1]}
+                    for k, v in build.numbers.get("differs", {}).items()
+                ],
+                "figure": figs.get("build"),
+                "figure_title": t["fig_build"],
+            }
+        )
+    rep = by["repeats"]
+    sections.append(
+        {
+            "kind": "repeats",
+            "title": t["sec_repeats"],
+            "text": i18n.repeats_sentence(rep, lang, study.knee_gain),
+            "intro": t["noise_repeats"] if rep.verdict else "",
+            "table": [
+                dict(c, setting=i18n.point_text(c["config"], lang))
+                for c in rep.numbers.get("configs", [])
+            ],
+            "figure": None,
+            "figure_title": "",
+        }
+    )
+    proj = by["projection"]
+    sections.append(
+        {
+            "kind": "projection",
+            "title": t["sec_projection"],
+            "text": i18n.projection_sentence(proj, lang, unit),
+            "table": [],
+            "figure": None,
+            "figure_title": "",
+        }
+    )
+
+    # Verdict summary, corrections, claims, caveats, untested.
+    summary_rows = []
+    for v in (*a.verdicts, *([build] if build else [])):
+        if v.factor in ("validity", "repeats"):
+            continue
+        summary_rows.append(
+            {
+                "factor": i18n.factor_name(v.factor, lang),
+                "verdict": i18n.verdict_value_text(v.factor, v.verdict, lang, v.numbers),
+                "status": i18n.status_word(v.status, lang),
+            }
+        )
+    claims = [dict(c, status_text=i18n.claim_status(c["status"], lang)) for c in a.claims]
+    corr = _corrections_view(corrections, ledger_file, lang)
+    caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
+    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
+    planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
+    other_hw = [
+        r
+        for r in rows
+        if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
+    ]
+    missing = [
+        {
+            "point": i18n.point_text(x.point, lang),
+            "status": i18n.status_word(x.status, lang),
+            "reason": x.reason or "",
+        }
+        for x in a.sweep.missing
+    ]
+
+    # Status and summary.
+    if validity.status == an.COMPLETE:
+        n = validity.numbers["planned"]
+        status_line = t["status_complete_one" if n == 1 else "status_complete"].format(n=n)
+    else:
+        status_line = t["status_provisional"].format(
+            k=len(validity.missing),
+            n=validity.numbers["planned"],
+            points=i18n.missing_text(validity.missing, lang),
+        )
+    rec_point = proj.point if proj.verdict is not None else None
+    # The best completed point is never the answer while a point it depends on is missing.
+    settled = all(by[f].status == an.COMPLETE for f in ("backend", "slots", "mtp") if f in by)
+    if rec_point and settled:
+        summary = [t["summary_rec"].format(point=i18n.point_text(rec_point, lang))]
+    elif rec_point:
+        summary = [t["summary_best_so_far"].format(point=i18n.point_text(rec_point, lang))]
+    else:
+        summary = [t["summary_none"]]
+    summary.append(t["summary_projection"].format(text=i18n.projection_sentence(proj, lang, unit)))
+    if validity.status != an.COMPLETE:
+        summary.append(
+            t["summary_status_provisional"].format(why=i18n.missing_text(validity.missing, lang))
+        )
+    else:
+        summary.append(t["summary_status_complete"])
+    if not study.quality_measured:
+        summary.append(t["summary_quality"])
+
+    return {
+        "lang": lang,
+        "t": t,
+        "title": study.title,
+        "question": study.question,
+        "headline": i18n.headline(by, lang, unit),
+        "status_line": status_line,
+        "provisional": validity.status != an.COMPLETE,
+        "published": published,
+        "rendered": None
+        if published
+        else t["rendered"].format(
+            when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), source=a.source
+        ),
+        "summary_rows": summary_rows,
+        "model_line": model_line,
+        "hardware_line": hardware_line,
+        "workload_line": workload_line,
+        "sampling_lines": sampling_lines,
+        "builds": builds,
+        "build_warning": i18n.caveat_sentence(build_caveat, lang) if build_caveat else None,
+        "flags": flags,
+        "common_flags": common_flags,
+        "sections": sections,
+        "rows": rows,
+        "has_derived": bool(derived),
+        "reference_intro": t["reference_intro"].format(jobs=derived["jobs"] if derived else 0),
+        "derived_notes": derived["notes"] if derived else [],
+        "definitions": i18n.definitions(DEFINITIONS, lang),
+        "caveats": caveats,
+        "claims": claims,
+        "corrections": corr,
+        "quality_measured": study.quality_measured,
+        "other_hw": other_hw,
+        "missing": missing,
+        "untested": list(study.untested),
+        "summary": summary,
+        "generator": f"benchkit {__version__}",
+    }
+
+
+def _txt(x: Any) -> str:
+    return "–" if x is None else str(x)
+
+
+def _g(x: Any) -> str:
+    v = float(x)
+    return str(int(v)) if v.is_integer() else f"{v:g}"
+
+
+def _int(x: Any) -> str:
+    from benchkit.report.fmt import integer
+
+    return integer(x)
+
+
+def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
+    vals = [r.get(key) for r in rows if r.get(key) is not None]
+    return Counter(map(str, vals)).most_common(1)[0][0] if vals else None
+
+
+def _corrections_view(
+    corr: Mapping[str, Any] | None, ledger_file: Path | None, lang: str
+) -> dict[str, Any]:
+    t = i18n.strings(lang)
+    if corr is None:
+        return {"intro": t["corrections_no_ledger"], "changes": [], "confirmed": [], "refuted": []}
+    changes = []
+    for c in corr["changes"]:
+        f = c["factor"]
+        label = f.split(":", 1)[1] if f.startswith("claim:") else f
+        vf = "claim:" if f.startswith("claim:") else f
+        changes.append(
+            {
+                "factor": i18n.factor_name(label, lang),
+                "date": (c.get("date") or "")[:10],
+                "earlier": i18n.verdict_value_text(vf, c["earlier"], lang, c["earlier_numbers"]),
+                "earlier_status": i18n.status_word(c["earlier_status"], lang),
+                "now": i18n.verdict_value_text(vf, c["now"], lang, c["now_numbers"]),
+                "now_status": i18n.status_word(c["now_status"], lang),
+                "why": i18n.correction_why(c["why"], lang),
+            }
+        )
+    confirmed = [
+        {
+            "factor": i18n.factor_name(c["factor"], lang),
+            "value": i18n.verdict_value_text(c["factor"], c["value"], lang, c["numbers"]),
+        }
+        for c in corr["confirmed"]
+    ]
+    if changes:
+        intro = t["corrections_intro"]
+    elif corr["earlier"]:
+        intro = t["corrections_none"].format(date=(corr.get("last_date") or "")[:10])
+    else:
+        intro = t["corrections_first"]
+    return {
+        "intro": intro,
+        "changes": changes,
+        "confirmed": confirmed,
+        "ledger": str(ledger_file) if ledger_file else "",
+    }
+
+
+# -------------------------------------------------------------------------------- render
+
+
+def render_report(
+    source: Path,
+    out_dir: Path,
+    *,
+    baseline: Path | None = None,
+    publish: Path | None = None,
+    overrides: Sequence[str] = (),
+) -> Path:
+    """Render `source` (a run or sweep folder) into `out_dir`; returns out_dir. With
+    `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
+    and append this publication to the study's ledger."""
+    a = analyse_folder(source, overrides)
+    base = analyse_folder(baseline, study=a.study) if baseline is not None else None
+    build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
+    lang = a.study.lang.value
+    ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name)
+    history = ledger.load(ledger_file, a.study.name)
+    verdicts = [*a.verdicts, *([build] if build else [])]
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    by = {v.factor: v for v in verdicts}
+    headline = i18n.headline(by, lang, _unit_name(a.study, lang))
+    entry = ledger.make_entry(
+        study=a.study.name,
+        published_utc=now,
+        source=str(source),
+        verdicts=verdicts,
+        claims=a.claims,
+        context=_context(a),
+        headline=headline,
+    )
+    corr = ledger.corrections(history, entry, a.study.knee_gain) if ledger_file else None
+
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".report-"))
     try:
-        fig = slots_figure(df, tmp)
-        if fig:
-            vm["figures"].append(
-                {"file": fig, "title": "Seconds per unit and decode throughput against slots"}
+        figs = _figures(a, build, tmp, lang)
+
+        def vm_for(published: bool) -> dict[str, Any]:
+            return view_model(
+                a,
+                baseline=base,
+                build=build,
+                corrections=corr,
+                ledger_file=ledger_file,
+                figs=figs,
+                published=published,
             )
-        md = template_env(html=False).get_template("report.md.j2").render(**vm)
-        atomic_write_text(tmp / "report.md", md)
-        body = markdown_to_html(_inline_images(md, tmp))
-        html = (
-            template_env(html=True)
-            .get_template("report.html.j2")
-            .render(title=vm["title"], body=body)
-        )
-        atomic_write_text(tmp / "report.html", html)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
+
+        vm = vm_for(published=False)
+        _write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
+        _swap(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if publish is not None:
+        _publish(a, publish, out_dir, verdicts, lang, now, vm_for(published=True))
+        if ledger_file is not None:
+            ledger.append(ledger_file, entry)
     return out_dir
 
 
+def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    s = a.verdict("slots")
+    knee = None
+    if s is not None and s.numbers.get("knee_reached"):
+        knee = {"slots": s.verdict}
+    made = {
+        "backend": figures.backend_figure(a.df, folder, lang),
+        "slots": figures.slots_figure(a.df, folder, lang, knee),
+        "mtp": figures.mtp_figure(a.verdict("mtp"), folder, lang),
+        "build": figures.build_figure(build, folder, lang),
+    }
+    for k, v in made.items():
+        if v:
+            out[k] = v
+    return out
+
+
+def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> list[dict[str, Any]]:
+    unit = _unit_name(a.study, lang)
+    text = {
+        "backend": lambda v: i18n.backend_sentence(v, lang),
+        "slots": lambda v: i18n.slots_sentence(v, lang),
+        "mtp": lambda v: i18n.mtp_sentence(v, lang),
+        "build": lambda v: i18n.build_sentence(v, lang),
+        "repeats": lambda v: i18n.repeats_sentence(v, lang, a.study.knee_gain),
+        "projection": lambda v: i18n.projection_sentence(v, lang, unit),
+    }
+    out = []
+    for v in verdicts:
+        j = v.to_json()
+        fn = text.get(v.factor)
+        j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, {})
+        out.append(j)
+    for c in a.claims:
+        out.append(
+            {
+                "factor": "claim",
+                "verdict": c["status"],
+                "status": an.COMPLETE,
+                "missing": [],
+                "basis": c["metric"],
+                "numbers": c,
+                "summary": c["premise"],
+            }
+        )
+    return out
+
+
+def _write_report(
+    folder: Path,
+    vm: dict[str, Any],
+    verdicts: Sequence[an.Verdict],
+    a: Analysed,
+    lang: str,
+    *,
+    md_name: str,
+    html_name: str,
+    front_matter: str = "",
+) -> None:
+    md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
+    atomic_write_text(folder / md_name, front_matter + md)
+    body = markdown_to_html(_inline_images(md, folder))
+    html = (
+        template_env(html=True, lang=lang)
+        .get_template("report.html.j2")
+        .render(title=vm["title"], lang=lang, body=body, generator=vm["generator"])
+    )
+    atomic_write_text(folder / html_name, html)
+    atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
+
+
+def _publish(
+    a: Analysed,
+    dest: Path,
+    report_dir: Path,
+    verdicts: Sequence[an.Verdict],
+    lang: str,
+    now: str,
+    vm: dict[str, Any],
+) -> None:
+    """The blog folder: index.md with front matter and relative images, the figures, a
+    standalone index.html, verdicts.json. Replaced as a whole, never half-written."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".publish-"))
+    try:
+        for png in sorted(report_dir.glob("*.png")):
+            shutil.copy2(png, tmp / png.name)
+        validity = next(v for v in verdicts if v.factor == "validity")
+        fm = {
+            "title": a.study.title,
+            "date": now,
+            "lang": lang,
+            "description": vm["headline"],
+            "status": validity.status,
+            "study": a.study.name,
+            "generator": vm["generator"],
+        }
+        # JSON strings are valid YAML scalars: titles with colons or quotes stay intact.
+        front = (
+            "---\n"
+            + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in fm.items())
+            + "---\n\n"
+        )
+        _write_report(
+            tmp,
+            vm,
+            verdicts,
+            a,
+            lang,
+            md_name="index.md",
+            html_name="index.html",
+            front_matter=front,
+        )
+        _swap(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _swap(tmp: Path, dest: Path) -> None:
+    if dest.exists():
+        shutil.rmtree(dest)
+    tmp.rename(dest)
+
+
 def _inline_images(md: str, folder: Path) -> str:
-    """Embed figures as data URIs so report.html stands alone (one file to publish)."""
+    """Embed figures as data URIs so the HTML stands alone (one file to publish)."""
     for png in folder.glob("*.png"):
         data = base64.b64encode(png.read_bytes()).decode()
         md = md.replace(f"]({png.name})", f"](data:image/png;base64,{data})")

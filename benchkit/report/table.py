@@ -7,14 +7,26 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.report.analyse import identity_problem
 from benchkit.results import JobResult
 
 FACTOR_COLUMNS = ("backend", "slots", "mtp")
 
 
+def factor_columns(results: Sequence[JobResult]) -> list[str]:
+    """Every factor any job names, in first-seen order (the columns that identify a point)."""
+    seen: dict[str, None] = {}
+    for r in results:
+        for k in r.factors:
+            seen.setdefault(k, None)
+    return list(seen)
+
+
 def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
-    """One row per job: `job`, `status`, `reason`, every factor, every scalar metric, and the
-    p50/p90/p99 of distribution metrics as `<name>_p50` ... columns."""
+    """One row per job: `job`, `status`, `reason`, every factor, every scalar metric, the
+    p50/p90/p99 of distribution metrics as `<name>_p50` ... columns, `ctx_total` (the
+    server's context size), `identity_problem` (None when the server was provably the
+    job's own) and `derived` (reference data derived from a publication, not measured)."""
     rows: list[dict[str, Any]] = []
     for r in results:
         row: dict[str, Any] = {"job": r.job_dir.name, "status": r.status, "reason": r.reason}
@@ -23,11 +35,14 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
             if isinstance(value, dict):
                 for q, v in value.items():
                     row[f"{key}_{q}"] = v
-            else:
+            elif not isinstance(value, list):
                 row[key] = value
+        row["ctx_total"] = (r.provenance.get("server") or {}).get("ctx_total")
+        row["identity_problem"] = identity_problem(r.data)
         row["derived"] = bool(r.data.get("derived"))
         rows.append(row)
     df = pd.DataFrame(rows)
-    if "slots" in df:
-        df = df.sort_values(["backend", "mtp", "slots", "job"] if "mtp" in df else ["slots"])
+    sort = [c for c in ("backend", "mtp", "slots") if c in df]
+    if sort:
+        df = df.sort_values([*sort, "job"], kind="stable")
     return df.reset_index(drop=True)

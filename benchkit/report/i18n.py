@@ -1,0 +1,1182 @@
+# ruff: noqa: E501 -- Korean glyphs count double width; its sentences read better unbroken.
+"""The report's words in English and Korean: fixed strings, and sentences built from verdicts.
+
+`strings(lang)` gives the fixed strings (section titles, table headers, notices) the
+templates print; the functions below turn a verdict's numbers into the one sentence a
+reader needs, in the study's language, with every number formatted by `fmt`. Nothing here
+computes a verdict: `analyse` does; this module only says it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from benchkit.report import fmt
+from benchkit.report.analyse import COMPLETE, Verdict, norm
+
+LANGS = ("en", "ko")
+
+BACKENDS = {
+    "vulkan": "Vulkan",
+    "hip": "HIP",
+    "cuda": "CUDA",
+    "cpu": "CPU",
+    "metal": "Metal",
+    "sycl": "SYCL",
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "external": "external",
+}
+# Whether each name, read aloud in Korean, ends in a consonant (HIP is "힙", CUDA "쿠다",
+# CPU "씨피유"): that picks the particle (이/가, 은/는).
+_KO_FINAL_CONSONANT = {
+    "Vulkan": True,
+    "HIP": True,
+    "CUDA": False,
+    "CPU": False,
+    "Metal": True,
+    "SYCL": True,
+    "vLLM": True,
+    "SGLang": True,
+}
+
+_EN: dict[str, str] = {
+    "question": "Question",
+    "rendered": "Rendered {when} from {source}.",
+    "status_complete": "Complete: all {n} planned points finished.",
+    "status_complete_one": "Complete: the one planned point finished.",
+    "headline_none": "No verdict: no planned point has a complete result yet",
+    "status_provisional": (
+        "Provisional: {k} of {n} planned points did not complete ({points}). Verdicts that "
+        "depend on them are marked provisional and are not conclusions."
+    ),
+    "sec_compared": "What is compared with what",
+    "basis_note": (
+        'Every "seconds per unit" names its basis. **Throughput basis**: wall clock / units '
+        "completed, what a batch of units costs; verdicts and projections use it. **Slot-latency "
+        "basis**: the time one slot spends on one unit, about slots x the throughput basis. "
+        "Numbers of the two bases are never compared with each other."
+    ),
+    "model_line": "Model: {name} ({arch}, {params}, {quant}{size}).",
+    "model_params": "{total}B total, {active}B active parameters",
+    "synthetic_note": (
+        "a random-weight synthetic model benchkit wrote itself; its speed says nothing about "
+        "any real model"
+    ),
+    "hardware_line": "Hardware: {name}{desc}{power}.",
+    "power_cap": ", power cap {w} W",
+    "compare_warning": (
+        "These numbers hold for this model on this hardware only. Do not compare them with "
+        "numbers measured on another model or another card: a 35B MoE and a 27B dense model on "
+        "the same card give entirely different speeds."
+    ),
+    "sec_workload": "Workload and sampling",
+    "workload_line": (
+        "Workload {fixture}: {units} units, {calls} calls, {prompt} prompt tokens (mean "
+        "{mean_prompt} a call, longest {max_prompt}), {completion} completion tokens; output "
+        "policy {policy}, generation cap {cap} tokens."
+    ),
+    "sampling_sent": "Sampling {profile}: sent {fields}.",
+    "sampling_unsent": (
+        "Sampling {profile}: no sampling fields sent, so the server's defaults applied{defaults}."
+    ),
+    "sampling_mixed": "Sampling differs between jobs: {profiles}.",
+    "sec_setup": "Setup",
+    "builds_title": "llama-server builds:",
+    "build_date": "; source dated {date}",
+    "flags_title": (
+        "Every flag passed to llama-server (paths shortened to file names; full paths and the "
+        "environment are in each job's result.json). Common to every job:"
+    ),
+    "flags_per_job": "And per job:",
+    "sec_backend": "Backend",
+    "sec_slots": "Parallel slots",
+    "sec_mtp": "MTP (speculative decoding)",
+    "sec_build": "Builds compared",
+    "sec_repeats": "Repeats and noise",
+    "sec_projection": "Projection",
+    "sec_results": "All results",
+    "sec_definitions": "Definitions",
+    "sec_caveats": "Measurement caveats",
+    "sec_claims": "Claims checked",
+    "sec_corrections": "Corrections",
+    "sec_quality": "Quality",
+    "sec_other_hw": "Other hardware",
+    "sec_untested": "Not run or not complete, and not tried",
+    "sec_summary": "Summary",
+    "sec_reference": "Reference data",
+    "col_job": "job",
+    "col_backend": "backend",
+    "col_slots": "slots",
+    "col_mtp": "MTP",
+    "col_status": "status",
+    "col_reason": "reason",
+    "col_point": "planned point",
+    "col_config": "config",
+    "col_s_tp": "s/unit (throughput)",
+    "col_s_lat": "s/unit (slot latency)",
+    "col_decode": "decode tok/s (aggregate)",
+    "col_prefill": "prefill tok/s (aggregate)",
+    "col_calls": "calls ok / failed",
+    "col_cap": "hit cap",
+    "col_ratio": "ratio to fastest",
+    "col_gain": "decode gain vs previous",
+    "col_ctx": "context (tokens)",
+    "col_off": "MTP off s/unit",
+    "col_on": "MTP on s/unit",
+    "col_on_off": "on / off",
+    "col_effect": "effect",
+    "col_acceptance": "draft acceptance",
+    "col_base": "baseline s/unit",
+    "col_new": "new s/unit",
+    "col_change": "change",
+    "col_prefill_change": "prefill tok/s",
+    "col_decode_change": "decode tok/s",
+    "col_n": "runs",
+    "col_mean": "mean s/unit",
+    "col_cv": "CV",
+    "col_ci": "95% CI",
+    "col_premise": "premise",
+    "col_source": "source",
+    "col_expected": "expected",
+    "col_measured": "measured",
+    "col_verdict": "verdict",
+    "col_factor": "factor",
+    "col_earlier": "earlier",
+    "col_now": "now",
+    "col_why": "why",
+    "col_date": "published",
+    "derived_mark": "†",
+    "derived_legend": "† values derived from a publication, not measured by benchkit (see Reference data).",
+    "yes": "on",
+    "no": "off",
+    "not_run": "not run",
+    "no_figure_data": "No complete points to plot.",
+    "fig_backend": "Seconds per unit (throughput basis) against slots, per backend",
+    "fig_slots": "Seconds per unit on both bases, and aggregate decode throughput, against slots",
+    "fig_mtp": "MTP on / off: seconds per unit (throughput basis), per slot count",
+    "fig_build": "Baseline and new build: seconds per unit (throughput basis), config by config",
+    "definitions_intro": "How each metric is measured:",
+    "noise_single": (
+        "Each point ran once, so run-to-run noise is unknown: a difference smaller than "
+        "{gain} (study.knee_gain) is reported as no difference, never as a win."
+    ),
+    "noise_repeats": (
+        "Points that ran more than once: mean, coefficient of variation and 95% confidence "
+        "interval of seconds per unit (throughput basis). A difference inside the noise is "
+        "reported as no difference."
+    ),
+    "no_caveats": "None detected in the data.",
+    "no_claims": "The study declared no claims to check.",
+    "claim_supported": "supported",
+    "claim_refuted": "refuted",
+    "claim_partly": "partly supported",
+    "claim_untestable": "not testable here",
+    "claims_intro": "Premises the study declared, checked against the complete measurements:",
+    "corrections_none": "No verdict has changed since the earlier publication ({date}).",
+    "corrections_first": "First publication of this study: nothing to correct yet.",
+    "corrections_no_ledger": (
+        "No ledger of earlier publications was given (set study.ledger, or publish with "
+        "--publish), so earlier verdicts cannot be checked here."
+    ),
+    "corrections_intro": "Verdicts that changed since an earlier publication of this study:",
+    "confirmed_intro": "Earlier provisional verdicts that the data now confirm:",
+    "refuted_claims_intro": "Premises the measurements refuted:",
+    "quality_not_measured": (
+        "Output quality was not measured: this report is about speed only. A setting that is "
+        "fast is not thereby one whose answers are good."
+    ),
+    "quality_measured": "The study declares that output quality was measured separately.",
+    "other_hw_intro": (
+        "Results from other hardware, listed for reference only: they are never compared with "
+        "the numbers above."
+    ),
+    "untested_missing": "Planned points without a complete result:",
+    "untested_declared": "Not tried, as the study declares:",
+    "untested_none": "Every planned point completed, and the study lists nothing as untested.",
+    "reference_intro": (
+        "Some or all results here are reference data transcribed or derived from a "
+        "publication, not measured by benchkit ({jobs} jobs):"
+    ),
+    "summary_rec": "Recommended setting: {point}.",
+    "summary_none": "No recommendation: the data do not single out a setting.",
+    "summary_projection": "Projection: {text}",
+    "summary_status_provisional": "This write-up is provisional: {why}.",
+    "summary_status_complete": "Every planned point completed.",
+    "summary_quality": "Speed only: output quality was not measured.",
+    "missing_points": "missing: {points}",
+    "missing_many": "{n} planned points it depends on did not complete (listed under Not run)",
+    "summary_best_so_far": (
+        "No recommendation yet: the best completed point so far is {point}, but planned points "
+        "it is compared with did not complete."
+    ),
+}
+
+_KO: dict[str, str] = {
+    "question": "질문",
+    "rendered": "{source}의 결과로 {when}에 만들었습니다.",
+    "status_complete": "완료: 계획한 {n}개 지점이 모두 끝까지 돌았습니다.",
+    "status_complete_one": "완료: 계획한 지점 하나가 끝까지 돌았습니다.",
+    "headline_none": "판정 없음: 완료된 계획 지점이 아직 없습니다",
+    "status_provisional": (
+        "잠정: 계획한 {n}개 지점 중 {k}개가 완주하지 못했습니다({points}). 그 지점에 기대는 "
+        "판정은 잠정으로 표시했고, 결론이 아닙니다."
+    ),
+    "sec_compared": "먼저, 무엇을 무엇과 비교하는지",
+    "basis_note": (
+        '"종목당 초"에는 늘 기준을 붙였습니다. **처리량 기준**: 벽시계 시간 / 완료한 단위 수로, '
+        "여러 단위를 한꺼번에 돌릴 때의 비용입니다. 판정과 환산은 이 기준을 씁니다. **슬롯 지연 기준**: "
+        "슬롯 하나가 단위 하나를 끝내는 데 걸린 시간으로, 처리량 기준의 대략 슬롯 수배입니다. 두 기준의 "
+        "숫자를 서로 비교하지 않습니다."
+    ),
+    "model_line": "모델: {name} ({arch}, {params}, {quant}{size}).",
+    "model_params": "전체 {total}B, 활성 {active}B 파라미터",
+    "synthetic_note": "benchkit이 직접 만든 무작위 가중치 합성 모델이라, 그 속도는 실제 모델에 대해 아무것도 말해 주지 않습니다",
+    "hardware_line": "하드웨어: {name}{desc}{power}.",
+    "power_cap": ", 전력캡 {w}W",
+    "compare_warning": (
+        "이 숫자는 이 모델과 이 하드웨어에서만 성립합니다. 다른 모델이나 다른 카드에서 잰 숫자와 직접 "
+        "비교하면 안 됩니다. 같은 카드라도 35B MoE와 27B dense는 속도가 완전히 다릅니다."
+    ),
+    "sec_workload": "워크로드와 샘플링",
+    "workload_line": (
+        "워크로드 {fixture}: {units}개 단위, {calls}번 호출, 프롬프트 {prompt} 토큰(호출당 평균 "
+        "{mean_prompt}, 최대 {max_prompt}), 생성 {completion} 토큰. 출력 정책 {policy}, 호출당 생성 "
+        "상한 {cap} 토큰."
+    ),
+    "sampling_sent": "샘플링 {profile}: 보낸 값 {fields}.",
+    "sampling_unsent": "샘플링 {profile}: 샘플링 값을 보내지 않아 서버 기본값이 적용됐습니다{defaults}.",
+    "sampling_mixed": "작업마다 샘플링이 다릅니다: {profiles}.",
+    "sec_setup": "세팅",
+    "builds_title": "llama-server 빌드:",
+    "build_date": "; 소스 날짜 {date}",
+    "flags_title": (
+        "llama-server에 넘긴 모든 플래그입니다(경로는 파일 이름만 남겼고, 전체 경로와 환경 변수는 각 "
+        "작업의 result.json에 있습니다). 모든 작업에 공통:"
+    ),
+    "flags_per_job": "작업별로 더한 것:",
+    "sec_backend": "백엔드",
+    "sec_slots": "동시 슬롯",
+    "sec_mtp": "MTP(투기적 디코딩)",
+    "sec_build": "빌드 비교",
+    "sec_repeats": "반복 측정과 노이즈",
+    "sec_projection": "환산",
+    "sec_results": "전체 결과",
+    "sec_definitions": "지표 정의",
+    "sec_caveats": "측정에서 주의할 점",
+    "sec_claims": "전제 검증",
+    "sec_corrections": "정정",
+    "sec_quality": "품질",
+    "sec_other_hw": "다른 하드웨어",
+    "sec_untested": "시도하지 않았거나 못 한 것",
+    "sec_summary": "정리하면",
+    "sec_reference": "참고 데이터",
+    "col_job": "작업",
+    "col_backend": "백엔드",
+    "col_slots": "슬롯",
+    "col_mtp": "MTP",
+    "col_status": "상태",
+    "col_reason": "이유",
+    "col_point": "계획한 지점",
+    "col_config": "설정",
+    "col_s_tp": "단위당 초(처리량)",
+    "col_s_lat": "단위당 초(슬롯 지연)",
+    "col_decode": "decode tok/s(합산)",
+    "col_prefill": "prefill tok/s(합산)",
+    "col_calls": "호출 성공 / 실패",
+    "col_cap": "상한 도달",
+    "col_ratio": "가장 빠른 쪽 대비",
+    "col_gain": "이전 대비 decode 이득",
+    "col_ctx": "컨텍스트(토큰)",
+    "col_off": "MTP 끔 단위당 초",
+    "col_on": "MTP 켬 단위당 초",
+    "col_on_off": "켬 / 끔",
+    "col_effect": "효과",
+    "col_acceptance": "투기 토큰 수용률",
+    "col_base": "기준 빌드 단위당 초",
+    "col_new": "새 빌드 단위당 초",
+    "col_change": "변화",
+    "col_prefill_change": "prefill tok/s",
+    "col_decode_change": "decode tok/s",
+    "col_n": "반복",
+    "col_mean": "평균 단위당 초",
+    "col_cv": "변동계수",
+    "col_ci": "95% 신뢰구간",
+    "col_premise": "전제",
+    "col_source": "출처",
+    "col_expected": "기대 범위",
+    "col_measured": "실측",
+    "col_verdict": "판정",
+    "col_factor": "요인",
+    "col_earlier": "이전",
+    "col_now": "지금",
+    "col_why": "이유",
+    "col_date": "게시",
+    "derived_mark": "†",
+    "derived_legend": "† 표시는 benchkit이 잰 값이 아니라 게시물에서 옮기거나 유도한 값입니다(참고 데이터 참조).",
+    "yes": "켬",
+    "no": "끔",
+    "not_run": "실행 안 됨",
+    "no_figure_data": "그릴 완료 지점이 없습니다.",
+    "fig_backend": "백엔드별 슬롯 수에 따른 단위당 초(처리량 기준)",
+    "fig_slots": "슬롯 수에 따른 두 기준의 단위당 초와 합산 decode 처리량",
+    "fig_mtp": "MTP 켬/끔: 슬롯 수별 단위당 초(처리량 기준)",
+    "fig_build": "기준 빌드와 새 빌드: 설정별 단위당 초(처리량 기준)",
+    "definitions_intro": "각 지표를 재는 방법:",
+    "noise_single": (
+        "각 지점을 한 번씩만 돌려 반복 간 노이즈를 모릅니다. {gain}(study.knee_gain)보다 작은 차이는 "
+        "승리가 아니라 차이 없음으로 적었습니다."
+    ),
+    "noise_repeats": (
+        "두 번 이상 돌린 지점의 단위당 초(처리량 기준) 평균, 변동계수, 95% 신뢰구간입니다. 노이즈 안의 "
+        "차이는 차이 없음으로 적었습니다."
+    ),
+    "no_caveats": "데이터에서 발견된 것이 없습니다.",
+    "no_claims": "스터디에 검증할 전제가 없습니다.",
+    "claim_supported": "지지됨",
+    "claim_refuted": "반박됨",
+    "claim_partly": "일부만 지지됨",
+    "claim_untestable": "여기서는 검증 불가",
+    "claims_intro": "스터디에 적어 둔 전제를 완료된 측정값과 대조했습니다:",
+    "corrections_none": "이전 게시({date}) 이후 바뀐 판정이 없습니다.",
+    "corrections_first": "이 스터디의 첫 게시라 정정할 것이 아직 없습니다.",
+    "corrections_no_ledger": (
+        "이전 게시 기록(원장)이 주어지지 않아(study.ledger를 지정하거나 --publish로 게시하세요) 이전 "
+        "판정과 대조하지 못했습니다."
+    ),
+    "corrections_intro": "이 스터디의 이전 게시 이후 바뀐 판정입니다:",
+    "confirmed_intro": "이전에 잠정이었고 이제 데이터로 확인된 판정:",
+    "refuted_claims_intro": "측정으로 반박된 전제:",
+    "quality_not_measured": (
+        "결과의 품질은 재지 않았습니다. 이 글은 속도만 다룹니다. 빠르다는 것과 답이 믿을 만하다는 것은 "
+        "별개의 문제입니다."
+    ),
+    "quality_measured": "스터디 설정상 결과 품질은 별도로 측정했습니다.",
+    "other_hw_intro": "다른 하드웨어의 결과는 참고로만 적었고, 위 숫자와 비교하지 않습니다.",
+    "untested_missing": "완료된 결과가 없는 계획 지점:",
+    "untested_declared": "스터디에 적어 둔, 시도하지 않은 것:",
+    "untested_none": "계획한 지점이 모두 완료됐고, 스터디에 적어 둔 미시도 항목도 없습니다.",
+    "reference_intro": "여기 결과의 일부 또는 전부는 benchkit이 잰 것이 아니라 게시물에서 옮기거나 유도한 참고 데이터입니다({jobs}개 작업):",
+    "summary_rec": "권장 설정: {point}.",
+    "summary_none": "권장 설정 없음: 데이터가 하나의 설정을 가리키지 않습니다.",
+    "summary_projection": "환산: {text}",
+    "summary_status_provisional": "이 글은 잠정입니다: {why}.",
+    "summary_status_complete": "계획한 지점이 모두 완료됐습니다.",
+    "summary_quality": "속도만 쟀고, 결과 품질은 재지 않았습니다.",
+    "missing_points": "빠진 지점: {points}",
+    "missing_many": "기대는 계획 지점 {n}개가 완료되지 않았습니다(아래 '시도하지 않았거나 못 한 것' 참조)",
+    "summary_best_so_far": (
+        "아직 권장 설정이 없습니다: 지금까지 완료된 지점 중에서는 {point}가 가장 낫지만, 비교할 계획 지점이 "
+        "완료되지 않았습니다."
+    ),
+}
+
+STRINGS: dict[str, dict[str, str]] = {"en": _EN, "ko": _KO}
+
+# Korean wording of measure.DEFINITIONS; a metric missing here keeps its English definition.
+DEFINITIONS_KO = {
+    "wall_s": "클라이언트 벽시계: 첫 요청을 보낸 때부터 마지막 응답을 받은 때까지.",
+    "s_per_unit_throughput": (
+        "처리량 기준: wall_s / 완료한 단위 수. 모든 슬롯으로 단위를 함께 돌릴 때 단위 하나가 드는 비용."
+    ),
+    "s_per_unit_slot_latency": (
+        "슬롯 지연 기준: 완료한 단위마다 (그 단위의 마지막 응답 - 첫 요청)의 평균. 단위 하나가 기다리는 "
+        "시간으로, 처리량 기준의 대략 슬롯 수배."
+    ),
+    "prefill_tok_s": (
+        "합산 prefill 처리량: 서버가 평가한 프롬프트 토큰(timings.prompt_n, 캐시된 토큰 제외) / 요청과 첫 "
+        "토큰 사이에 있는 호출이 하나라도 있던 벽시계 시간."
+    ),
+    "decode_tok_s": (
+        "합산 decode 처리량: 생성 토큰 / 첫 토큰과 마지막 토큰 사이에 있는 호출이 하나라도 있던 벽시계 시간."
+    ),
+    "ttft_ms": "클라이언트가 잰 첫 토큰까지의 시간: 요청을 보내고 첫 토큰을 받기까지, 서버 안 대기 포함.",
+    "itl_ms": "호출별 토큰 간격: (마지막 토큰 - 첫 토큰) / (생성 토큰 - 1). 스트림 청크가 아니라 토큰을 셉니다.",
+    "server_prompt_tok_s": "서버 자신의 호출별 timings.prompt_per_second 평균.",
+    "server_decode_tok_s": "서버 자신의 호출별 timings.predicted_per_second 평균.",
+    "draft_acceptance": (
+        "수용된 투기 토큰 / 투기 토큰, 서버 timings의 호출 합계(draft_n_accepted / draft_n). 투기가 "
+        "없으면 null."
+    ),
+    "calls_hit_cap": "워크로드의 생성 상한까지 간 호출(finish_reason = length이고 생성 토큰 = 상한): 폭주 출력.",
+    "cap_time_share": "상한에 걸린 호출이 차지한 호출 시간 합계의 비율.",
+    "error_rate": "실패한 호출 / 시도한 호출.",
+}
+
+
+def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:
+    """The metric definitions in `lang`, falling back to English for any not translated."""
+    if lang != "ko":
+        return dict(base)
+    return {k: DEFINITIONS_KO.get(k, v) for k, v in base.items()}
+
+
+def strings(lang: str) -> dict[str, str]:
+    """The fixed strings of one language (English for an unknown one)."""
+    return STRINGS.get(lang, _EN)
+
+
+def _s(lang: str, key: str, **kw: Any) -> str:
+    return strings(lang)[key].format(**kw)
+
+
+# ------------------------------------------------------------------------- small phrases
+
+
+def backend_name(b: Any) -> str:
+    return BACKENDS.get(norm(b), str(b))
+
+
+def _particle(name: str, after_consonant: str, after_vowel: str) -> str:
+    final = _KO_FINAL_CONSONANT.get(name)
+    if final is None:
+        return f"{name}{after_consonant}({after_vowel})"
+    return name + (after_consonant if final else after_vowel)
+
+
+def subject(name: str, lang: str) -> str:
+    """'Vulkan' -> 'Vulkan이', 'CUDA' -> 'CUDA가' in Korean; the name itself in English."""
+    return _particle(name, "이", "가") if lang == "ko" else name
+
+
+def topic(name: str, lang: str) -> str:
+    """'HIP' -> 'HIP은', 'CPU' -> 'CPU는' in Korean; the name itself in English."""
+    return _particle(name, "은", "는") if lang == "ko" else name
+
+
+def span(lo: float, hi: float, fn: Callable[[float], str], lang: str) -> str:
+    """A range of two formatted numbers: '48%–52%' ('48~52%' in Korean); one when equal."""
+    a, b = fn(lo), fn(hi)
+    if a == b:
+        return a
+    if lang == "ko":
+        return f"{a.rstrip('%배')}~{b}" if a[-1:] == b[-1:] and a[-1:] in "%배" else f"{a}~{b}"
+    return f"{a}–{b}"
+
+
+def slots_phrase(n: Any, lang: str) -> str:
+    k = int(float(n))
+    if lang == "ko":
+        return f"슬롯 {k}개"
+    return f"{k} slot" if k == 1 else f"{k} slots"
+
+
+def mtp_phrase(v: Any, lang: str) -> str:
+    on = norm(v) == "true"
+    return f"MTP {strings(lang)['yes' if on else 'no']}"
+
+
+def point_text(point: Mapping[str, Any] | None, lang: str) -> str:
+    """{'backend': 'vulkan', 'slots': 4, 'mtp': False} -> 'Vulkan, 4 slots, MTP off'."""
+    if not point:
+        return "–"
+    parts = []
+    order = {"backend": 0, "slots": 1, "mtp": 2}
+    for k, v in sorted(point.items(), key=lambda kv: order.get(kv[0], 3)):
+        if k == "backend":
+            parts.append(backend_name(v))
+        elif k == "slots":
+            parts.append(slots_phrase(v, lang))
+        elif k == "mtp":
+            parts.append(mtp_phrase(v, lang))
+        else:
+            parts.append(f"{k}={v}")
+    return ", ".join(parts)
+
+
+def missing_text(missing: Sequence[Any], lang: str, limit: int = 6) -> str:
+    """'Vulkan, 4 slots, MTP off (incomplete: ...); HIP, 4 slots, MTP on (not run)'."""
+    items = []
+    for m in missing[:limit]:
+        status = status_word(m.status, lang)
+        reason = f": {m.reason}" if m.reason else ""
+        items.append(f"{point_text(m.point, lang)} ({status}{reason})")
+    more = len(missing) - limit
+    if more > 0:
+        items.append(f"+{more}" if lang == "ko" else f"and {more} more")
+    return "; ".join(items)
+
+
+_FACTORS = {
+    "en": {
+        "backend": "backend",
+        "slots": "parallel slots",
+        "mtp": "MTP",
+        "projection": "projection",
+        "build": "build",
+        "repeats": "repeats",
+        "validity": "validity",
+    },
+    "ko": {
+        "backend": "백엔드",
+        "slots": "동시 슬롯",
+        "mtp": "MTP",
+        "projection": "환산",
+        "build": "빌드",
+        "repeats": "반복",
+        "validity": "유효성",
+    },
+}
+
+
+def factor_name(factor: str, lang: str) -> str:
+    return _FACTORS.get(lang, _FACTORS["en"]).get(factor, factor)
+
+
+_STATUS_WORDS = {
+    "en": {
+        "complete": "complete",
+        "provisional": "provisional",
+        "incomplete": "incomplete",
+        "failed": "failed",
+        "unavailable": "unavailable",
+        "not run": "not run",
+    },
+    "ko": {
+        "complete": "완료",
+        "provisional": "잠정",
+        "incomplete": "미완주",
+        "failed": "실패",
+        "unavailable": "사용 불가",
+        "not run": "실행 안 됨",
+    },
+}
+
+
+def status_word(status: str, lang: str) -> str:
+    return _STATUS_WORDS.get(lang, _STATUS_WORDS["en"]).get(status, status)
+
+
+_EFFECT_WORDS = {
+    "en": {
+        "helps": "helps",
+        "hurts": "hurts",
+        "no difference": "no difference",
+        "faster": "faster",
+        "slower": "slower",
+        "mixed": "mixed",
+    },
+    "ko": {
+        "helps": "도움",
+        "hurts": "손해",
+        "no difference": "차이 없음",
+        "faster": "빨라짐",
+        "slower": "느려짐",
+        "mixed": "엇갈림",
+    },
+}
+
+
+def effect_word(effect: Any, lang: str) -> str:
+    if effect is None:
+        return fmt.DASH
+    return _EFFECT_WORDS.get(lang, _EFFECT_WORDS["en"]).get(str(effect), str(effect))
+
+
+def slot_range(lo: int | None, hi: int | None, largest: int | None, lang: str) -> str:
+    """Slot counts of one MTP run: '1 slot', '2+ slots', '2-3 slots' (largest tested closes)."""
+    if lo is None:
+        return "all" if lang != "ko" else "전 구간"
+    if hi is None and largest is not None and largest == lo:
+        hi = lo
+    if hi is None:
+        return f"슬롯 {lo}개 이상" if lang == "ko" else f"{lo}+ slots"
+    if hi == lo:
+        return slots_phrase(lo, lang)
+    return f"슬롯 {lo}~{hi}개" if lang == "ko" else f"{lo}–{hi} slots"
+
+
+# ---------------------------------------------------------------------------- sentences
+
+
+def _prov(v: Verdict, lang: str) -> str:
+    if v.status == COMPLETE:
+        return ""
+    bits = []
+    if len(v.missing) > 2:
+        bits.append(_s(lang, "missing_many", n=len(v.missing)))
+    elif v.missing:
+        bits.append(_s(lang, "missing_points", points=missing_text(v.missing, lang)))
+    for r in v.reasons:
+        bits.append(reason_text(r, v, lang))
+    head = "잠정" if lang == "ko" else "Provisional"
+    return f" ({head}: " + "; ".join(b for b in bits if b) + ")"
+
+
+def reason_text(reason: str, v: Verdict, lang: str) -> str:
+    ko = lang == "ko"
+    if reason == "single_run":
+        n = v.numbers.get("units_measured")
+        units = fmt.integer(n) if n is not None else "?"
+        return (
+            f"{units}개 단위를 한 번 돌린 값이라 신뢰구간이 없습니다"
+            if ko
+            else f"one run of {units} units, so no confidence interval"
+        )
+    if reason.startswith("depends_on:"):
+        f = factor_name(reason.split(":", 1)[1], lang)
+        return f"{f} 판정이 잠정입니다" if ko else f"the {f} verdict is provisional"
+    if reason == "no_result":
+        return (
+            "권장 지점에 완료된 결과가 없습니다"
+            if ko
+            else "the recommended point has no complete result"
+        )
+    if reason == "no_comparison":
+        return "비교할 완료 지점이 없습니다" if ko else "no complete points to compare"
+    if reason == "one_slot_count":
+        return "완료된 슬롯 수가 하나뿐입니다" if ko else "only one slot count completed"
+    return reason
+
+
+def backend_sentence(v: Verdict, lang: str) -> str:
+    ko = lang == "ko"
+    n = v.numbers
+    if v.verdict is None:
+        return (
+            (
+                "백엔드를 비교할 완료 지점이 없습니다"
+                if ko
+                else "No complete points compare the backends"
+            )
+            + _prov(v, lang)
+            + "."
+        )
+    if v.verdict == "no difference":
+        return (
+            (
+                "백엔드 사이에 노이즈를 넘는 차이가 없었습니다"
+                if ko
+                else "No difference between the backends beyond the noise"
+            )
+            + _prov(v, lang)
+            + "."
+        )
+    if v.verdict == "mixed":
+        wins = ", ".join(f"{backend_name(b)} {k}" for b, k in n["winners"].items())
+        return (
+            (
+                f"한쪽이 늘 이기지 않았습니다(설정별 승리 횟수: {wins})"
+                if ko
+                else f"No single winner (settings won: {wins})"
+            )
+            + _prov(v, lang)
+            + "."
+        )
+    winner = backend_name(v.verdict)
+    losers = []
+    for b, (lo, hi) in n["ratio_range"].items():
+        losers.append((backend_name(b), span(lo, hi, lambda x: fmt.ratio(x, lang), lang)))
+    k = n["compared"]
+    ties = n.get("ties", 0)
+    if ko:
+        rest = ", ".join(f"{topic(name, lang)} 단위당 {r} 오래 걸렸습니다" for name, r in losers)
+        tie = f" 나머지 {ties}개 설정에서는 차이가 노이즈 안이었습니다." if ties else ""
+        return (
+            f"{subject(winner, lang)} 이겼습니다{_prov(v, lang)}. 처리량 기준으로 비교한 {k}개 "
+            f"설정에서 {rest}.{tie}"
+        )
+    rest = ", ".join(f"{name} took {r} as long per unit" for name, r in losers)
+    tie = f" In {ties} other settings the difference was inside the noise." if ties else ""
+    return (
+        f"{winner} won{_prov(v, lang)}: on the throughput basis, {rest} across the {k} "
+        f"settings compared.{tie}"
+    )
+
+
+def slots_sentence(v: Verdict, lang: str) -> str:
+    ko = lang == "ko"
+    n = v.numbers
+    if v.verdict is None:
+        return (
+            (
+                "슬롯 수를 비교할 완료 지점이 없습니다"
+                if ko
+                else "No complete points compare slot counts"
+            )
+            + _prov(v, lang)
+            + "."
+        )
+    k = int(v.verdict)
+    gain = fmt.pct(n.get("knee_gain", 0.05))
+    rate = (
+        ("합산 decode 처리량" if ko else "aggregate decode throughput")
+        if n.get("rate_basis") == "decode_tok_s"
+        else ("처리량 기준 단위 처리 속도" if ko else "units per second (throughput basis)")
+    )
+    if not n.get("knee_reached"):
+        rows = n.get("rows", [])
+        last_gain = rows[-1]["gain_vs_previous"] if len(rows) > 1 else None
+        if v.status != COMPLETE:
+            if ko:
+                return (
+                    f"잠정: {slots_phrase(k, lang)}는 완료된 지점 중 가장 나은 값일 뿐, 결론이 "
+                    f"아닙니다. 무릎에 닿지 않았고(마지막 증가에서 {rate} "
+                    f"{fmt.signed_pct(last_gain)}), {missing_text(v.missing, lang)}."
+                )
+            return (
+                f"Provisional: {slots_phrase(k, lang)} is only the best completed point, not "
+                f"a conclusion. The knee was not reached (the last step still changed {rate} "
+                f"by {fmt.signed_pct(last_gain)}), and {missing_text(v.missing, lang)} did "
+                "not complete."
+            )
+        if ko:
+            return (
+                f"{slots_phrase(k, lang)}까지 무릎이 없었습니다: 가장 큰 슬롯 수에서도 {rate}이 "
+                f"{gain} 이상 늘었습니다. 더 큰 슬롯 수를 재 봐야 합니다."
+            )
+        return (
+            f"No knee up to {slots_phrase(k, lang)}: the largest count tested still added "
+            f"{gain} or more to {rate}; larger counts need measuring."
+        )
+    beyond = n.get("beyond", [])
+    costs = []
+    for b in beyond:
+        lat = fmt.ratio(b["latency_ratio"], lang) if b.get("latency_ratio") else fmt.DASH
+        ctx = fmt.ratio(b["ctx_ratio"], lang) if b.get("ctx_ratio") else fmt.DASH
+        if ko:
+            costs.append(
+                f"{slots_phrase(b['slots'], lang)}: decode {fmt.signed_pct(b['gain_vs_knee'])}, "
+                f"슬롯 지연 {lat}, 컨텍스트 {ctx}"
+            )
+        else:
+            costs.append(
+                f"{slots_phrase(b['slots'], lang)}: decode "
+                f"{fmt.signed_pct(b['gain_vs_knee'])}, slot latency {lat}, context {ctx}"
+            )
+    if ko:
+        head = (
+            f"동시 슬롯은 {k}개가 무릎이었습니다{_prov(v, lang)}. 그 뒤로는 슬롯을 늘려도 {rate}이 "
+            f"{gain} 미만으로만 늘었고"
+        )
+        tail = ", 지연과 컨텍스트 메모리만 커졌습니다" if n.get("latency_grows") else ""
+        return head + tail + (f" ({'; '.join(costs)})." if costs else ".")
+    head = (
+        f"{k} slots was the knee{_prov(v, lang)}: beyond it more slots added less than {gain} "
+        f"to {rate}"
+    )
+    tail = ", while slot latency and context memory kept growing" if n.get("latency_grows") else ""
+    return head + tail + (f" ({'; '.join(costs)})." if costs else ".")
+
+
+def mtp_runs_text(v: Verdict, lang: str) -> str:
+    """'helped only at 1 slot and hurt at 2+ slots' from the effect runs."""
+    ko = lang == "ko"
+    runs = v.verdict or []
+    largest = v.numbers.get("largest")
+    effects = {r["effect"] for r in runs}
+    if len(runs) == 1 and runs[0]["from"] is None:
+        return {
+            "helps": "도움이 됐습니다" if ko else "helped",
+            "hurts": "손해였습니다" if ko else "hurt",
+            "no difference": "차이가 없었습니다" if ko else "made no difference",
+        }[runs[0]["effect"]]
+    if len(effects) == 1:
+        e = runs[0]["effect"]
+        if ko:
+            return {
+                "helps": "모든 슬롯 수에서 도움이 됐습니다",
+                "hurts": "모든 슬롯 수에서 손해였습니다",
+                "no difference": "어느 슬롯 수에서도 차이가 없었습니다",
+            }[e]
+        return {
+            "helps": "helped at every slot count",
+            "hurts": "hurt at every slot count",
+            "no difference": "made no difference at any slot count",
+        }[e]
+    parts = []
+    helps_once = sum(1 for r in runs if r["effect"] == "helps") == 1
+    for r in runs:
+        where = slot_range(r["from"], r["to"], largest, lang)
+        e = r["effect"]
+        if ko:
+            word = {"helps": "도움이 됐고", "hurts": "손해였고", "no difference": "차이가 없었고"}[
+                e
+            ]
+            only = "에서만 " if e == "helps" and helps_once else "에서는 "
+            parts.append(f"{where}{only}{word}")
+        else:
+            word = {"helps": "helped", "hurts": "hurt", "no difference": "made no difference"}[e]
+            only = " only" if e == "helps" and helps_once else ""
+            parts.append(f"{word}{only} at {where}")
+    if ko:
+        text = ", ".join(parts)
+        return text[:-1] + "습니다" if text.endswith("고") else text
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def mtp_sentence(v: Verdict, lang: str) -> str:
+    ko = lang == "ko"
+    if v.verdict is None:
+        return (
+            (
+                "MTP 켬/끔을 같은 설정에서 비교할 완료 지점이 없습니다"
+                if ko
+                else "No complete points compare MTP on and off"
+            )
+            + _prov(v, lang)
+            + "."
+        )
+    primary = [
+        e
+        for e in v.numbers["contexts"]
+        if all(
+            norm(e["context"].get(k)) == norm(x)
+            for k, x in (v.numbers.get("primary") or {}).items()
+        )
+    ]
+    worst = max(primary, key=lambda e: e["ratio"])
+    best = min(primary, key=lambda e: e["ratio"])
+    acc = v.numbers.get("acceptance_range")
+    where = point_text(v.point, lang) if v.point else ""
+    acc_text = ""
+    if acc:
+        a = span(acc[0], acc[1], fmt.pct, lang)
+        acc_text = (
+            f" 투기 토큰 수용률은 모든 설정에서 {a}였습니다."
+            if ko
+            else f" Draft acceptance was {a} across all settings measured."
+        )
+    if ko:
+        return (
+            f"MTP는 {mtp_runs_text(v, lang)}{_prov(v, lang)}. {where} 기준, 켜면 단위당 시간이 "
+            f"{fmt.ratio(best['ratio'], lang)}에서 {fmt.ratio(worst['ratio'], lang)}까지 "
+            f"달라졌습니다(처리량 기준).{acc_text}"
+        )
+    return (
+        f"MTP {mtp_runs_text(v, lang)}{_prov(v, lang)}. On {where}, turning it on changed "
+        f"seconds per unit by {fmt.ratio(best['ratio'], lang)} to "
+        f"{fmt.ratio(worst['ratio'], lang)} (throughput basis).{acc_text}"
+    )
+
+
+def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
+    if v.verdict is None:
+        return _s(lang, "noise_single", gain=fmt.pct(gain))
+    k = v.verdict["configs_repeated"]
+    cv = fmt.pct(v.verdict["max_cv"], 1)
+    if lang == "ko":
+        return f"{k}개 설정을 반복해 돌렸고, 변동계수는 최대 {cv}였습니다."
+    return f"{k} settings ran more than once; their coefficient of variation was at most {cv}."
+
+
+def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
+    ko = lang == "ko"
+    n = v.numbers
+    if v.verdict is None:
+        return (
+            f"환산할 수 없습니다{_prov(v, lang)}."
+            if ko
+            else f"No projection is possible{_prov(v, lang)}."
+        )
+    where = point_text(v.point, lang)
+    units = fmt.integer(n["units"])
+    ci = ""
+    if n.get("ci_seconds"):
+        ci = f" ± {fmt.hours(n['ci_seconds'], lang)}"
+    prov = _prov(v, lang).strip().strip("()")
+    if ko:
+        text = (
+            f"{where}에서 {unit_name} {units}개에 약 {fmt.hours(n['seconds'], lang)}{ci}입니다"
+            f"({unit_name}당 {fmt.seconds(n['s_per_unit'], lang)}, 처리량 기준)."
+        )
+        return f"{text} {prov}." if prov else text
+    text = (
+        f"About {fmt.hours(n['seconds'], lang)}{ci} per {units} {unit_name}s at {where}: "
+        f"{fmt.seconds(n['s_per_unit'], lang)} per {unit_name} on the throughput basis."
+    )
+    return f"{text} {prov}." if prov else text
+
+
+def build_sentence(v: Verdict, lang: str) -> str:
+    ko = lang == "ko"
+    n = v.numbers
+    if v.verdict == "not comparable":
+        why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in n["blocked_by"].items())
+        return (
+            f"두 스윕은 같은 기준이 아니라 비교하지 않았습니다({why})."
+            if ko
+            else f"The two sweeps are not on the same basis, so they are not compared ({why})."
+        )
+    if v.verdict is None:
+        return (
+            "두 스윕에 공통으로 완료된 설정이 없습니다."
+            if ko
+            else "No configuration completed in both sweeps."
+        )
+    pairs = n["pairs"]
+    med = n["median_change"]
+    p = pairs[0] if len(pairs) == 1 else None
+    pct = fmt.pct(abs(med))
+    if v.verdict == "faster":
+        head = f"새 빌드가 {pct} 빨랐습니다" if ko else f"The new build was {pct} faster"
+    elif v.verdict == "slower":
+        head = f"새 빌드가 {pct} 느렸습니다" if ko else f"The new build was {pct} slower"
+    elif v.verdict == "mixed":
+        head = "설정에 따라 엇갈렸습니다" if ko else "The change was mixed across settings"
+    else:
+        head = "노이즈를 넘는 차이가 없었습니다" if ko else "No difference beyond the noise"
+    detail = ""
+    if p is not None:
+        detail = (
+            f" ({point_text(p['config'], lang)}: {fmt.seconds(p['base'], lang)} → "
+            f"{fmt.seconds(p['new'], lang)}, {'처리량 기준' if ko else 'throughput basis'})"
+        )
+        bits = []
+        if p.get("base_prefill") and p.get("new_prefill"):
+            bits.append(
+                f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
+                f"({effect_word(p['prefill_effect'], lang)})"
+            )
+        if p.get("base_decode") and p.get("new_decode"):
+            same = p["decode_effect"] == "no difference"
+            word = (
+                ("그대로" if ko else "unchanged") if same else effect_word(p["decode_effect"], lang)
+            )
+            bits.append(
+                f"decode {fmt.num(p['base_decode'], 0)} → {fmt.num(p['new_decode'], 0)} tok/s ({word})"
+            )
+        if bits:
+            detail += "; " + ", ".join(bits)
+    elif n.get("change_range"):
+        lo, hi = n["change_range"]
+        detail = f" ({len(pairs)} configs, {fmt.signed_pct(lo)} … {fmt.signed_pct(hi)})"
+    return f"{head}{detail}{_prov(v, lang)}."
+
+
+def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
+    """The one-line answer, from the verdicts: 'Vulkan won, 4 slots was the knee, MTP helped
+    only at 1 slot; about 4.8 h per 100 units'. Provisional parts say so."""
+    ko = lang == "ko"
+    parts: list[str] = []
+    b, s, m, p = (verdicts.get(k) for k in ("backend", "slots", "mtp", "projection"))
+    if b is not None and b.verdict not in (None, "mixed", "no difference"):
+        name = backend_name(b.verdict)
+        parts.append(f"{name} 백엔드가 이겼고" if ko else f"{name} won")
+    elif b is not None and b.verdict == "no difference":
+        parts.append("백엔드 간 차이는 노이즈 안이었고" if ko else "the backends did not differ")
+    elif b is not None and b.verdict == "mixed":
+        parts.append("백엔드는 설정에 따라 엇갈렸고" if ko else "no single backend won")
+    if s is not None and s.verdict is not None:
+        k = int(s.verdict)
+        if s.numbers.get("knee_reached") and s.status == COMPLETE:
+            parts.append(f"동시 슬롯은 {k}개가 무릎이었고" if ko else f"{k} slots was the knee")
+        elif s.numbers.get("knee_reached"):
+            parts.append(
+                f"동시 슬롯은 {k}개가 무릎으로 보이고" if ko else f"{k} slots looks like the knee"
+            )
+        elif s.status == COMPLETE:
+            parts.append(f"슬롯 {k}개까지 무릎이 없었고" if ko else f"no knee up to {k} slots")
+        else:
+            parts.append(
+                f"슬롯은 완료된 값 중 {k}개가 가장 나았을 뿐이고"
+                if ko
+                else f"{k} slots is only the best completed point"
+            )
+    if m is not None and m.verdict is not None:
+        parts.append(f"MTP는 {mtp_runs_text(m, lang)}" if ko else f"MTP {mtp_runs_text(m, lang)}")
+    bv = verdicts.get("build")
+    if bv is not None and bv.verdict in ("faster", "slower"):
+        pct = fmt.pct(abs(bv.numbers.get("median_change") or 0))
+        word = {"faster": ("빨랐고", "faster"), "slower": ("느렸고", "slower")}[bv.verdict]
+        parts.append(f"새 빌드가 {pct} {word[0]}" if ko else f"the new build was {pct} {word[1]}")
+    elif bv is not None and bv.verdict == "no difference":
+        parts.append("새 빌드와 차이가 없었고" if ko else "the new build made no difference")
+    if ko:
+        text = ", ".join(parts)
+        if text.endswith("고"):
+            text = text[:-1] + "습니다"
+    else:
+        text = ", ".join(parts)
+        text = text[:1].upper() + text[1:]
+    if p is not None and p.verdict is not None:
+        units = fmt.integer(p.numbers["units"])
+        hrs = fmt.hours(p.numbers["seconds"], lang)
+        if ko:
+            proj = f"{unit_name} {units}개에 약 {hrs}(처리량 기준)"
+            text = f"{text}. {proj}" if text else proj
+        else:
+            proj = f"about {hrs} per {units} {unit_name}s (throughput basis)"
+            text = f"{text}; {proj}" if text else proj[:1].upper() + proj[1:]
+    if not text:
+        return _s(lang, "headline_none") + "."
+    provisional = [v for v in (b, s, m) if v is not None and v.status != COMPLETE]
+    if provisional:
+        text = ("잠정: " if ko else "Provisional: ") + text
+    return text + "."
+
+
+def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
+    ko = lang == "ko"
+    kind = c["kind"]
+    if kind == "derived":
+        return (
+            f"{c['jobs']}개 작업의 값은 측정이 아니라 게시물에서 유도한 참고 데이터입니다."
+            if ko
+            else f"{c['jobs']} jobs hold reference values derived from a publication, not "
+            "measurements."
+        )
+    if kind == "cap":
+        share = (
+            f", 호출 시간의 최대 {fmt.pct(c['max_share'])}"
+            if ko and c.get("max_share") is not None
+            else (
+                f", up to {fmt.pct(c['max_share'])} of call time"
+                if c.get("max_share") is not None
+                else ""
+            )
+        )
+        return (
+            f"생성 상한에 걸린 호출이 {c['jobs']}개 작업에서 {c['calls']}번 있었습니다{share}. 이런 "
+            "폭주 출력은 단위 하나를 크게 느리게 만들 수 있어, 벽시계 옆에 합산 prefill과 decode "
+            "처리량을 같이 적었습니다."
+            if ko
+            else f"{c['calls']} calls in {c['jobs']} jobs ran to the generation cap{share}. "
+            "Runaway outputs like these can make one unit much slower, so aggregate prefill "
+            "and decode throughput stand beside wall-clock figures."
+        )
+    if kind == "spread":
+        worst = max(c["configs"], key=lambda x: x["cv"])
+        return (
+            f"반복 간 변동이 큽니다: {len(c['configs'])}개 설정의 변동계수가 "
+            f"{fmt.pct(c['threshold'])}를 넘었습니다(최대 {fmt.pct(worst['cv'], 1)}, "
+            f"{point_text(worst['config'], lang)})."
+            if ko
+            else f"High spread between repeats: {len(c['configs'])} settings have a "
+            f"coefficient of variation above {fmt.pct(c['threshold'])} (up to "
+            f"{fmt.pct(worst['cv'], 1)}, {point_text(worst['config'], lang)})."
+        )
+    if kind == "rate_swing":
+        worst = max(c["jobs"], key=lambda x: x["ratio"])
+        return (
+            f"호출별 토큰 간격이 크게 흔들렸습니다({len(c['jobs'])}개 작업, 최대 "
+            f"{fmt.ratio(worst['ratio'], lang)}: ITL p50 {fmt.millis(worst['p50'], lang)}, p99 "
+            f"{fmt.millis(worst['p99'], lang)}, {point_text(worst['point'], lang)}). 순간 속도는 "
+            "판정에 쓰지 않았고, 단위당 초와 합산 처리량만 썼습니다."
+            if ko
+            else f"Per-call token pace swung widely ({len(c['jobs'])} jobs, up to "
+            f"{fmt.ratio(worst['ratio'], lang)}: ITL p50 {fmt.millis(worst['p50'], lang)}, "
+            f"p99 {fmt.millis(worst['p99'], lang)}, {point_text(worst['point'], lang)}). "
+            "Instantaneous rates are not verdict material: verdicts use per-unit seconds "
+            "and aggregates."
+        )
+    if kind == "sampling_unspecified":
+        d = ", ".join(f"{k}={v}" for k, v in c["defaults"].items()) or (
+            "기록 없음" if ko else "not recorded"
+        )
+        return (
+            f"{c['jobs']}개 작업은 샘플링 값을 보내지 않아 서버 기본값({d})이 적용됐습니다."
+            if ko
+            else f"{c['jobs']} jobs sent no sampling settings, so the server's defaults applied "
+            f"({d})."
+        )
+    if kind == "identity":
+        jobs = "; ".join(f"{j['job']}: {j['problem']}" for j in c["jobs"])
+        return (
+            f"서버 신원 문제로 제외한 작업: {jobs}."
+            if ko
+            else f"Jobs excluded for a server identity problem: {jobs}."
+        )
+    if kind == "failed_calls":
+        return (
+            f"완료된 {c['jobs']}개 작업 안에 실패한 호출이 {c['calls']}번 있었습니다."
+            if ko
+            else f"{c['calls']} calls failed inside {c['jobs']} complete jobs."
+        )
+    if kind in ("mixed_model", "mixed_hardware"):
+        what = kind.split("_")[1]
+        vals = ", ".join(c["values"])
+        return (
+            f"결과에 서로 다른 {'모델' if what == 'model' else '하드웨어'}가 섞여 있습니다({vals}): "
+            "그 사이의 숫자는 직접 비교할 수 없습니다."
+            if ko
+            else f"The results span more than one {what} ({vals}): numbers across them are "
+            "not comparable."
+        )
+    if kind == "builds_differ":
+        builds = "; ".join(
+            f"{backend_name(k)} {b.get('version') or b.get('source')}"
+            for k, b in c["builds"].items()
+        )
+        age = c.get("age")
+        age_text = ""
+        if age and age.get("days"):
+            weeks = age["days"] / 7
+            age_text = (
+                f" {backend_name(age['older'])} 빌드의 소스가 {backend_name(age['newer'])}보다 "
+                f"{age['days']}일(약 {weeks:.0f}주) 더 낡았습니다."
+                if ko
+                else f" The {backend_name(age['older'])} build's source is {age['days']} days "
+                f"(about {weeks:.0f} weeks) older than {backend_name(age['newer'])}'s."
+            )
+        return (
+            f"백엔드마다 다른 llama.cpp 빌드를 썼습니다({builds}).{age_text} 백엔드 차이에 빌드 차이가 "
+            "섞여 있습니다."
+            if ko
+            else f"The backends ran different llama.cpp builds ({builds}).{age_text} Backend "
+            "differences include build differences."
+        )
+    if kind == "synthetic_model":
+        return (
+            f"{c['jobs']}개 작업은 합성 모델을 썼습니다: 그 속도는 실제 모델에 대해 아무것도 말해 주지 "
+            "않습니다."
+            if ko
+            else f"{c['jobs']} jobs used a synthetic model: their speed says nothing about any "
+            "real model."
+        )
+    return str(kind)
+
+
+def claim_status(status: str, lang: str) -> str:
+    return strings(lang).get(f"claim_{status}", status)
+
+
+def verdict_value_text(factor: str, value: Any, lang: str, numbers: Mapping[str, Any]) -> str:
+    """A verdict's value as a reader sees it (also for earlier values from the ledger)."""
+    if value is None:
+        return fmt.DASH
+    if factor == "backend":
+        if value in ("mixed", "no difference"):
+            return effect_word(value, lang)
+        return backend_name(value)
+    if factor == "slots":
+        return slots_phrase(value, lang)
+    if factor == "mtp" and isinstance(value, list):
+        v = Verdict("mtp", value, COMPLETE, numbers=dict(numbers))
+        return mtp_runs_text(v, lang)
+    if factor == "projection":
+        return fmt.hours(float(value) * 3600, lang)
+    if factor == "build":
+        return effect_word(value, lang)
+    if factor == "repeats" and isinstance(value, dict):
+        return f"CV ≤ {fmt.pct(value.get('max_cv'), 1)}"
+    if factor == "validity":
+        return status_word(str(value), lang)
+    if factor.startswith("claim:"):
+        return claim_status(str(value), lang)
+    return str(value)
+
+
+def correction_why(why: Mapping[str, Any], lang: str) -> str:
+    """The reason a verdict changed, from the ledger's comparison of two publications."""
+    ko = lang == "ko"
+    bits = []
+    for m in why.get("unfinished", []):
+        pt = point_text(m["point"], lang)
+        st = status_word(m["status"], lang)
+        bits.append(
+            f"{pt} 지점이 끝나지 않았었습니다({st})"
+            if ko
+            else f"the {pt} point had not finished ({st})"
+        )
+    changed = why.get("changed") or {}
+    if changed:
+        diffs = ", ".join(f"{key} {a} → {b}" for key, (a, b) in changed.items())
+        bits.append(f"다시 잰 조건: {diffs}" if ko else f"measured again with {diffs}")
+    if why.get("new_points"):
+        n = why["new_points"]
+        bits.append(f"새로 완료된 지점 {n}개" if ko else f"{n} more points completed")
+    if not bits:
+        bits.append("새 측정값" if ko else "new measurements")
+    return "; ".join(bits)

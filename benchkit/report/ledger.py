@@ -1,0 +1,246 @@
+"""The corrections ledger: what each publication of a study said, and what changed since.
+
+A ledger is a JSON-lines file; each line is one publication of one study (`study.name`):
+its verdicts with their status and missing points, the claims' outcomes, and the context
+(model, hardware, workload, sampling, builds). Publishing again compares the new verdicts
+with every earlier entry in turn and lists each change as a correction: the earlier value,
+why it changed (derived from the earlier entry: a point that had not finished, a changed
+workload or build), and the new value.
+
+Where the ledger lives: `study.ledger` when set (a relative path is taken from the current
+directory); otherwise, when publishing to DIR, `DIR/../<study.name>.ledger.jsonl`, beside
+the published folder so that publishing the folder does not publish the ledger.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchkit.errors import UserError
+from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.results import atomic_write_text
+
+LEDGER_VERSION = 1
+# Verdicts worth correcting; `validity` and `repeats` are reported in their own sections.
+TRACKED = ("backend", "slots", "mtp", "projection", "build")
+
+
+def ledger_path(configured: str | None, publish_dir: Path | None, study_name: str) -> Path | None:
+    """The ledger file for this study, or None when neither study.ledger nor --publish says."""
+    if configured:
+        return Path(configured).expanduser()
+    if publish_dir is not None:
+        return publish_dir.resolve().parent / f"{study_name}.ledger.jsonl"
+    return None
+
+
+def load(path: Path | None, study: str) -> list[dict[str, Any]]:
+    """This study's entries, oldest first; an absent file is an empty ledger."""
+    if path is None or not path.exists():
+        return []
+    entries = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            raise UserError(
+                f"{path}:{i} is not a JSON line ({exc}): fix or remove that line of the ledger."
+            ) from exc
+        if not isinstance(entry, dict) or "verdicts" not in entry:
+            raise UserError(f"{path}:{i} is not a ledger entry (no 'verdicts'): fix that line.")
+        if entry.get("study") == study:
+            entries.append(entry)
+    return entries
+
+
+def append(path: Path, entry: Mapping[str, Any]) -> None:
+    """Add one entry, atomically (readers never see half a line)."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    atomic_write_text(path, old + json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def make_entry(
+    *,
+    study: str,
+    published_utc: str,
+    source: str,
+    verdicts: Sequence[Verdict],
+    claims: Sequence[Mapping[str, Any]],
+    context: Mapping[str, Any],
+    headline: str,
+) -> dict[str, Any]:
+    """The ledger line for one publication."""
+    return {
+        "ledger_version": LEDGER_VERSION,
+        "study": study,
+        "published_utc": published_utc,
+        "source": source,
+        "headline": headline,
+        "verdicts": [
+            {
+                "factor": v.factor,
+                "verdict": v.verdict,
+                "status": v.status,
+                "missing": [m.to_json() for m in v.missing],
+                "reasons": list(v.reasons),
+                "point": v.point,
+                "numbers": _light(v),
+            }
+            for v in verdicts
+        ],
+        "claims": [
+            {
+                "premise": c["premise"],
+                "status": c["status"],
+                "measured_min": c.get("measured_min"),
+                "measured_max": c.get("measured_max"),
+            }
+            for c in claims
+        ],
+        "context": dict(context),
+    }
+
+
+def _light(v: Verdict) -> dict[str, Any]:
+    """The few numbers a later reader of the ledger needs to show the earlier value."""
+    keep = ("largest", "seconds", "units", "knee_reached", "median_change")
+    return {k: v.numbers[k] for k in keep if k in v.numbers}
+
+
+def _same(factor: str, a: Any, b: Any, tol: float) -> bool:
+    if factor == "projection" and isinstance(a, int | float) and isinstance(b, int | float):
+        return bool(a) and abs(float(b) / float(a) - 1) < tol
+    return json.dumps(_norm_json(a), sort_keys=True) == json.dumps(_norm_json(b), sort_keys=True)
+
+
+def _norm_json(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _norm_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_norm_json(v) for v in x]
+    if isinstance(x, str | bool) or x is None:
+        return norm(x)
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+def _matches(point: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
+    if not where:
+        return True
+    return all(norm(point.get(k)) == norm(v) for k, v in where.items() if k in point)
+
+
+def _why(
+    earlier: Mapping[str, Any],
+    earlier_v: Mapping[str, Any],
+    now: Mapping[str, Any],
+    now_v: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Why a verdict changed, from what the earlier entry recorded."""
+    validity = next((v for v in earlier["verdicts"] if v["factor"] == "validity"), None)
+    pool = list(earlier_v.get("missing") or [])
+    if validity is not None:
+        pool += [m for m in validity.get("missing") or [] if m not in pool]
+    point = now_v.get("point")
+    unfinished = [m for m in pool if point and _matches(m["point"], point)]
+    if not unfinished and earlier_v.get("status") != COMPLETE:
+        unfinished = list(earlier_v.get("missing") or [])
+    ctx_a, ctx_b = earlier.get("context") or {}, now.get("context") or {}
+    changed = {}
+    for key in sorted(set(ctx_a) | set(ctx_b)):
+        a, b = ctx_a.get(key), ctx_b.get(key)
+        if isinstance(a, dict) or isinstance(b, dict):
+            a, b = a or {}, b or {}
+            for sub in sorted(set(a) | set(b)):
+                if a.get(sub) != b.get(sub) and a.get(sub) is not None and b.get(sub) is not None:
+                    changed[f"{key} {sub}"] = [a.get(sub), b.get(sub)]
+        elif a != b and a is not None and b is not None:
+            changed[key] = [a, b]
+    return {"unfinished": unfinished, "changed": changed}
+
+
+def corrections(
+    history: Sequence[Mapping[str, Any]],
+    current: Mapping[str, Any],
+    tol: float = 0.05,
+) -> dict[str, Any]:
+    """Every verdict that changed between consecutive publications (the history, then this
+    one), each with the earlier value and status, why, and the new value; the earlier
+    provisional verdicts that the current data confirm; and claims whose outcome changed."""
+    chain = [*history, current]
+    changes: list[dict[str, Any]] = []
+    for earlier, later in itertools.pairwise(chain):
+        before = {v["factor"]: v for v in earlier["verdicts"]}
+        for v in later["verdicts"]:
+            f = v["factor"]
+            if f not in TRACKED or f not in before:
+                continue
+            b = before[f]
+            if _same(f, b["verdict"], v["verdict"], tol):
+                continue
+            changes.append(
+                {
+                    "factor": f,
+                    "date": later.get("published_utc"),
+                    "current": later is current,
+                    "earlier": b["verdict"],
+                    "earlier_status": b["status"],
+                    "earlier_numbers": b.get("numbers") or {},
+                    "now": v["verdict"],
+                    "now_status": v["status"],
+                    "now_numbers": v.get("numbers") or {},
+                    "why": _why(earlier, b, later, v),
+                }
+            )
+        claims_before = {c["premise"]: c for c in earlier.get("claims") or []}
+        for c in later.get("claims") or []:
+            old = claims_before.get(c["premise"])
+            if old is not None and old["status"] != c["status"]:
+                changes.append(
+                    {
+                        "factor": f"claim:{c['premise']}",
+                        "date": later.get("published_utc"),
+                        "current": later is current,
+                        "earlier": old["status"],
+                        "earlier_status": COMPLETE,
+                        "earlier_numbers": {},
+                        "now": c["status"],
+                        "now_status": COMPLETE,
+                        "now_numbers": {},
+                        "why": {"unfinished": [], "changed": {}},
+                    }
+                )
+    confirmed = []
+    if history:
+        last = {v["factor"]: v for v in history[-1]["verdicts"]}
+        for v in current["verdicts"]:
+            b = last.get(v["factor"])
+            if (
+                b is not None
+                and v["factor"] in TRACKED
+                and b["status"] != COMPLETE
+                and v["status"] == COMPLETE
+                and _same(v["factor"], b["verdict"], v["verdict"], tol)
+            ):
+                confirmed.append(
+                    {
+                        "factor": v["factor"],
+                        "value": v["verdict"],
+                        "numbers": v.get("numbers") or {},
+                    }
+                )
+    return {
+        "changes": changes,
+        "confirmed": confirmed,
+        "earlier": len(history),
+        "last_date": history[-1].get("published_utc") if history else None,
+    }
