@@ -274,6 +274,19 @@ class Sweep:
         return None
 
 
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The table's rows as dicts, with pandas' NaN for a missing value turned back into None."""
+    if not len(df):
+        return []
+    return [
+        {k: (None if _is_nan(v) else v) for k, v in row.items()} for row in df.to_dict("records")
+    ]
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
 def usable(row: Mapping[str, Any]) -> bool:
     """A row whose numbers may enter a verdict: complete and without an identity problem."""
     return row.get("status") == COMPLETE and not row.get("identity_problem")
@@ -295,7 +308,7 @@ def build_sweep(
     per-repeat metrics when a job replayed its workload more than once."""
     choices = choices or {}
     per_repeat = per_repeat or {}
-    rows: list[dict[str, Any]] = df.to_dict("records") if len(df) else []
+    rows: list[dict[str, Any]] = records(df)
     present = [c for c in factor_cols if c in df.columns]
     planned_d = {k: list(v) for k, v in planned.items()}
     varying = [
@@ -917,7 +930,7 @@ def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[
     the complete measurements: `supported` when every measured value is in the range,
     `refuted` when none is, `partly` otherwise, `untestable` when the metric was not
     measured."""
-    rows: list[dict[str, Any]] = df.to_dict("records") if len(df) else []
+    rows: list[dict[str, Any]] = records(df)
     out = []
     for claim in claims:
         metric = str(claim.get("metric") or "")
@@ -949,7 +962,7 @@ def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[
 
 def detect_caveats(
     df: pd.DataFrame,
-    records: Mapping[str, Mapping[str, Any]],
+    by_job: Mapping[str, Mapping[str, Any]],
     sw: Sweep,
     *,
     spread_cv: float = 0.10,
@@ -959,14 +972,14 @@ def detect_caveats(
     between repeats, per-call rate swings, sampling left to the server's defaults, identity
     problems, failed calls inside complete jobs, results spanning models or hardware,
     backends run from different builds, synthetic models and derived reference data.
-    `records` maps job -> its result.json data. Each caveat is {"kind": ..., **numbers}."""
-    rows: list[dict[str, Any]] = df.to_dict("records") if len(df) else []
+    `by_job` maps job -> its result.json data. Each caveat is {"kind": ..., **numbers}."""
+    rows: list[dict[str, Any]] = records(df)
     out: list[dict[str, Any]] = []
     done = [r for r in rows if usable(r)]
 
     derived = [r for r in rows if r.get("derived")]
     if derived:
-        notes = sorted({str(records[r["job"]].get("derived_note") or "") for r in derived} - {""})
+        notes = sorted({str(by_job[r["job"]].get("derived_note") or "") for r in derived} - {""})
         out.append({"kind": "derived", "jobs": len(derived), "notes": notes})
 
     capped = [r for r in done if _is_num(r.get("calls_hit_cap")) and r["calls_hit_cap"] > 0]
@@ -1010,7 +1023,7 @@ def detect_caveats(
         out.append({"kind": "rate_swing", "threshold": swing, "jobs": swings})
 
     unspecified: dict[str, dict[str, Any]] = {}
-    for job, data in records.items():
+    for job, data in by_job.items():
         prov = data.get("provenance") or {}
         samp = prov.get("sampling") or {}
         if data.get("status") == COMPLETE and not samp.get("sent"):
@@ -1049,7 +1062,7 @@ def detect_caveats(
             if len(vals) > 1:
                 out.append({"kind": f"mixed_{key}", "values": vals})
 
-    builds = build_summary(records)
+    builds = build_summary(by_job)
     if len({build_identity(b) for b in builds.values()}) > 1:
         dates = {k: b["date"] for k, b in builds.items() if b.get("date")}
         age = None
@@ -1064,7 +1077,7 @@ def detect_caveats(
 
     synthetic = [
         j
-        for j, d in records.items()
+        for j, d in by_job.items()
         if ((d.get("provenance") or {}).get("model") or {}).get("synthetic")
     ]
     if synthetic:
@@ -1075,10 +1088,10 @@ def detect_caveats(
 _BUILD_RE = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
 
 
-def build_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per backend: the llama.cpp build number, commit, source and source date its jobs ran."""
     out: dict[str, dict[str, Any]] = {}
-    for data in records.values():
+    for data in by_job.values():
         prov = data.get("provenance") or {}
         sb = prov.get("server_build") or {}
         if not sb:

@@ -95,12 +95,25 @@ def _mean_by_slots(part: pd.DataFrame, col: str) -> pd.Series:
     return pd.to_numeric(part[col], errors="coerce").groupby(part["slots"]).mean()
 
 
+def _only(df: pd.DataFrame, series: Mapping[str, Any] | None) -> pd.DataFrame:
+    """The rows of one series (e.g. backend=vulkan, mtp=false)."""
+    for k, v in (series or {}).items():
+        if k in df:
+            df = df[[norm(x) == norm(v) for x in df[k]]]
+    return df
+
+
 def slots_figure(
-    df: pd.DataFrame, out_dir: Path, lang: str = "en", knee: Mapping[str, Any] | None = None
+    df: pd.DataFrame,
+    out_dir: Path,
+    lang: str = "en",
+    knee: Mapping[str, Any] | None = None,
+    series: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """s/unit on both bases and aggregate decode throughput against slots; the knee, when
-    there is one, marked on its series. None when nothing completed."""
-    done = _done(df)
+    """s/unit on both bases and aggregate decode throughput against slots for the series the
+    slots verdict is about (all series when none is named), the knee marked when there is
+    one. None when nothing completed."""
+    done = _only(_done(df), series)
     if done.empty or "slots" not in done or THROUGHPUT not in done:
         return None
     words, rc = labels(lang)
@@ -132,7 +145,10 @@ def slots_figure(
             )
         ax1.set_xlabel(words["slots"])
         ax1.set_ylabel(words["s_unit"])
-        ax1.set_title(words["both_bases"])
+        where = ", ".join(
+            f"{k}={norm(v)}" if k != "backend" else str(v) for k, v in (series or {}).items()
+        )
+        ax1.set_title(f"{words['both_bases']} ({where})" if where else words["both_bases"])
         ax2.set_xlabel(words["slots"])
         ax2.set_ylabel(words["tok_s"])
         ax2.set_title(words["decode"])
@@ -158,9 +174,17 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
     with plt.rc_context(rc):
         fig, ax = plt.subplots(figsize=(6.5, 4), dpi=110)
         if "slots" in done:
+            colours = {b: f"C{i}" for i, b in enumerate(sorted({str(x) for x in done["backend"]}))}
             for label, part in _series(done, ("backend", "mtp")):
                 tp = _mean_by_slots(part, THROUGHPUT)
-                ax.plot(tp.index, tp.values, "o-", label=label)
+                on = "mtp" in part and norm(part["mtp"].iloc[0]) == "true"
+                ax.plot(
+                    tp.index,
+                    tp.values,
+                    "o--" if on else "o-",
+                    label=label,
+                    color=colours[str(part["backend"].iloc[0])],
+                )
             ax.set_xlabel(words["slots"])
             ax.set_xticks(sorted({int(float(s)) for s in done["slots"]}))
         else:

@@ -264,7 +264,7 @@ def view_model(
     results = a.results
     model = _first(results, "model")
     hardware = _first(results, "hardware")
-    rows = a.df.to_dict("records")
+    rows = an.records(a.df)
     validity = by["validity"]
 
     # What is compared with what.
@@ -710,9 +710,10 @@ def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> 
     knee = None
     if s is not None and s.numbers.get("knee_reached"):
         knee = {"slots": s.verdict}
+    series = s.numbers.get("series") if s is not None else None
     made = {
         "backend": figures.backend_figure(a.df, folder, lang),
-        "slots": figures.slots_figure(a.df, folder, lang, knee),
+        "slots": figures.slots_figure(a.df, folder, lang, knee, series),
         "mtp": figures.mtp_figure(a.verdict("mtp"), folder, lang),
         "build": figures.build_figure(build, folder, lang),
     }

@@ -1,0 +1,318 @@
+"""The write-up end to end: the seed's reference data reach the seed's verdicts in English and
+Korean, the first correction appears by itself, builds compare on one basis, a published
+folder stands alone, and text from results never turns into markup.
+
+Everything renders into tmp_path; the fixtures are only read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_analyse import result
+
+from benchkit.errors import UserError
+from benchkit.paths import repo_root
+from benchkit.report.__main__ import main as report_main
+from benchkit.report.render import command_lines, render_report
+from benchkit.results import atomic_write_json, find_results
+
+SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
+FIRST = SEED / "history" / "first-sweep"
+RETUNE = SEED / "history" / "retune-3-slots"
+FIRST_LEDGER = SEED / "history" / "first-publication.ledger.jsonl"
+
+
+def verdicts(folder: Path) -> dict[str, dict[str, Any]]:
+    return {v["factor"]: v for v in json.loads((folder / "verdicts.json").read_text())}
+
+
+def render(source: Path, out: Path, *args: str) -> Path:
+    assert report_main([str(source), "--out", str(out), *args]) == 0
+    return out
+
+
+# ------------------------------------------------------------------------ the seed's verdicts
+
+
+def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
+    out = render(SEED, tmp_path / "en")
+    v = verdicts(out)
+    assert (v["backend"]["verdict"], v["backend"]["status"]) == ("vulkan", "complete")
+    lo, hi = v["backend"]["numbers"]["ratio_range"]["hip"]
+    assert 1.3 <= lo <= hi <= 1.4  # "HIP 1.3 to 1.4x slower at every concurrency"
+    assert (v["slots"]["verdict"], v["slots"]["status"]) == (4, "complete")
+    assert v["slots"]["basis"] == "decode_tok_s" and v["slots"]["numbers"]["knee_reached"]
+    assert v["mtp"]["verdict"] == [
+        {"from": 1, "to": 1, "effect": "helps"},
+        {"from": 2, "to": None, "effect": "hurts"},
+    ]
+    assert v["mtp"]["numbers"]["acceptance_range"] == [0.48, 0.52]
+    p = v["projection"]
+    assert p["numbers"]["seconds"] / 3600 == pytest.approx(4.79, abs=0.01)
+    assert p["point"] == {"backend": "vulkan", "slots": 4, "mtp": False}
+    assert p["basis"] == "s_per_unit_throughput" and p["reasons"] == ["single_run"]
+    assert v["claim"]["verdict"] == "refuted"
+    assert v["validity"]["verdict"] == "complete" and v["validity"]["missing"] == []
+    for entry in v.values():
+        assert {"factor", "verdict", "status", "missing", "basis", "numbers"} <= set(entry)
+
+    md = (out / "report.md").read_text()
+    assert (
+        "**Vulkan won, 4 slots was the knee, MTP helped only at 1 slot and hurt at 2+ slots; "
+        "about 4.8 h per 100 stocks (throughput basis).**"
+    ) in md
+    assert "HIP took 1.31x–1.40x as long per unit across the 12 settings compared" in md
+    assert "8 slots: decode −2%, slot latency 2.06x, context 2.00x" in md
+    assert "| **4** | 226.0 | +18% | 172.4 s | 689.6 s | 104,448 |" in md
+    assert "| Vulkan, 3 slots | 188.0 s | 297.0 s | 1.58x | hurts | 49% |" in md
+    assert "**refuted**" in md and "Output quality was not measured" in md
+    assert "MTP at 2+ slots re-measured on Vulkan" in md  # the study's untested items
+    assert "Recommended setting: Vulkan, 4 slots, MTP off." in md
+    assert "values derived from a publication, not measured by benchkit" in md
+    for fig in ("backend.png", "slots.png", "mtp.png"):
+        assert (out / fig).stat().st_size > 10_000 and f"]({fig})" in md
+    assert "{{" not in md and "{%" not in md
+
+
+def test_seed_report_in_korean(tmp_path: Path) -> None:
+    out = render(SEED, tmp_path / "ko", "study.lang=ko")
+    md = (out / "report.md").read_text()
+    assert (
+        "**Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎이었고, MTP는 슬롯 1개에서만 도움이 됐고, "
+        "슬롯 2개 이상에서는 손해였습니다. 종목 100개에 약 4.8시간(처리량 기준).**"
+    ) in md
+    assert "## 먼저, 무엇을 무엇과 비교하는지" in md and "## 정리하면" in md
+    assert "HIP은 단위당 1.31~1.40배 오래 걸렸습니다" in md
+    assert "| 슬롯 3개, MTP 끔 | 188.0초 | 255.7초 (1.36배) | Vulkan |" in md
+    assert "투기 토큰 수용률은 모든 설정에서 48~52%였습니다" in md
+    assert "결과의 품질은 재지 않았습니다" in md and "**반박됨**" in md
+    assert '<html lang="ko">' in (out / "report.html").read_text()
+    # Verdicts do not depend on the language.
+    en = verdicts(render(SEED, tmp_path / "en"))
+    ko = verdicts(out)
+    assert {k: v["verdict"] for k, v in en.items()} == {k: v["verdict"] for k, v in ko.items()}
+
+
+def test_the_first_sweep_is_provisional_and_never_recommends_its_best_point(
+    tmp_path: Path,
+) -> None:
+    out = render(FIRST, tmp_path / "first")
+    v = verdicts(out)
+    assert (v["slots"]["verdict"], v["slots"]["status"]) == (3, "provisional")
+    assert not v["slots"]["numbers"]["knee_reached"]
+    assert [m["label"] for m in v["slots"]["missing"]] == ["backend=vulkan, slots=4, mtp=false"]
+    assert v["slots"]["missing"][0]["status"] == "incomplete"
+    assert len(v["validity"]["missing"]) == 4
+    md = (out / "report.md").read_text()
+    assert md.count("**Provisional: ") == 2  # the headline and the status line
+    assert "3 slots is only the best completed point" in md
+    assert "3 slots was the knee" not in md and "Recommended setting" not in md
+    assert "No recommendation yet: the best completed point so far is Vulkan, 3 slots" in md
+    # The partial numbers of the stopped job never enter a verdict.
+    assert all(c["values"].get("vulkan") != 210.0 for c in v["backend"]["numbers"]["contexts"])
+    assert "49 days (about 7 weeks) older than HIP's" in md
+    assert "server's defaults applied (temperature=0.8, top\\_k=40" in md
+
+
+def test_the_seeds_first_correction_appears_by_itself(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    shutil.copy(FIRST_LEDGER, ledger)
+    out = render(SEED, tmp_path / "corrected", f"study.ledger={ledger}")
+    md = (out / "report.md").read_text()
+    section = md.split("## Corrections", 1)[1].split("\n## ", 1)[0]
+    row = next(x for x in section.splitlines() if "| parallel slots |" in x)
+    assert "| 3 slots (provisional) |" in row and "| 4 slots (complete) |" in row
+    assert "the Vulkan, 4 slots, MTP off point had not finished (incomplete)" in row
+    assert "workload seed-6 → seed-12" in row
+    assert "- backend: Vulkan" in section  # confirmed, not corrected
+    assert ledger.read_text() == FIRST_LEDGER.read_text()  # rendering never writes the ledger
+    ko = render(SEED, tmp_path / "ko", f"study.ledger={ledger}", "study.lang=ko") / "report.md"
+    assert "Vulkan, 슬롯 4개, MTP 끔 지점이 끝나지 않았었습니다(미완주)" in ko.read_text()
+
+
+def test_the_ledger_fixture_is_what_publishing_the_first_sweep_records(tmp_path: Path) -> None:
+    (entry,) = [json.loads(x) for x in FIRST_LEDGER.read_text().splitlines()]
+    render(FIRST, tmp_path / "r", "--publish", str(tmp_path / "blog" / "first"))
+    (fresh,) = [json.loads(x) for x in (tmp_path / "blog" / "seed-r9700.ledger.jsonl").open()]
+    assert fresh["verdicts"] == entry["verdicts"] and fresh["context"] == entry["context"]
+    assert fresh["claims"] == entry["claims"]
+
+
+def test_every_seed_result_is_reference_data_in_the_contract(tmp_path: Path) -> None:
+    for folder in (SEED, FIRST, RETUNE):
+        for r in find_results(folder):
+            assert r.data["derived"] is True and r.data["reference"]["source"]
+            assert r.data["provenance"]["study"]["name"] == "seed-r9700"
+    seed_4 = next(
+        r
+        for r in find_results(SEED)
+        if (r.factors["backend"], r.factors["slots"], r.factors["mtp"]) == ("vulkan", 4, False)
+    )
+    assert seed_4.metrics["s_per_unit_throughput"] == 172.4
+    assert "172.4" in seed_4.data["reference"]["measured"]["s_per_unit_throughput"]
+
+
+def test_seed_study_config_composes_as_the_results_carry_it(compose_cfg: Any) -> None:
+    from benchkit.job import _plain
+
+    cfg = compose_cfg("study=seed-r9700")
+    (seed,) = {json.dumps(r.provenance["study"], sort_keys=True) for r in find_results(SEED)}
+    assert json.loads(seed) == _plain(cfg.study)
+    assert cfg.study.claims[0].expected_min == 0.77
+
+
+# ------------------------------------------------------------------------------- builds
+
+
+def test_baseline_compares_builds_on_one_basis(tmp_path: Path) -> None:
+    out = render(RETUNE, tmp_path / "build", "--baseline", str(FIRST))
+    v = verdicts(out)["build"]
+    assert v["verdict"] == "faster" and v["status"] == "complete"
+    (pair,) = v["numbers"]["pairs"]
+    assert pair["change"] == pytest.approx(168.0 / 188.5 - 1)
+    assert (pair["base_prefill"], pair["new_prefill"]) == (2476.0, 2884.0)
+    assert pair["decode_effect"] == "no difference"
+    assert (pair["base_tokens_per_call"], pair["new_tokens_per_call"]) == (1458.0, 1436.0)
+    md = (out / "report.md").read_text()
+    assert md.startswith("# ") and "**The new build was 11% faster;" in md
+    assert (
+        "The new build was 11% faster (Vulkan, 3 slots, MTP off: 188.5 s → 168.0 s, throughput "
+        "basis); prefill 2,476 → 2,884 tok/s (faster), decode 190 → 191 tok/s (unchanged)."
+    ) in md
+    assert "- sampling: unspecified → qwen-recommended" in md
+    assert (out / "build.png").exists()
+
+
+def test_baseline_on_another_workload_is_refused_with_the_reason(tmp_path: Path) -> None:
+    out = render(SEED, tmp_path / "x", "--baseline", str(FIRST))
+    assert verdicts(out)["build"]["verdict"] == "not comparable"
+    assert (
+        "not on the same basis, so they are not compared (workload: seed-6 → seed-12)"
+        in (out / "report.md").read_text()
+    )
+
+
+# ------------------------------------------------------------------------------ publish
+
+
+def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: Path) -> None:
+    blog = tmp_path / "blog" / "r9700"
+    render(FIRST, tmp_path / "r1", "--publish", str(blog))
+    ledger = tmp_path / "blog" / "seed-r9700.ledger.jsonl"
+    assert len(ledger.read_text().splitlines()) == 1
+    first_md = (blog / "index.md").read_text()
+    assert "First publication of this study" in first_md
+
+    render(SEED, tmp_path / "r2", "--publish", str(blog))
+    assert len(ledger.read_text().splitlines()) == 2
+    md = (blog / "index.md").read_text()
+    front, body = md.split("\n---\n\n", 1)
+    assert front.startswith("---\ntitle: ")
+    fm = dict(line.split(": ", 1) for line in front.splitlines()[1:])
+    assert json.loads(fm["status"]) == "complete" and json.loads(fm["lang"]) == "en"
+    assert json.loads(fm["description"]).startswith("Vulkan won, 4 slots was the knee")
+    assert not body.startswith("# ")  # the title lives in the front matter
+    assert "Rendered " not in body and str(repo_root()) not in md  # no local paths
+    assert "| parallel slots | 3 slots (provisional) |" in body
+    for img in re.findall(r"\]\(([^)]+\.png)\)", body):
+        assert (blog / img).stat().st_size > 0
+    html = (blog / "index.html").read_text()
+    assert html.count("data:image/png;base64,") == 3 and 'src="backend.png"' not in html
+    assert verdicts(blog)["slots"]["verdict"] == 4
+
+    # Publishing the same results again changes no verdict, and keeps the earlier correction.
+    render(SEED, tmp_path / "r3", "--publish", str(blog))
+    again = (blog / "index.md").read_text()
+    assert "| parallel slots | 3 slots (provisional) |" in again
+    assert len(ledger.read_text().splitlines()) == 3
+
+
+# ------------------------------------------------------------------------------ escaping
+
+
+def _sweep_with_hostile_text(folder: Path) -> None:
+    evil = "<script>document.title='pwned'</script> | **x** [l](javascript:alert(1))"
+    for i, slots in enumerate((1, 2)):
+        d = result("vulkan", slots, s=100.0 / slots, decode=80.0 * slots, model=evil, reason=None)
+        d["provenance"]["server"]["argv"] = ["/bin/llama-server", "--alias", "`tick`<b>"]
+        atomic_write_json(folder / str(i) / "result.json", d)
+
+
+def test_text_from_results_stays_text(tmp_path: Path) -> None:
+    src = tmp_path / "sweep"
+    _sweep_with_hostile_text(src)
+    out = render(src, tmp_path / "out")
+    md = (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    assert "<script>" not in html and 'href="javascript' not in html
+    assert "&lt;script&gt;document.title=" in html
+    assert "<b>" not in html and "&lt;b&gt;" in html
+    assert "\\<script\\>" in md and "\\| \\*\\*x\\*\\*" in md
+    assert "{{" not in html and "{%" not in html
+
+
+# ------------------------------------------------------------------------------ the CLI
+
+
+def test_overrides_are_checked_and_named(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"study\.KEY=VALUE"):
+        render_report(SEED, tmp_path / "a", overrides=["slots=4"])
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchkit.report",
+            str(SEED),
+            "study.lang=fr",
+            "--out",
+            str(tmp_path / "b"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "lang" in proc.stderr and "fr" in proc.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_rendering_again_gives_the_same_report(tmp_path: Path) -> None:
+    def stable(p: Path) -> str:
+        return "\n".join(x for x in p.read_text().splitlines() if not x.startswith("Rendered "))
+
+    a = render(SEED, tmp_path / "a")
+    b = render(SEED, tmp_path / "b")
+    assert stable(a / "report.md") == stable(b / "report.md")
+    assert (a / "verdicts.json").read_text() == (b / "verdicts.json").read_text()
+
+
+def test_common_flags_are_printed_once_and_nothing_is_dropped() -> None:
+    head, rows = command_lines(
+        [
+            ("0", ["/x/llama-server", "--model", "/m/a.gguf", "--parallel", "1", "--metrics"], "1"),
+            (
+                "1",
+                [
+                    "/x/llama-server",
+                    "--model",
+                    "/m/a.gguf",
+                    "--parallel",
+                    "2",
+                    "--metrics",
+                    "--spec-type",
+                    "draft-mtp",
+                ],
+                "2",
+            ),
+        ]
+    )
+    assert head == "llama-server --model a.gguf --metrics"
+    assert [r["flags"] for r in rows] == ["--parallel 1", "--parallel 2 --spec-type draft-mtp"]
