@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -40,14 +41,26 @@ def _hydra_main(cfg: DictConfig) -> None:
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
     job_dir = Path(hc.runtime.output_dir)
     sweep = hc.mode == RunMode.MULTIRUN
+    sweep_dir = Path(str(hc.sweep.dir)) if sweep else None
     ctx = JobContext(
         job_dir=job_dir,
         label=str(hc.job.num) if sweep else job_dir.name,
+        alias_tag=f"{sweep_dir.name}-{hc.job.num}" if sweep_dir else job_dir.name,
         choices={str(k): str(v) for k, v in hc.runtime.choices.items()},
         overrides=[str(o) for o in hc.overrides.task],
         sweep=sweep,
+        resume_roots=_resume_roots(hc),
+        extra_scrub=[sweep_dir / "multirun.yaml"] if sweep_dir else [],
     )
-    run_job(to_typed(cfg), ctx)
+    try:
+        result = run_job(to_typed(cfg), ctx)
+    except KeyboardInterrupt:
+        print(
+            f"[benchkit] interrupted: {job_dir} was written as incomplete. Run the same "
+            "command again to resume: complete jobs are reused (resume=false re-measures).",
+            file=sys.stderr,
+        )
+        sys.exit(130)
     if not sweep:
         from benchkit.report.render import render_report
 
@@ -58,6 +71,19 @@ def _hydra_main(cfg: DictConfig) -> None:
             return
         print(f"[benchkit] report: {out / 'report.html'}", file=sys.stderr)
         print(str(out / "report.html"))
+        # A single run's exit code says whether it measured: scripts can rely on it.
+        code = {"complete": 0, "unavailable": 3}.get(str(result["status"]), 1)
+        if code:
+            sys.exit(code)
+
+
+def _resume_roots(hc: Any) -> list[Path]:
+    """outputs/sweeps and outputs/runs (wherever hydra.sweep.dir / hydra.run.dir point)."""
+    roots = []
+    for d in (hc.sweep.dir, hc.run.dir):
+        if d:
+            roots.append(Path(str(d)).parent)
+    return roots
 
 
 def main() -> None:

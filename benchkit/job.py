@@ -7,7 +7,10 @@ one-line reason. Only Ctrl-C goes on up, after the job has written what it has.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -20,13 +23,26 @@ import httpx
 from benchkit.config import BackendName, BenchConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
-from benchkit.plan import ServerSpec, is_llama_cpp, new_alias, plan_replay, plan_server
+from benchkit.plan import (
+    ReplaySpec,
+    ServerSpec,
+    api_key,
+    is_llama_cpp,
+    new_alias,
+    plan_replay,
+    plan_server,
+)
 from benchkit.provenance import benchkit_info, hardware_info
 from benchkit.provide import provide_model, provide_server
 from benchkit.replay import RecordSink, Replayer, ReplayOutcome
-from benchkit.results import CALLS_FILE, RESULT_FILE, SCHEMA_VERSION, atomic_write_json
+from benchkit.results import (
+    CALLS_FILE,
+    RESULT_FILE,
+    SCHEMA_VERSION,
+    atomic_write_text,
+)
 from benchkit.serve import RunningServer, ServerError, free_port
-from benchkit.workload import Workload, load_workload
+from benchkit.workload import Unit, Workload, load_workload
 
 
 @dataclass
@@ -35,9 +51,15 @@ class JobContext:
 
     job_dir: Path
     label: str = "run"
+    # Goes into the server's alias nonce; unique per job so a process can be told apart.
+    alias_tag: str = ""
     choices: dict[str, str] = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
     sweep: bool = False
+    # Folders whose earlier jobs may be reused (outputs/sweeps, outputs/runs).
+    resume_roots: list[Path] = field(default_factory=list)
+    # Files beside the job that may hold the overrides as typed (Hydra's multirun.yaml).
+    extra_scrub: list[Path] = field(default_factory=list)
 
 
 def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
@@ -120,6 +142,8 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
     interrupted = False
     try:
         _run(cfg, ctx, result)
+    except _UserInterrupt:
+        interrupted = True  # result already holds the partial measurement, as incomplete
     except Unavailable as exc:
         result["status"], result["reason"] = "unavailable", str(exc)
     except (UserError, ServerError) as exc:
@@ -134,7 +158,16 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
     prov["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     prov["host_load_end"] = _loadavg()
     prov["job_seconds"] = round(time.monotonic() - t0, 3)
-    atomic_write_json(job_dir / RESULT_FILE, result)
+    secret = api_key(cfg)
+    text = json.dumps(result, indent=2, default=str) + "\n"
+    if secret and secret in text:
+        # The override list and any error text may quote it; the result never does.
+        text = text.replace(secret, "***")
+        result = json.loads(text)
+    atomic_write_text(job_dir / RESULT_FILE, text)
+    scrub_secret(
+        api_key(cfg), [*job_dir.glob(".hydra/*.yaml"), *job_dir.glob("*.log"), *ctx.extra_scrub]
+    )
     m = result["metrics"]
     detail = ""
     if m.get("s_per_unit_throughput") is not None:
@@ -144,20 +177,32 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
             f"decode {m['decode_tok_s'] or 0:,.0f} tok/s aggregate"
         )
     why = f" ({result['reason']})" if result["reason"] else ""
-    _say(f"job {ctx.label} {result['status']}{why}{detail}")
+    reused = result["provenance"].get("reused_from")
+    how = f" (reused from {reused})" if reused else ""
+    _say(f"job {ctx.label} {result['status']}{how}{why}{detail}")
     if interrupted:
         raise KeyboardInterrupt
     return result
 
 
+class _UserInterrupt(Exception):
+    """Ctrl-C during the replay: the job is written as incomplete, then the sweep stops."""
+
+
 def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     prov = result["provenance"]
-    if not is_llama_cpp(cfg):
+    external = cfg.backend.name is BackendName.external
+    if not is_llama_cpp(cfg) and not external:
         raise Unavailable(_engine_unavailable(cfg))
     workload = load_workload(cfg.workload.fixture)
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
     prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap)
     prov["sampling"]["sent"] = dict(replay.sampling)
+    units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
+    if external:
+        prov["resume_key"] = resume_key(cfg, workload.fingerprint(), f"external {cfg.backend.url}")
+        _run_external(cfg, ctx, result, workload, replay, units)
+        return
     binary = provide_server(cfg)
     prov["server_build"] = {
         "binary": str(binary.path),
@@ -166,17 +211,20 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
         "devices": binary.devices,
         "built_now_s": binary.build_seconds,
     }
+    key = resume_key(cfg, workload.fingerprint(), f"{binary.path}\n{binary.version}")
+    prov["resume_key"] = key
+    if cfg.resume and _reuse(key, ctx, result):
+        return
     model_path = provide_model(cfg)
     prov["model"]["path"] = str(model_path)
     prov["model"]["file_bytes"] = model_path.stat().st_size
-    units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
     longest = max((c.prompt_tokens or 0) for u in units for c in u.calls)
     spec = plan_server(
         cfg,
         server_bin=str(binary.path),
         model_path=str(model_path),
         port=free_port(cfg.server.host),
-        alias=new_alias(ctx.label),
+        alias=new_alias(ctx.alias_tag or ctx.label),
         longest_prompt=longest,
         cap=replay.cap,
     )
@@ -226,6 +274,144 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     finally:
         sink.close()
     _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
+    if any(o.user_interrupt for o in outcomes):
+        raise _UserInterrupt
+
+
+def _run_external(
+    cfg: BenchConfig,
+    ctx: JobContext,
+    result: dict[str, Any],
+    workload: Workload,
+    replay: ReplaySpec,
+    units: list[Unit],
+) -> None:
+    """Measure a server benchkit did not start, only once it proves it is the declared one."""
+    url = (cfg.backend.url or "").rstrip("/")
+    if not url:
+        raise UserError(_engine_unavailable(cfg))
+    key = api_key(cfg)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    props = external_identity(url, headers, model=cfg.model.name, slots=cfg.slots)
+    prov = result["provenance"]
+    alias = str(props.get("model_alias") or cfg.model.name)
+    prov["server"] = {"url": url, "external": True, "alias": alias, "props": _props_info(props)}
+    if cfg.model.n_vocab:
+        n_vocab = cfg.model.n_vocab
+    else:
+        r = httpx.get(f"{url}/v1/models", headers=headers, timeout=10.0)
+        n_vocab = int((r.json()["data"][0].get("meta") or {}).get("n_vocab") or 0)
+        if n_vocab <= 0:
+            raise UserError("the external server does not report n_vocab: set model.n_vocab=N.")
+    _say(f"job {ctx.label}: external server {url}, {cfg.slots} slot(s), {len(units)} units")
+    calls_path = ctx.job_dir / CALLS_FILE
+    calls_path.unlink(missing_ok=True)
+    sink = RecordSink(calls_path)
+    outcomes: list[ReplayOutcome] = []
+    end_problem = None
+    try:
+        for rep in range(replay.repeats):
+            outcome = Replayer(
+                base_url=url,
+                alias=alias,
+                spec=replay,
+                workload=workload,
+                n_vocab=n_vocab,
+                sink=sink,
+                headers=headers,
+                repeat=rep,
+            ).run()
+            outcomes.append(outcome)
+            if outcome.interrupted:
+                break
+    finally:
+        sink.close()
+    try:
+        external_identity(url, headers, model=cfg.model.name, slots=cfg.slots)
+    except UserError as exc:
+        end_problem = f"at the end of the job: {exc}"
+    _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
+    if any(o.user_interrupt for o in outcomes):
+        raise _UserInterrupt
+
+
+def external_identity(
+    url: str, headers: dict[str, str], *, model: str, slots: int
+) -> dict[str, Any]:
+    """/props of an external server, or UserError unless it serves `model` with `slots` slots."""
+    try:
+        r = httpx.get(f"{url}/props", headers=headers, timeout=10.0)
+    except httpx.HTTPError as exc:
+        raise UserError(
+            f"backend.url={url} does not answer ({exc}): start the server first."
+        ) from exc
+    if r.status_code != 200:
+        raise UserError(
+            f"backend.url={url} has no usable /props (HTTP {r.status_code}), so benchkit cannot "
+            "prove which model and how many slots it serves; it measures nothing."
+        )
+    props = r.json()
+    names = {str(props.get("model_alias") or ""), Path(str(props.get("model_path") or "")).stem}
+    problems = []
+    if model not in names:
+        problems.append(f"it serves {sorted(n for n in names if n)}, not model.name={model!r}")
+    if props.get("total_slots") != slots:
+        problems.append(f"it has total_slots={props.get('total_slots')}, not slots={slots}")
+    if problems:
+        raise UserError(
+            f"Refusing to measure {url}: " + "; ".join(problems) + ". Fix the server or the config."
+        )
+    return dict(props)
+
+
+def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
+    """What makes two jobs the same measurement: resolved config, workload and server build."""
+    conf = _plain(cfg)
+    conf.pop("resume", None)
+    blob = json.dumps([conf, workload_fingerprint, build], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def _reuse(key: str, ctx: JobContext, result: dict[str, Any]) -> bool:
+    """Copy a complete earlier job with the same resume key into this job's folder."""
+    for root in ctx.resume_roots:
+        for path in sorted(root.glob(f"*/{RESULT_FILE}")) + sorted(root.glob(f"*/*/{RESULT_FILE}")):
+            if path.parent.resolve() == ctx.job_dir.resolve():
+                continue
+            try:
+                old = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            prov = old.get("provenance") or {}
+            if old.get("status") != "complete" or prov.get("resume_key") != key:
+                continue
+            for name in (CALLS_FILE, "server.log"):
+                if (path.parent / name).exists():
+                    shutil.copyfile(path.parent / name, ctx.job_dir / name)
+            result["status"], result["reason"] = "complete", None
+            result["metrics"] = old["metrics"]
+            if "passes" in old:
+                result["passes"] = old["passes"]
+            for k in ("server", "model", "workload", "replay_started_utc", "server_build"):
+                if k in prov:
+                    result["provenance"][k] = prov[k]
+            result["provenance"]["reused_from"] = str(path.parent)
+            result["provenance"]["measured_utc"] = prov.get("started_utc")
+            return True
+    return False
+
+
+def scrub_secret(secret: str | None, paths: list[Path]) -> None:
+    """Replace the API key wherever Hydra or a log copied it (overrides, config, logs)."""
+    if not secret:
+        return
+    for p in paths:
+        try:
+            text = p.read_text(errors="replace")
+        except OSError:
+            continue
+        if secret in text:
+            atomic_write_text(p, text.replace(secret, "***"))
 
 
 def _finish(
@@ -342,5 +528,5 @@ def _props_info(props: dict[str, Any]) -> dict[str, Any]:
 def _engine_unavailable(cfg: BenchConfig) -> str:
     name = cfg.backend.name
     if name is BackendName.external and not cfg.backend.url:
-        return "backend=external needs backend.url=URL of a running OpenAI-compatible server."
+        return "backend=external needs backend.url=URL of a running llama-server."
     return f"backend={name.value} is not supported by this version of benchkit yet."

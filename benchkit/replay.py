@@ -70,6 +70,7 @@ class ReplayOutcome:
     started_utc: str
     interrupted: str | None  # why the replay stopped early, or None
     units_planned: int
+    user_interrupt: bool = False  # Ctrl-C: the sweep must stop after this job is written
 
 
 class RecordSink:
@@ -224,6 +225,32 @@ class Replayer:
         )
         stall = self.spec.stall_timeout_s
         try:
+            await self._stream(client, path, body, rec, stall)
+        except asyncio.CancelledError:
+            # Deadline or Ctrl-C: the call is lost, but its record is not.
+            rec.error = "cancelled before it finished (job deadline or interrupt)"
+            rec.t_done = self.now()
+            self.records.append(rec)
+            self.sink.write(rec)
+            raise
+        rec.t_done = self.now()
+        if rec.error is None:
+            if rec.model is not None and rec.model != self.alias:
+                rec.error = f"response names model {rec.model!r}, not this job's {self.alias!r}"
+            elif rec.finish_reason is None:
+                rec.error = "stream ended without a finish_reason"
+        rec.ok = rec.error is None
+        return rec
+
+    async def _stream(
+        self,
+        client: httpx.AsyncClient,
+        path: str,
+        body: dict[str, Any],
+        rec: CallRecord,
+        stall: float,
+    ) -> None:
+        try:
             async with client.stream("POST", self.base_url + path, json=body) as resp:
                 rec.http_status = resp.status_code
                 if resp.status_code != 200:
@@ -250,14 +277,6 @@ class Replayer:
             rec.error = f"connection error: {type(exc).__name__}: {exc}"
         except ValueError as exc:
             rec.error = f"malformed stream: {exc}"
-        rec.t_done = self.now()
-        if rec.error is None:
-            if rec.model is not None and rec.model != self.alias:
-                rec.error = f"response names model {rec.model!r}, not this job's {self.alias!r}"
-            elif rec.finish_reason is None:
-                rec.error = "stream ended without a finish_reason"
-        rec.ok = rec.error is None
-        return rec
 
     async def _worker(
         self, client: httpx.AsyncClient, queue: asyncio.Queue[Unit], repeat: int, worker: int
@@ -272,11 +291,28 @@ class Replayer:
                 self.records.append(rec)
                 self.sink.write(rec)
                 self._tokens += rec.completion_tokens or 0
-                if not rec.ok and not self.alive():
-                    self.interrupted = "the server died during the run"
-                    raise _Stop(self.interrupted)
+                if not rec.ok:
+                    dead = await self._server_down(client)
+                    if dead:
+                        self.interrupted = dead
+                        raise _Stop(dead)
             self._units_done += 1
             self._show()
+
+    async def _server_down(self, client: httpx.AsyncClient) -> str | None:
+        """After a failed call: why the server can no longer serve, or None if it still can."""
+        if not self.alive():
+            return "the server died during the run"
+        try:
+            r = await client.get(self.base_url + "/health", timeout=5.0)
+        except httpx.HTTPError:
+            # A killed process may not have been reaped yet when its connections broke.
+            if not self.alive():
+                return "the server died during the run"
+            return "the server stopped responding (its /health did not answer within 5 s)"
+        if r.status_code != 200:
+            return f"the server's /health answered {r.status_code} during the run"
+        return None
 
     def _show(self) -> None:
         if not self.progress:
@@ -330,7 +366,14 @@ class Replayer:
                     "passed"
                 )
 
-        asyncio.run(main())
+        user_interrupt = False
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            # asyncio.run cancelled the calls in flight (their records are written); the
+            # job still measures what it has and writes it as incomplete.
+            user_interrupt = True
+            self.interrupted = "interrupted by the user (Ctrl-C)"
         wall = self.now() - pass_start
         if self.progress:
             print(file=sys.stderr)
@@ -340,6 +383,7 @@ class Replayer:
             started_utc=started,
             interrupted=self.interrupted,
             units_planned=len(self.units()),
+            user_interrupt=user_interrupt,
         )
 
 

@@ -1,0 +1,93 @@
+"""Helpers for reliability tests: run benchkit as a user would and reach its llama-server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchkit.paths import repo_root
+
+
+def benchkit_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "benchkit", *args]
+
+
+def run(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        benchkit_cmd(*args),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        benchkit_cmd(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+
+
+def server_pids(tag: str) -> list[int]:
+    """PIDs of llama-server processes whose alias carries `tag` (each job's alias is unique)."""
+    out = subprocess.run(
+        ["pgrep", "-f", f"alias benchkit-{tag}-"], capture_output=True, text=True, check=False
+    )
+    return [int(x) for x in out.stdout.split()]
+
+
+def wait_for(pred: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def result(job_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((job_dir / "result.json").read_text()))
+
+
+def no_zombies_or_orphans(tag: str) -> None:
+    assert server_pids(tag) == [], f"llama-server of {tag} still running"
+
+
+@pytest.fixture
+def tag() -> str:
+    return "t" + uuid.uuid4().hex[:10]
+
+
+@pytest.fixture(autouse=True)
+def _kill_leftovers(tag: str) -> Any:
+    yield
+    for pid in server_pids(tag):
+        os.kill(pid, signal.SIGKILL)
+
+
+REPO = repo_root()

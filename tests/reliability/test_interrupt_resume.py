@@ -1,0 +1,43 @@
+"""Ctrl-C stops a sweep cleanly; running the same command again resumes it."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.conftest import lines, no_zombies_or_orphans, result, run, start, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def test_sigint_then_rerun_resumes(tmp_path: Path, tag: str) -> None:
+    first = tmp_path / "sweeps" / f"{tag}a"
+    args = ("-m", "slots=1,2", "workload.units=1")
+    proc = start(*args, f"hydra.sweep.dir={first}", cwd=tmp_path)
+    wait_for(lambda: (first / "0" / "result.json").exists(), 600, "job 0 to finish")
+    wait_for(lambda: len(lines(first / "1" / "calls.jsonl")) >= 2, 300, "two calls of job 1")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Run the same command again to resume" in err
+    r1 = result(first / "1")
+    assert r1["status"] == "incomplete" and "Ctrl-C" in r1["reason"]
+    assert r1["metrics"]["calls_completed"] >= 2
+    no_zombies_or_orphans(f"{tag}a")
+
+    # The same command again (Hydra picks a new sweep folder beside the first).
+    second = tmp_path / "sweeps" / f"{tag}b"
+    p = run(*args, f"hydra.sweep.dir={second}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    a, b = result(second / "0"), result(second / "1")
+    assert a["status"] == b["status"] == "complete"
+    assert a["provenance"]["reused_from"] == str(first / "0")
+    assert a["metrics"] == result(first / "0")["metrics"]
+    assert "reused_from" not in b["provenance"]  # the interrupted job is measured again
+
+    # resume=false measures everything again.
+    third = tmp_path / "sweeps" / f"{tag}c"
+    p = run("slots=1", "workload.units=1", "resume=false", f"hydra.run.dir={third}", cwd=tmp_path)
+    assert p.returncode == 0 and "reused_from" not in result(third)["provenance"]
