@@ -138,7 +138,16 @@ def parse_sse_line(line: str) -> dict[str, Any] | str | None:
 
 
 def apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
-    """Fold one streamed event into the record (first/last token times, usage, timings)."""
+    """Fold one streamed event into the record (first/last token times, usage, timings).
+
+    An event of an unexpected shape raises ValueError, which ends the call as malformed."""
+    try:
+        _apply_event(rec, event, now)
+    except (TypeError, AttributeError, KeyError) as exc:
+        raise ValueError(f"unexpected event shape ({type(exc).__name__}: {exc})") from exc
+
+
+def _apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
     if "error" in event:
         err = event["error"]
         msg = err.get("message") if isinstance(err, dict) else str(err)
@@ -156,13 +165,26 @@ def apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
             rec.finish_reason = str(choice["finish_reason"])
     usage = event.get("usage")
     if isinstance(usage, dict):
-        rec.prompt_tokens = usage.get("prompt_tokens")
-        rec.completion_tokens = usage.get("completion_tokens")
+        rec.prompt_tokens = _count(usage.get("prompt_tokens"))
+        rec.completion_tokens = _count(usage.get("completion_tokens"))
         details = usage.get("prompt_tokens_details") or {}
-        rec.cached_tokens = details.get("cached_tokens")
+        rec.cached_tokens = _count(details.get("cached_tokens"))
     timings = event.get("timings")
     if isinstance(timings, dict):
-        rec.timings = timings
+        # Keep numbers only: the metrics do arithmetic on these.
+        rec.timings = {
+            str(k): v
+            for k, v in timings.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
+
+
+def _count(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"token count {v!r} is not a non-negative integer")
+    return v
 
 
 class Replayer:
