@@ -55,6 +55,10 @@ DEFINITIONS: dict[str, str] = {
     ),
     "cap_time_share": "Share of summed call time spent in calls that hit the cap.",
     "error_rate": "Failed calls / calls attempted.",
+    "prompt_token_mismatches": (
+        "Completed calls whose prompt the server tokenized to a different count than the "
+        "fixture records (usage.prompt_tokens vs the fixture): a different tokenizer."
+    ),
 }
 
 
@@ -185,5 +189,14 @@ def compute_metrics(
             ]
         ),
         "fixture_prompt_tokens": sum(r.fixture_prompt_tokens or 0 for r in records),
+        # Calls whose prompt the server counted differently from the fixture (another
+        # tokenizer than the one the fixture was recorded with); the report shows both.
+        "prompt_token_mismatches": sum(
+            1
+            for r in ok
+            if r.fixture_prompt_tokens is not None
+            and r.prompt_tokens is not None
+            and r.fixture_prompt_tokens != r.prompt_tokens
+        ),
         "fixture_completion_tokens": sum(r.fixture_completion_tokens or 0 for r in records),
     }

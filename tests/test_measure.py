@@ -99,3 +99,12 @@ def test_draft_acceptance_only_when_drafting() -> None:
     r1.timings.update(draft_n=10, draft_n_accepted=5)
     assert compute_metrics([r1], wall_s=2, units_planned=1, calls_planned=1,
                            calls_per_unit={"a": 1})["draft_acceptance"] == 0.5  # fmt: skip
+
+
+def test_prompt_token_mismatch_counts_calls_the_server_tokenized_differently() -> None:
+    a, b = rec("a", 0, 0, 1, 2), rec("a", 1, 2, 3, 4)
+    a.fixture_prompt_tokens = 100  # the server counted 100: same tokenizer
+    b.fixture_prompt_tokens = 90  # the server counted 100: another tokenizer
+    m = compute_metrics([a, b], wall_s=4, units_planned=1, calls_planned=2, calls_per_unit={"a": 2})
+    assert m["prompt_token_mismatches"] == 1
+    assert m["fixture_prompt_tokens"] == 190 and m["prompt_tokens"] == 200
