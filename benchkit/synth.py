@@ -5,6 +5,10 @@ Integration tests and smoke runs need a real model file without downloading one.
 the cache under a name derived from the recipe, so a sweep and its tests share one copy.
 The weights are random, so the text is nonsense, but the compute per token is that of a real
 model of the same shapes, which is what a serving benchmark measures.
+
+Two architectures: `qwen3moe` (attention + routed experts) and `glm4moe` (GLM-4.5's: attention
+with q/k/v biases + routed and shared experts), which may carry a NextN block, the extra layer
+llama-server drafts with under `--spec-type draft-mtp`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import gguf
@@ -31,7 +35,11 @@ log = logging.getLogger(__name__)
 # tokenizer, init), so cached files written by older code are not reused.
 FORMAT_VERSION = 1
 
-SUPPORTED_ARCHS: tuple[str, ...] = ("qwen3moe",)
+SUPPORTED_ARCHS: tuple[str, ...] = ("qwen3moe", "glm4moe")
+
+# Recipe fields added after FORMAT_VERSION 1, with the value that writes what version 1 wrote.
+# At that value they stay out of recipe_key, so existing recipes keep their key and cached file.
+_KEY_DEFAULTS_SINCE_V1: dict[str, int] = {"nextn_layers": 0, "n_shared_experts": 0}
 
 # Types gguf-py can write from numpy without llama-quantize (K-quants need it).
 _WEIGHT_TYPES: dict[str, gguf.GGMLQuantizationType] = {
@@ -74,19 +82,31 @@ class SynthRecipe:
     ctx_train: int = 65536  # holds 22k-token prompts + 4096 generated per slot
     dtype: str = "f32"  # f32 | f16 | q8_0
     seed: int = 0
+    # NextN (MTP) blocks after the trunk: glm4moe only, and llama.cpp runs at most one.
+    nextn_layers: int = 0
+    # Always-active shared experts of width expert_ff each: glm4moe needs one or more
+    # (its graph always runs the shared branch), qwen3moe has none.
+    n_shared_experts: int = 0
 
 
 @dataclass(frozen=True)
 class _TensorSpec:
     name: str
     shape: tuple[int, ...]  # numpy order: the reverse of ggml's ne[]
-    kind: str  # "norm" (ones, f32) | "router" (random, f32) | "weight" (random, recipe dtype)
+    # "norm" (ones, f32) | "bias" (zeros, f32) | "router" (random, f32)
+    # | "weight" (random, recipe dtype)
+    kind: str
     per_expert: bool  # leading axis is the expert: only n_experts_used of them run per token
+    nextn: bool = False  # part of the NextN block: only runs when drafting
 
 
 def recipe_key(recipe: SynthRecipe) -> str:
     """A short hash of every recipe field and FORMAT_VERSION, stable across runs and machines."""
-    payload = json.dumps({"format": FORMAT_VERSION, **asdict(recipe)}, sort_keys=True)
+    fields = asdict(recipe)
+    for name, v1_value in _KEY_DEFAULTS_SINCE_V1.items():
+        if fields[name] == v1_value:
+            del fields[name]
+    payload = json.dumps({"format": FORMAT_VERSION, **fields}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
@@ -99,13 +119,16 @@ def param_counts(recipe: SynthRecipe) -> tuple[int, int]:
     """(total parameters, parameters active per token), from the tensor shapes written.
 
     Active counts every non-expert tensor (embeddings and output included, as model cards
-    do) plus n_experts_used of the n_experts in each expert tensor.
+    do) plus n_experts_used of the n_experts in each expert tensor. A NextN block counts in
+    the total but not as active: a token through the trunk never reads it, only drafting does.
     """
     _validate(recipe)
     total = active = 0
     for spec in _tensor_plan(recipe):
         n = int(np.prod(spec.shape))
         total += n
+        if spec.nextn:
+            continue
         active += n // recipe.n_experts * recipe.n_experts_used if spec.per_expert else n
     return total, active
 
@@ -184,6 +207,26 @@ def _validate(recipe: SynthRecipe) -> None:
     for field, value in sizes.items():
         if value < 1:
             raise UserError(f"Synthetic model {field}={value} must be at least 1.")
+    if recipe.arch == "qwen3moe":
+        # llama.cpp's qwen3moe loader has no place for these: the tensors would be extra.
+        for field in ("nextn_layers", "n_shared_experts"):
+            if getattr(recipe, field):
+                raise UserError(
+                    f"Synthetic model {field}={getattr(recipe, field)} needs arch=glm4moe; "
+                    "qwen3moe has neither NextN layers nor shared experts."
+                )
+    if recipe.arch == "glm4moe":
+        if recipe.n_shared_experts < 1:
+            raise UserError(
+                f"Synthetic model n_shared_experts={recipe.n_shared_experts} must be at least 1 "
+                "for glm4moe: llama.cpp always runs its shared-expert branch."
+            )
+        # src/models/glm4-moe.cpp's MTP graph asserts exactly one NextN block.
+        if recipe.nextn_layers not in (0, 1):
+            raise UserError(
+                f"Synthetic model nextn_layers={recipe.nextn_layers} must be 0 or 1 for "
+                "glm4moe: llama.cpp drafts with a single NextN block."
+            )
     if recipe.n_heads % recipe.n_kv_heads:
         raise UserError(
             f"Synthetic model n_heads={recipe.n_heads} must be a multiple of "
@@ -216,23 +259,27 @@ def _validate(recipe: SynthRecipe) -> None:
 
 
 def _tensor_plan(recipe: SynthRecipe) -> list[_TensorSpec]:
-    """Exactly the tensors llama.cpp creates for the arch (src/models/qwen3moe.cpp):
-    one more or one fewer and loading fails."""
+    """Exactly the tensors llama.cpp creates for the arch (src/models/qwen3moe.cpp,
+    src/models/glm4-moe.cpp): one more or one fewer and loading fails."""
+    embd = _TensorSpec(
+        _tensor_name(gguf.MODEL_TENSOR.TOKEN_EMBD), (recipe.n_vocab, recipe.d_model), "weight",
+        per_expert=False,
+    )  # fmt: skip
+    blocks = _glm4moe_blocks(recipe) if recipe.arch == "glm4moe" else _qwen3moe_blocks(recipe)
+    return [embd, *blocks, *_output_tensors(recipe)]
+
+
+def _qwen3moe_blocks(recipe: SynthRecipe) -> list[_TensorSpec]:
     t = gguf.MODEL_TENSOR
-
-    def name(tensor: gguf.MODEL_TENSOR, bid: int | None = None) -> str:
-        # gguf-py's names are llama.cpp's; taking them from it keeps the two in step.
-        base = gguf.TENSOR_NAMES[tensor]
-        return (base.format(bid=bid) if bid is not None else base) + ".weight"
-
-    d, v, e, ff = recipe.d_model, recipe.n_vocab, recipe.n_experts, recipe.expert_ff
+    name = _tensor_name
+    d, e, ff = recipe.d_model, recipe.n_experts, recipe.expert_ff
     q_dim = recipe.n_heads * recipe.head_dim
     kv_dim = recipe.n_kv_heads * recipe.head_dim
 
     def spec(nm: str, shape: tuple[int, ...], kind: str = "weight") -> _TensorSpec:
         return _TensorSpec(nm, shape, kind, per_expert=False)
 
-    plan = [spec(name(t.TOKEN_EMBD), (v, d))]
+    plan: list[_TensorSpec] = []
     for i in range(recipe.n_layers):
         plan += [
             spec(name(t.ATTN_NORM, i), (d,), "norm"),
@@ -250,16 +297,82 @@ def _tensor_plan(recipe: SynthRecipe) -> list[_TensorSpec]:
             _TensorSpec(name(t.FFN_DOWN_EXP, i), (e, d, ff), "weight", per_expert=True),
             _TensorSpec(name(t.FFN_UP_EXP, i), (e, ff, d), "weight", per_expert=True),
         ]
-    plan += [
-        spec(name(t.OUTPUT_NORM), (d,), "norm"),
-        # Untied output head, as in Qwen3-30B-A3B, so the last matmul costs what it does there.
-        spec(name(t.OUTPUT), (v, d)),
+    return plan
+
+
+def _tensor_name(tensor: gguf.MODEL_TENSOR, bid: int | None = None, suffix: str = "weight") -> str:
+    # gguf-py's names are llama.cpp's; taking them from it keeps the two in step.
+    base = gguf.TENSOR_NAMES[tensor]
+    return (base.format(bid=bid) if bid is not None else base) + "." + suffix
+
+
+def _output_tensors(recipe: SynthRecipe) -> list[_TensorSpec]:
+    t = gguf.MODEL_TENSOR
+    d, v = recipe.d_model, recipe.n_vocab
+    return [
+        _TensorSpec(_tensor_name(t.OUTPUT_NORM), (d,), "norm", per_expert=False),
+        # Untied output head, as in Qwen3-30B-A3B and GLM-4.5, so the last matmul costs what
+        # it does there.
+        _TensorSpec(_tensor_name(t.OUTPUT), (v, d), "weight", per_expert=False),
     ]
+
+
+def _glm4moe_blocks(recipe: SynthRecipe) -> list[_TensorSpec]:
+    """The trunk blocks then the NextN blocks of src/models/glm4-moe.cpp, as GLM-4.5-Air has
+    them: q/k/v biases, no q/k norms, every block MoE (the real model's one leading dense
+    block is left out: it changes no code path that serving exercises)."""
+    t = gguf.MODEL_TENSOR
+    nm = _tensor_name
+    d, e, ff = recipe.d_model, recipe.n_experts, recipe.expert_ff
+    q_dim = recipe.n_heads * recipe.head_dim
+    kv_dim = recipe.n_kv_heads * recipe.head_dim
+    sh_ff = ff * recipe.n_shared_experts
+
+    def spec(name: str, shape: tuple[int, ...], kind: str = "weight") -> _TensorSpec:
+        return _TensorSpec(name, shape, kind, per_expert=False)
+
+    def experts(name: str, shape: tuple[int, ...]) -> _TensorSpec:
+        return _TensorSpec(name, shape, "weight", per_expert=True)
+
+    plan: list[_TensorSpec] = []
+    for i in range(recipe.n_layers + recipe.nextn_layers):
+        block = [
+            spec(nm(t.ATTN_NORM, i), (d,), "norm"),
+            spec(nm(t.ATTN_Q, i), (q_dim, d)),
+            spec(nm(t.ATTN_K, i), (kv_dim, d)),
+            spec(nm(t.ATTN_V, i), (kv_dim, d)),
+            spec(nm(t.ATTN_Q, i, "bias"), (q_dim,), "bias"),
+            spec(nm(t.ATTN_K, i, "bias"), (kv_dim,), "bias"),
+            spec(nm(t.ATTN_V, i, "bias"), (kv_dim,), "bias"),
+            spec(nm(t.ATTN_OUT, i), (d, q_dim)),
+            spec(nm(t.ATTN_POST_NORM, i), (d,), "norm"),
+            spec(nm(t.FFN_GATE_INP, i), (e, d), "router"),
+            # GLM-4.5's sigmoid router adds this per-expert bias before its top-k choice.
+            spec(nm(t.FFN_EXP_PROBS_B, i, "bias"), (e,), "bias"),
+            experts(nm(t.FFN_GATE_EXP, i), (e, ff, d)),
+            experts(nm(t.FFN_DOWN_EXP, i), (e, d, ff)),
+            experts(nm(t.FFN_UP_EXP, i), (e, ff, d)),
+            spec(nm(t.FFN_GATE_SHEXP, i), (sh_ff, d)),
+            spec(nm(t.FFN_DOWN_SHEXP, i), (d, sh_ff)),
+            spec(nm(t.FFN_UP_SHEXP, i), (sh_ff, d)),
+        ]
+        if i >= recipe.n_layers:
+            # The MTP head: mixes the trunk's last hidden state with the next token's
+            # embedding, then reuses tok_embd, output_norm and output (the optional
+            # nextn.embed_tokens / shared_head_* tensors are left out, as llama.cpp allows).
+            block += [
+                spec(nm(t.NEXTN_EH_PROJ, i), (d, 2 * d)),
+                spec(nm(t.NEXTN_ENORM, i), (d,), "norm"),
+                spec(nm(t.NEXTN_HNORM, i), (d,), "norm"),
+            ]
+            block = [replace(x, nextn=True) for x in block]
+        plan += block
     return plan
 
 
 def _tensor_type(recipe: SynthRecipe, spec: _TensorSpec) -> gguf.GGMLQuantizationType:
-    # Norms and the router are f32 in every real GGUF; several backends require f32 norms.
+    # Norms, biases and the router are f32 in every real GGUF; several backends require f32
+    # norms.
     if spec.kind != "weight":
         return gguf.GGMLQuantizationType.F32
     return _WEIGHT_TYPES[recipe.dtype]
@@ -268,9 +381,12 @@ def _tensor_type(recipe: SynthRecipe, spec: _TensorSpec) -> gguf.GGMLQuantizatio
 def _tensor_data(
     recipe: SynthRecipe, index: int, spec: _TensorSpec, qtype: gguf.GGMLQuantizationType
 ) -> npt.NDArray[np.generic]:
-    """The values of one tensor in its storage type: ones for norms, else noise of std 0.02."""
+    """The values of one tensor in its storage type: ones for norms, zeros for biases, else
+    noise of std 0.02."""
     if spec.kind == "norm":
         values = np.ones(spec.shape, dtype=np.float32)
+    elif spec.kind == "bias":
+        values = np.zeros(spec.shape, dtype=np.float32)
     else:
         # One generator per tensor, seeded by (seed, position), so a tensor's values do not
         # depend on how many random numbers earlier tensors drew.
@@ -352,6 +468,19 @@ def _add_tokenizer(writer: gguf.GGUFWriter, recipe: SynthRecipe) -> None:
     writer.add_add_bos_token(False)
 
 
+def _add_glm4moe_keys(writer: gguf.GGUFWriter, recipe: SynthRecipe) -> None:
+    """GLM-4.5-Air's routing and rope settings, so the same kernels run as for the real one."""
+    writer.add_expert_shared_count(recipe.n_shared_experts)
+    writer.add_leading_dense_block_count(0)
+    writer.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+    writer.add_expert_weights_norm(True)
+    writer.add_expert_weights_scale(1.0)
+    # GLM-4.5 rotates half of each head (partial_rotary_factor 0.5).
+    writer.add_rope_dimension_count(recipe.head_dim // 2)
+    if recipe.nextn_layers:
+        writer.add_nextn_predict_layers(recipe.nextn_layers)
+
+
 def _write_gguf(recipe: SynthRecipe, path: Path) -> None:
     writer = gguf.GGUFWriter(path, recipe.arch)
     # Nothing time- or host-dependent goes in, so the same recipe gives the same bytes.
@@ -360,7 +489,8 @@ def _write_gguf(recipe: SynthRecipe, path: Path) -> None:
     writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
     writer.add_context_length(recipe.ctx_train)
     writer.add_embedding_length(recipe.d_model)
-    writer.add_block_count(recipe.n_layers)
+    # llama.cpp counts the NextN blocks in block_count and splits them off the end.
+    writer.add_block_count(recipe.n_layers + recipe.nextn_layers)
     writer.add_head_count(recipe.n_heads)
     writer.add_head_count_kv(recipe.n_kv_heads)
     # Qwen3 decouples head_dim from d_model / n_heads; llama.cpp's default assumes them tied.
@@ -371,6 +501,8 @@ def _write_gguf(recipe: SynthRecipe, path: Path) -> None:
     writer.add_expert_count(recipe.n_experts)
     writer.add_expert_used_count(recipe.n_experts_used)
     writer.add_expert_feed_forward_length(recipe.expert_ff)
+    if recipe.arch == "glm4moe":
+        _add_glm4moe_keys(writer, recipe)
     _add_tokenizer(writer, recipe)
 
     # Declare every tensor first, then generate and write them one at a time, so a large

@@ -116,7 +116,9 @@ def test_file_declares_arch_name_and_tokenizer(tmp_path: Path) -> None:
 
 
 def test_unsupported_arch_is_one_clear_sentence(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match=r"arch 'llama' is not supported; supported: qwen3moe\."):
+    with pytest.raises(
+        UserError, match=r"arch 'llama' is not supported; supported: qwen3moe, glm4moe\."
+    ):
         write_model(SynthRecipe(arch="llama"), tmp_path / "m.gguf")
     with pytest.raises(UserError, match="'llama'"):
         ensure_model(SynthRecipe(arch="llama"), tmp_path)
