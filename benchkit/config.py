@@ -51,6 +51,25 @@ class OutputPolicy(StrEnum):
     fixture = "fixture"  # whatever the fixture declares as its default
 
 
+class SpecType(StrEnum):
+    """What drafts tokens for speculative decoding besides a model's own MTP head (`mtp`)."""
+
+    none = "none"
+    draft = "draft"  # a separate, smaller draft model: --spec-type draft-simple
+    ngram = "ngram"  # n-grams already in the context, no model: --spec-type ngram-<mode>
+
+
+class NgramMode(StrEnum):
+    """llama.cpp's n-gram drafters (docs/speculative.md). Hydra takes the member's name
+    (spec.ngram_mode=map_k4v); the server gets its value (--spec-type ngram-map-k4v)."""
+
+    simple = "simple"
+    map_k = "map-k"
+    map_k4v = "map-k4v"
+    mod = "mod"
+    cache = "cache"
+
+
 class Lang(StrEnum):
     en = "en"
     ko = "ko"
@@ -103,6 +122,10 @@ class SynthConfig:
     ctx_train: int = 65536
     dtype: str = "f32"
     seed: int = 0
+    # NextN (MTP) blocks after the trunk; glm4moe only (see benchkit.synth).
+    nextn_layers: int = 0
+    # Always-active shared experts; glm4moe needs at least one, qwen3moe has none.
+    n_shared_experts: int = 0
 
 
 @dataclass
@@ -169,6 +192,26 @@ class ServerConfig:
 
 
 @dataclass
+class SpecConfig:
+    """Speculative decoding without MTP layers: `spec=draft` or `spec=ngram`."""
+
+    type: SpecType = SpecType.none
+    # Tokens drafted per step (--spec-draft-n-max).
+    draft_max: int = 3
+    # spec=ngram: which drafter; its n-gram sizes are llama.cpp's defaults (tune them through
+    # server.extra_args, e.g. [--spec-ngram-simple-size-n,8]).
+    ngram_mode: NgramMode = NgramMode.simple
+    # spec=draft: the draft model, a GGUF or a synthetic recipe like the target; it must share
+    # the target's vocabulary.
+    draft_model: ModelConfig | None = None
+    # llama.cpp's benchmarking mode: accept drafts at random so the mean accepted length per
+    # step is this (1 to draft_max + 1), whatever the models; the text is then invalid. Lets
+    # a random-weight model stand in for a real model's measured acceptance. Also applies to
+    # mtp=true.
+    synth_len: float | None = None
+
+
+@dataclass
 class ClaimConfig:
     premise: str = ""
     source: str = ""
@@ -203,6 +246,7 @@ class BenchConfig:
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
     study: StudyConfig = field(default_factory=StudyConfig)
+    spec: SpecConfig = field(default_factory=SpecConfig)
     slots: int = 4
     mtp: bool = False
     repeats: int = 1
@@ -219,6 +263,7 @@ GROUPS: dict[str, type[Any]] = {
     "workload": WorkloadConfig,
     "server": ServerConfig,
     "study": StudyConfig,
+    "spec": SpecConfig,
 }
 
 

@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchkit.config import BackendName, BenchConfig, OutputPolicy
+from benchkit.config import BackendName, BenchConfig, OutputPolicy, SpecType
 from benchkit.errors import UserError
 
 # llama-server pads each slot's context to a multiple of 256.
@@ -132,8 +132,12 @@ def plan_server(
     alias: str,
     longest_prompt: int,
     cap: int,
+    draft_model_path: str | None = None,
 ) -> ServerSpec:
-    """The llama-server command line and environment for this job."""
+    """The llama-server command line and environment for this job.
+
+    `draft_model_path` is the draft model's file, needed when spec=draft.
+    """
     if cfg.slots < 1:
         raise UserError(f"slots={cfg.slots} is not a slot count: use an integer of 1 or more.")
     total, per_slot = context_size(cfg, longest_prompt, cap)
@@ -163,13 +167,7 @@ def plan_server(
         argv.append("--no-kv-unified")
     if srv.threads:
         argv += ["--threads", str(srv.threads)]
-    if cfg.mtp:
-        if not cfg.model.has_mtp:
-            raise UserError(
-                f"mtp=true needs a model with MTP (NextN) layers but model {cfg.model.name} "
-                "has none: use mtp=false or a model with MTP layers."
-            )
-        argv += ["--spec-type", "draft-mtp", "--spec-draft-n-max", str(srv.mtp_draft_max)]
+    argv += speculative_args(cfg, draft_model_path)
     if "--reuse-port" in cfg.backend.extra_args or "--reuse-port" in srv.extra_args:
         raise UserError(
             "--reuse-port lets a second server share the port and answer this job's client: "
@@ -191,6 +189,64 @@ def plan_server(
         slots=cfg.slots,
         api_key=api_key(cfg),
     )
+
+
+def speculative_args(cfg: BenchConfig, draft_model_path: str | None = None) -> list[str]:
+    """The speculative-decoding flags: MTP (`mtp=true`), a draft model or n-grams (`spec`)."""
+    spec = cfg.spec
+    if cfg.mtp and spec.type is not SpecType.none:
+        raise UserError(
+            f"mtp=true and spec={spec.type.value} both choose what drafts tokens: use one "
+            "(spec=none with mtp=true, or mtp=false)."
+        )
+    args: list[str] = []
+    if cfg.mtp:
+        if not cfg.model.has_mtp:
+            raise UserError(
+                f"mtp=true needs a model with MTP (NextN) layers but model {cfg.model.name} "
+                "has none: use mtp=false or a model with MTP layers (model=tiny-mtp)."
+            )
+        args += ["--spec-type", "draft-mtp", "--spec-draft-n-max", str(cfg.server.mtp_draft_max)]
+    elif spec.type is SpecType.draft:
+        if spec.draft_model is None:
+            raise UserError(
+                "spec=draft needs a draft model: set spec.draft_model.path=FILE.gguf "
+                "(it must share the target's vocabulary)."
+            )
+        if draft_model_path is None:
+            raise UserError(
+                f"spec=draft: the draft model {spec.draft_model.name} has no file: set "
+                "spec.draft_model.path=FILE.gguf."
+            )
+        # Without --spec-type draft-simple, -md alone drafts nothing (llama-server-facts).
+        args += [
+            "--spec-type", "draft-simple",
+            "--spec-draft-model", draft_model_path,
+            "--spec-draft-n-max", str(spec.draft_max),
+            # The draft sits where the target does; llama.cpp's default would place it itself.
+            "--spec-draft-ngl", cfg.backend.n_gpu_layers,
+        ]  # fmt: skip
+    elif spec.type is SpecType.ngram:
+        args += [
+            "--spec-type", f"ngram-{spec.ngram_mode.value}",
+            "--spec-draft-n-max", str(spec.draft_max),
+        ]  # fmt: skip
+    if spec.draft_max < 1:
+        raise UserError(f"spec.draft_max={spec.draft_max} must be 1 or more.")
+    if spec.synth_len is not None:
+        if not args:
+            raise UserError(
+                f"spec.synth_len={spec.synth_len} needs speculative decoding to act on: "
+                "set mtp=true, spec=draft or spec=ngram."
+            )
+        n_max = cfg.server.mtp_draft_max if cfg.mtp else spec.draft_max
+        if not 1.0 <= spec.synth_len <= n_max + 1:
+            raise UserError(
+                f"spec.synth_len={spec.synth_len} must lie between 1 and the draft length + 1 "
+                f"({n_max + 1})."
+            )
+        args += ["--spec-synth-len", repr(float(spec.synth_len))]
+    return args
 
 
 def plan_replay(cfg: BenchConfig, *, fixture_policy: str, fixture_cap: int) -> ReplaySpec:

@@ -109,3 +109,76 @@ def test_replay_policy_follows_fixture_unless_overridden(compose_cfg: Compose) -
         fixture_policy="replay", fixture_cap=64,
     )  # fmt: skip
     assert r.output_policy is OutputPolicy.natural and r.cap == 32
+
+
+def _plan(cfg: BenchConfig, draft: str | None = None) -> tuple[str, ...]:
+    spec = plan_server(
+        cfg, server_bin="s", model_path="m", port=1, alias="a", longest_prompt=1, cap=1,
+        draft_model_path=draft,
+    )  # fmt: skip
+    return spec.argv
+
+
+def test_no_speculative_flags_by_default(compose_cfg: Compose) -> None:
+    argv = _plan(compose_cfg())
+    assert not [a for a in argv if a.startswith("--spec")]
+
+
+def test_mtp_on_the_tiny_mtp_model(compose_cfg: Compose) -> None:
+    argv = _plan(compose_cfg("mtp=true", "model=tiny-mtp"))
+    assert _flag(argv, "--spec-type") == "draft-mtp"
+    assert _flag(argv, "--spec-draft-n-max") == "3"
+    assert "--spec-draft-model" not in argv
+
+
+def test_spec_draft_flags(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("spec=draft", "spec.draft_max=5", "backend.n_gpu_layers=all")
+    argv = _plan(cfg, draft="/cache/draft.gguf")
+    assert _flag(argv, "--spec-type") == "draft-simple"
+    assert _flag(argv, "--spec-draft-model") == "/cache/draft.gguf"
+    assert _flag(argv, "--spec-draft-n-max") == "5"
+    # The draft goes where the target goes.
+    assert _flag(argv, "--spec-draft-ngl") == "all" == _flag(argv, "--n-gpu-layers")
+    assert argv.count("--spec-type") == 1
+
+
+def test_spec_draft_defaults_to_the_synthetic_tiny_moe(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("spec=draft")
+    draft = cfg.spec.draft_model
+    assert draft is not None and draft.name == "tiny-moe" and draft.synthetic is not None
+    # Same vocabulary as the synthetic targets, which llama.cpp requires of a draft.
+    assert draft.n_vocab == cfg.model.n_vocab == compose_cfg("model=tiny-mtp").model.n_vocab
+
+
+def test_spec_draft_without_a_file_is_refused(compose_cfg: Compose) -> None:
+    with pytest.raises(UserError, match="spec=draft"):
+        _plan(compose_cfg("spec=draft"))
+    with pytest.raises(UserError, match="spec=draft needs a draft model"):
+        _plan(compose_cfg("spec.type=draft"), draft="/d.gguf")
+
+
+@pytest.mark.parametrize(
+    ("mode", "spec_type"),
+    [("simple", "ngram-simple"), ("map_k", "ngram-map-k"), ("map_k4v", "ngram-map-k4v"),
+     ("mod", "ngram-mod"), ("cache", "ngram-cache")],
+)  # fmt: skip
+def test_spec_ngram_flags(compose_cfg: Compose, mode: str, spec_type: str) -> None:
+    argv = _plan(compose_cfg("spec=ngram", f"spec.ngram_mode={mode}"))
+    assert _flag(argv, "--spec-type") == spec_type
+    assert _flag(argv, "--spec-draft-n-max") == "64"
+    assert "--spec-draft-model" not in argv
+
+
+def test_mtp_and_spec_together_are_refused(compose_cfg: Compose) -> None:
+    with pytest.raises(UserError, match="mtp=true and spec=ngram"):
+        _plan(compose_cfg("mtp=true", "model=tiny-mtp", "spec=ngram"))
+
+
+def test_synthetic_acceptance_length(compose_cfg: Compose) -> None:
+    argv = _plan(compose_cfg("mtp=true", "model=tiny-mtp", "spec.synth_len=2.5"))
+    assert _flag(argv, "--spec-synth-len") == "2.5"
+    with pytest.raises(UserError, match="needs speculative decoding"):
+        _plan(compose_cfg("spec.synth_len=2"))
+    # At most every drafted token plus the target's own: draft_max + 1.
+    with pytest.raises(UserError, match=r"between 1 and the draft length \+ 1 \(4\)"):
+        _plan(compose_cfg("mtp=true", "model=tiny-mtp", "spec.synth_len=4.5"))
