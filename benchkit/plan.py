@@ -11,11 +11,21 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchkit.config import BackendName, BenchConfig, OutputPolicy, SpecType
+from benchkit.config import (
+    BackendName,
+    BenchConfig,
+    CacheType,
+    FlashAttn,
+    OutputPolicy,
+    SpecType,
+)
 from benchkit.errors import UserError
 
 # llama-server pads each slot's context to a multiple of 256.
 CTX_PAD = 256
+# KV cache types that are not quantized: the only V cache types llama.cpp runs without
+# flash attention.
+_FLOAT_CACHE = (CacheType.f32, CacheType.f16, CacheType.bf16)
 
 
 def pad(n: int, to: int = CTX_PAD) -> int:
@@ -142,6 +152,13 @@ def plan_server(
         raise UserError(f"slots={cfg.slots} is not a slot count: use an integer of 1 or more.")
     total, per_slot = context_size(cfg, longest_prompt, cap)
     srv = cfg.server
+    if srv.flash_attn is FlashAttn.off and srv.cache_type_v not in _FLOAT_CACHE:
+        # llama.cpp exits 1 at load otherwise (src/llama-context.cpp); auto switches it on.
+        raise UserError(
+            f"server.cache_type_v={srv.cache_type_v.value} is a quantized V cache, which "
+            "llama.cpp runs only with flash attention: use server.flash_attn=on or auto, or "
+            "server.cache_type_v=f16."
+        )
     argv: list[str] = [
         server_bin,
         "--model", model_path,

@@ -182,3 +182,34 @@ def test_synthetic_acceptance_length(compose_cfg: Compose) -> None:
     # At most every drafted token plus the target's own: draft_max + 1.
     with pytest.raises(UserError, match=r"between 1 and the draft length \+ 1 \(4\)"):
         _plan(compose_cfg("mtp=true", "model=tiny-mtp", "spec.synth_len=4.5"))
+
+
+@pytest.mark.parametrize(
+    ("override", "flag", "value"),
+    [
+        ("server.batch=1024", "--batch-size", "1024"),
+        ("server.ubatch=256", "--ubatch-size", "256"),
+        ("server.flash_attn=off", "--flash-attn", "off"),
+        ("server.cache_type_k=q4_0", "--cache-type-k", "q4_0"),
+        ("server.cache_type_v=q8_0", "--cache-type-v", "q8_0"),
+    ],
+)
+def test_each_server_factor_reaches_the_command_line(
+    compose_cfg: Compose, override: str, flag: str, value: str
+) -> None:
+    assert _flag(_plan(compose_cfg(override)), flag) == value
+
+
+def test_kv_unified_is_a_switch(compose_cfg: Compose) -> None:
+    on = _plan(compose_cfg("server.kv_unified=true"))
+    off = _plan(compose_cfg("server.kv_unified=false"))
+    assert "--kv-unified" in on and "--no-kv-unified" not in on
+    assert "--no-kv-unified" in off and "--kv-unified" not in off
+
+
+def test_quantized_v_cache_without_flash_attention_is_refused(compose_cfg: Compose) -> None:
+    with pytest.raises(UserError, match="flash attention"):
+        _plan(compose_cfg("server.cache_type_v=q8_0", "server.flash_attn=off"))
+    # auto lets llama.cpp switch flash attention on for it.
+    assert _flag(_plan(compose_cfg("server.cache_type_v=q8_0")), "--flash-attn") == "auto"
+    _plan(compose_cfg("server.cache_type_k=q8_0", "server.flash_attn=off"))
