@@ -18,6 +18,8 @@ import hashlib
 import json
 import logging
 import os
+import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
@@ -47,6 +49,18 @@ _WEIGHT_TYPES: dict[str, gguf.GGMLQuantizationType] = {
     "f16": gguf.GGMLQuantizationType.F16,
     "q8_0": gguf.GGMLQuantizationType.Q8_0,
 }
+# Types only llama-quantize writes (K-quants): the f32 model of the same recipe is written
+# first and quantized with it. dtype -> llama-quantize's type name.
+_QUANTIZE_TYPES: dict[str, str] = {
+    "q2_k": "Q2_K",
+    "q3_k_m": "Q3_K_M",
+    "q4_k_s": "Q4_K_S",
+    "q4_k_m": "Q4_K_M",
+    "q5_k_m": "Q5_K_M",
+    "q6_k": "Q6_K",
+}
+# K-quant super-block width (ggml's QK_K): a row of another width gets a fallback type.
+_QK_K = 256
 _FILE_TYPES: dict[str, gguf.LlamaFileType] = {
     "f32": gguf.LlamaFileType.ALL_F32,
     "f16": gguf.LlamaFileType.MOSTLY_F16,
@@ -133,15 +147,22 @@ def param_counts(recipe: SynthRecipe) -> tuple[int, int]:
     return total, active
 
 
-def write_model(recipe: SynthRecipe, path: Path) -> Path:
-    """Write the model for `recipe` to `path`, atomically: readers see no file or a whole one."""
+def write_model(recipe: SynthRecipe, path: Path, *, quantize_bin: Path | None = None) -> Path:
+    """Write the model for `recipe` to `path`, atomically: readers see no file or a whole one.
+
+    A K-quant dtype needs llama.cpp's `llama-quantize`: `quantize_bin`, else found by
+    find_quantize().
+    """
     _validate(recipe)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        _write_gguf(recipe, tmp)
+        if recipe.dtype in _QUANTIZE_TYPES:
+            _write_quantized(recipe, tmp, quantize_bin or find_quantize())
+        else:
+            _write_gguf(recipe, tmp)
         # A rename can reach the disk before the data does; a crash would then leave a
         # truncated model under the final name that ensure_model would trust.
         with tmp.open("rb") as f:
@@ -151,6 +172,46 @@ def write_model(recipe: SynthRecipe, path: Path) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def find_quantize() -> Path:
+    """llama.cpp's llama-quantize: $BENCHKIT_LLAMA_QUANTIZE, else on PATH, else built beside
+    benchkit's CPU llama-server in the cache."""
+    env = os.environ.get("BENCHKIT_LLAMA_QUANTIZE")
+    if env:
+        given = Path(env).expanduser()
+        if not given.is_file():
+            raise UserError(
+                f"BENCHKIT_LLAMA_QUANTIZE={env} is not a file: point it at llama-quantize."
+            )
+        return given
+    on_path = shutil.which("llama-quantize")
+    if on_path:
+        return Path(on_path)
+    from benchkit.provide import llama_root
+
+    build = llama_root() / "build-cpu"
+    binary = build / "bin" / "llama-quantize"
+    if binary.is_file():
+        return binary
+    raise UserError(
+        "K-quant synthetic models need llama.cpp's llama-quantize: build it with "
+        f"`cmake --build {build} --target llama-quantize` or set BENCHKIT_LLAMA_QUANTIZE."
+    )
+
+
+def _write_quantized(recipe: SynthRecipe, path: Path, quantize_bin: Path) -> None:
+    """The f32 model of the recipe, quantized by llama-quantize into `path`."""
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".synth-f32-") as tmp:
+        base = Path(tmp) / "f32.gguf"
+        _write_gguf(replace(recipe, dtype="f32"), base)
+        # One thread: the bytes do not depend on the thread count anyway, and the machine
+        # may be measuring something else meanwhile.
+        cmd = [str(quantize_bin), str(base), str(path), _QUANTIZE_TYPES[recipe.dtype], "1"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise UserError(f"llama-quantize failed (exit {proc.returncode}): {tail[0]}")
 
 
 def ensure_model(recipe: SynthRecipe, cache: Path) -> Path:
@@ -188,10 +249,10 @@ def _validate(recipe: SynthRecipe) -> None:
             f"Synthetic model arch {recipe.arch!r} is not supported; "
             f"supported: {', '.join(SUPPORTED_ARCHS)}."
         )
-    if recipe.dtype not in _WEIGHT_TYPES:
+    if recipe.dtype not in _WEIGHT_TYPES and recipe.dtype not in _QUANTIZE_TYPES:
         raise UserError(
             f"Synthetic model dtype {recipe.dtype!r} is not supported; "
-            f"supported: {', '.join(_WEIGHT_TYPES)}."
+            f"supported: {', '.join([*_WEIGHT_TYPES, *_QUANTIZE_TYPES])}."
         )
     sizes = {
         "n_layers": recipe.n_layers,
@@ -255,6 +316,20 @@ def _validate(recipe: SynthRecipe) -> None:
             if value % block:
                 raise UserError(
                     f"Synthetic model {field}={value} must be a multiple of {block} for q8_0."
+                )
+    if recipe.dtype in _QUANTIZE_TYPES:
+        # llama-quantize would quietly give such rows another type, and the file would not
+        # be the quantization its name says.
+        rows = {
+            "d_model": recipe.d_model,
+            "n_heads*head_dim": recipe.n_heads * recipe.head_dim,
+            "expert_ff": recipe.expert_ff,
+        }
+        for field, value in rows.items():
+            if value % _QK_K:
+                raise UserError(
+                    f"Synthetic model {field}={value} must be a multiple of {_QK_K} for "
+                    f"{recipe.dtype} (K-quant blocks are {_QK_K} wide)."
                 )
 
 
