@@ -74,6 +74,9 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     assert "| **4** | 226.0 | +18% | 172.4 s | 689.6 s | 104,448 |" in md
     assert "| Vulkan, 3 slots | 188.0 s | 297.0 s | 1.58x | hurts | 49% |" in md
     assert "**refuted**" in md and "Output quality was not measured" in md
+    corrections = md.split("## Corrections", 1)[1].split("\n## ", 1)[0]
+    assert "MTP draft acceptance is 77-95% on HIP" in corrections  # the seed's 2nd correction
+    assert "expected draft\\_acceptance 0.77 … 0.95, measured 0.48 … 0.52" in corrections
     assert "MTP at 2+ slots re-measured on Vulkan" in md  # the study's untested items
     assert "Recommended setting: Vulkan, 4 slots, MTP off." in md
     assert "values derived from a publication, not measured by benchkit" in md
@@ -316,3 +319,19 @@ def test_common_flags_are_printed_once_and_nothing_is_dropped() -> None:
     )
     assert head == "llama-server --model a.gguf --metrics"
     assert [r["flags"] for r in rows] == ["--parallel 1", "--parallel 2 --spec-type draft-mtp"]
+
+
+def test_other_hardware_is_listed_apart_and_never_compared(tmp_path: Path) -> None:
+    src = tmp_path / "sweep"
+    datas = [result("vulkan", n, s=100.0 / n, decode=50.0 * n) for n in (1, 2, 4)]
+    datas.append(result("cuda", 4, s=5.0, hardware="rtx5090"))
+    for i, d in enumerate(datas):
+        atomic_write_json(src / str(i) / "result.json", d)
+    out = render(src, tmp_path / "out")
+    md = (out / "report.md").read_text()
+    other = md.split("## Other hardware", 1)[1].split("\n## ", 1)[0]
+    assert "| 3 | rtx5090 | cuda | 4 | 5.0 s |" in other
+    assert "more than one hardware (card, rtx5090): numbers across them are not comparable" in md
+    v = verdicts(out)
+    # CUDA on the other card is not a winner over Vulkan on this one.
+    assert v["backend"]["verdict"] is None and v["backend"]["status"] == "provisional"

@@ -68,8 +68,8 @@ _EN: dict[str, str] = {
     "power_cap": ", power cap {w} W",
     "compare_warning": (
         "These numbers hold for this model on this hardware only. Do not compare them with "
-        "numbers measured on another model or another card: a 35B MoE and a 27B dense model on "
-        "the same card give entirely different speeds."
+        "numbers measured on another model or another card: a MoE and a dense model of similar "
+        "size give entirely different speeds on the same card."
     ),
     "sec_workload": "Workload and sampling",
     "workload_line": (
@@ -182,7 +182,9 @@ _EN: dict[str, str] = {
     ),
     "corrections_intro": "Verdicts that changed since an earlier publication of this study:",
     "confirmed_intro": "Earlier provisional verdicts that the data now confirm:",
-    "refuted_claims_intro": "Premises the measurements refuted:",
+    "refuted_claims_intro": "Premises the measurements refuted (see Claims checked):",
+    "claim_expected": "expected",
+    "claim_measured": "measured",
     "quality_not_measured": (
         "Output quality was not measured: this report is about speed only. A setting that is "
         "fast is not thereby one whose answers are good."
@@ -237,7 +239,7 @@ _KO: dict[str, str] = {
     "power_cap": ", 전력캡 {w}W",
     "compare_warning": (
         "이 숫자는 이 모델과 이 하드웨어에서만 성립합니다. 다른 모델이나 다른 카드에서 잰 숫자와 직접 "
-        "비교하면 안 됩니다. 같은 카드라도 35B MoE와 27B dense는 속도가 완전히 다릅니다."
+        "비교하면 안 됩니다. 같은 카드라도 비슷한 크기의 MoE와 dense 모델은 속도가 완전히 다릅니다."
     ),
     "sec_workload": "워크로드와 샘플링",
     "workload_line": (
@@ -347,7 +349,9 @@ _KO: dict[str, str] = {
     ),
     "corrections_intro": "이 스터디의 이전 게시 이후 바뀐 판정입니다:",
     "confirmed_intro": "이전에 잠정이었고 이제 데이터로 확인된 판정:",
-    "refuted_claims_intro": "측정으로 반박된 전제:",
+    "refuted_claims_intro": "측정으로 반박된 전제(전제 검증 참조):",
+    "claim_expected": "기대",
+    "claim_measured": "실측",
     "quality_not_measured": (
         "결과의 품질은 재지 않았습니다. 이 글은 속도만 다룹니다. 빠르다는 것과 답이 믿을 만하다는 것은 "
         "별개의 문제입니다."
@@ -753,7 +757,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         tail = ", 지연과 컨텍스트 메모리만 커졌습니다" if n.get("latency_grows") else ""
         return head + tail + (f" ({'; '.join(costs)})." if costs else ".")
     head = (
-        f"{k} slots was the knee{_prov(v, lang)}: beyond it more slots added less than {gain} "
+        f"{slots_phrase(k, lang)} was the knee{_prov(v, lang)}: beyond it more slots added less than {gain} "
         f"to {rate}"
     )
     tail = ", while slot latency and context memory kept growing" if n.get("latency_grows") else ""
@@ -961,18 +965,24 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
     if s is not None and s.verdict is not None:
         k = int(s.verdict)
         if s.numbers.get("knee_reached") and s.status == COMPLETE:
-            parts.append(f"동시 슬롯은 {k}개가 무릎이었고" if ko else f"{k} slots was the knee")
+            parts.append(
+                f"동시 슬롯은 {k}개가 무릎이었고" if ko else f"{slots_phrase(k, lang)} was the knee"
+            )
         elif s.numbers.get("knee_reached"):
             parts.append(
-                f"동시 슬롯은 {k}개가 무릎으로 보이고" if ko else f"{k} slots looks like the knee"
+                f"동시 슬롯은 {k}개가 무릎으로 보이고"
+                if ko
+                else f"{slots_phrase(k, lang)} looks like the knee"
             )
         elif s.status == COMPLETE:
-            parts.append(f"슬롯 {k}개까지 무릎이 없었고" if ko else f"no knee up to {k} slots")
+            parts.append(
+                f"슬롯 {k}개까지 무릎이 없었고" if ko else f"no knee up to {slots_phrase(k, lang)}"
+            )
         else:
             parts.append(
                 f"슬롯은 완료된 값 중 {k}개가 가장 나았을 뿐이고"
                 if ko
-                else f"{k} slots is only the best completed point"
+                else f"{slots_phrase(k, lang)} is only the best completed point"
             )
     if m is not None and m.verdict is not None:
         parts.append(f"MTP는 {mtp_runs_text(m, lang)}" if ko else f"MTP {mtp_runs_text(m, lang)}")

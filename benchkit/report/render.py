@@ -490,6 +490,20 @@ def view_model(
         )
     claims = [dict(c, status_text=i18n.claim_status(c["status"], lang)) for c in a.claims]
     corr = _corrections_view(corrections, ledger_file, lang)
+    # A premise the data refute is a correction too, whether or not a ledger exists.
+    corr["refuted"] = [
+        {
+            "premise": c["premise"],
+            "source": c["source"],
+            "metric": c["metric"],
+            "lo": c["expected_min"],
+            "hi": c["expected_max"],
+            "mlo": c["measured_min"],
+            "mhi": c["measured_max"],
+        }
+        for c in a.claims
+        if c["status"] == "refuted"
+    ]
     caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
     derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
     planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
@@ -602,7 +616,7 @@ def _corrections_view(
 ) -> dict[str, Any]:
     t = i18n.strings(lang)
     if corr is None:
-        return {"intro": t["corrections_no_ledger"], "changes": [], "confirmed": [], "refuted": []}
+        return {"intro": t["corrections_no_ledger"], "changes": [], "confirmed": []}
     changes = []
     for c in corr["changes"]:
         f = c["factor"]
