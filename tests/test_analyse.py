@@ -271,6 +271,35 @@ def test_mtp_that_helps_everywhere_is_recommended_on() -> None:
     assert v["projection"].point is not None and v["projection"].point["mtp"] is True
 
 
+def test_each_drafter_of_the_spec_group_gets_its_own_verdict() -> None:
+    datas = []
+    for n, draft, ngram in ((1, 0.7, 1.01), (2, 0.9, 0.99), (4, 1.3, 1.02)):
+        for spec, ratio in (("none", 1.0), ("draft", draft), ("ngram", ngram)):
+            d = result(
+                "cpu",
+                n,
+                s=ratio * 100.0 / n,
+                decode=None if spec != "none" else 40.0 * n,
+                acceptance=None if spec == "none" else 0.6,
+            )
+            d["factors"]["spec"] = spec
+            datas.append(d)
+    v = verdicts_of(sweep_of(datas))
+    assert v["spec=draft"].verdict == [
+        {"from": 1, "to": 2, "effect": "helps"},
+        {"from": 4, "to": None, "effect": "hurts"},
+    ]
+    assert v["spec=ngram"].verdict == [{"from": 1, "to": None, "effect": "no difference"}]
+    assert i18n.mtp_sentence(v["spec=draft"], "en").startswith(
+        "A draft model helped only at 1–2 slots and hurt at 4 slots"
+    )
+    # The knee is 4 slots (decode keeps gaining); no drafter helps there, so none is advised.
+    assert v["projection"].point is not None and v["projection"].point["spec"] == "none"
+    head = i18n.headline(v, "en", "unit")
+    assert "a draft model helped only at 1–2 slots" in head
+    assert "n-gram drafting made no difference at any slot count" in head
+
+
 # ------------------------------------------------------------------------------ validity
 
 

@@ -622,40 +622,51 @@ def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
     return None
 
 
-def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
-    """MTP's effect at each setting (helps / no difference / hurts, with the ratio of
-    seconds per unit on the throughput basis) and the draft acceptance; the verdict is
-    the effect by slot count on the primary series (the winning backend)."""
-    if "mtp" not in sw.varying:
+def drafting_verdict(
+    sw: Sweep,
+    slots: Verdict | None,
+    backend: Verdict | None,
+    factor: str = "mtp",
+    off: Any = False,
+    on: Any = True,
+) -> Verdict | None:
+    """Speculative decoding's effect at each setting (helps / no difference / hurts, with the
+    ratio of seconds per unit on the throughput basis) and the draft acceptance: MTP on
+    against off (`factor="mtp"`), or a drafter against none (`factor="spec"`, `on="draft"`).
+    The verdict is the effect by slot count on the primary series (the one the slots verdict
+    is about, else the winning backend), as runs: [{"from": 1, "to": 1, "effect": "helps"},
+    {"from": 2, "to": None, "effect": "hurts"}], where `to: None` means up to the largest
+    count tested."""
+    if factor not in sw.varying:
         return None
-    rest = [k for k in sw.varying if k != "mtp"]
+    name = factor if factor == "mtp" else f"{factor}={norm(on)}"
+    rest = [k for k in sw.varying if k != factor]
     contexts: list[dict[str, Any]] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
-        on = next((c for c in group if c.get("mtp") == "true"), None)
-        off = next((c for c in group if c.get("mtp") == "false"), None)
-        if on is None or off is None:
+        c_on = next((c for c in group if c.get(factor) == norm(on)), None)
+        c_off = next((c for c in group if c.get(factor) == norm(off)), None)
+        if c_on is None or c_off is None:
             continue
-        s_on, s_off = on.stats(THROUGHPUT), off.stats(THROUGHPUT)
+        s_on, s_off = c_on.stats(THROUGHPUT), c_off.stats(THROUGHPUT)
         if s_on is None or s_off is None:
             continue
         cmp = compare(s_off, s_on, sw.min_effect)
-        effect = {"lower": "helps", "higher": "hurts"}.get(cmp, "no difference")
         contexts.append(
             {
-                "context": _context(on, rest),
+                "context": _context(c_on, rest),
                 "off": s_off.mean,
                 "on": s_on.mean,
                 "ratio": s_on.mean / s_off.mean,
-                "effect": effect,
-                "acceptance": on.mean("draft_acceptance"),
-                "decode_off": off.mean(DECODE),
-                "decode_on": on.mean(DECODE),
+                "effect": {"lower": "helps", "higher": "hurts"}.get(cmp, "no difference"),
+                "acceptance": c_on.mean("draft_acceptance"),
+                "decode_off": c_off.mean(DECODE),
+                "decode_on": c_on.mean(DECODE),
             }
         )
     # The primary series: what the slots verdict or the backend winner singled out.
     where: dict[str, Any] = {}
     if slots is not None and slots.point:
-        where = {k: v for k, v in slots.point.items() if k not in ("mtp", "slots")}
+        where = {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
     elif backend is not None and backend.point:
         where = dict(backend.point)
     primary = [
@@ -668,8 +679,16 @@ def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Ve
     for e in contexts:
         if e["acceptance"] is not None and "backend" in e["context"]:
             acc_by.setdefault(str(e["context"]["backend"]), []).append(e["acceptance"])
-    missing = sw.missing_where(where)
+    compared = {norm(off), norm(on)}
+    missing = [
+        m
+        for m in sw.missing_where(where)
+        if factor not in m.point or norm(m.point[factor]) in compared
+    ]
     numbers: dict[str, Any] = {
+        "factor": factor,
+        "on_value": on,
+        "off_value": off,
         "contexts": contexts,
         "primary": where,
         "acceptance_range": [min(acc), max(acc)] if acc else None,
@@ -677,7 +696,7 @@ def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Ve
     }
     if not primary:
         return Verdict(
-            "mtp", None, PROVISIONAL, missing, THROUGHPUT, numbers, None, ["no_comparison"]
+            name, None, PROVISIONAL, missing, THROUGHPUT, numbers, None, ["no_comparison"]
         )
     runs: list[dict[str, Any]] = []
     for e in primary:
@@ -690,11 +709,31 @@ def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Ve
     numbers["largest"] = (
         int(float(primary[-1]["context"]["slots"])) if "slots" in primary[-1]["context"] else None
     )
-    return Verdict("mtp", runs, _status(missing), missing, THROUGHPUT, numbers, where or None)
+    return Verdict(name, runs, _status(missing), missing, THROUGHPUT, numbers, where or None)
+
+
+def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
+    """MTP on against off: see drafting_verdict."""
+    return drafting_verdict(sw, slots, backend, "mtp", False, True)
+
+
+def spec_verdicts(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> list[Verdict]:
+    """Each drafter of the `spec` group (draft model, n-grams) against none."""
+    if "spec" not in sw.varying:
+        return []
+    values = {norm(c.values.get("spec")): c.values.get("spec") for c in sw.cells}
+    values.update({norm(v): v for v in sw.planned.get("spec", [])})
+    out = []
+    for key in sorted(values):
+        if key != "none":
+            v = drafting_verdict(sw, slots, backend, "spec", "none", values[key])
+            if v is not None:
+                out.append(v)
+    return out
 
 
 def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
-    """The effect the MTP verdict's runs give at a slot count."""
+    """The effect a drafting verdict's runs give at a slot count."""
     if v is None or not isinstance(v.verdict, list):
         return None
     for run in v.verdict:
@@ -734,18 +773,23 @@ def projection_verdict(
     backend: Verdict | None,
     slots: Verdict | None,
     mtp: Verdict | None,
+    specs: Sequence[Verdict] = (),
 ) -> Verdict:
-    """Time for `units` units at the recommended point (winning backend, the knee, MTP where
-    it helps there), on the throughput basis."""
+    """Time for `units` units at the recommended point (winning backend, the knee, MTP or
+    the drafter that helps most there, if any), on the throughput basis."""
     point: dict[str, Any] = {}
     if slots is not None and slots.point:
         point.update(slots.point)
     elif backend is not None and backend.point:
         point.update(backend.point)
+    at = int(point["slots"]) if "slots" in point else None
     if "mtp" in sw.varying:
-        effect = mtp_effect_at(mtp, int(point["slots"]) if "slots" in point else None)
-        point["mtp"] = effect == "helps"
-    depends = [v for v in (backend, slots, mtp) if v is not None]
+        point["mtp"] = mtp_effect_at(mtp, at) == "helps"
+    if "spec" in sw.varying:
+        helping = [v for v in specs if mtp_effect_at(v, at) == "helps"]
+        best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
+        point["spec"] = best.numbers["on_value"] if best is not None else "none"
+    depends = [v for v in (backend, slots, mtp, *specs) if v is not None]
     reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
     cell = sw.find(point) if point else (sw.cells[0] if len(sw.cells) == 1 else None)
     if cell is None and not point and sw.cells:
@@ -792,6 +836,13 @@ def projection_verdict(
     )
 
 
+def _ratio_at(v: Verdict, slots: int | None) -> float:
+    for e in v.numbers.get("contexts", []):
+        if slots is None or norm(e["context"].get("slots")) == norm(slots):
+            return float(e["ratio"])
+    return math.inf
+
+
 def validity_verdict(sw: Sweep) -> Verdict:
     """The sweep as a whole: complete only when every planned point completed."""
     n_missing = len(sw.missing)
@@ -810,9 +861,10 @@ def analyse(sw: Sweep, projection_units: int) -> list[Verdict]:
     b = backend_verdict(sw)
     s = slots_verdict(sw, b)
     m = mtp_verdict(sw, s, b)
-    out = [v for v in (b, s, m) if v is not None]
+    specs = spec_verdicts(sw, s, b)
+    out = [v for v in (b, s, m, *specs) if v is not None]
     out.append(repeats_verdict(sw))
-    out.append(projection_verdict(sw, projection_units, b, s, m))
+    out.append(projection_verdict(sw, projection_units, b, s, m, specs))
     out.append(validity_verdict(sw))
     return out
 

@@ -35,6 +35,8 @@ _LABELS = {
         "backend": "Throughput basis, per backend",
         "mtp_ratio": "MTP on / off (seconds per unit)",
         "mtp_title": "MTP effect (< 1 helps, > 1 hurts)",
+        "spec_ratio": "spec={value} / none (seconds per unit)",
+        "spec_title": "Drafter effect (< 1 helps, > 1 hurts)",
         "baseline": "baseline",
         "new": "new",
         "build": "Baseline and new build",
@@ -52,6 +54,8 @@ _LABELS = {
         "backend": "백엔드별 처리량 기준",
         "mtp_ratio": "MTP 켬 / 끔 (단위당 초)",
         "mtp_title": "MTP 효과 (1 미만 도움, 1 초과 손해)",
+        "spec_ratio": "spec={value} / none (단위당 초)",
+        "spec_title": "투기 효과 (1 미만 도움, 1 초과 손해)",
         "baseline": "기준",
         "new": "새 빌드",
         "build": "기준 빌드와 새 빌드",
@@ -226,13 +230,18 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels(xs)
         ax.set_xlabel(words["slots"])
-        ax.set_ylabel(words["mtp_ratio"])
-        ax.set_title(words["mtp_title"])
+        if v.factor == "mtp":
+            ax.set_ylabel(words["mtp_ratio"])
+            ax.set_title(words["mtp_title"])
+        else:
+            ax.set_ylabel(words["spec_ratio"].format(value=norm(v.numbers.get("on_value"))))
+            ax.set_title(words["spec_title"])
         ax.grid(alpha=0.3, axis="y")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
         fig.tight_layout()
-        name = "mtp.png"
+        # Stable names: mtp.png, spec-draft.png, spec-ngram.png.
+        name = "mtp.png" if v.factor == "mtp" else v.factor.replace("=", "-") + ".png"
         fig.savefig(out_dir / name)
         plt.close(fig)
     return name

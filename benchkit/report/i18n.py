@@ -93,6 +93,7 @@ _EN: dict[str, str] = {
     "sec_backend": "Backend",
     "sec_slots": "Parallel slots",
     "sec_mtp": "MTP (speculative decoding)",
+    "sec_spec": "Speculative decoding ({value}) against none",
     "sec_build": "Builds compared",
     "sec_repeats": "Repeats and noise",
     "sec_projection": "Projection",
@@ -156,6 +157,7 @@ _EN: dict[str, str] = {
     "fig_backend": "Seconds per unit (throughput basis) against slots, per backend",
     "fig_slots": "Seconds per unit on both bases, and aggregate decode throughput, against slots",
     "fig_mtp": "MTP on / off: seconds per unit (throughput basis), per slot count",
+    "fig_spec": "Drafter on / off: seconds per unit (throughput basis), per slot count",
     "fig_build": "Baseline and new build: seconds per unit (throughput basis), config by config",
     "definitions_intro": "How each metric is measured:",
     "noise_single": (
@@ -261,6 +263,7 @@ _KO: dict[str, str] = {
     "sec_backend": "백엔드",
     "sec_slots": "동시 슬롯",
     "sec_mtp": "MTP(투기적 디코딩)",
+    "sec_spec": "투기적 디코딩({value}) 켬/끔 비교",
     "sec_build": "빌드 비교",
     "sec_repeats": "반복 측정과 노이즈",
     "sec_projection": "환산",
@@ -324,6 +327,7 @@ _KO: dict[str, str] = {
     "fig_backend": "백엔드별 슬롯 수에 따른 단위당 초(처리량 기준)",
     "fig_slots": "슬롯 수에 따른 두 기준의 단위당 초와 합산 decode 처리량",
     "fig_mtp": "MTP 켬/끔: 슬롯 수별 단위당 초(처리량 기준)",
+    "fig_spec": "투기 켬/끔: 슬롯 수별 단위당 초(처리량 기준)",
     "fig_build": "기준 빌드와 새 빌드: 설정별 단위당 초(처리량 기준)",
     "definitions_intro": "각 지표를 재는 방법:",
     "noise_single": (
@@ -469,6 +473,21 @@ def slots_phrase(n: Any, lang: str) -> str:
 def mtp_phrase(v: Any, lang: str) -> str:
     on = norm(v) == "true"
     return f"MTP {strings(lang)['yes' if on else 'no']}"
+
+
+_DRAFTERS = {
+    "en": {"mtp": "MTP", "spec=draft": "a draft model", "spec=ngram": "n-gram drafting"},
+    # With the topic particle each takes (모델은, 투기는).
+    "ko": {"mtp": "MTP는", "spec=draft": "드래프트 모델은", "spec=ngram": "n-gram 투기는"},
+}
+
+
+def drafter(factor: str, lang: str, start: bool = False) -> str:
+    """What a drafting verdict is about, as the subject of a sentence: 'MTP', 'a draft
+    model' ('A draft model' at the start), 'MTP는' in Korean."""
+    words = _DRAFTERS.get(lang, _DRAFTERS["en"])
+    text = words.get(factor) or (f"{factor}은(는)" if lang == "ko" else factor)
+    return text[:1].upper() + text[1:] if start and lang != "ko" else text
 
 
 def point_text(point: Mapping[str, Any] | None, lang: str) -> str:
@@ -812,12 +831,13 @@ def mtp_runs_text(v: Verdict, lang: str) -> str:
 
 def mtp_sentence(v: Verdict, lang: str) -> str:
     ko = lang == "ko"
+    who = drafter(v.factor, lang, start=True)
     if v.verdict is None:
         return (
             (
-                "MTP 켬/끔을 같은 설정에서 비교할 완료 지점이 없습니다"
+                f"{who} 켠 것과 끈 것을 같은 설정에서 비교할 완료 지점이 없습니다"
                 if ko
-                else "No complete points compare MTP on and off"
+                else f"No complete points compare {drafter(v.factor, lang)} on and off"
             )
             + _prov(v, lang)
             + "."
@@ -844,12 +864,12 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
         )
     if ko:
         return (
-            f"MTP는 {mtp_runs_text(v, lang)}{_prov(v, lang)}. {where} 기준, 켜면 단위당 시간이 "
+            f"{who} {mtp_runs_text(v, lang)}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 단위당 시간이 "
             f"{fmt.ratio(best['ratio'], lang)}에서 {fmt.ratio(worst['ratio'], lang)}까지 "
             f"달라졌습니다(처리량 기준).{acc_text}"
         )
     return (
-        f"MTP {mtp_runs_text(v, lang)}{_prov(v, lang)}. On {where}, turning it on changed "
+        f"{who} {mtp_runs_text(v, lang)}{_prov(v, lang)}. {'On ' + where + ', t' if where else 'T'}urning it on changed "
         f"seconds per unit by {fmt.ratio(best['ratio'], lang)} to "
         f"{fmt.ratio(worst['ratio'], lang)} (throughput basis).{acc_text}"
     )
@@ -985,7 +1005,11 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
                 else f"{slots_phrase(k, lang)} is only the best completed point"
             )
     if m is not None and m.verdict is not None:
-        parts.append(f"MTP는 {mtp_runs_text(m, lang)}" if ko else f"MTP {mtp_runs_text(m, lang)}")
+        parts.append(f"{drafter('mtp', lang)} {mtp_runs_text(m, lang)}")
+    for key in sorted(k for k in verdicts if k.startswith("spec=")):
+        sv = verdicts[key]
+        if sv.verdict is not None:
+            parts.append(f"{drafter(key, lang)} {mtp_runs_text(sv, lang)}")
     bv = verdicts.get("build")
     if bv is not None and bv.verdict in ("faster", "slower"):
         pct = fmt.pct(abs(bv.numbers.get("median_change") or 0))
@@ -1152,8 +1176,8 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Mapping[str,
         return backend_name(value)
     if factor == "slots":
         return slots_phrase(value, lang)
-    if factor == "mtp" and isinstance(value, list):
-        v = Verdict("mtp", value, COMPLETE, numbers=dict(numbers))
+    if (factor == "mtp" or factor.startswith("spec=")) and isinstance(value, list):
+        v = Verdict(factor, value, COMPLETE, numbers=dict(numbers))
         return mtp_runs_text(v, lang)
     if factor == "projection":
         return fmt.hours(float(value) * 3600, lang)

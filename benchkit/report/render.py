@@ -407,12 +407,15 @@ def view_model(
                 "figure_title": t["fig_slots"],
             }
         )
-    m = by.get("mtp")
-    if m is not None:
+    drafting = [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]
+    for m in drafting:
+        on = an.norm(m.numbers.get("on_value"))
         sections.append(
             {
                 "kind": "mtp",
-                "title": t["sec_mtp"],
+                "title": t["sec_mtp"] if m.factor == "mtp" else t["sec_spec"].format(value=on),
+                "col_off": t["col_off"] if m.factor == "mtp" else "spec=none",
+                "col_on": t["col_on"] if m.factor == "mtp" else f"spec={on}",
                 "text": i18n.mtp_sentence(m, lang),
                 "table": [
                     dict(
@@ -422,8 +425,8 @@ def view_model(
                     )
                     for e in m.numbers.get("contexts", [])
                 ],
-                "figure": figs.get("mtp"),
-                "figure_title": t["fig_mtp"],
+                "figure": figs.get(m.factor),
+                "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
             }
         )
     if build is not None:
@@ -533,7 +536,11 @@ def view_model(
         )
     rec_point = proj.point if proj.verdict is not None else None
     # The best completed point is never the answer while a point it depends on is missing.
-    settled = all(by[f].status == an.COMPLETE for f in ("backend", "slots", "mtp") if f in by)
+    settled = all(
+        v.status == an.COMPLETE
+        for f, v in by.items()
+        if f in ("backend", "slots", "mtp") or f.startswith("spec=")
+    )
     if rec_point and settled:
         summary = [t["summary_rec"].format(point=i18n.point_text(rec_point, lang))]
     elif rec_point:
@@ -728,7 +735,11 @@ def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> 
     made = {
         "backend": figures.backend_figure(a.df, folder, lang),
         "slots": figures.slots_figure(a.df, folder, lang, knee, series),
-        "mtp": figures.mtp_figure(a.verdict("mtp"), folder, lang),
+        **{
+            v.factor: figures.mtp_figure(v, folder, lang)
+            for v in a.verdicts
+            if v.factor == "mtp" or v.factor.startswith("spec=")
+        },
         "build": figures.build_figure(build, folder, lang),
     }
     for k, v in made.items():
@@ -750,7 +761,7 @@ def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> li
     out = []
     for v in verdicts:
         j = v.to_json()
-        fn = text.get(v.factor)
+        fn = text.get("mtp" if v.factor.startswith("spec=") else v.factor)
         j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, {})
         out.append(j)
     for c in a.claims:
