@@ -48,6 +48,10 @@ _WEIGHT_TYPES: dict[str, gguf.GGMLQuantizationType] = {
     "f32": gguf.GGMLQuantizationType.F32,
     "f16": gguf.GGMLQuantizationType.F16,
     "q8_0": gguf.GGMLQuantizationType.Q8_0,
+    # Random but valid Q4_K blocks written directly: a 17 GB model in a minute, where
+    # numpy -> f16 -> llama-quantize takes tens of minutes. Same bytes per weight and the same
+    # kernels as a real Q4_K tensor, so speed is what a Q4_K model's would be.
+    "q4_k_random": gguf.GGMLQuantizationType.Q4_K,
 }
 # Types only llama-quantize writes (K-quants): the f32 model of the same recipe is written
 # first and quantized with it. dtype -> llama-quantize's type name.
@@ -65,6 +69,7 @@ _FILE_TYPES: dict[str, gguf.LlamaFileType] = {
     "f32": gguf.LlamaFileType.ALL_F32,
     "f16": gguf.LlamaFileType.MOSTLY_F16,
     "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+    "q4_k_random": gguf.LlamaFileType.MOSTLY_Q4_K_M,
 }
 
 # Small enough that activations stay far from overflow through the layers, even in f16.
@@ -317,7 +322,7 @@ def _validate(recipe: SynthRecipe) -> None:
                 raise UserError(
                     f"Synthetic model {field}={value} must be a multiple of {block} for q8_0."
                 )
-    if recipe.dtype in _QUANTIZE_TYPES:
+    if recipe.dtype in _QUANTIZE_TYPES or recipe.dtype == "q4_k_random":
         # llama-quantize would quietly give such rows another type, and the file would not
         # be the quantization its name says.
         rows = {
@@ -458,6 +463,8 @@ def _tensor_data(
 ) -> npt.NDArray[np.generic]:
     """The values of one tensor in its storage type: ones for norms, zeros for biases, else
     noise of std 0.02."""
+    if qtype == gguf.GGMLQuantizationType.Q4_K:
+        return _random_q4_k(recipe, index, spec.shape)
     if spec.kind == "norm":
         values = np.ones(spec.shape, dtype=np.float32)
     elif spec.kind == "bias":
@@ -477,6 +484,23 @@ def _tensor_data(
     if qtype == gguf.GGMLQuantizationType.F16:
         return values.astype(np.float16)
     return gguf.quants.quantize(values, qtype)
+
+
+# Q4_K super-block: fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles.
+_Q4K_BLOCK_BYTES = 144
+# Block scales: with 6-bit scales and 4-bit quants, weights stay within about +-0.06.
+_Q4K_D = np.array([6e-5, 6e-5], dtype=np.float16).view(np.uint8)
+
+
+def _random_q4_k(recipe: SynthRecipe, index: int, shape: tuple[int, ...]) -> npt.NDArray[np.uint8]:
+    """Random Q4_K blocks whose scale fields are small finite fp16 numbers (random bytes
+    there could be NaN or Inf and poison every activation)."""
+    byte_shape = gguf.quants.quant_shape_to_byte_shape(shape, gguf.GGMLQuantizationType.Q4_K)
+    rng = np.random.default_rng([recipe.seed, index])
+    data = np.frombuffer(rng.bytes(int(np.prod(byte_shape))), dtype=np.uint8).copy()
+    blocks = data.reshape(-1, _Q4K_BLOCK_BYTES)
+    blocks[:, :4] = _Q4K_D
+    return data.reshape(byte_shape)
 
 
 def _byte_tokens() -> list[str]:

@@ -207,3 +207,29 @@ def test_llama_server_loads_and_generates(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_q4_k_random_blocks_are_valid_and_deterministic(tmp_path: Path) -> None:
+    import numpy as np
+
+    r = SynthRecipe(
+        d_model=256,
+        n_heads=2,
+        n_kv_heads=1,
+        head_dim=128,
+        expert_ff=256,
+        n_vocab=512,
+        dtype="q4_k_random",
+    )
+    a = write_model(r, tmp_path / "a.gguf")
+    b = write_model(r, tmp_path / "b.gguf")
+    assert a.read_bytes() == b.read_bytes()
+    reader = gguf.GGUFReader(a)
+    q4 = [t for t in reader.tensors if t.tensor_type == gguf.GGMLQuantizationType.Q4_K]
+    assert q4, "weights are Q4_K"
+    for t in q4:
+        blocks = np.asarray(t.data).reshape(-1, 144)
+        scales = blocks[:, :4].copy().view(np.float16)
+        assert np.isfinite(scales).all() and (np.abs(scales) < 1e-3).all()
+    # Norms and the router stay f32, as in a real Q4_K_M file.
+    assert any(t.tensor_type == gguf.GGMLQuantizationType.F32 for t in reader.tensors)
