@@ -441,9 +441,14 @@ async def recorder(upstream: str, out: Path, *extra: str) -> AsyncIterator[str]:
         stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stderr is not None
-    line = (await asyncio.wait_for(proc.stderr.readline(), timeout=60)).decode()
-    m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
-    assert m, line
+    try:
+        line = (await asyncio.wait_for(proc.stderr.readline(), timeout=60)).decode()
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+        assert m, line
+    except BaseException:
+        proc.kill()
+        await proc.wait()
+        raise
     try:
         yield m.group(1)
     finally:
