@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from benchkit.config import BackendName, BenchConfig
+from benchkit.draft import provide_draft_model
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
 from benchkit.plan import (
@@ -42,6 +43,7 @@ from benchkit.results import (
     atomic_write_text,
 )
 from benchkit.serve import RunningServer, ServerError, free_port
+from benchkit.server_metrics import parse_prometheus, server_counters
 from benchkit.workload import Unit, Workload, load_workload
 
 
@@ -79,6 +81,7 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
         "cache_type_v": cfg.server.cache_type_v.value,
         "kv_unified": cfg.server.kv_unified,
         "repeats": cfg.repeats,
+        "spec": cfg.spec.type.value,
     }
     for group, choice in ctx.choices.items():
         if not group.startswith("hydra") and group not in f:
@@ -218,6 +221,9 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     model_path = provide_model(cfg)
     prov["model"]["path"] = str(model_path)
     prov["model"]["file_bytes"] = model_path.stat().st_size
+    draft_path = provide_draft_model(cfg)
+    if draft_path is not None and cfg.spec.draft_model is not None:
+        prov["model"]["draft"] = {"name": cfg.spec.draft_model.name, "path": str(draft_path)}
     longest = max((c.prompt_tokens or 0) for u in units for c in u.calls)
     spec = plan_server(
         cfg,
@@ -227,6 +233,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
         alias=new_alias(ctx.alias_tag or ctx.label),
         longest_prompt=longest,
         cap=replay.cap,
+        draft_model_path=str(draft_path) if draft_path else None,
     )
     prov["server"] = _server_info(spec)
     _say(
@@ -237,6 +244,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     calls_path.unlink(missing_ok=True)
     sink = RecordSink(calls_path)
     outcomes: list[ReplayOutcome] = []
+    server_side: list[dict[str, Any] | None] = []
     end_problem: str | None = None
     t0 = time.perf_counter()
     try:
@@ -263,6 +271,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
                 ).run()
                 outcomes.append(outcome)
                 if srv.alive():
+                    server_side.append(_server_counters(srv))
                     try:
                         srv.verify_identity()
                     except ServerError as exc:
@@ -274,8 +283,20 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     finally:
         sink.close()
     _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
+    # The server's own counters from /metrics, per pass, beside the client's measurements.
+    result["metrics"]["server"] = server_side[0] if len(server_side) == 1 else server_side
     if any(o.user_interrupt for o in outcomes):
         raise _UserInterrupt
+
+
+def _server_counters(srv: RunningServer) -> dict[str, Any] | None:
+    """llama-server's /metrics counters (None when they cannot be read: not worth a failure)."""
+    try:
+        r = httpx.get(f"{srv.spec.base_url}/metrics", headers=srv.headers(), timeout=10.0)
+        r.raise_for_status()
+        return server_counters(parse_prometheus(r.text))
+    except (httpx.HTTPError, ValueError):
+        return None
 
 
 def _run_external(
