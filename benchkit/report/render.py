@@ -37,6 +37,7 @@ from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
 from benchkit.report import figures, i18n, ledger
+from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult, atomic_write_json, atomic_write_text, find_results
@@ -713,16 +714,27 @@ def render_report(
             )
 
         vm = vm_for(published=False)
+        _add_ground_truth(vm, source, a)
         _write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
         _swap(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if publish is not None:
-        _publish(a, publish, out_dir, verdicts, lang, now, vm_for(published=True))
+        pvm = vm_for(published=True)
+        _add_ground_truth(pvm, source, a)
+        _publish(a, publish, out_dir, verdicts, lang, now, pvm)
         if ledger_file is not None:
             ledger.append(ledger_file, entry)
     return out_dir
+
+
+def _add_ground_truth(vm: dict[str, Any], source: Path, a: Analysed) -> None:
+    """Roofline per job and agreement with llama.cpp's own benchmarks, where known."""
+    vm["roofline"] = gt.roofline_rows(a.results)
+    truth = gt.load_ground_truth(source)
+    vm["ground_truth"] = truth
+    vm["agreement"] = gt.agreement_rows(a.results, truth) if truth else []
 
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:
