@@ -93,7 +93,7 @@ def test_job_deadline_ends_the_job_with_the_reason(tmp_path: Path, tag: str) -> 
     ("override", "expect"),
     [
         ("server.extra_args=[--no-such-flag]", "no-such-flag"),
-        ("server.cache_type_v=q8_0 server.flash_attn=off", "exited with code"),
+        ("server.extra_args=[--ctx-size,lots]", "exited with code"),
     ],
 )
 def test_server_that_fails_to_start_gives_the_reason_from_its_log(
