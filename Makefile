@@ -13,7 +13,7 @@ $(BIN)/python:
 setup: $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	@command -v cmake >/dev/null && command -v g++ >/dev/null || ./scripts/apt-deps.sh
+	@./scripts/apt-deps.sh
 
 # Build (or reuse from ~/.cache/benchkit) llama-server for the CPU backend.
 server: setup
