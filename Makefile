@@ -4,12 +4,13 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup server study test lint clean
+.PHONY: setup server server-vulkan study test lint clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-# Python packages (benchkit and its test tools), then the build tools llama.cpp needs.
+# Python packages (benchkit and its test tools), then the build tools llama.cpp needs
+# (apt-deps.sh does nothing when they are all there; Vulkan's are optional).
 setup: $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
@@ -19,10 +20,15 @@ setup: $(BIN)/python
 server: setup
 	$(BIN)/python -m benchkit.provide cpu
 
+# The Vulkan build too, where this machine can have it (exit 3: unavailable, with the reason
+# printed; the Vulkan tests then skip with that reason). Any other failure stops `make`.
+server-vulkan: server
+	@$(BIN)/python -m benchkit.provide vulkan || [ $$? -eq 3 ]
+
 study: server
 	$(BIN)/python -m benchkit
 
-test: server
+test: server-vulkan
 	$(BIN)/python -m pytest -m "slow or not slow" -q
 
 lint: setup

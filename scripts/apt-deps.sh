@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Debian packages the tests and builds need: a compiler and cmake for llama-server, and
-# Chromium (with CJK fonts for the Korean report) for the report's browser check. Idempotent.
+# Debian packages that building llama-server needs (a compiler and cmake), then what the
+# optional Vulkan build needs (scripts/vulkan-deps.sh). Idempotent.
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
-command -v chromium >/dev/null || need+=(chromium)
-[ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)
-[ ${#need[@]} -eq 0 ] && exit 0
-SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-$SUDO apt-get update -qq
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
+# Vulkan is optional: where it cannot be provided, its one-line reason is printed, the CPU
+# build goes on, and benchkit reports backend=vulkan as unavailable with its own reason.
+"$(dirname "$0")/vulkan-deps.sh" || echo "apt-deps: going on without the Vulkan build" >&2
