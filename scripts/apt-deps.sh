@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Debian packages that building llama-server needs (a compiler and cmake), then what the
-# optional Vulkan build needs (scripts/vulkan-deps.sh). Idempotent.
+# Debian packages that building llama-server needs (a compiler and cmake), Chromium and CJK
+# fonts for the report's browser check (Korean report), then what the optional Vulkan build
+# needs (scripts/vulkan-deps.sh). Idempotent.
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
+command -v chromium >/dev/null || need+=(chromium)
+[ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
