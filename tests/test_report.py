@@ -335,3 +335,24 @@ def test_other_hardware_is_listed_apart_and_never_compared(tmp_path: Path) -> No
     v = verdicts(out)
     # CUDA on the other card is not a winner over Vulkan on this one.
     assert v["backend"]["verdict"] is None and v["backend"]["status"] == "provisional"
+
+
+def test_tokenizer_mismatch_shows_both_counts(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from benchkit.paths import repo_root
+    from benchkit.report.render import render_report
+
+    src = tmp_path / "sweep"
+    shutil.copytree(repo_root() / "fixtures" / "results" / "seed-r9700", src)
+    first = sorted(src.glob("*/result.json"))[0]
+    data = json.loads(first.read_text())
+    data["metrics"].update(
+        prompt_tokens=900, fixture_prompt_tokens=1000, prompt_token_mismatches=2, calls_completed=5
+    )
+    first.write_text(json.dumps(data))
+    out = render_report(src, tmp_path / "report")
+    md = (out / "report.md").read_text()
+    want = f"Job {first.parent.name}: the server counted 900 prompt tokens where the fixture"
+    assert want in md and "records 1,000 (2 of 5 completed calls differ" in md

@@ -293,6 +293,19 @@ def view_model(
 
     # Workload and sampling.
     wl = _first(results, "workload")
+    # Where the server tokenized prompts differently from the fixture (another tokenizer or
+    # chat template), both counts are shown: the fixture's numbers are not what was measured.
+    tokenizer_lines = [
+        t["tokenizer_mismatch"].format(
+            job=r.job_dir.name,
+            server=_int(r.metrics.get("prompt_tokens")),
+            fixture=_int(r.metrics.get("fixture_prompt_tokens")),
+            n=_int(r.metrics.get("prompt_token_mismatches")),
+            calls=_int(r.metrics.get("calls_completed")),
+        )
+        for r in results
+        if (r.metrics.get("prompt_token_mismatches") or 0) > 0
+    ]
     workload_line = None
     if wl:
         calls = wl.get("calls") or 0
@@ -576,6 +589,7 @@ def view_model(
         "model_line": model_line,
         "hardware_line": hardware_line,
         "workload_line": workload_line,
+        "tokenizer_lines": tokenizer_lines,
         "sampling_lines": sampling_lines,
         "builds": builds,
         "build_warning": i18n.caveat_sentence(build_caveat, lang) if build_caveat else None,
