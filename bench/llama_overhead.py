@@ -11,19 +11,20 @@ calls.jsonl and server.log. Per call:
   `launch_slot_ ... processing task`): HTTP in, tokenization and waiting for the server loop
   or a free slot. The server's timings start only after it: queueing the server does not
   report.
-- server_untimed_ms: slot taken to slot released (server.log) minus prompt_ms + predicted_ms:
-  time inside the server that its per-call timings leave out (a slot waiting for the batch
-  that other slots' prompts fill, sampling and sending between its timed phases).
-- delivery_ms: slot released to the client's t_done: the last chunk's way out and the
+- server_untimed_ms: slot taken to the call's timings being printed (server.log
+  `print_timing`, just before the final response is sent) minus prompt_ms + predicted_ms:
+  time inside the server that its per-call timings leave out (a slot waiting while other
+  slots' prompts fill the batch).
+- delivery_ms: timings printed to the client's t_done: the final response's way out and the
   client's own handling of it, the only part that is the client's.
 queue + untimed + delivery = overhead.
 
 server.log times are seconds since the server started and calls.jsonl times are seconds
 since the replay started; a call is matched to its task by the server's own numbers
 (prompt tokens, prompt ms, predicted ms printed by `print_timing`), and the two clocks are
-aligned by the smallest (t_done - task release) over the job's calls, i.e. taking the fastest
-delivery of a last chunk as zero. So queue_ms is exact up to that (sub-millisecond on loopback)
-delivery time.
+aligned by the smallest (t_done - timings printed) over the job's calls, i.e. taking the
+fastest delivery of a final response as zero. So queue_ms is exact up to that delivery time
+(sub-millisecond on loopback).
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ PROMPT = re.compile(
     _TS + _SLOT.format(what="print_timing") + r"prompt eval time = +([\d.]+) ms / +(\d+)"
 )
 EVAL = re.compile(_TS + _SLOT.format(what="print_timing") + r" *eval time = +([\d.]+) ms")
-RELEASE = re.compile(_TS + _SLOT.format(what="release"))
 
 
 def _secs(m: re.Match[str]) -> float:
@@ -61,13 +61,12 @@ def parse_log(text: str) -> list[dict[str, Any]]:
             tasks.setdefault(int(m.group(6)), {})["launch"] = _secs(m)
         elif m := PROMPT.search(line):
             t = tasks.setdefault(int(m.group(6)), {})
+            t["timed"] = _secs(m)  # printed just before the final response is sent
             t["prompt_ms"] = float(m.group(7))
             t["prompt_n"] = int(m.group(8))
         elif m := EVAL.search(line):
             tasks.setdefault(int(m.group(6)), {})["predicted_ms"] = float(m.group(7))
-        elif m := RELEASE.search(line):
-            tasks.setdefault(int(m.group(6)), {})["release"] = _secs(m)
-    need = {"launch", "prompt_ms", "release"}
+    need = {"launch", "prompt_ms", "timed"}
     return [dict(t, task=k) for k, t in tasks.items() if need <= set(t)]
 
 
@@ -87,7 +86,7 @@ def job_overheads(job: Path) -> dict[str, Any] | None:
         t = by_key.get((int(tm.get("prompt_n", -1)), round(float(tm.get("prompt_ms", -1)), 2)))
         if t is not None:
             pairs.append((c, t))
-    offset = min(c["t_done"] - t["release"] for c, t in pairs) if pairs else None
+    offset = min(c["t_done"] - t["timed"] for c, t in pairs) if pairs else None
     overhead, queue, untimed, delivery, call_ms, server_ms = [], [], [], [], [], []
     off = offset or 0.0
     for c, t in pairs:
@@ -96,8 +95,8 @@ def job_overheads(job: Path) -> dict[str, Any] | None:
         total = 1000 * (c["t_done"] - c["t_sent"])
         overhead.append(total - inside)
         queue.append(1000 * (t["launch"] + off - c["t_sent"]))
-        untimed.append(1000 * (t["release"] - t["launch"]) - inside)
-        delivery.append(1000 * (c["t_done"] - (t["release"] + off)))
+        untimed.append(1000 * (t["timed"] - t["launch"]) - inside)
+        delivery.append(1000 * (c["t_done"] - (t["timed"] + off)))
         call_ms.append(total)
         server_ms.append(inside)
 
