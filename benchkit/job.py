@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from benchkit.config import BackendName, BenchConfig
+from benchkit.config import BackendName, BenchConfig, FlashAttn
 from benchkit.draft import provide_draft_model
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
@@ -34,7 +34,7 @@ from benchkit.plan import (
     plan_server,
 )
 from benchkit.provenance import benchkit_info, hardware_info
-from benchkit.provide import provide_model, provide_server
+from benchkit.provide import ServerBinary, provide_model, provide_server
 from benchkit.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.results import (
     CALLS_FILE,
@@ -213,7 +213,10 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
         "version": binary.version,
         "devices": binary.devices,
         "built_now_s": binary.build_seconds,
+        # A software rasteriser (llvmpipe) is the CPU behind a Vulkan API: the report says so.
+        "software_device": binary.software_device,
     }
+    _fit_flash_attn(cfg, binary, prov)
     key = resume_key(cfg, workload.fingerprint(), f"{binary.path}\n{binary.version}")
     prov["resume_key"] = key
     if cfg.resume and _reuse(key, ctx, result):
@@ -287,6 +290,20 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     result["metrics"]["server"] = server_side[0] if len(server_side) == 1 else server_side
     if any(o.user_interrupt for o in outcomes):
         raise _UserInterrupt
+
+
+def _fit_flash_attn(cfg: BenchConfig, binary: ServerBinary, prov: dict[str, Any]) -> None:
+    """`server.flash_attn=auto` means off on a device where this build's flash attention
+    crashes (llvmpipe); asking for `on` there is refused before the server starts."""
+    if binary.flash_attn_off is None or cfg.server.flash_attn is FlashAttn.off:
+        return
+    if cfg.server.flash_attn is FlashAttn.on:
+        raise UserError(
+            f"server.flash_attn=on cannot run on {binary.software_device}: "
+            f"{binary.flash_attn_off}; use server.flash_attn=auto or off."
+        )
+    cfg.server.flash_attn = FlashAttn.off
+    prov["server_build"]["flash_attn_forced_off"] = binary.flash_attn_off
 
 
 def _server_counters(srv: RunningServer) -> dict[str, Any] | None:

@@ -472,6 +472,25 @@ def test_caveats_found_in_the_data() -> None:
     assert any("server's defaults applied (temperature=0.8)" in t for t in texts)
 
 
+def test_a_software_rasteriser_is_a_caveat_in_both_languages() -> None:
+    cpu = result("cpu", 1, s=30)
+    soft = result("vulkan", 1, s=600)
+    soft["provenance"]["server_build"] = {
+        "version": "version: 11434 (abc)",
+        "software_device": "Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits)",
+        "flash_attn_forced_off": "llvmpipe crashes in flash attention",
+    }
+    datas = [cpu, soft]
+    sw = sweep_of(datas)
+    kinds = {c["kind"]: c for c in an.detect_caveats(sw.df, {"0": cpu, "1": soft}, sw)}
+    c = kinds["software_device"]
+    assert c["devices"] == {"vulkan": "Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits)"}
+    assert c["flash_attn_off"] == ["vulkan"]
+    en = i18n.caveat_sentence(c, "en")
+    assert "says nothing about any GPU" in en and "flash attention off" in en
+    assert "GPU에 대해 아무것도" in i18n.caveat_sentence(c, "ko")
+
+
 # ------------------------------------------------------------------------------- ledger
 
 

@@ -206,13 +206,12 @@ def test_real_sweep_cpu_against_vulkan(
         binary = provide_server(compose_cfg("backend=vulkan"))
     except Unavailable as exc:
         pytest.skip(f"backend=vulkan is unavailable here: {exc}")
-    # llvmpipe crashes in flash attention (binary.flash_attn_off says why): both backends
-    # run without it, so that they differ in the backend alone.
-    fa = ["server.flash_attn=off"] if binary.flash_attn_off else []
+    # The command as typed: llvmpipe crashes in flash attention, so flash_attn=auto
+    # (the default) must turn it off for the Vulkan jobs by itself and say so.
     sweep = tmp_path / "sweep"
     proc = run_benchkit(
         "-m", "backend=cpu,vulkan", "slots=1,2", f"workload.fixture={small_fixture(tmp_path)}",
-        "workload.units=2", *fa, f"hydra.sweep.dir={sweep}", cwd=tmp_path,
+        "workload.units=2", f"hydra.sweep.dir={sweep}", cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = results_of(sweep)
@@ -229,8 +228,38 @@ def test_real_sweep_cpu_against_vulkan(
         if res["factors"]["backend"] == "vulkan":
             assert "Vulkan0:" in devices
             if binary.software_device is not None:  # no GPU here: Mesa's llvmpipe
-                assert "llvmpipe" in devices and "llvmpipe" in binary.software_device
+                sb = res["provenance"]["server_build"]
+                assert "llvmpipe" in devices and "llvmpipe" in sb["software_device"]
+                assert sb["flash_attn_forced_off"] == binary.flash_attn_off
+                assert "--flash-attn off" in " ".join(res["provenance"]["server"]["argv"])
     md = (sweep / "report" / "report.md").read_text()
+    if binary.software_device is not None:
+        assert "says nothing about any GPU" in md
     rows = [x for x in md.splitlines() if x.startswith("| ")]
     assert len([x for x in rows if "| cpu |" in x]) == 2
     assert len([x for x in rows if "| vulkan |" in x]) == 2
+
+
+def test_flash_attention_auto_means_off_on_llvmpipe_and_on_is_refused(
+    compose_cfg: Callable[..., BenchConfig],
+) -> None:
+    from benchkit.config import FlashAttn
+    from benchkit.errors import UserError
+    from benchkit.job import _fit_flash_attn
+    from benchkit.provide import ServerBinary
+
+    dev = "Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits) (2048 MiB, 2048 MiB free)"
+    soft = ServerBinary(
+        Path("llama-server"), "v", dev, True, None, "src", dev, flash_attn_off_reason(dev)
+    )
+    cfg = compose_cfg("backend=vulkan")
+    prov: dict[str, Any] = {"server_build": {}}
+    _fit_flash_attn(cfg, soft, prov)
+    assert cfg.server.flash_attn is FlashAttn.off
+    assert prov["server_build"]["flash_attn_forced_off"] == soft.flash_attn_off
+    with pytest.raises(UserError, match=r"server.flash_attn=on cannot run on Vulkan0: llvmpipe"):
+        _fit_flash_attn(compose_cfg("backend=vulkan", "server.flash_attn=on"), soft, {})
+    gpu = replace(soft, software_device=None, flash_attn_off=None)
+    cfg = compose_cfg("backend=vulkan", "server.flash_attn=on")
+    _fit_flash_attn(cfg, gpu, {"server_build": {}})
+    assert cfg.server.flash_attn is FlashAttn.on

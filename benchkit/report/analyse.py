@@ -1127,6 +1127,23 @@ def detect_caveats(
             }
         out.append({"kind": "builds_differ", "builds": builds, "age": age})
 
+    software = {
+        str((d.get("factors") or {}).get("backend", "?")): str(sb["software_device"])
+        for d in by_job.values()
+        if (sb := (d.get("provenance") or {}).get("server_build") or {}).get("software_device")
+    }
+    if software:
+        forced = sorted(
+            {
+                str((d.get("factors") or {}).get("backend", "?"))
+                for d in by_job.values()
+                if ((d.get("provenance") or {}).get("server_build") or {}).get(
+                    "flash_attn_forced_off"
+                )
+            }
+        )
+        out.append({"kind": "software_device", "devices": software, "flash_attn_off": forced})
+
     synthetic = [
         j
         for j, d in by_job.items()

@@ -1152,6 +1152,30 @@ def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
             if ko
             else f"{c['calls']} calls failed inside {c['jobs']} complete jobs."
         )
+    if kind == "software_device":
+        devs = "; ".join(f"{backend_name(b)}: {d}" for b, d in c["devices"].items())
+        fa = ", ".join(backend_name(b) for b in c.get("flash_attn_off") or [])
+        if ko:
+            fa_text = (
+                f" 이 장치에서는 llama.cpp의 flash attention이 충돌하므로 {fa} 작업은 "
+                "flash attention을 끄고 실행했습니다."
+                if fa
+                else ""
+            )
+            return (
+                f"소프트웨어 래스터라이저에서 실행된 백엔드가 있습니다({devs}). 이 장치는 Vulkan "
+                "API 뒤의 CPU이므로, 이 비교는 GPU에 대해 아무것도 말해 주지 않습니다." + fa_text
+            )
+        fa_text = (
+            f" llama.cpp's flash attention crashes on this device, so the {fa} jobs ran "
+            "with flash attention off."
+            if fa
+            else ""
+        )
+        return (
+            f"A backend ran on a software rasteriser ({devs}): that device is the CPU behind "
+            "a Vulkan API, so this comparison says nothing about any GPU." + fa_text
+        )
     if kind in ("mixed_model", "mixed_hardware"):
         what = kind.split("_")[1]
         vals = ", ".join(c["values"])
