@@ -7,8 +7,11 @@ report is rendered by benchkit.callbacks.ReportCallback when the sweep ends.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +21,12 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from benchkit.config import BenchConfig, register_configs
+from benchkit.devices import placement
 from benchkit.errors import UserError
-from benchkit.job import JobContext, run_job
+from benchkit.job import JobContext, factors_of, run_job
 from benchkit.paths import repo_root
+from benchkit.provenance import benchkit_info, hardware_info
+from benchkit.results import RESULT_FILE, SCHEMA_VERSION, atomic_write_text
 
 register_configs()
 
@@ -53,7 +59,14 @@ def _hydra_main(cfg: DictConfig) -> None:
         extra_scrub=[sweep_dir / "multirun.yaml"] if sweep_dir else [],
     )
     try:
-        result = run_job(to_typed(cfg), ctx)
+        # Parallel jobs on one host lease their devices in the sweep folder (a single run's
+        # in outputs/runs); a SLURM job's devices are the scheduler's.
+        result = run_placed(
+            to_typed(cfg),
+            ctx,
+            lease_root=sweep_dir or job_dir.parent,
+            job_num=hc.job.num if sweep else 0,
+        )
     except KeyboardInterrupt:
         print(
             f"[benchkit] interrupted: {job_dir} was written as incomplete. Run the same "
@@ -61,6 +74,9 @@ def _hydra_main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         sys.exit(130)
+    # In a sweep the task returns normally whatever the job's status: a launcher (basic,
+    # joblib, submitit) hands every job back and the sweep report renders once they all
+    # ended (benchkit.callbacks). Exit codes are for single runs only.
     if not sweep:
         from benchkit.report.render import render_report
 
@@ -75,6 +91,64 @@ def _hydra_main(cfg: DictConfig) -> None:
         code = {"complete": 0, "unavailable": 3}.get(str(result["status"]), 1)
         if code:
             sys.exit(code)
+
+
+def run_placed(
+    cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
+) -> dict[str, Any]:
+    """run_job on the devices this job was given (benchkit.devices.placement), with what was
+    used in result.json as provenance.allocation.
+
+    Never raises but KeyboardInterrupt: a job that cannot even be placed (a GPU backend in a
+    SLURM job without a GPU) or that breaks outside run_job is written as a failed result, so
+    the launcher gets every job back and the sweep's report still renders.
+    """
+    try:
+        with placement(cfg, lease_root=lease_root, job_num=job_num, label=ctx.label) as alloc:
+            result = run_job(cfg, ctx)
+            if alloc is not None:
+                result["provenance"]["allocation"] = alloc.record()
+                _rewrite(ctx.job_dir / RESULT_FILE, result)
+            return result
+    except UserError as exc:
+        return write_failed(cfg, ctx, str(exc))
+    except Exception as exc:
+        (ctx.job_dir / "error.txt").write_text(traceback.format_exc())
+        return write_failed(
+            cfg, ctx, f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
+        )
+
+
+def _rewrite(path: Path, result: dict[str, Any]) -> None:
+    # Adds what job.py cannot know (the allocation) to the result it has just written.
+    atomic_write_text(path, json.dumps(result, indent=2, default=str) + "\n")
+
+
+def write_failed(cfg: BenchConfig, ctx: JobContext, reason: str) -> dict[str, Any]:
+    """A failed result.json for a job that never reached run_job, with the reason."""
+    from omegaconf import OmegaConf
+
+    ctx.job_dir.mkdir(parents=True, exist_ok=True)
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    result: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "status": "failed",
+        "reason": reason,
+        "factors": factors_of(cfg, ctx),
+        "provenance": {
+            "benchkit": benchkit_info(),
+            "hardware": hardware_info(cfg.hardware),
+            "choices": dict(ctx.choices),
+            "overrides": list(ctx.overrides),
+            "started_utc": now,
+            "finished_utc": now,
+            "study": OmegaConf.to_container(OmegaConf.structured(cfg.study), enum_to_str=True),
+        },
+        "metrics": {},
+    }
+    _rewrite(ctx.job_dir / RESULT_FILE, result)
+    print(f"[benchkit] job {ctx.label} failed ({reason})", file=sys.stderr, flush=True)
+    return result
 
 
 def _resume_roots(hc: Any) -> list[Path]:

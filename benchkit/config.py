@@ -85,6 +85,10 @@ class HardwareConfig:
     power_cap_w: float | None = None
     device: int | None = None
     detect: bool = True
+    # Local parallel jobs (hydra/launcher=joblib): the host's device count. Each job then
+    # leases one device nobody else holds (benchkit.devices) and hardware.device is that
+    # one; inside a SLURM job the scheduler's allocation decides instead.
+    device_count: int | None = None
 
 
 @dataclass
@@ -105,6 +109,13 @@ class BackendConfig:
     # For engines benchkit does not start (`external`).
     url: str | None = None
     api_key: str | None = None
+    # vllm/sglang only (benchkit.engines): the command that starts the engine, before its
+    # flags, e.g. [/opt/vllm/bin/vllm, serve]; empty: `vllm serve` / this Python's
+    # `-m sglang.launch_server`, whichever is installed here.
+    launcher: list[str] = field(default_factory=list)
+    # vllm/sglang only: the engine's own KV-cache dtype name (fp8, fp8_e4m3, ...), passed as
+    # --kv-cache-dtype in place of the one derived from server.cache_type_k/v.
+    kv_cache_dtype: str | None = None
 
 
 @dataclass

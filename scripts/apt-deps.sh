@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages that building llama-server needs (a compiler and cmake), Chromium and CJK
-# fonts for the report's browser check (Korean report), then what the optional Vulkan build
-# needs (scripts/vulkan-deps.sh). Idempotent.
+# fonts for the report's browser check (Korean report), SLURM and munge for the cluster tests
+# (scripts/slurm-local.sh runs a one-node cluster from them), then what the optional Vulkan
+# build needs (scripts/vulkan-deps.sh). Idempotent.
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
@@ -9,6 +10,10 @@ command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 command -v chromium >/dev/null || need+=(chromium)
 [ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)
+[ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
+[ -x /usr/sbin/slurmd ] || need+=(slurmd)
+command -v sbatch >/dev/null || need+=(slurm-client)
+[ -x /usr/sbin/munged ] || need+=(munge)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq

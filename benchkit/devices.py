@@ -1,0 +1,279 @@
+"""Which device(s) a job runs on: the cluster scheduler's allocation, or a local lease.
+
+Two ways a sweep spreads over several GPUs, both through Hydra's launchers:
+
+- on a SLURM cluster (`hydra/launcher=submitit_slurm`) the scheduler gives each job its
+  GPUs; `slurm_allocation` reads them from the job's environment and the server gets
+  exactly those (`hardware.device` and the backend's device variable);
+- on one host with N GPUs (`hydra/launcher=joblib`, `hardware.device_count=N`) jobs run in
+  parallel and `DeviceLease` gives each one a device nobody else holds: one lock file per
+  device under the sweep folder, held for the whole job, released when the job ends however
+  it ends (the kernel drops a dead process's locks).
+
+What was used goes into result.json as `provenance.allocation`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from benchkit.config import BackendName, BenchConfig
+from benchkit.errors import UserError
+
+# Where SLURM names a job's GPUs, most specific first: a step's, then the job's (gres/gpu sets
+# both to the GPU indices of the node), then the runtime variables it also sets.
+SLURM_GPU_VARS = (
+    "SLURM_STEP_GPUS",
+    "SLURM_JOB_GPUS",
+    "CUDA_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL",
+)
+# A backend's device variable that a runtime filter SLURM sets already narrows: the HIP
+# runtime numbers only the GPUs ROCR_VISIBLE_DEVICES lets through, from 0.
+_FILTERED_BY = {"HIP_VISIBLE_DEVICES": "ROCR_VISIBLE_DEVICES"}
+# SLURM's placeholder for "this job has no GPU" in older versions.
+_NO_DEVICES = {"", "NoDevFiles", "none", "None"}
+
+LEASE_DIR = ".devices"
+LEASE_LOG = "leases.jsonl"
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The devices a job runs on and who gave them."""
+
+    scheduler: str  # "slurm" or "local" (a lease among hardware.device_count devices)
+    node: str
+    devices: tuple[str, ...]  # as the scheduler numbers them (GPU indices of the node)
+    # The device variable the server gets, with its value (empty for the CPU backend).
+    env: dict[str, str] = field(default_factory=dict)
+    job_id: str | None = None
+    source: str | None = None  # the variable the devices were read from, or the lock file
+    cpus: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        """What result.json keeps as provenance.allocation."""
+        out: dict[str, Any] = {
+            "scheduler": self.scheduler,
+            "job_id": self.job_id,
+            "node": self.node,
+            "devices": list(self.devices),
+            "source": self.source,
+            "server_env": dict(self.env),
+            "cpus": self.cpus,
+        }
+        out.update(self.extra)
+        return out
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    if value is None or value.strip() in _NO_DEVICES:
+        return ()
+    return tuple(x.strip() for x in value.split(",") if x.strip())
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def slurm_allocation(environ: Mapping[str, str], device_env: str | None) -> Allocation | None:
+    """The GPUs SLURM gave this job, and what the backend's device variable must say for the
+    server to use exactly those; None outside a SLURM job."""
+    slurm_id = environ.get("SLURM_JOB_ID")
+    if not slurm_id:
+        return None
+    array, task = environ.get("SLURM_ARRAY_JOB_ID"), environ.get("SLURM_ARRAY_TASK_ID")
+    job_id = f"{array}_{task}" if array and task else slurm_id
+    source = next((v for v in SLURM_GPU_VARS if _split(environ.get(v))), None)
+    devices = _split(environ.get(source)) if source else ()
+    env: dict[str, str] = {}
+    if device_env and devices:
+        if _split(environ.get(device_env)):
+            # SLURM set the backend's own variable (CUDA_VISIBLE_DEVICES): pass it through as
+            # it is; with cgroup device constraints it numbers the job's GPUs from 0.
+            env[device_env] = environ[device_env]
+        elif _split(environ.get(_FILTERED_BY.get(device_env, ""))):
+            env[device_env] = ",".join(str(i) for i in range(len(devices)))
+        else:
+            # Nothing filters for this runtime (Vulkan): name the node's GPU indices.
+            env[device_env] = ",".join(devices)
+    return Allocation(
+        scheduler="slurm",
+        node=environ.get("SLURMD_NODENAME") or platform.node(),
+        devices=devices,
+        env=env,
+        job_id=job_id,
+        source=source,
+        cpus=_int(environ.get("SLURM_CPUS_PER_TASK")),
+        extra={"slurm_job_id": slurm_id, "partition": environ.get("SLURM_JOB_PARTITION")},
+    )
+
+
+def apply(cfg: BenchConfig, alloc: Allocation) -> None:
+    """Point the job's config at the allocation: hardware.device when it is one GPU, the
+    backend's device variable always (so --list-devices and the server see the same), and the
+    CPU backend's threads at the CPUs SLURM gave when server.threads is unset."""
+    for var, value in alloc.env.items():
+        cfg.backend.env[var] = value
+    only = alloc.env.get(cfg.backend.device_env or "") if alloc.env else None
+    if only is None and len(alloc.devices) == 1:
+        only = alloc.devices[0]
+    cfg.hardware.device = int(only) if only is not None and only.isdigit() else None
+    if alloc.cpus and cfg.server.threads is None and cfg.backend.name is BackendName.cpu:
+        cfg.server.threads = alloc.cpus
+
+
+def check_gpu_backend(cfg: BenchConfig, alloc: Allocation) -> None:
+    """A GPU backend in a SLURM job that was given no GPU would run on whichever GPU the node
+    numbers first, maybe another job's: refuse it with the fix."""
+    if alloc.scheduler == "slurm" and cfg.backend.device_env and not alloc.devices:
+        raise UserError(
+            f"SLURM job {alloc.job_id} was given no GPU for backend={cfg.backend.name.value}: "
+            "ask for one per job with hydra.launcher.gpus_per_node=1 (or "
+            "hydra.launcher.gres=gpu:1)."
+        )
+
+
+class DeviceLease:
+    """One of `count` local devices, held by this process alone until released.
+
+    A lock file per device, `<lease_dir>/<i>.lock`, taken with flock: the job prefers device
+    `prefer % count` and otherwise takes the first free one, waiting while all are held.
+    Every lease is appended to `<lease_dir>/leases.jsonl` when it ends (device, job, pid and
+    wall-clock times), so overlaps can be checked afterwards.
+    """
+
+    def __init__(
+        self, lease_dir: Path, count: int, *, prefer: int, label: str, poll_s: float = 0.2
+    ) -> None:
+        if count < 1:
+            raise UserError(f"hardware.device_count={count} must be 1 or more.")
+        self.dir = lease_dir
+        self.count = count
+        self.prefer = prefer % count
+        self.label = label
+        self.poll_s = poll_s
+        self.device: int | None = None
+        self.acquired: float | None = None
+        self._fh: IO[str] | None = None
+
+    def _order(self) -> list[int]:
+        return [self.prefer] + [i for i in range(self.count) if i != self.prefer]
+
+    def _try(self, i: int) -> IO[str] | None:
+        fh = (self.dir / f"{i}.lock").open("a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            return None
+        return fh
+
+    def acquire(self) -> int:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        said = False
+        while True:
+            for i in self._order():
+                fh = self._try(i)
+                if fh is None:
+                    continue
+                self._fh, self.device, self.acquired = fh, i, time.time()
+                fh.seek(0)
+                fh.truncate()
+                fh.write(json.dumps({"job": self.label, "pid": os.getpid()}) + "\n")
+                fh.flush()
+                return i
+            if not said:
+                print(
+                    f"[benchkit] job {self.label}: all {self.count} devices are leased, "
+                    f"waiting for one (hardware.device_count={self.count}; run at most that "
+                    "many jobs at once, e.g. hydra.launcher.n_jobs)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                said = True
+            time.sleep(self.poll_s)
+
+    def release(self) -> None:
+        fh = self._fh
+        if fh is None:
+            return
+        line = {
+            "device": self.device,
+            "job": self.label,
+            "pid": os.getpid(),
+            "acquired": self.acquired,
+            "released": time.time(),
+        }
+        # One short O_APPEND write: lines from concurrent jobs never interleave.
+        with (self.dir / LEASE_LOG).open("a") as log:
+            log.write(json.dumps(line) + "\n")
+        fh.seek(0)
+        fh.truncate()
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+        self._fh = None
+
+    def allocation(self) -> Allocation:
+        assert self.device is not None
+        return Allocation(
+            scheduler="local",
+            node=platform.node(),
+            devices=(str(self.device),),
+            job_id=self.label,
+            source=str(self.dir / f"{self.device}.lock"),
+            extra={"device_count": self.count},
+        )
+
+    def __enter__(self) -> DeviceLease:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def placement(
+    cfg: BenchConfig,
+    *,
+    lease_root: Path,
+    job_num: int,
+    label: str,
+    environ: Mapping[str, str] | None = None,
+) -> Iterator[Allocation | None]:
+    """The devices this job runs on, for as long as the block runs: SLURM's allocation inside
+    a SLURM job, else a lease when hardware.device_count is set, else None (as configured).
+    The config is pointed at them before the block starts."""
+    env = os.environ if environ is None else environ
+    alloc = slurm_allocation(env, cfg.backend.device_env)
+    if alloc is not None:
+        apply(cfg, alloc)
+        check_gpu_backend(cfg, alloc)
+        yield alloc
+        return
+    count = cfg.hardware.device_count
+    if count is None:
+        yield None
+        return
+    with DeviceLease(lease_root / LEASE_DIR, count, prefer=job_num, label=label) as lease:
+        alloc = lease.allocation()
+        if cfg.backend.device_env:
+            alloc.env[cfg.backend.device_env] = str(lease.device)
+        apply(cfg, alloc)
+        yield alloc
