@@ -28,8 +28,10 @@ server-vulkan: server
 study: server
 	$(BIN)/python -m benchkit
 
+# Every test: the real llama-server sweeps (-m slow) and the sweeps through a real scheduler
+# (-m cluster: a one-node SLURM cluster started by the tests, scripts/slurm-local.sh).
 test: server-vulkan
-	$(BIN)/python -m pytest -m "slow or not slow" -q
+	$(BIN)/python -m pytest -m "slow or cluster or not slow" -q
 
 lint: setup
 	$(BIN)/ruff check benchkit tests

@@ -21,7 +21,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from benchkit.config import BenchConfig, register_configs
-from benchkit.devices import placement
+from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import UserError
 from benchkit.job import JobContext, factors_of, run_job
 from benchkit.paths import repo_root
@@ -104,10 +104,18 @@ def run_placed(
     the launcher gets every job back and the sweep's report still renders.
     """
     try:
-        with placement(cfg, lease_root=lease_root, job_num=job_num, label=ctx.label) as alloc:
+        with (
+            placement(cfg, lease_root=lease_root, job_num=job_num, label=ctx.label) as alloc,
+            slurm_time_limit_watch() as limit,
+        ):
             result = run_job(cfg, ctx)
+            if limit.signalled and result["status"] != "complete":
+                # submitit stopped the job by raising in it; say why in the user's terms.
+                result["provenance"]["stopped"] = result["reason"]
+                result["reason"] = limit.reason
             if alloc is not None:
                 result["provenance"]["allocation"] = alloc.record()
+            if alloc is not None or limit.signalled:
                 _rewrite(ctx.job_dir / RESULT_FILE, result)
             return result
     except UserError as exc:

@@ -20,11 +20,13 @@ import fcntl
 import json
 import os
 import platform
+import signal
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 from benchkit.config import BackendName, BenchConfig
@@ -125,15 +127,19 @@ def slurm_allocation(environ: Mapping[str, str], device_env: str | None) -> Allo
 
 
 def apply(cfg: BenchConfig, alloc: Allocation) -> None:
-    """Point the job's config at the allocation: hardware.device when it is one GPU, the
-    backend's device variable always (so --list-devices and the server see the same), and the
-    CPU backend's threads at the CPUs SLURM gave when server.threads is unset."""
-    for var, value in alloc.env.items():
+    """Point the job's config at the allocation: the backend's device variable (so
+    --list-devices and the server see the same devices) and hardware.device when that is one
+    device; the CPU backend's threads at the CPUs SLURM gave when server.threads is unset.
+
+    A backend without a device variable (cpu) keeps hardware.device as configured: there is
+    nothing to select, and the config (hence the resume key) stays the same whichever
+    device the job happened to be given.
+    """
+    var = cfg.backend.device_env
+    if var and var in alloc.env:
+        value = alloc.env[var]
         cfg.backend.env[var] = value
-    only = alloc.env.get(cfg.backend.device_env or "") if alloc.env else None
-    if only is None and len(alloc.devices) == 1:
-        only = alloc.devices[0]
-    cfg.hardware.device = int(only) if only is not None and only.isdigit() else None
+        cfg.hardware.device = int(value) if value.isdigit() else None
     if alloc.cpus and cfg.server.threads is None and cfg.backend.name is BackendName.cpu:
         cfg.server.threads = alloc.cpus
 
@@ -277,3 +283,38 @@ def placement(
             alloc.env[cfg.backend.device_env] = str(lease.device)
         apply(cfg, alloc)
         yield alloc
+
+
+@dataclass
+class TimeLimitWatch:
+    """Whether SLURM signalled that the job's time limit is near while the block ran."""
+
+    signalled: bool = False
+    reason: str = (
+        "stopped by SLURM: the job's time limit (hydra.launcher.timeout_min) was "
+        "near (hydra.launcher.signal_delay_s before it): raise hydra.launcher.timeout_min"
+    )
+
+
+@contextlib.contextmanager
+def slurm_time_limit_watch() -> Iterator[TimeLimitWatch]:
+    """Notes SLURM's warning signal before the time limit (USR1/USR2, whichever submitit
+    handles) and passes it on to submitit, which stops the job by raising in it; the job is
+    then written with the reason, its server stopped, and the launcher gets it back."""
+    watch = TimeLimitWatch()
+    previous: dict[int, Callable[[int, FrameType | None], Any]] = {}
+
+    def noted(signum: int, frame: FrameType | None) -> Any:
+        watch.signalled = True
+        return previous[signum](signum, frame)
+
+    for sig in (signal.SIGUSR1, signal.SIGUSR2):
+        handler = signal.getsignal(sig)
+        if callable(handler):
+            previous[sig] = handler
+            signal.signal(sig, noted)
+    try:
+        yield watch
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)

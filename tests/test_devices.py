@@ -119,7 +119,9 @@ def test_the_cpu_backend_runs_on_the_cpus_slurm_gave(compose_cfg: Compose) -> No
     alloc = slurm_allocation({**SLURM_JOB, "SLURM_JOB_GPUS": "1"}, None)
     assert alloc is not None
     apply(cfg, alloc)
-    assert cfg.server.threads == 8 and cfg.hardware.device == 1
+    assert cfg.server.threads == 8
+    # Nothing to select on the CPU: the config stays as it was (and so its resume key).
+    assert cfg.hardware.device is None and cfg.backend.env == {}
     pinned = compose_cfg("backend=cpu", "server.threads=2")
     apply(pinned, alloc)
     assert pinned.server.threads == 2  # what the user set stays
