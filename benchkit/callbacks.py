@@ -1,4 +1,10 @@
-"""The Hydra callback that renders a sweep's report when the sweep ends, failures included."""
+"""The Hydra callback that renders a sweep's report when the sweep ends, failures included.
+
+Hydra calls on_multirun_end in the launching process once the launcher has handed every job
+back: the basic launcher, joblib's worker processes, or submitit's SLURM jobs alike. A job
+never raises out of the task (benchkit.app.run_placed writes a failed result instead), so
+one failed job does not stop the others or the report.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,18 @@ from benchkit.errors import UserError
 
 
 class ReportCallback(Callback):
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        target = str(config.hydra.launcher.get("_target_", ""))
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        if "submitit" in target and not sweep_dir.is_absolute():
+            # Each SLURM job writes relative to the folder sbatch ran from, on its own node.
+            print(
+                f"[benchkit] the SLURM jobs write into {Path.cwd() / sweep_dir}: every node "
+                "must see that folder; set hydra.sweep.dir=/a/shared/path where it is not "
+                "shared.",
+                file=sys.stderr,
+            )
+
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from benchkit.report.render import render_report
 
