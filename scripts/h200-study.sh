@@ -7,7 +7,9 @@
 #   h200-study.sh sweep NAME ARGS...    `python -m benchkit -m ARGS` into /root/NAME, stopped
 #                                       with Ctrl-C (SIGINT: jobs written as incomplete) before
 #                                       the lease's 10-minute limit; the same command resumes it.
-#                                       The sweep folder goes to $OUT/NAME.tgz, models excluded.
+#                                       The sweep folder goes to $OUT/NAME.tgz, models excluded;
+#                                       .device/resume/NAME.tgz, if carried, is resumed.
+# GROUND_TRUTH=0 prepare skips llama-bench and llama-batched-bench.
 # Carried: .device/whl (hydra-core, omegaconf, antlr4 sdist, gguf) and .device/sdist.
 set -euo pipefail
 phase=${1:?usage: h200-study.sh prepare MODEL | sweep NAME ARGS...}
@@ -47,6 +49,7 @@ if [ "$phase" = prepare ]; then
   t0=$(date +%s)
   M=$(model_path "$model")
   echo "model_s $(( $(date +%s) - t0 ))" | tee -a "$GT/machine.txt"
+  [ "${GROUND_TRUTH:-1}" = 0 ] && exit 0
   # Ground truth on the same binary and model: single-stream decode and batched decode, the
   # latter at the shapes of both workloads (gpu-16: ~1k-token prompts, short outputs;
   # decode-16: 600-token prompts, 384-token outputs).
@@ -61,6 +64,11 @@ fi
 if [ "$phase" = sweep ]; then
   name=${1:?sweep NAME ARGS...}
   shift
+  # A folder packed by an earlier lease: its complete jobs are reused (same binary path,
+  # version, model and config), so a sweep cut by the limit continues on a fresh machine.
+  if [ -f ".device/resume/$name.tgz" ] && [ ! -d "/root/$name" ]; then
+    tar xzf ".device/resume/$name.tgz" -C /root
+  fi
   # SIGINT well before the lease's limit leaves time to stop the server and pack the folder.
   timeout --signal=INT --kill-after=30 "${SWEEP_LIMIT_S:-500}" \
     python3 -m benchkit -m "$@" hydra.sweep.dir="/root/$name" > "$OUT/$name.log" 2>&1 || true
