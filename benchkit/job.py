@@ -199,9 +199,11 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
         raise Unavailable(_engine_unavailable(cfg))
     workload = load_workload(cfg.workload.fixture)
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
-    prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap)
     prov["sampling"]["sent"] = dict(replay.sampling)
     units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
+    prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap)
+    # workload.units=N replays the first N units only: the write-up must say so.
+    prov["workload"]["units_replayed"] = len(units)
     if external:
         prov["resume_key"] = resume_key(cfg, workload.fingerprint(), f"external {cfg.backend.url}")
         _run_external(cfg, ctx, result, workload, replay, units)

@@ -356,3 +356,22 @@ def test_tokenizer_mismatch_shows_both_counts(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     want = f"Job {first.parent.name}: the server counted 900 prompt tokens where the fixture"
     assert want in md and "records 1,000 (2 of 5 completed calls differ" in md
+
+
+def test_a_partial_workload_is_named_beside_the_fixtures_totals(tmp_path: Path) -> None:
+    wl = {"fixture": "gpu-16", "units": 16, "calls": 277, "prompt_tokens": 332400,
+          "max_prompt_tokens": 3642, "completion_tokens": 13296, "output_policy": "replay",
+          "cap": 256}  # fmt: skip
+    for i, (prov_extra, planned) in enumerate([({"units_replayed": 8}, 8), ({}, 6)]):
+        data = result("cuda", 1, metrics={"units_planned": planned})
+        data["provenance"]["workload"] = {**wl, **prov_extra}
+        atomic_write_json(tmp_path / f"r{i}" / "0" / "result.json", data)
+        md = (render(tmp_path / f"r{i}", tmp_path / f"out{i}") / "report.md").read_text()
+        # Older results lack units_replayed: units_planned / repeats says the same.
+        assert f"Only its first {planned} of 16 units were replayed" in md
+    whole = result("cuda", 1, metrics={"units_planned": 16})
+    whole["provenance"]["workload"] = {**wl, "units_replayed": 16}
+    atomic_write_json(tmp_path / "r2" / "0" / "result.json", whole)
+    assert (
+        "Only its first" not in (render(tmp_path / "r2", tmp_path / "o2") / "report.md").read_text()
+    )

@@ -77,6 +77,10 @@ _EN: dict[str, str] = {
         "{mean_prompt} a call, longest {max_prompt}), {completion} completion tokens; output "
         "policy {policy}, generation cap {cap} tokens."
     ),
+    "workload_subset": (
+        "Only its first {n} of {units} units were replayed (workload.units={n}): the totals "
+        "above are the whole fixture's."
+    ),
     "sampling_sent": "Sampling {profile}: sent {fields}.",
     "sampling_unsent": (
         "Sampling {profile}: no sampling fields sent, so the server's defaults applied{defaults}."
@@ -265,6 +269,10 @@ _KO: dict[str, str] = {
         "워크로드 {fixture}: {units}개 단위, {calls}번 호출, 프롬프트 {prompt} 토큰(호출당 평균 "
         "{mean_prompt}, 최대 {max_prompt}), 생성 {completion} 토큰. 출력 정책 {policy}, 호출당 생성 "
         "상한 {cap} 토큰."
+    ),
+    "workload_subset": (
+        "이 중 앞의 {n}개 단위만 재생했습니다(workload.units={n}). 위의 합계는 픽스처 전체의 "
+        "값입니다."
     ),
     "sampling_sent": "샘플링 {profile}: 보낸 값 {fields}.",
     "sampling_unsent": "샘플링 {profile}: 샘플링 값을 보내지 않아 서버 기본값이 적용됐습니다{defaults}.",

@@ -320,6 +320,15 @@ def view_model(
             policy=wl.get("output_policy"),
             cap=_int(wl.get("cap")),
         )
+        replayed = wl.get("units_replayed")
+        if replayed is None:  # results written before units_replayed was recorded
+            planned = next((r.metrics.get("units_planned") for r in results if r.metrics), None)
+            reps = next((r.factors.get("repeats") for r in results), None) or 1
+            replayed = int(planned) // int(reps) if planned else None
+        if replayed is not None and replayed != wl.get("units"):
+            workload_line += " " + t["workload_subset"].format(
+                n=_int(replayed), units=wl.get("units")
+            )
     sampling_lines = []
     profiles = Counter(str((r.provenance.get("sampling") or {}).get("profile")) for r in results)
     if len(profiles) > 1:
