@@ -12,8 +12,10 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +24,30 @@ import httpx
 
 from benchkit.config import BackendName, BenchConfig, FlashAttn
 from benchkit.draft import provide_draft_model
+from benchkit.engines import (
+    ENGINE_LABEL,
+    ENGINE_VERSIONS,
+    METRICS_PATH,
+    MODELS_PATH,
+    Engine,
+    engine_argv,
+    engine_counters,
+    engine_env,
+    engine_identity,
+    engine_info_path,
+    engine_launcher,
+    engine_models,
+    engine_of,
+    engine_secret,
+    engine_unavailable,
+)
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
 from benchkit.plan import (
     ReplaySpec,
     ServerSpec,
     api_key,
+    context_size,
     is_llama_cpp,
     new_alias,
     plan_replay,
@@ -195,8 +215,11 @@ class _UserInterrupt(Exception):
 def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     prov = result["provenance"]
     external = cfg.backend.name is BackendName.external
-    if not is_llama_cpp(cfg) and not external:
+    engine = engine_of(cfg)
+    if not is_llama_cpp(cfg) and not external and engine is None:
         raise Unavailable(_engine_unavailable(cfg))
+    if engine is not None and (why := engine_unavailable(cfg)):
+        raise Unavailable(why)
     workload = load_workload(cfg.workload.fixture)
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
     prov["sampling"]["sent"] = dict(replay.sampling)
@@ -207,6 +230,9 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     if external:
         prov["resume_key"] = resume_key(cfg, workload.fingerprint(), f"external {cfg.backend.url}")
         _run_external(cfg, ctx, result, workload, replay, units)
+        return
+    if engine is not None:
+        _run_engine(cfg, ctx, result, engine, workload, replay, units)
         return
     binary = provide_server(cfg)
     prov["server_build"] = {
@@ -241,6 +267,27 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
         draft_model_path=str(draft_path) if draft_path else None,
     )
     prov["server"] = _server_info(spec)
+    _measure(
+        cfg, ctx, result, spec, workload, replay, units,
+        make_server=lambda log: RunningServer(spec, log),
+        counters=_server_counters,
+    )  # fmt: skip
+
+
+def _measure(
+    cfg: BenchConfig,
+    ctx: JobContext,
+    result: dict[str, Any],
+    spec: ServerSpec,
+    workload: Workload,
+    replay: ReplaySpec,
+    units: list[Unit],
+    *,
+    make_server: Callable[[Path], RunningServer],
+    counters: Callable[[RunningServer], dict[str, Any] | None],
+) -> None:
+    """Start the server once per repeat, replay the units through it, record every call."""
+    prov = result["provenance"]
     _say(
         f"job {ctx.label}: {cfg.backend.name.value}, {cfg.slots} slot(s), mtp={cfg.mtp}, "
         f"{len(units)} units x {replay.repeats} on {cfg.model.name}"
@@ -257,7 +304,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
         # warm state leaks from one measurement into the next.
         for rep in range(replay.repeats):
             log = ctx.job_dir / ("server.log" if rep == 0 else f"server.{rep}.log")
-            with RunningServer(spec, log) as srv:
+            with make_server(log) as srv:
                 srv.start(cfg.server.startup_timeout_s)
                 if rep == 0:
                     prov["server"]["props"] = _props_info(srv.props)
@@ -276,7 +323,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
                 ).run()
                 outcomes.append(outcome)
                 if srv.alive():
-                    server_side.append(_server_counters(srv))
+                    server_side.append(counters(srv))
                     try:
                         srv.verify_identity()
                     except ServerError as exc:
@@ -306,6 +353,112 @@ def _fit_flash_attn(cfg: BenchConfig, binary: ServerBinary, prov: dict[str, Any]
         )
     cfg.server.flash_attn = FlashAttn.off
     prov["server_build"]["flash_attn_forced_off"] = binary.flash_attn_off
+
+
+def _run_engine(
+    cfg: BenchConfig,
+    ctx: JobContext,
+    result: dict[str, Any],
+    engine: Engine,
+    workload: Workload,
+    replay: ReplaySpec,
+    units: list[Unit],
+) -> None:
+    """A vLLM or SGLang job: the same replay and records as llama-server's, with the
+    engine's command line, identity check and metrics (benchkit.engines)."""
+    prov = result["provenance"]
+    label = ENGINE_LABEL[engine]
+    launcher = engine_launcher(cfg)
+    prov["server_build"] = {
+        "engine": engine.value,
+        "source": label,
+        "launcher": launcher,
+        # The engine's version is whatever is installed; the flags were checked against this.
+        "flags_checked_against": ENGINE_VERSIONS[engine],
+    }
+    key = resume_key(cfg, workload.fingerprint(), f"{' '.join(launcher)}\n{engine.value}")
+    prov["resume_key"] = key
+    if cfg.resume and _reuse(key, ctx, result):
+        return
+    model_path, draft_path = engine_models(cfg)
+    prov["model"]["path"] = model_path
+    if draft_path is not None:
+        prov["model"]["draft"] = {"path": draft_path}
+    secret = engine_secret(cfg)
+    longest = max((c.prompt_tokens or 0) for u in units for c in u.calls)
+    port = free_port(cfg.server.host)
+    alias = new_alias(ctx.alias_tag or ctx.label)
+    # SGLang takes an API key only from argv or a --config file: a file only we can read,
+    # outside the job folder, gone when the job ends.
+    with tempfile.TemporaryDirectory(prefix="benchkit-engine-") as tmp:
+        secret_path: str | None = None
+        if secret.config_text is not None:
+            path = Path(tmp) / "api-key.yaml"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secret.config_text)
+            secret_path = str(path)
+        argv = engine_argv(
+            cfg, model_path=model_path, port=port, alias=alias, longest_prompt=longest,
+            cap=replay.cap, draft_model_path=draft_path, launcher=launcher,
+            secret_config_path=secret_path,
+        )  # fmt: skip
+        total, per_slot = context_size(cfg, longest, replay.cap)
+        spec = ServerSpec(
+            argv=tuple(argv), env=engine_env(cfg), host=cfg.server.host, port=port,
+            alias=alias, ctx_total=total, ctx_per_slot=per_slot, slots=cfg.slots,
+            api_key=api_key(cfg),
+        )  # fmt: skip
+        prov["server"] = _server_info(spec)
+        identify = _engine_identify(cfg, engine)
+        _measure(
+            cfg, ctx, result, spec, workload, replay, units,
+            make_server=lambda log: RunningServer(
+                spec, log, name=label, identify=identify, secret_env=secret.env,
+                unset_env=secret.unset,
+            ),
+            counters=lambda srv: _engine_counters(srv, engine),
+        )  # fmt: skip
+
+
+def _engine_identify(cfg: BenchConfig, engine: Engine) -> Callable[[RunningServer], dict[str, Any]]:
+    """The engine's proof that it is this job's server: its served model name is the job's
+    alias nonce and, where it shows one, its slot count is the job's."""
+    info_path = engine_info_path(cfg)
+
+    def identify(srv: RunningServer) -> dict[str, Any]:
+        base, headers = srv.spec.base_url, srv.headers()
+        try:
+            models = httpx.get(base + MODELS_PATH, headers=headers, timeout=10.0).json()
+            info = None
+            if info_path is not None:
+                info = httpx.get(base + info_path, headers=headers, timeout=10.0).json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ServerError(f"{MODELS_PATH} or {info_path} could not be read: {exc}") from exc
+        # /server_info holds the API key (SGLang): only the two values below are kept.
+        alias, slots = engine_identity(engine, models, info)
+        problems = []
+        if alias != srv.spec.alias:
+            problems.append(
+                f"served model is {alias!r}, expected this job's nonce {srv.spec.alias!r}"
+            )
+        if slots is not None and slots != srv.spec.slots:
+            problems.append(f"it runs {slots} sequences at once, expected {srv.spec.slots}")
+        if problems:
+            raise ServerError("the server on this port is not this job's: " + "; ".join(problems))
+        return {"model_alias": alias, "total_slots": slots}
+
+    return identify
+
+
+def _engine_counters(srv: RunningServer, engine: Engine) -> dict[str, Any] | None:
+    """The engine's /metrics counters under llama-server's keys (None when unreadable)."""
+    try:
+        r = httpx.get(srv.spec.base_url + METRICS_PATH, headers=srv.headers(), timeout=10.0)
+        r.raise_for_status()
+        return engine_counters(engine, r.text)
+    except (httpx.HTTPError, ValueError):
+        return None
 
 
 def _server_counters(srv: RunningServer) -> dict[str, Any] | None:

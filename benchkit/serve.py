@@ -1,9 +1,10 @@
-"""Run one llama-server for one job: start it, prove it is ours, and always stop it.
+"""Run one server for one job: start it, prove it is ours, and always stop it.
 
 The client must only ever measure the server this job started. Proof: the port was free
 when we chose it, the server answers with this job's alias nonce in `/props`, its slot count
 matches, and its model path is the one we passed. Anything else refuses the job before a
-single call is measured.
+single call is measured. Other engines (vLLM, SGLang) run the same way with their own
+identity check (`identify`) and environment.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -60,13 +62,22 @@ def log_reason(log: Path, limit: int = 300) -> str:
 
 @dataclass
 class RunningServer:
-    """A started llama-server; use as a context manager so it is stopped whatever happens."""
+    """A started server; use as a context manager so it is stopped whatever happens."""
 
     spec: ServerSpec
     log_path: Path
     proc: subprocess.Popen[bytes] | None = None
     props: dict[str, Any] = field(default_factory=dict)
     _log: IO[bytes] | None = None
+    # For messages: "llama-server", "vLLM", "SGLang".
+    name: str = "llama-server"
+    # Another engine's proof that it is this job's server (raises ServerError, returns what
+    # to record); None: llama-server's /props check.
+    identify: Callable[[RunningServer], dict[str, Any]] | None = None
+    # Another engine's secret environment (never recorded) and variables to drop from the
+    # inherited one; llama-server's key goes through LLAMA_API_KEY instead.
+    secret_env: dict[str, str] = field(default_factory=dict, repr=False)
+    unset_env: tuple[str, ...] = ()
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.spec.api_key}"} if self.spec.api_key else {}
@@ -92,6 +103,10 @@ class RunningServer:
 
     def _env(self) -> dict[str, str]:
         env = {**os.environ, **self.spec.env}
+        if self.identify is not None:
+            for k in self.unset_env:
+                env.pop(k, None)
+            return {**env, **self.secret_env}
         if self.spec.api_key:
             env["LLAMA_API_KEY"] = self.spec.api_key
         else:
@@ -108,7 +123,7 @@ class RunningServer:
                 rc = self.proc.poll()
                 if rc is not None:
                     raise ServerError(
-                        f"llama-server exited with code {rc} while starting: "
+                        f"{self.name} exited with code {rc} while starting: "
                         f"{log_reason(self.log_path)}"
                     )
                 try:
@@ -119,7 +134,7 @@ class RunningServer:
                     pass
                 if time.monotonic() > deadline:
                     raise ServerError(
-                        f"llama-server was not healthy after {timeout_s:.0f} s "
+                        f"{self.name} was not healthy after {timeout_s:.0f} s "
                         f"(server.startup_timeout_s): {log_reason(self.log_path)}"
                     )
                 time.sleep(0.2)
@@ -134,6 +149,8 @@ class RunningServer:
 
     def verify_identity(self) -> dict[str, Any]:
         """Raise ServerError unless /props proves this is the server this job started."""
+        if self.identify is not None:
+            return self.identify(self)
         try:
             props = self.fetch_props()
         except (httpx.HTTPError, ValueError) as exc:
