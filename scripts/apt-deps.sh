@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Debian packages that building llama-server needs (a compiler and cmake), Chromium and CJK
-# fonts for the report's browser check (Korean report), SLURM and munge for the cluster tests
-# (scripts/slurm-local.sh runs a one-node cluster from them), then what the optional Vulkan
-# build needs (scripts/vulkan-deps.sh). Idempotent.
+# fonts for the report's browser check (Korean report), SLURM, munge and MariaDB's server
+# binaries (no service) for the cluster tests (scripts/slurm-local.sh runs a one-node cluster
+# with accounting from them), then what the optional Vulkan build needs
+# (scripts/vulkan-deps.sh). Idempotent.
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
@@ -14,6 +15,9 @@ command -v chromium >/dev/null || need+=(chromium)
 [ -x /usr/sbin/slurmd ] || need+=(slurmd)
 command -v sbatch >/dev/null || need+=(slurm-client)
 [ -x /usr/sbin/munged ] || need+=(munge)
+[ -x /usr/sbin/slurmdbd ] || need+=(slurmdbd)
+[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server-core)
+command -v mariadb >/dev/null || need+=(mariadb-client-core)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq

@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# A single-node SLURM cluster on this machine, without systemd: munged, slurmctld and slurmd
-# as plain daemons whose keys, configs, state, logs, sockets and pids all live under DIR.
+# A single-node SLURM cluster on this machine, without systemd: munged, MariaDB, slurmdbd,
+# slurmctld and slurmd as plain daemons whose keys, configs, databases, state, logs, sockets
+# and pids all live under DIR.
 #
 #   scripts/slurm-local.sh start DIR    # write the configs, start the daemons, wait for idle
 #   scripts/slurm-local.sh status DIR   # sinfo and squeue of that cluster (exit 1 when down)
 #   scripts/slurm-local.sh stop DIR     # cancel its jobs, stop everything it started
 #
-# Then `export SLURM_CONF=DIR/etc/slurm.conf` (or `. DIR/env`) and use sbatch, srun, squeue
-# as on any cluster. Needs root (slurmd starts jobs as their users) and Debian 12's slurm-wlm
-# 22.05 and munge (`make setup` installs them: scripts/apt-deps.sh).
+# Then `export SLURM_CONF=DIR/etc/slurm.conf` (or `. DIR/env`) and use sbatch, srun, squeue,
+# sacct as on any cluster. Needs root (slurmd starts jobs as their users) and Debian 12's
+# SLURM 22.05 (slurmctld, slurmd, slurmdbd, slurm-client), munge, mariadb-server-core and
+# mariadb-client-core: `make setup` installs them (scripts/apt-deps.sh).
 #
 # The node is this host as `slurmd -C` sees it (real CPU count and memory). Without cgroups:
 # proctrack/linuxproc tracks a job's processes by parentage and task/none binds nothing.
-# GPUS=N (default 2) declares N simulated GPUs as GRES (gpu:N): each is a character device
-# under DIR/dev with /dev/null's numbers, so a job that asks for --gres=gpu:1 gets
-# CUDA_VISIBLE_DEVICES / SLURM_JOB_GPUS from SLURM exactly as on a GPU node; GPUS=0 declares
-# none. The ports are free ones picked at start (SLURMCTLD_PORT / SLURMD_PORT to choose).
+# Accounting as on a real cluster: slurmdbd over a private MariaDB (mariadbd, data under
+# DIR/db, TCP on 127.0.0.1 only), so `sacct` answers: submitit asks it for the state of a job
+# that ended without a result (one SLURM killed), and without it would wait for that forever.
+# GPUS=N (default 2) declares N simulated GPUs as GRES (gpu:sim:N): each is a character
+# device under DIR/dev with /dev/null's numbers, so a job that asks for --gpus-per-node=1 or
+# --gres=gpu:1 gets CUDA_VISIBLE_DEVICES / SLURM_JOB_GPUS from SLURM exactly as on a GPU node;
+# GPUS=0 declares none. The ports are free ones picked at start (SLURMCTLD_PORT, SLURMD_PORT,
+# SLURMDBD_PORT, MARIADB_PORT to choose). A start that fails stops what it had started
+# (SLURM_LOCAL_KEEP=1 keeps it, to look at).
 set -euo pipefail
 export PATH=$PATH:/usr/sbin:/sbin
 
@@ -31,11 +38,13 @@ die() { echo "slurm-local: $*" >&2; exit 1; }
 
 need_tools() {
   local missing=()
-  for t in munged slurmctld slurmd sinfo squeue scancel scontrol; do
+  for t in munged slurmctld slurmd slurmdbd sacctmgr mariadbd mariadb-install-db mariadb \
+    sinfo squeue scancel scontrol; do
     command -v "$t" >/dev/null || missing+=("$t")
   done
   [ ${#missing[@]} -eq 0 ] ||
-    die "${missing[*]} not found: install Debian's slurm-wlm and munge (make setup does)."
+    die "${missing[*]} not found: install Debian's slurmctld, slurmd, slurmdbd, slurm-client," \
+      "munge, mariadb-server-core and mariadb-client-core (make setup does)."
 }
 
 free_port() {
@@ -74,12 +83,14 @@ stop_pid() {  # SIGTERM, then SIGKILL after 10 s
 }
 
 write_conf() {
-  local node ctld_port slurmd_port gres=""
+  local node ctld_port slurmd_port dbd_port gres=""
   node=$(slurmd -C | head -n1)  # NodeName=<host -s> CPUs=.. Boards=.. ... RealMemory=..
   [[ $node == NodeName=* ]] || die "slurmd -C did not describe this node: $node"
   ctld_port=${SLURMCTLD_PORT:-$(free_port)}
   slurmd_port=${SLURMD_PORT:-$(free_port)}
-  mkdir -p "$DIR"/{etc,state,spool,log,run,dev}
+  dbd_port=${SLURMDBD_PORT:-$(free_port)}
+  DB_PORT=${MARIADB_PORT:-$(free_port)}
+  mkdir -p "$DIR"/{etc,state,spool,log,run,dev,db}
   : >"$DIR/etc/gres.conf"
   if [ "$GPUS" -gt 0 ]; then
     local i
@@ -111,7 +122,11 @@ PlugStackConfig=$DIR/etc/plugstack.conf
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$dbd_port
+# For a connection to slurmdbd this names the munge socket (AuthInfo does for the rest).
+AccountingStoragePass=$DIR/munge/munge.sock
 JobCompType=jobcomp/none
 MpiDefault=none
 SelectType=select/cons_tres
@@ -128,6 +143,23 @@ $node$gres State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
   : >"$DIR/etc/plugstack.conf"
+  # slurmdbd refuses a config others can read (it may hold the database password).
+  (umask 077 && cat >"$DIR/etc/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+AuthInfo=socket=$DIR/munge/munge.sock
+DbdHost=$(hostname -s)
+DbdAddr=127.0.0.1
+DbdPort=$dbd_port
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=root
+StorageLoc=slurm_acct_db
+PidFile=$DIR/run/slurmdbd.pid
+LogFile=$DIR/log/slurmdbd.log
+EOF
+  )
   cat >"$DIR/env" <<EOF
 export SLURM_CONF=$CONF
 EOF
@@ -145,6 +177,35 @@ start_munge() {
     --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/munge/munged.log" \
     --seed-file="$DIR/munge/munged.seed" ||
     die "munged did not start: $(tail -n3 "$DIR/munge/munged.log" 2>/dev/null)"
+}
+
+start_db() {  # the private MariaDB slurmdbd keeps its records in
+  if [ ! -d "$DIR/db/data/mysql" ]; then
+    mariadb-install-db --no-defaults --datadir="$DIR/db/data" --user=root \
+      --auth-root-authentication-method=normal --skip-test-db \
+      >"$DIR/log/mariadb-install.log" 2>&1 ||
+      die "mariadb-install-db failed: $(tail -n3 "$DIR/log/mariadb-install.log")"
+  fi
+  setsid mariadbd --no-defaults --datadir="$DIR/db/data" --socket="$DIR/db/mariadb.sock" \
+    --port="$DB_PORT" --bind-address=127.0.0.1 --pid-file="$DIR/run/mariadbd.pid" \
+    --log-error="$DIR/log/mariadbd.log" --user=root --innodb-buffer-pool-size=32M \
+    --skip-log-bin </dev/null >/dev/null 2>&1 &
+  for _ in $(seq 150); do
+    mariadb --no-defaults -h 127.0.0.1 -P "$DB_PORT" -u root -e 'select 1' >/dev/null 2>&1 &&
+      return 0
+    sleep 0.2
+  done
+  die "mariadbd did not answer on 127.0.0.1:$DB_PORT: $(tail -n3 "$DIR/log/mariadbd.log")"
+}
+
+start_dbd() {  # slurmdbd, and this cluster registered with it
+  slurmdbd || die "slurmdbd did not start: $(tail -n3 "$DIR/log/slurmdbd.log")"
+  for _ in $(seq 150); do
+    sacctmgr -i add cluster benchkit >/dev/null 2>&1 || true
+    sacctmgr -n -P list cluster format=cluster 2>/dev/null | grep -qx benchkit && return 0
+    sleep 0.2
+  done
+  die "slurmdbd does not answer: $(tail -n3 "$DIR/log/slurmdbd.log")"
 }
 
 wait_idle() {
@@ -168,14 +229,16 @@ start() {
   if pid_of "$DIR/run/slurmctld.pid" >/dev/null; then
     die "a cluster already runs from $DIR (stop it first)."
   fi
+  # Whatever fails on the way, what was started so far is stopped again.
+  [ -n "${SLURM_LOCAL_KEEP:-}" ] || trap 'stop >/dev/null 2>&1' EXIT
   write_conf
   start_munge
+  start_db
+  start_dbd
   slurmctld -i -c || die "slurmctld did not start: $(tail -n3 "$DIR/log/slurmctld.log")"
   slurmd || die "slurmd did not start: $(tail -n3 "$DIR/log/slurmd.log")"
-  if ! wait_idle; then
-    stop
-    exit 1
-  fi
+  wait_idle || exit 1
+  trap - EXIT
   echo "slurm-local: up; export SLURM_CONF=$CONF"
   sinfo
 }
@@ -190,7 +253,7 @@ stop() {
       sleep 0.2
     done
   fi
-  for f in run/slurmd.pid run/slurmctld.pid; do
+  for f in run/slurmd.pid run/slurmctld.pid run/slurmdbd.pid run/mariadbd.pid; do
     pid=$(pid_of "$DIR/$f") && stop_pid "$pid"
   done
   # Whatever still holds DIR open (a slurmstepd that outlived its job) goes too.

@@ -21,7 +21,13 @@ from benchkit.paths import repo_root
 from benchkit.workload.synth import Dist, load_recipe, synth
 
 SLURM_LOCAL = repo_root() / "scripts" / "slurm-local.sh"
-SLURM_TOOLS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged")
+SLURM_TOOLS = (
+    "/usr/sbin/slurmctld",
+    "/usr/sbin/slurmd",
+    "/usr/sbin/slurmdbd",
+    "/usr/sbin/munged",
+    "/usr/sbin/mariadbd",
+)
 
 
 @dataclass(frozen=True)
@@ -44,15 +50,16 @@ class Cluster:
 
 @pytest.fixture(scope="session")
 def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """munged, slurmctld and slurmd with two simulated GPUs (GRES), all under a tmp folder;
-    stopped at the end of the session with every job and process they started."""
+    """munged, MariaDB, slurmdbd, slurmctld and slurmd with two simulated GPUs (GRES), all
+    under a tmp folder; stopped at the end of the session with every job and process they
+    started."""
     missing = [t for t in SLURM_TOOLS if not Path(t).exists()] + [
-        t for t in ("sbatch", "srun", "sinfo") if shutil.which(t) is None
+        t for t in ("sbatch", "srun", "sinfo", "sacct", "mariadb") if shutil.which(t) is None
     ]
     if missing:
         pytest.fail(
             f"SLURM is not installed here ({', '.join(missing)} missing): `make setup` "
-            "installs Debian's slurm-wlm and munge (scripts/apt-deps.sh).",
+            "installs Debian's SLURM, munge and MariaDB packages (scripts/apt-deps.sh).",
             pytrace=False,
         )
     if os.geteuid() != 0:
