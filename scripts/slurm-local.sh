@@ -139,7 +139,7 @@ KillWait=10
 InactiveLimit=0
 MinJobAge=600
 GresTypes=gpu
-$node$gres State=UNKNOWN
+$node NodeAddr=127.0.0.1$gres State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
   : >"$DIR/etc/plugstack.conf"
