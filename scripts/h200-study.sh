@@ -9,6 +9,10 @@
 #                                       the lease's 10-minute limit; the same command resumes it.
 #                                       The sweep folder goes to $OUT/NAME.tgz, models excluded;
 #                                       .device/resume/NAME.tgz, if carried, is resumed.
+#   h200-study.sh lease MODEL           one 10-minute call's worth of the whole study: prepare
+#                                       without benches, the MTP sweep, the decode control, then
+#                                       the benches, each resumed where the last call stopped, all
+#                                       inside LEASE_S (default 560) seconds; call it until done.
 # GROUND_TRUTH=0 prepare skips llama-bench and llama-batched-bench.
 # Carried: .device/whl (hydra-core, omegaconf, antlr4 sdist, gguf) and .device/sdist.
 set -euo pipefail
@@ -37,6 +41,28 @@ print(f"model {p} ({p.stat().st_size/2**30:.1f} GiB) ready in {time.time()-t:.0f
 print(p)
 PY
 }
+
+T0=$(date +%s)
+left() { echo $(( ${LEASE_S:-560} - ($(date +%s) - T0) )); }
+
+if [ "$phase" = lease ]; then
+  model=${1:?lease MODEL}
+  GROUND_TRUTH=0 "$0" prepare "$model"
+  # A sweep gets what is left less the time to stop its server and pack it; one whose jobs are
+  # all complete re-runs in seconds (every job reused), so each call walks the same list.
+  for spec in "mtp study=h200-mtp workload=gpu-16 workload.units=8 mtp=false,true slots=1,2,4,8" \
+              "decode study=h200-decode workload=decode-16 slots=16,1 sampling=greedy,qwen-recommended"; do
+    set -- $spec
+    name=$1; shift
+    [ "$(left)" -lt 90 ] && { echo "no time left for sweep $name"; continue; }
+    SWEEP_LIMIT_S=$(( $(left) - 40 )) "$0" sweep "$name" "$@" hardware=h200 backend=cuda \
+      model="$model" server.flash_attn=on
+  done
+  if [ ! -f /root/ground-truth-done ] && [ "$(left)" -gt 150 ]; then
+    GROUND_TRUTH=1 "$0" prepare "$model" && touch /root/ground-truth-done
+  fi
+  exit 0
+fi
 
 if [ "$phase" = prepare ]; then
   model=${1:?prepare MODEL}
