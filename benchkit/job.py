@@ -566,31 +566,42 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
 
 
 def _reuse(key: str, ctx: JobContext, result: dict[str, Any]) -> bool:
-    """Copy a complete earlier job with the same resume key into this job's folder."""
-    for root in ctx.resume_roots:
-        for path in sorted(root.glob(f"*/{RESULT_FILE}")) + sorted(root.glob(f"*/*/{RESULT_FILE}")):
-            if path.parent.resolve() == ctx.job_dir.resolve():
-                continue
-            try:
-                old = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            prov = old.get("provenance") or {}
-            if old.get("status") != "complete" or prov.get("resume_key") != key:
-                continue
+    """Take a complete earlier job with the same resume key: this job's own folder from an
+    earlier pass, else a copy from another sweep or run."""
+    own = ctx.job_dir / RESULT_FILE
+    # The job's own folder first: a sweep run again into the same hydra.sweep.dir (a resumed
+    # lease, a re-run after Ctrl-C) keeps its complete jobs where they are.
+    candidates = [own] + [
+        path
+        for root in ctx.resume_roots
+        for path in sorted(root.glob(f"*/{RESULT_FILE}")) + sorted(root.glob(f"*/*/{RESULT_FILE}"))
+        if path.parent.resolve() != ctx.job_dir.resolve()
+    ]
+    for path in candidates:
+        if not path.exists():
+            continue
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        prov = old.get("provenance") or {}
+        if old.get("status") != "complete" or prov.get("resume_key") != key:
+            continue
+        if path != own:
             for name in (CALLS_FILE, "server.log"):
                 if (path.parent / name).exists():
                     shutil.copyfile(path.parent / name, ctx.job_dir / name)
-            result["status"], result["reason"] = "complete", None
-            result["metrics"] = old["metrics"]
-            if "passes" in old:
-                result["passes"] = old["passes"]
-            for k in ("server", "model", "workload", "replay_started_utc", "server_build"):
-                if k in prov:
-                    result["provenance"][k] = prov[k]
-            result["provenance"]["reused_from"] = str(path.parent)
-            result["provenance"]["measured_utc"] = prov.get("started_utc")
-            return True
+        result["status"], result["reason"] = "complete", None
+        result["metrics"] = old["metrics"]
+        if "passes" in old:
+            result["passes"] = old["passes"]
+        for k in ("server", "model", "workload", "replay_started_utc", "server_build"):
+            if k in prov:
+                result["provenance"][k] = prov[k]
+        # A job reused twice keeps the folder and time of the pass that measured it.
+        result["provenance"]["reused_from"] = prov.get("reused_from") or str(path.parent)
+        result["provenance"]["measured_utc"] = prov.get("measured_utc") or prov.get("started_utc")
+        return True
     return False
 
 

@@ -37,6 +37,18 @@ def test_sigint_then_rerun_resumes(tmp_path: Path, tag: str) -> None:
     assert a["metrics"] == result(first / "0")["metrics"]
     assert "reused_from" not in b["provenance"]  # the interrupted job is measured again
 
+    # Again into the same folder (a lease that resumes where the last one stopped): every job
+    # is kept in place, and a reused job still names the pass that measured it.
+    calls_before = lines(second / "1" / "calls.jsonl")
+    p = run(*args, f"hydra.sweep.dir={second}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    a2, b2 = result(second / "0"), result(second / "1")
+    assert a2["provenance"]["reused_from"] == str(first / "0")
+    assert b2["provenance"]["reused_from"] == str(second / "1")
+    assert b2["provenance"]["measured_utc"] == b["provenance"]["started_utc"]
+    assert b2["metrics"] == b["metrics"]
+    assert lines(second / "1" / "calls.jsonl") == calls_before
+
     # resume=false measures everything again.
     third = tmp_path / "sweeps" / f"{tag}c"
     p = run("slots=1", "workload.units=1", "resume=false", f"hydra.run.dir={third}", cwd=tmp_path)
