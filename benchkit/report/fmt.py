@@ -15,8 +15,8 @@ from typing import Any
 DASH = "–"
 
 _UNITS = {
-    "en": {"s": " s", "h": " h", "x": "x", "ms": " ms"},
-    "ko": {"s": "초", "h": "시간", "x": "배", "ms": "ms"},
+    "en": {"s": " s", "h": " h", "x": "x", "ms": " ms", "min": " min"},
+    "ko": {"s": "초", "h": "시간", "x": "배", "ms": "ms", "min": "분"},
 }
 
 
@@ -69,10 +69,15 @@ def millis(x: Any, lang: str = "en") -> str:
 
 
 def hours(x: Any, lang: str = "en") -> str:
-    """Seconds shown as hours: 17240 -> '4.8 h'."""
+    """Seconds shown as hours: 17240 -> '4.8 h'; what would show as '0.x h' (or '0.0 h') as
+    minutes: 150 -> '2.5 min'."""
     if _bad(x):
         return DASH
-    return f"{float(x) / 3600:.1f}{_unit(lang, 'h')}"
+    v = float(x)
+    h = f"{v / 3600:.1f}"
+    if h.lstrip("-").startswith("0."):
+        return f"{v / 60:.1f}{_unit(lang, 'min')}"
+    return f"{h}{_unit(lang, 'h')}"
 
 
 def pct(x: Any, digits: int = 0) -> str:

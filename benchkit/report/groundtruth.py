@@ -6,12 +6,15 @@ bandwidth / (active parameters x bytes per weight) bounds single-stream decode. 
 weight come from the model file's size over its parameter count.
 
 Ground truth is read from `<sweep>/ground-truth/llama-bench.json` (llama-bench -o json) and
-`<sweep>/ground-truth/batched-bench.jsonl` (llama-batched-bench --output-format jsonl).
+`<sweep>/ground-truth/batched-bench*.jsonl` (llama-batched-bench --output-format jsonl), one
+file per prompt/generation shape; the agreement table uses the file whose shape is nearest the
+workload's mean call, since batched decode speed depends on the context it decodes over.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -66,19 +69,55 @@ def load_ground_truth(source: Path) -> dict[str, Any] | None:
             if row.get("n_prompt") and not row.get("n_gen"):
                 out["pp_tok_s"] = row["avg_ts"]
                 out["pp_n"] = row["n_prompt"]
-    bb = d / "batched-bench.jsonl"
-    if bb.exists():
-        out["batched"] = [json.loads(x) for x in bb.read_text().splitlines() if x.strip()]
+    for bb in sorted(d.glob("batched-bench*.jsonl")):
+        rows = [json.loads(x) for x in bb.read_text().splitlines() if x.strip()]
+        if rows:
+            out.setdefault("batched_sets", []).append(
+                {"file": bb.name, "pp": int(rows[0]["pp"]), "tg": int(rows[0]["tg"]), "rows": rows}
+            )
     return out
 
 
+def _call_shape(results: Sequence[JobResult]) -> tuple[float, float] | None:
+    """The workload's mean prompt and completion tokens per call."""
+    for r in results:
+        w = r.provenance.get("workload") or {}
+        if w.get("calls") and w.get("prompt_tokens") and w.get("completion_tokens"):
+            return w["prompt_tokens"] / w["calls"], w["completion_tokens"] / w["calls"]
+    return None
+
+
+def choose_batched(results: Sequence[JobResult], gt: dict[str, Any]) -> dict[str, Any] | None:
+    """The llama-batched-bench run whose (prompt, generation) shape is nearest the workload's
+    mean call (log distance), with that mean beside it; None without a run."""
+    sets = gt.get("batched_sets") or []
+    if not sets:
+        return None
+    shape = _call_shape(results)
+    if shape is None:
+        return {**sets[0], "call_prompt": None, "call_completion": None}
+    p, c = shape
+
+    def distance(b: dict[str, Any]) -> float:
+        return abs(math.log(b["pp"] / p)) + abs(math.log(b["tg"] / c))
+
+    best = min(sets, key=distance)
+    return {**best, "call_prompt": p, "call_completion": c}
+
+
 def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per slot count: benchkit's decode figures next to llama-batched-bench at that batch."""
-    by_pl = {int(b["pl"]): b for b in gt.get("batched", [])}
+    """Per job: benchkit's decode figures next to llama-batched-bench at that batch size, from
+    the run chosen by choose_batched. `config` names the factors other than slots that vary."""
+    chosen = choose_batched(results, gt)
+    by_pl = {int(b["pl"]): b for b in (chosen or {}).get("rows", [])}
+    done = [r for r in results if r.status == "complete"]
+    varying = sorted(
+        k
+        for k in {k for r in done for k in r.factors} - {"slots"}
+        if len({str(r.factors.get(k)) for r in done}) > 1
+    )
     rows = []
-    for r in sorted(
-        (r for r in results if r.status == "complete"), key=lambda r: r.factors.get("slots", 0)
-    ):
+    for r in sorted(done, key=lambda r: (r.factors.get("slots", 0), r.job_dir.name)):
         slots = int(r.factors.get("slots") or 0)
         b = by_pl.get(slots)
         per_seq = r.metrics.get("server_decode_tok_s")
@@ -87,6 +126,7 @@ def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dic
         rows.append(
             {
                 "slots": slots,
+                "config": ", ".join(f"{k}={_plain(r.factors.get(k))}" for k in varying),
                 "benchkit_decode_tok_s": r.metrics.get("decode_tok_s"),
                 "server_per_slot_tok_s": per_seq,
                 "server_aggregate_tok_s": server_agg,
@@ -95,3 +135,7 @@ def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dic
             }
         )
     return rows
+
+
+def _plain(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)

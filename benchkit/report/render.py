@@ -758,6 +758,8 @@ def _add_ground_truth(vm: dict[str, Any], source: Path, a: Analysed) -> None:
     truth = gt.load_ground_truth(source)
     vm["ground_truth"] = truth
     vm["agreement"] = gt.agreement_rows(a.results, truth) if truth else []
+    vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
+    vm["agreement_config"] = any(r["config"] for r in vm["agreement"])
 
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:

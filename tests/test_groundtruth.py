@@ -1,0 +1,79 @@
+"""Agreement with llama.cpp's own benchmarks: which llama-batched-bench run a sweep is compared
+with, and how rows of configs that share a slot count are told apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchkit.report import fmt
+from benchkit.report import groundtruth as gt
+from benchkit.results import JobResult
+
+
+def _job(tmp: Path, name: str, slots: int, sampling: str, decode: float) -> JobResult:
+    data: dict[str, Any] = {
+        "status": "complete",
+        "factors": {"slots": slots, "sampling": sampling, "backend": "cuda", "mtp": False},
+        "metrics": {"decode_tok_s": decode, "server_decode_tok_s": decode / slots},
+        "provenance": {
+            "workload": {"calls": 32, "prompt_tokens": 19200, "completion_tokens": 12288}
+        },
+    }
+    return JobResult(tmp / name / "result.json", data)
+
+
+def _bench(d: Path, name: str, pp: int, tg: int, speeds: dict[int, float]) -> None:
+    rows = [{"pp": pp, "tg": tg, "pl": pl, "speed_tg": s} for pl, s in speeds.items()]
+    (d / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_agreement_uses_the_run_shaped_like_the_workload(tmp_path: Path) -> None:
+    d = tmp_path / gt.GROUND_TRUTH_DIR
+    d.mkdir()
+    _bench(d, "batched-bench.jsonl", 1024, 48, {1: 243.1, 16: 1322.5})
+    _bench(d, "batched-bench-decode.jsonl", 600, 384, {1: 261.6, 16: 1369.3})
+    jobs = [
+        _job(tmp_path, "0", 16, "greedy", 508.1),
+        _job(tmp_path, "1", 16, "qwen-recommended", 353.2),
+        _job(tmp_path, "2", 1, "greedy", 235.6),
+    ]
+    truth = gt.load_ground_truth(tmp_path)
+    assert truth is not None and len(truth["batched_sets"]) == 2
+
+    chosen = gt.choose_batched(jobs, truth)
+    # 600 prompt and 384 completion tokens a call: the decode-shaped run, not the first file.
+    assert chosen is not None
+    assert (chosen["file"], chosen["pp"], chosen["tg"]) == ("batched-bench-decode.jsonl", 600, 384)
+    assert (chosen["call_prompt"], chosen["call_completion"]) == (600, 384)
+
+    rows = gt.agreement_rows(jobs, truth)
+    assert [(r["slots"], r["config"]) for r in rows] == [
+        (1, "sampling=greedy"),
+        (16, "sampling=greedy"),
+        (16, "sampling=qwen-recommended"),
+    ]
+    assert rows[1]["batched_bench_tg_tok_s"] == 1369.3
+    assert abs(rows[1]["ratio"] - 508.1 / 1369.3) < 1e-9
+
+
+def test_without_a_workload_shape_the_first_run_is_used(tmp_path: Path) -> None:
+    d = tmp_path / gt.GROUND_TRUTH_DIR
+    d.mkdir()
+    _bench(d, "batched-bench.jsonl", 1024, 48, {1: 243.1})
+    job = _job(tmp_path, "0", 1, "greedy", 200.0)
+    job.data["provenance"] = {}
+    truth = gt.load_ground_truth(tmp_path)
+    assert truth is not None
+    chosen = gt.choose_batched([job], truth)
+    assert chosen is not None and chosen["file"] == "batched-bench.jsonl"
+    assert chosen["call_prompt"] is None
+    # One config at each slot count: no config column is needed.
+    assert gt.agreement_rows([job], truth)[0]["config"] == ""
+
+
+def test_projection_under_an_hour_is_in_minutes() -> None:
+    assert fmt.hours(150) == "2.5 min" and fmt.hours(150, "ko") == "2.5분"
+    assert fmt.hours(3400) == "56.7 min" and fmt.hours(3600) == "1.0 h"
+    assert fmt.hours(17240) == "4.8 h"
