@@ -51,6 +51,8 @@ def _mem_gb() -> float | None:
 
 
 def detect_gpus() -> list[str]:
+    """The GPUs as their vendor's tool reports them, driver included: 'NVIDIA H200, 143771 MiB,
+    driver 580.159.04, power limit 700.00 W'. Empty where no such tool answers."""
     gpus: list[str] = []
     if shutil.which("nvidia-smi"):
         out = _cmd(
@@ -60,12 +62,17 @@ def detect_gpus() -> list[str]:
                 "--format=csv,noheader",
             ]
         )
-        if out:
-            gpus += [f"NVIDIA {x.strip()}" for x in out.splitlines() if x.strip()]
+        for line in (out or "").splitlines():
+            parts = [x.strip() for x in line.split(",")]
+            if len(parts) == 4:
+                name, mem, driver, power = parts
+                gpus.append(f"{name}, {mem}, driver {driver}, power limit {power}")
     if shutil.which("rocm-smi"):
-        out = _cmd(["rocm-smi", "--showproductname"])
+        out = _cmd(["rocm-smi", "--showproductname", "--showdriverversion"])
         if out:
-            gpus += [x.strip() for x in out.splitlines() if "Card series" in x]
+            gpus += [
+                " ".join(x.split()) for x in out.splitlines() if "Card series" in x or "Driver" in x
+            ]
     return gpus
 
 

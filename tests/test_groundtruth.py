@@ -77,3 +77,25 @@ def test_projection_under_an_hour_is_in_minutes() -> None:
     assert fmt.hours(150) == "2.5 min" and fmt.hours(150, "ko") == "2.5분"
     assert fmt.hours(3400) == "56.7 min" and fmt.hours(3600) == "1.0 h"
     assert fmt.hours(17240) == "4.8 h"
+
+
+def test_gpu_and_driver_as_the_machine_reported_them(tmp_path: Path) -> None:
+    from benchkit.report.render import _reported_gpus
+
+    # A job's own detection wins.
+    hw = {"detected_gpus": ["NVIDIA H200, 143771 MiB, driver 580.159.04, power limit 700.00 W"]}
+    assert _reported_gpus(hw, tmp_path) == ("result.json", hw["detected_gpus"])
+    # Else the nvidia-smi table a study script saved beside the results.
+    assert _reported_gpus({}, tmp_path) == ("", [])
+    d = tmp_path / gt.GROUND_TRUTH_DIR
+    d.mkdir()
+    (d / "machine.txt").write_text(
+        "name, memory.total [MiB], driver_version, power.limit [W]\n"
+        "NVIDIA H200, 143771 MiB, 580.159.04, 700.00 W\n16\nbuild_s 295\n"
+    )
+    source, gpus = _reported_gpus({"detected_gpus": []}, tmp_path)
+    assert source == "ground-truth/machine.txt"
+    assert gpus == [
+        "name NVIDIA H200, memory.total [MiB] 143771 MiB, driver_version 580.159.04, "
+        "power.limit [W] 700.00 W"
+    ]

@@ -66,6 +66,7 @@ _EN: dict[str, str] = {
     ),
     "hardware_line": "Hardware: {name}{desc}{power}.",
     "power_cap": ", power cap {w} W",
+    "gpu_reported": "As the machine reported itself ({source}): {gpus}.",
     "compare_warning": (
         "These numbers hold for this model on this hardware only. Do not compare them with "
         "numbers measured on another model or another card: a MoE and a dense model of similar "
@@ -261,6 +262,7 @@ _KO: dict[str, str] = {
     "model_params": "전체 {total}B, 활성 {active}B 파라미터",
     "synthetic_note": "benchkit이 직접 만든 무작위 가중치 합성 모델이라, 그 속도는 실제 모델에 대해 아무것도 말해 주지 않습니다",
     "hardware_line": "하드웨어: {name}{desc}{power}.",
+    "gpu_reported": "기기가 스스로 보고한 정보({source}): {gpus}.",
     "power_cap": ", 전력캡 {w}W",
     "compare_warning": (
         "이 숫자는 이 모델과 이 하드웨어에서만 성립합니다. 다른 모델이나 다른 카드에서 잰 숫자와 직접 "
@@ -1250,7 +1252,9 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Mapping[str,
         v = Verdict(factor, value, COMPLETE, numbers=dict(numbers))
         return mtp_runs_text(v, lang)
     if factor == "projection":
-        return fmt.hours(float(value) * 3600, lang)
+        # The verdict's value is rounded hours; the seconds, where kept, give minutes exactly.
+        seconds = numbers.get("seconds")
+        return fmt.hours(float(seconds) if seconds else float(value) * 3600, lang)
     if factor == "build":
         return effect_word(value, lang)
     if factor == "repeats" and isinstance(value, dict):

@@ -236,6 +236,30 @@ def _first(results: Sequence[JobResult], key: str) -> dict[str, Any]:
     return {}
 
 
+def _reported_gpus(hardware: Mapping[str, Any], source: Path) -> tuple[str, list[str]]:
+    """The GPUs as the machine reported them: the jobs' own detection (hardware.detect), else
+    the nvidia-smi table a study script saved beside the results (ground-truth/machine.txt,
+    header line then one line per GPU), else nothing."""
+    detected = [str(g) for g in hardware.get("detected_gpus") or [] if g]
+    if detected:
+        return "result.json", detected
+    txt = source / gt.GROUND_TRUTH_DIR / "machine.txt"
+    try:
+        lines = [x.strip() for x in txt.read_text().splitlines() if x.strip()]
+    except OSError:
+        return "", []
+    if not lines or "," not in lines[0]:
+        return "", []
+    keys = [k.strip() for k in lines[0].split(",")]
+    rows = []
+    for line in lines[1:]:
+        vals = [v.strip() for v in line.split(",")]
+        if len(vals) != len(keys):
+            break
+        rows.append(", ".join(f"{k} {v}" for k, v in zip(keys, vals, strict=True)))
+    return f"{gt.GROUND_TRUTH_DIR}/machine.txt", rows
+
+
 def _unit_name(study: StudyConfig, lang: str) -> str:
     if lang == "ko":
         return {"unit": "단위", "stock": "종목", "document": "문서", "task": "작업"}.get(
@@ -290,6 +314,10 @@ def view_model(
         if hardware.get("power_cap_w")
         else "",
     )
+
+    gpu_source, gpus = _reported_gpus(hardware, a.source)
+    if gpus:
+        hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
 
     # Workload and sampling.
     wl = _first(results, "workload")

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Render a published study folder (docs/studies/NAME) from its results/ alone:
+#   report/  English report.md/.html and Korean report.ko.md/.html, figures, verdicts.json
+#   blog/    with --blog: `--publish blog`, which appends the verdicts to NAME.ledger.jsonl
+# Usage: scripts/render-study.sh DIR [--blog]
+set -euo pipefail
+dir=${1:?usage: render-study.sh DIR [--blog]}
+cd "$dir"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python -m benchkit.report results --out report > /dev/null
+python -m benchkit.report results --out "$tmp/ko" study.lang=ko > /dev/null
+mv "$tmp/ko/report.md" report/report.ko.md
+mv "$tmp/ko/report.html" report/report.ko.html
+if [ "${2:-}" = --blog ]; then
+  python -m benchkit.report results --out "$tmp/pub" --publish blog > /dev/null
+fi
+echo "$dir/report/report.md"
