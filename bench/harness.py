@@ -4,6 +4,11 @@
     python bench/harness.py --smoke --out /tmp/harness.json        # a quick look
     python bench/harness.py --tools benchkit --concurrency 64,512  # one client, some points
 
+`benchkit` is the client as a job runs it (raw HTTP/1.1 with kernel receive times where it can,
+benchkit/transport.py); `benchkit-httpx` is the same client on its httpx path (its fallback for
+https, proxies and platforms without SO_TIMESTAMPNS; before the raw path shipped, its only one).
+Each benchkit row says in `client` which path measured it.
+
 One scripted server (bench/scripted_server.py, its own process) is driven by each client in
 turn at each concurrency; every client gets the same script, the same number of requests and
 the same token counts. Per (tool, concurrency) the row says:
@@ -331,6 +336,8 @@ def run_one(
         }
     )
     if tool.name.startswith("benchkit"):
+        meta = json.loads((out / "meta.json").read_text())
+        row["client"] = meta.get("client")
         row["client_schedule_delay_p99_ms"] = r(pct(peers.benchkit_schedule_delays(run), 99))
     log(
         f"{tool.name:8s} c={c:<3d} ttft {row['ttft_err_pct']:+.2f}%  itl {row['itl_err_pct']:+.2f}%"
@@ -487,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="fewer requests, concurrency 1,8,64")
     ap.add_argument(
         "--tools",
-        default="benchkit,guidellm,aiperf",
+        default="benchkit,benchkit-httpx,guidellm,aiperf",
         help="comma list; benchkit@DIR imports benchkit from DIR (a scratch copy) instead",
     )
     ap.add_argument("--concurrency", default=None, help="comma list (default 1,8,64,256,512)")

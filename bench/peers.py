@@ -1,5 +1,10 @@
 """The clients compared: benchkit's replay client, guidellm and NVIDIA AIPerf.
 
+benchkit runs twice: `benchkit` as a job runs it (the raw HTTP/1.1 path with kernel receive
+times, benchkit/transport.py) and `benchkit-httpx` on its httpx path, which is what a job
+falls back to for https, a proxy or a platform without SO_TIMESTAMPNS, and what benchkit
+used for every call before the raw path shipped.
+
 Each client is a command line run as its own process (so its CPU time is its own, children
 included) plus a parser that turns what it wrote into per-request measurements:
 `ttft_ms`, `itl_ms` and `tokens`, by the tool's own definitions. guidellm and AIPerf live
@@ -146,7 +151,7 @@ class Tool:
 # --------------------------------------------------------------------------- benchkit
 
 
-def _benchkit_cmd(r: Run) -> list[str]:
+def _benchkit_cmd(r: Run, client: str = "auto") -> list[str]:
     return [
         sys.executable,
         str(REPO / "bench" / "run_benchkit.py"),
@@ -157,7 +162,12 @@ def _benchkit_cmd(r: Run) -> list[str]:
         "--prompt-tokens", str(r.prompt_tokens),
         "--output-tokens", str(r.output_tokens),
         "--out", str(r.out),
+        "--client", client,
     ]  # fmt: skip
+
+
+def _benchkit_httpx_cmd(r: Run) -> list[str]:
+    return _benchkit_cmd(r, "httpx")
 
 
 def _benchkit_parse(r: Run) -> list[dict[str, float]]:
@@ -301,6 +311,7 @@ def benchkit_from(path: Path) -> Tool:
 
 TOOLS: dict[str, Tool] = {
     "benchkit": Tool("benchkit", _benchkit_cmd, _benchkit_parse, _env_plain),
+    "benchkit-httpx": Tool("benchkit-httpx", _benchkit_httpx_cmd, _benchkit_parse, _env_plain),
     "guidellm": Tool("guidellm", _guidellm_cmd, _guidellm_parse, _env_plain),
     "aiperf": Tool("aiperf", _aiperf_cmd, _aiperf_parse, _env_plain),
 }

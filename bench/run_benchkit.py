@@ -5,6 +5,9 @@ measured exactly as the peers' is (process and children, from outside). The work
 `requests` units of one call each (prompt `prompt_tokens` token ids, `output_tokens` forced
 by output_policy=replay), replayed by `concurrency` closed-loop workers; benchkit writes its
 calls.jsonl as it does in a real job, and that file is what the harness reads.
+`--client httpx` makes it take the httpx path (benchkit's fallback for https, proxies and
+platforms without SO_TIMESTAMPNS) instead of the raw HTTP/1.1 one; meta.json says which
+path measured.
 
     python bench/run_benchkit.py --url http://127.0.0.1:8399 --alias scripted \
         --concurrency 64 --requests 128 --out /tmp/bk
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prompt-tokens", type=int, default=32)
     ap.add_argument("--output-tokens", type=int, default=64)
     ap.add_argument("--chat", action="store_true")
+    ap.add_argument("--client", choices=("auto", "httpx"), default="auto")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -79,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     sink = RecordSink(args.out / "calls.jsonl")
     t0 = time.perf_counter()
+    # Passed only when asked for, so that an older benchkit (benchkit@DIR) still runs.
+    extra = {} if args.client == "auto" else {"client": args.client}
     rep = Replayer(
         base_url=args.url,
         alias=args.alias,
@@ -88,11 +94,18 @@ def main(argv: list[str] | None = None) -> int:
         sink=sink,
         progress=False,
         t0=t0,
+        **extra,
     )
     outcome = rep.run()
     sink.close()
     # t0 turns benchkit's times (seconds since t0) into the shared monotonic clock.
-    meta = {"t0": t0, "wall_s": outcome.wall_s, "interrupted": outcome.interrupted}
+    meta = {
+        "t0": t0,
+        "wall_s": outcome.wall_s,
+        "interrupted": outcome.interrupted,
+        "client": getattr(outcome, "client", "httpx"),
+        "client_fallback": getattr(outcome, "client_fallback", None),
+    }
     (args.out / "meta.json").write_text(json.dumps(meta))
     return 0 if outcome.interrupted is None else 1
 

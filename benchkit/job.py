@@ -626,6 +626,13 @@ def _finish(
     end_problem: str | None,
     cfg: BenchConfig,
 ) -> None:
+    if outcomes:
+        # How the calls were timed: kernel receive times on the raw path, or when the event
+        # loop read each line on the httpx fallback (benchkit/transport.py), and why.
+        result["provenance"]["client"] = {
+            "path": outcomes[-1].client,
+            "fallback": outcomes[-1].client_fallback,
+        }
     per_unit = {u.id: len(u.calls) for u in units}
     calls_per_pass = sum(per_unit.values())
     records = [r for o in outcomes for r in o.records]

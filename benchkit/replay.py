@@ -5,6 +5,14 @@ many parallel lanes would. Each call is streamed; the client records when it sen
 request, when the first and last tokens arrived, and keeps the server's own `timings`,
 `usage` and `finish_reason` beside them, never instead of them. Records are appended to
 calls.jsonl as calls finish, so a job that dies keeps what it measured.
+
+How a call is timed: against an ``http://`` server each worker has its own kept-alive
+connection (benchkit/transport.py), `t_sent` is taken right before the request is written and
+a token's time is when the kernel received it, so neither the client's own work nor a busy
+machine lands in TTFT or ITL. Where that path cannot be used (https, a proxy, no
+SO_TIMESTAMPNS here) the calls go through httpx as they always did, timed when the event
+loop reads each line. `client` in each record, and in the outcome with the reason for a
+fallback, says which path measured.
 """
 
 from __future__ import annotations
@@ -23,7 +31,22 @@ import httpx
 
 from benchkit.config import OutputPolicy
 from benchkit.plan import ReplaySpec
+from benchkit.transport import (
+    CLIENT_HTTPX,
+    CLIENT_RAW,
+    CLIENT_RAW_READ_TIME,
+    CONNECT_TIMEOUT_S,
+    Http1Connection,
+    RawPool,
+    ResponseHead,
+    fast_path_refusal,
+)
 from benchkit.workload import Call, Unit, Workload, token_ids
+
+# After `data: [DONE]` the raw path reads on to the end of the response, so the connection
+# can carry the next call; a server that leaves the response open that long loses the
+# connection, not the call (the httpx path stops reading at [DONE]).
+_AFTER_DONE_GRACE_S = 1.0
 
 
 @dataclass
@@ -54,6 +77,9 @@ class CallRecord:
     completion_tokens: int | None = None
     chunks: int = 0
     timings: dict[str, Any] = field(default_factory=dict)
+    # What measured this call: transport.CLIENT_RAW (kernel receive times), CLIENT_RAW_READ_TIME
+    # (the raw path, but some read was timed when read) or CLIENT_HTTPX.
+    client: str = CLIENT_HTTPX
 
     @property
     def hit_cap(self) -> bool:
@@ -71,6 +97,8 @@ class ReplayOutcome:
     interrupted: str | None  # why the replay stopped early, or None
     units_planned: int
     user_interrupt: bool = False  # Ctrl-C: the sweep must stop after this job is written
+    client: str = CLIENT_HTTPX  # the path this pass's calls took (see CallRecord.client)
+    client_fallback: str | None = None  # why httpx rather than the raw path, if it was
 
 
 class RecordSink:
@@ -202,7 +230,10 @@ class Replayer:
         progress: bool | None = None,
         repeat: int = 0,
         t0: float | None = None,
+        client: str = "auto",
     ) -> None:
+        if client not in ("auto", "httpx"):
+            raise ValueError(f"client={client!r}: 'auto' or 'httpx'")
         self.base_url = base_url
         self.alias = alias
         self.spec = spec
@@ -219,6 +250,11 @@ class Replayer:
         self.interrupted: str | None = None
         self._units_done = 0
         self._tokens = 0
+        # "auto": the raw path where it can be used (decided in _run), else httpx.
+        self.client_choice = client
+        self.client_path = CLIENT_HTTPX
+        self.client_fallback: str | None = None
+        self._pool: RawPool | None = None
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -247,7 +283,10 @@ class Replayer:
         )
         stall = self.spec.stall_timeout_s
         try:
-            await self._stream(client, path, body, rec, stall)
+            if self._pool is None:
+                await self._stream(client, path, body, rec, stall)
+            else:
+                await self._stream_raw(self._pool.conns[worker], path, body, rec, stall)
         except asyncio.CancelledError:
             # Deadline or Ctrl-C: the call is lost, but its record is not.
             rec.error = "cancelled before it finished (job deadline or interrupt)"
@@ -299,6 +338,99 @@ class Replayer:
             rec.error = f"connection error: {type(exc).__name__}: {exc}"
         except ValueError as exc:
             rec.error = f"malformed stream: {exc}"
+
+    async def _stream_raw(
+        self, conn: Http1Connection, path: str, body: dict[str, Any], rec: CallRecord, stall: float
+    ) -> None:
+        """`_stream` on the worker's own connection: the same record, the same errors in the
+        same words (the transport raises httpx's exceptions), better times."""
+        clean = False
+        try:
+            # Encoded as httpx encodes a json= body.
+            payload = json.dumps(
+                body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode()
+            head = await self._send_raw(conn, path, payload, rec, stall)
+            rec.http_status = head.status
+            rest = False
+            with conn.stall_guard(stall):
+                if head.status != 200:
+                    text = (await conn.read_rest()).decode(errors="replace")
+                    rec.error = f"HTTP {head.status}: {_error_message(text)}"
+                else:
+                    rest = await self._read_sse(conn, rec, stall)
+            if rest:
+                # Outside the stall guard: the call is complete at [DONE] whatever follows.
+                await conn.discard_rest(_AFTER_DONE_GRACE_S)
+            clean = True
+        except (httpx.TimeoutException, TimeoutError):
+            rec.error = f"stalled: no bytes for {stall:.0f} s (server.stall_timeout_s)"
+        except httpx.TransportError as exc:
+            rec.error = f"connection error: {type(exc).__name__}: {exc}"
+        except ValueError as exc:
+            rec.error = f"malformed stream: {exc}"
+        finally:
+            rec.client = CLIENT_RAW if conn.kernel_timed else CLIENT_RAW_READ_TIME
+            if not clean:
+                conn.close()  # a response read part-way (an error, a cancellation) ends it
+
+    async def _send_raw(
+        self, conn: Http1Connection, path: str, payload: bytes, rec: CallRecord, stall: float
+    ) -> ResponseHead:
+        """Send the request (stamping rec.t_sent) and read the response head."""
+        for attempt in (0, 1):
+            await conn.open(CONNECT_TIMEOUT_S)
+            reused = conn.requests > 0
+            try:
+                with conn.stall_guard(stall):
+                    rec.t_sent = await conn.send(path, payload) - self.t0
+                    return await conn.head()
+            except (httpx.RemoteProtocolError, httpx.ReadError):
+                # A kept-alive connection the server closed just as the request went out
+                # (cpp-httplib drops idle ones after 5 s): no byte of a response came back
+                # and the server is still up, so the request is sent once more, on a new
+                # connection. A server that died is recorded as it died, as httpx records it.
+                conn.close()
+                if attempt == 0 and reused and conn.rx_bytes == 0 and self.alive():
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    async def _read_sse(self, conn: Http1Connection, rec: CallRecord, stall: float) -> bool:
+        """The SSE lines of a 200 response, as `_stream` reads them through httpx's
+        aiter_lines, each event timed by the receive time of the bytes that completed it.
+        True when [DONE] came before the end of the response (the rest is to be read)."""
+        last_progress = time.monotonic()
+        pending = b""
+        t_rx = self.now()
+        while True:
+            piece = await conn.body()
+            if piece is None:
+                # httpx yields a last line that has no newline; so does this (timed by the
+                # piece that brought it).
+                lines, pending = ([pending] if pending else []), b""
+            else:
+                data, t = piece
+                t_rx = t - self.t0
+                lines = (pending + data if pending else data).split(b"\n")
+                pending = lines.pop()
+            for raw in lines:
+                for line in _text_lines(raw):
+                    event = parse_sse_line(line)
+                    if event == "DONE":
+                        return piece is not None
+                    if isinstance(event, dict):
+                        before = rec.chunks
+                        apply_event(rec, event, t_rx)
+                        if rec.chunks != before or rec.finish_reason:
+                            last_progress = time.monotonic()
+                    # Keep-alive comments are bytes but not progress.
+                    if time.monotonic() - last_progress > stall:
+                        rec.error = f"stalled: no token for {stall:.0f} s"
+                        conn.close()
+                        return False
+            if piece is None:
+                return False
 
     async def _worker(
         self, client: httpx.AsyncClient, queue: asyncio.Queue[Unit], repeat: int, worker: int
@@ -357,12 +489,28 @@ class Replayer:
         async with httpx.AsyncClient(
             timeout=timeout, limits=limits, headers=self.headers
         ) as client:
-            queue: asyncio.Queue[Unit] = asyncio.Queue()
-            for unit in self.units():
-                queue.put_nowait(unit)
-            async with asyncio.TaskGroup() as tg:
-                for w in range(self.spec.workers):
-                    tg.create_task(self._worker(client, queue, self.repeat, w))
+            # The httpx client stays for the /health probe after a failed call, and carries
+            # the calls themselves where the raw path cannot.
+            if self.client_choice == "httpx":
+                self.client_fallback = "asked for (client='httpx')"
+            else:
+                self.client_fallback = fast_path_refusal(self.base_url, self.headers, client)
+            if self.client_fallback is None:
+                self.client_path = CLIENT_RAW
+                self._pool = RawPool(self.base_url, self.headers, self.spec.workers)
+            try:
+                if self._pool is not None:
+                    # Connections are opened before the first call is timed.
+                    await self._pool.warm()
+                queue: asyncio.Queue[Unit] = asyncio.Queue()
+                for unit in self.units():
+                    queue.put_nowait(unit)
+                async with asyncio.TaskGroup() as tg:
+                    for w in range(self.spec.workers):
+                        tg.create_task(self._worker(client, queue, self.repeat, w))
+            finally:
+                if self._pool is not None:
+                    self._pool.close()
 
     def run(self) -> ReplayOutcome:
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -406,11 +554,22 @@ class Replayer:
             interrupted=self.interrupted,
             units_planned=len(self.units()),
             user_interrupt=user_interrupt,
+            client=self.client_path,
+            client_fallback=self.client_fallback,
         )
 
 
 class _Stop(Exception):
     pass
+
+
+def _text_lines(raw: bytes) -> list[str]:
+    """A line cut at LF, as text, the way httpx's line decoder cuts lines (at LF, CR LF and
+    a lone CR); invalid UTF-8 is replaced as httpx replaces it."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    text = raw.decode(errors="replace")
+    return text.split("\r") if "\r" in text else [text]
 
 
 def _error_message(text: str) -> str:

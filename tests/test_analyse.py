@@ -491,6 +491,24 @@ def test_a_software_rasteriser_is_a_caveat_in_both_languages() -> None:
     assert "GPU에 대해 아무것도" in i18n.caveat_sentence(c, "ko")
 
 
+def test_jobs_timed_on_the_httpx_fallback_are_a_caveat() -> None:
+    raw = result("cpu", 1, s=30)
+    raw["provenance"]["client"] = {"path": "raw-http/1.1+SO_TIMESTAMPNS", "fallback": None}
+    fell_back = result("cpu", 2, s=20)
+    fell_back["provenance"]["client"] = {"path": "httpx", "fallback": "https:// base URL"}
+    sw = sweep_of([raw, fell_back])
+    kinds = {c["kind"]: c for c in an.detect_caveats(sw.df, {"0": raw, "1": fell_back}, sw)}
+    c = kinds["client_httpx"]
+    assert c == {"kind": "client_httpx", "jobs": 1, "reasons": ["https:// base URL"]}
+    assert "1 jobs were timed on the httpx path (https:// base URL)" in i18n.caveat_sentence(
+        c, "en"
+    )
+    assert "httpx 경로" in i18n.caveat_sentence(c, "ko")
+    # Timed by the kernel everywhere: nothing to say.
+    sw = sweep_of([raw])
+    assert "client_httpx" not in {c["kind"] for c in an.detect_caveats(sw.df, {"0": raw}, sw)}
+
+
 # ------------------------------------------------------------------------------- ledger
 
 

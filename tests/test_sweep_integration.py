@@ -52,6 +52,13 @@ def test_real_sweep_over_slots(tmp_path: Path) -> None:
         lines = (sweep / str(num) / "calls.jsonl").read_text().splitlines()
         assert len(lines) == fixture.n_calls
         assert all(json.loads(x)["ok"] for x in lines)
+        # Loopback http on Linux: every call timed by the kernel's receive times, and the
+        # job says so (the httpx fallback would be a caveat in the report).
+        assert {json.loads(x)["client"] for x in lines} == {"raw-http/1.1+SO_TIMESTAMPNS"}
+        assert res["provenance"]["client"] == {
+            "path": "raw-http/1.1+SO_TIMESTAMPNS",
+            "fallback": None,
+        }
         assert (sweep / str(num) / "server.log").stat().st_size > 0
         assert (sweep / str(num) / ".hydra" / "config.yaml").exists()
         # Provenance names the build and the flags.

@@ -1144,6 +1144,15 @@ def detect_caveats(
         )
         out.append({"kind": "software_device", "devices": software, "flash_attn_off": forced})
 
+    httpx_timed = {
+        j: str(((d.get("provenance") or {}).get("client") or {}).get("fallback") or "")
+        for j, d in by_job.items()
+        if ((d.get("provenance") or {}).get("client") or {}).get("path") == "httpx"
+    }
+    if httpx_timed:
+        reasons = sorted({r for r in httpx_timed.values() if r})
+        out.append({"kind": "client_httpx", "jobs": len(httpx_timed), "reasons": reasons})
+
     synthetic = [
         j
         for j, d in by_job.items()

@@ -1166,6 +1166,21 @@ def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
             if ko
             else f"{c['calls']} calls failed inside {c['jobs']} complete jobs."
         )
+    if kind == "client_httpx":
+        why = "; ".join(c.get("reasons") or [])
+        if ko:
+            return (
+                f"{c['jobs']}개 작업은 httpx 경로로 시간을 쟀습니다"
+                + (f"({why})" if why else "")
+                + ". 토큰 시각이 커널 수신 시각이 아니라 클라이언트가 읽은 시각이므로, 바쁜 "
+                "클라이언트에서는 TTFT와 ITL에 클라이언트 자신의 지연이 섞입니다."
+            )
+        return (
+            f"{c['jobs']} jobs were timed on the httpx path"
+            + (f" ({why})" if why else "")
+            + ": token times are when the client read them, not when the kernel received "
+            "them, so a busy client adds its own delay to TTFT and ITL."
+        )
     if kind == "software_device":
         devs = "; ".join(f"{backend_name(b)}: {d}" for b, d in c["devices"].items())
         fa = ", ".join(backend_name(b) for b in c.get("flash_attn_off") or [])
