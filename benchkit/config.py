@@ -166,6 +166,10 @@ class SamplingConfig:
     min_p: float | None = None
     presence_penalty: float | None = None
     seed: int | None = 1234
+    # Further request fields sent as given with the ones above, and listed with them in the
+    # report (`+sampling.extra.repeat_penalty=1.1`, `+sampling.extra.chat_template_kwargs=
+    # {enable_thinking:false}`); `send: false` sends none of them either.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

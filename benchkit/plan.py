@@ -130,7 +130,8 @@ def sampling_fields(cfg: BenchConfig) -> dict[str, Any]:
         "presence_penalty": s.presence_penalty,
         "seed": s.seed,
     }
-    return {k: v for k, v in fields.items() if v is not None}
+    sent = {k: v for k, v in fields.items() if v is not None}
+    return {**sent, **s.extra}
 
 
 def plan_server(

@@ -373,7 +373,10 @@ def view_model(
             continue
         seen_profiles.add(prof)
         if s.get("sent"):
-            sent = ", ".join(f"{k}={v}" for k, v in s["sent"].items())
+            sent = ", ".join(
+                f"{k}={json.dumps(v) if isinstance(v, dict | list) else v}"
+                for k, v in s["sent"].items()
+            )
             sampling_lines.append(t["sampling_sent"].format(profile=prof, fields=sent))
         else:
             props = (r.provenance.get("server") or {}).get("props") or {}

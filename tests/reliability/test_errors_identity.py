@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,65 @@ def test_error_threshold_lets_a_job_finish_but_not_complete(tmp_path: Path, tag:
     assert r["status"] == "incomplete", r["reason"]
     assert r["metrics"]["units_completed"] == 0
     assert p.returncode == 1
+
+
+def _chat_fixture(d: Path) -> Path:
+    """Two one-call chat units (the recorder's kind of fixture)."""
+    d.mkdir()
+    meta = {
+        "format": 1,
+        "name": "chat-2",
+        "kind": "chat",
+        "cap": 8,
+        "output_policy": "replay",
+        "description": "two chat calls",
+        "recipe": None,
+    }
+    (d / "fixture.json").write_text(json.dumps(meta))
+    calls = [
+        {
+            "unit": f"u{i}",
+            "seq": 0,
+            "role": "ask",
+            "prompt": {"messages": [{"role": "user", "content": f"Say {i}."}]},
+            "max_tokens": 8,
+            "completion_tokens": 4,
+        }
+        for i in range(2)
+    ]
+    (d / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    return d
+
+
+def test_server_errors_5xx_are_counted_and_fail_the_job(tmp_path: Path, tag: str) -> None:
+    run_dir = tmp_path / tag
+    # llama-server's chat endpoint throws a runtime_error for a request that carries both a
+    # json_schema and a grammar, which its handler maps to HTTP 500 "Cannot use both
+    # json_schema and grammar": a real 5xx from the real server, for every call.
+    p = run(
+        f"workload.fixture={_chat_fixture(tmp_path / 'chat-2')}",
+        "slots=1",
+        "+sampling.extra.json_schema={type:object}",
+        "+sampling.extra.grammar='root ::= \"a\"'",
+        f"hydra.run.dir={run_dir}",
+        cwd=tmp_path,
+    )
+    assert p.returncode == 1, p.stderr[-2000:]
+    r = result(run_dir)
+    m = r["metrics"]
+    assert r["status"] == "failed"
+    assert m["calls_completed"] == 0 and m["error_rate"] == 1.0
+    assert "Cannot use both json_schema and grammar" in r["reason"]
+    assert r["provenance"]["sampling"]["sent"]["json_schema"] == {"type": "object"}
+    failed = [x for x in lines(run_dir / "calls.jsonl") if not x["ok"]]
+    assert len(failed) == m["calls_failed"] == 2
+    assert {x["http_status"] for x in failed} == {500}
+    assert all("HTTP 500" in x["error"] for x in failed)
+    # The report names the failure and its first error, and lists what was sent.
+    report = (run_dir / "report" / "report.md").read_text()
+    assert "2 of 2 calls failed" in report
+    assert "HTTP 500: server\\_error: Cannot use both json\\_schema and grammar" in report
+    assert 'json\\_schema=\\{"type": "object"\\}' in report
 
 
 @pytest.fixture
