@@ -99,3 +99,7 @@ def test_gpu_and_driver_as_the_machine_reported_them(tmp_path: Path) -> None:
         "name NVIDIA H200, memory.total [MiB] 143771 MiB, driver_version 580.159.04, "
         "power.limit [W] 700.00 W"
     ]
+
+
+def test_a_small_nonzero_share_does_not_read_as_none() -> None:
+    assert fmt.pct(0.0012) == "0.1%" and fmt.pct(0.153) == "15%" and fmt.pct(0.0) == "0%"

@@ -81,10 +81,14 @@ def hours(x: Any, lang: str = "en") -> str:
 
 
 def pct(x: Any, digits: int = 0) -> str:
-    """0.153 -> '15%'."""
+    """0.153 -> '15%'; a share under 1% keeps a decimal (0.0012 -> '0.1%'), so a small
+    nonzero figure (a draft acceptance near chance) does not read as none."""
     if _bad(x):
         return DASH
-    return f"{100 * float(x):.{digits}f}%"
+    v = 100 * float(x)
+    if digits == 0 and 0 < abs(v) < 1:
+        digits = 1
+    return f"{v:.{digits}f}%"
 
 
 def signed_pct(x: Any, digits: int = 0) -> str:
