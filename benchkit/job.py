@@ -255,7 +255,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     draft_path = provide_draft_model(cfg)
     if draft_path is not None and cfg.spec.draft_model is not None:
         prov["model"]["draft"] = {"name": cfg.spec.draft_model.name, "path": str(draft_path)}
-    longest = max((c.prompt_tokens or 0) for u in units for c in u.calls)
+    longest = _longest_prompt(cfg, units, workload.name)
     spec = plan_server(
         cfg,
         server_bin=str(binary.path),
@@ -385,7 +385,7 @@ def _run_engine(
     if draft_path is not None:
         prov["model"]["draft"] = {"path": draft_path}
     secret = engine_secret(cfg)
-    longest = max((c.prompt_tokens or 0) for u in units for c in u.calls)
+    longest = _longest_prompt(cfg, units, workload.name)
     port = free_port(cfg.server.host)
     alias = new_alias(ctx.alias_tag or ctx.label)
     # SGLang takes an API key only from argv or a --config file: a file only we can read,
@@ -555,6 +555,21 @@ def external_identity(
             f"Refusing to measure {url}: " + "; ".join(problems) + ". Fix the server or the config."
         )
     return dict(props)
+
+
+def _longest_prompt(cfg: BenchConfig, units: list[Unit], fixture: str) -> int:
+    """The longest prompt in tokens, which server.ctx_policy=fit sizes each slot for. A text or
+    chat call recorded without its prompt length cannot be fitted: guessing would either
+    overflow the context mid-sweep or waste memory, so the user is asked for a size."""
+    calls = [c for u in units for c in u.calls]
+    unknown = sum(1 for c in calls if c.prompt_tokens is None)
+    if unknown and cfg.server.ctx_policy == "fit":
+        raise UserError(
+            f"Workload {fixture} has {unknown} call(s) without a recorded prompt length, so "
+            "server.ctx_policy=fit cannot size the context: give each call its "
+            '"prompt_tokens" (the recorder does), or set server.ctx_policy=fixed server.ctx=N.'
+        )
+    return max((c.prompt_tokens or 0) for c in calls)
 
 
 def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:

@@ -91,3 +91,33 @@ def _kill_leftovers(tag: str) -> Any:
 
 
 REPO = repo_root()
+
+
+def chat_fixture(d: Path, prompt_tokens: int | None = None) -> Path:
+    """Two one-call chat units (the recorder's kind of fixture), with or without each call's
+    recorded prompt length."""
+    d.mkdir()
+    meta = {
+        "format": 1,
+        "name": "chat-2",
+        "kind": "chat",
+        "cap": 8,
+        "output_policy": "replay",
+        "description": "two chat calls",
+        "recipe": None,
+    }
+    (d / "fixture.json").write_text(json.dumps(meta))
+    calls = [
+        {
+            "unit": f"u{i}",
+            "seq": 0,
+            "role": "ask",
+            "prompt": {"messages": [{"role": "user", "content": f"Say {i}."}]},
+            "max_tokens": 8,
+            "completion_tokens": 4,
+            **({} if prompt_tokens is None else {"prompt_tokens": prompt_tokens}),
+        }
+        for i in range(2)
+    ]
+    (d / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    return d

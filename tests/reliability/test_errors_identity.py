@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from benchkit.plan import ServerSpec
 from benchkit.provide import build_server, provide_model
 from benchkit.serve import RunningServer, free_port
-from tests.reliability.conftest import lines, result, run
+from tests.reliability.conftest import chat_fixture, lines, result, run
 
 pytestmark = pytest.mark.slow
 
@@ -57,41 +56,13 @@ def test_error_threshold_lets_a_job_finish_but_not_complete(tmp_path: Path, tag:
     assert p.returncode == 1
 
 
-def _chat_fixture(d: Path) -> Path:
-    """Two one-call chat units (the recorder's kind of fixture)."""
-    d.mkdir()
-    meta = {
-        "format": 1,
-        "name": "chat-2",
-        "kind": "chat",
-        "cap": 8,
-        "output_policy": "replay",
-        "description": "two chat calls",
-        "recipe": None,
-    }
-    (d / "fixture.json").write_text(json.dumps(meta))
-    calls = [
-        {
-            "unit": f"u{i}",
-            "seq": 0,
-            "role": "ask",
-            "prompt": {"messages": [{"role": "user", "content": f"Say {i}."}]},
-            "max_tokens": 8,
-            "completion_tokens": 4,
-        }
-        for i in range(2)
-    ]
-    (d / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
-    return d
-
-
 def test_server_errors_5xx_are_counted_and_fail_the_job(tmp_path: Path, tag: str) -> None:
     run_dir = tmp_path / tag
     # llama-server's chat endpoint throws a runtime_error for a request that carries both a
     # json_schema and a grammar, which its handler maps to HTTP 500 "Cannot use both
     # json_schema and grammar": a real 5xx from the real server, for every call.
     p = run(
-        f"workload.fixture={_chat_fixture(tmp_path / 'chat-2')}",
+        f"workload.fixture={chat_fixture(tmp_path / 'chat-2', prompt_tokens=32)}",
         "slots=1",
         "+sampling.extra.json_schema={type:object}",
         "+sampling.extra.grammar='root ::= \"a\"'",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.conftest import result, run
+from tests.reliability.conftest import chat_fixture, lines, result, run
 
 SECRET = "sk-benchkit-test-7f3a9c1e5b"
 
@@ -36,6 +36,18 @@ def test_bad_input_is_one_sentence_and_a_nonzero_exit(
     assert r["status"] == "failed"
     assert expect in r["reason"] and "\n" not in r["reason"]
     assert not list(run_dir.glob("**/*.tmp"))
+
+
+def test_a_chat_fixture_without_prompt_lengths_cannot_be_fitted(tmp_path: Path, tag: str) -> None:
+    run_dir = tmp_path / tag
+    fx = chat_fixture(tmp_path / "chat-2")
+    p = run(f"workload.fixture={fx}", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    r = result(run_dir)
+    assert r["status"] == "failed" and "\n" not in r["reason"]
+    assert "2 call(s) without a recorded prompt length" in r["reason"]
+    assert "server.ctx_policy=fixed server.ctx=N" in r["reason"]
+    assert not (run_dir / "calls.jsonl").exists() or not lines(run_dir / "calls.jsonl")
 
 
 def test_bad_fixture_line_names_file_and_line(tmp_path: Path, tag: str) -> None:
