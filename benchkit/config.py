@@ -250,6 +250,18 @@ class StudyConfig:
     knee_gain: float = 0.05
     ledger: str | None = None
     quality_measured: bool = False
+    # What the verdicts judge (lower is better): `throughput` (seconds per unit on the
+    # throughput basis), `latency` (slot-latency basis) or a percentile column such as
+    # `ttft_ms_p95`; `slo` limits other metrics (`{ttft_ms_p95: 2000}`): points over a limit
+    # are never recommended.
+    objective: str = "throughput"
+    slo: dict[str, float] = field(default_factory=dict)
+    # Relative run-to-run noise of one run (the seed's 11%): without repeats, a margin inside
+    # it keeps its direction but makes the verdict provisional. Unset: the per-unit times.
+    noise: float | None = None
+    # Share of calls (or of call time) that may run to the generation cap before a point
+    # cannot be recommended without saying so.
+    cap_limit: float = 0.05
 
 
 @dataclass

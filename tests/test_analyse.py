@@ -123,13 +123,20 @@ def slot_curve(decode: dict[int, float], backend: str = "vulkan") -> list[dict[s
 # ---------------------------------------------------------------------------------- knee
 
 
-def test_knee_is_the_smallest_count_beyond_which_nothing_gains_enough() -> None:
-    assert an.knee([1, 2, 3, 4, 6, 8], [92, 151, 192, 226, 229, 221], 0.05) == (4, True)
-    assert an.knee([1, 2, 4, 8], [100, 180, 185, 186], 0.05) == (2, True)
+def test_knee_is_the_smallest_count_within_the_margin_of_the_best() -> None:
+    def cost(rates: list[float]) -> list[float | None]:
+        return [1 / r for r in rates]  # seconds per unit from units per second
+
+    assert an.knee([1, 2, 3, 4, 6, 8], cost([92, 151, 192, 226, 229, 221]), 0.05) == (4, True)
+    assert an.knee([1, 2, 4, 8], cost([100, 180, 185, 186]), 0.05) == (2, True)
     # A dip followed by a real gain is no knee: 8 still adds more than 5% over 2 and 4.
-    assert an.knee([1, 2, 4, 8], [100, 150, 149, 200], 0.05) == (8, False)
-    assert an.knee([1, 2, 4, 8], [100, 150, 160, 200], 0.05) == (8, False)
-    assert an.knee([1, 2], [100, 104], 0.05) == (1, True)
+    assert an.knee([1, 2, 4, 8], cost([100, 150, 149, 200]), 0.05) == (8, False)
+    assert an.knee([1, 2, 4, 8], cost([100, 150, 160, 200]), 0.05) == (8, False)
+    assert an.knee([1, 2], cost([100, 104]), 0.05) == (1, True)
+    # Points an SLO rules out have no cost; a count no different from the best (repeats) is.
+    assert an.knee([1, 2, 4], [None, 10.0, 9.0], 0.05) == (4, False)
+    assert an.knee([1, 2, 4], [12.0, 10.0, 9.0], 0.05, lambda best, i: i == 1) == (2, True)
+    assert an.knee([1, 2], [None, None], 0.05) == (None, False)
 
 
 def test_slots_knee_follows_the_data_elsewhere() -> None:

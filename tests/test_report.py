@@ -48,8 +48,11 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     assert (v["backend"]["verdict"], v["backend"]["status"]) == ("vulkan", "complete")
     lo, hi = v["backend"]["numbers"]["ratio_range"]["hip"]
     assert 1.3 <= lo <= hi <= 1.4  # "HIP 1.3 to 1.4x slower at every concurrency"
-    assert (v["slots"]["verdict"], v["slots"]["status"]) == (4, "complete")
-    assert v["slots"]["basis"] == "decode_tok_s" and v["slots"]["numbers"]["knee_reached"]
+    # 4 slots, on the objective (seconds per unit, throughput basis); provisional because
+    # 3 slots is only 9% slower, inside the 11% run-to-run noise the post reports.
+    assert (v["slots"]["verdict"], v["slots"]["status"]) == (4, "provisional")
+    assert v["slots"]["reasons"] == ["inside_noise"]
+    assert v["slots"]["basis"] == "s_per_unit_throughput" and v["slots"]["numbers"]["knee_reached"]
     assert v["mtp"]["verdict"] == [
         {"from": 1, "to": 1, "effect": "helps"},
         {"from": 2, "to": None, "effect": "hurts"},
@@ -58,7 +61,8 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     p = v["projection"]
     assert p["numbers"]["seconds"] / 3600 == pytest.approx(4.79, abs=0.01)
     assert p["point"] == {"backend": "vulkan", "slots": 4, "mtp": False}
-    assert p["basis"] == "s_per_unit_throughput" and p["reasons"] == ["single_run"]
+    assert p["basis"] == "s_per_unit_throughput"
+    assert p["reasons"] == ["depends_on:slots", "single_run"]
     assert v["claim"]["verdict"] == "refuted"
     assert v["validity"]["verdict"] == "complete" and v["validity"]["missing"] == []
     for entry in v.values():
@@ -66,19 +70,23 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
 
     md = (out / "report.md").read_text()
     assert (
-        "**Vulkan won, 4 slots was the knee, MTP helped only at 1 slot and hurt at 2+ slots; "
-        "about 4.8 h per 100 stocks (throughput basis).**"
+        "**Provisional: Vulkan won, 4 slots looks like the knee, MTP helped only at 1 slot and "
+        "hurt at 2+ slots; about 4.8 h per 100 stocks (throughput basis).**"
     ) in md
-    assert "HIP took 1.31x–1.40x as long per unit across the 12 settings compared" in md
-    assert "8 slots: decode −2%, slot latency 2.06x, context 2.00x" in md
-    assert "| **4** | 226.0 | +18% | 172.4 s | 689.6 s | 104,448 |" in md
+    assert "HIP took 1.31x–1.40x as long across the 12 settings compared" in md
+    assert "4 slots and 3 slots differ by only 9%, inside the run-to-run noise the study" in md
+    assert "8 slots: +3%, slot latency 2.06x, context 2.00x" in md
+    assert "| **4** | 172.4 s | 689.6 s | −8% | 226.0 | 104,448 |" in md
     assert "| Vulkan, 3 slots | 188.0 s | 297.0 s | 1.58x | hurts | 49% |" in md
     assert "**refuted**" in md and "Output quality was not measured" in md
     corrections = md.split("## Corrections", 1)[1].split("\n## ", 1)[0]
     assert "MTP draft acceptance is 77-95% on HIP" in corrections  # the seed's 2nd correction
     assert "expected draft\\_acceptance 0.77 … 0.95, measured 0.48 … 0.52" in corrections
     assert "MTP at 2+ slots re-measured on Vulkan" in md  # the study's untested items
-    assert "Recommended setting: Vulkan, 4 slots, MTP off." in md
+    assert "Provisional recommendation: Vulkan, 4 slots, MTP off" in md
+    # The first correction, from the first sweep's ledger the results carry in history/.
+    assert "| 3 slots (provisional) |" in corrections
+    assert "the Vulkan, 4 slots, MTP off point had not finished (incomplete)" in corrections
     assert "values derived from a publication, not measured by benchkit" in md
     for fig in ("backend.png", "slots.png", "mtp.png"):
         assert (out / fig).stat().st_size > 10_000 and f"]({fig})" in md
@@ -89,11 +97,12 @@ def test_seed_report_in_korean(tmp_path: Path) -> None:
     out = render(SEED, tmp_path / "ko", "study.lang=ko")
     md = (out / "report.md").read_text()
     assert (
-        "**Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎이었고, MTP는 슬롯 1개에서만 도움이 됐고, "
-        "슬롯 2개 이상에서는 손해였습니다. 종목 100개에 약 4.8시간(처리량 기준).**"
+        "**잠정: Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎으로 보이고, MTP는 슬롯 1개에서만 "
+        "도움이 됐고, 슬롯 2개 이상에서는 손해였습니다. 종목 100개에 약 4.8시간(처리량 기준).**"
     ) in md
+    assert "슬롯 4개와 슬롯 3개의 차이 9%는 연구가 밝힌 실행 간 노이즈 11% 안입니다" in md
     assert "## 먼저, 무엇을 무엇과 비교하는지" in md and "## 정리하면" in md
-    assert "HIP은 단위당 1.31~1.40배 오래 걸렸습니다" in md
+    assert "HIP은 1.31~1.40배 오래 걸렸습니다" in md
     assert "| 슬롯 3개, MTP 끔 | 188.0초 | 255.7초 (1.36배) | Vulkan |" in md
     assert "투기 토큰 수용률은 모든 설정에서 48~52%였습니다" in md
     assert "결과의 품질은 재지 않았습니다" in md and "**반박됨**" in md
@@ -132,7 +141,7 @@ def test_the_seeds_first_correction_appears_by_itself(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     section = md.split("## Corrections", 1)[1].split("\n## ", 1)[0]
     row = next(x for x in section.splitlines() if "| parallel slots |" in x)
-    assert "| 3 slots (provisional) |" in row and "| 4 slots (complete) |" in row
+    assert "| 3 slots (provisional) |" in row and "| 4 slots (provisional) |" in row
     assert "the Vulkan, 4 slots, MTP off point had not finished (incomplete)" in row
     assert "workload seed-6 → seed-12" in row
     assert "- backend: Vulkan" in section  # confirmed, not corrected
@@ -145,7 +154,13 @@ def test_the_ledger_fixture_is_what_publishing_the_first_sweep_records(tmp_path:
     (entry,) = [json.loads(x) for x in FIRST_LEDGER.read_text().splitlines()]
     render(FIRST, tmp_path / "r", "--publish", str(tmp_path / "blog" / "first"))
     (fresh,) = [json.loads(x) for x in (tmp_path / "blog" / "seed-r9700.ledger.jsonl").open()]
-    assert fresh["verdicts"] == entry["verdicts"] and fresh["context"] == entry["context"]
+
+    # The fixture is what the first sweep published; today's rules add reasons and numbers
+    # but reach the same verdicts on the same data.
+    def core(e: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [(v["factor"], v["verdict"], v["status"], v["point"]) for v in e["verdicts"]]
+
+    assert core(fresh) == core(entry) and fresh["context"] == entry["context"]
     assert fresh["claims"] == entry["claims"]
 
 
@@ -220,8 +235,8 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     front, body = md.split("\n---\n\n", 1)
     assert front.startswith("---\ntitle: ")
     fm = dict(line.split(": ", 1) for line in front.splitlines()[1:])
-    assert json.loads(fm["status"]) == "complete" and json.loads(fm["lang"]) == "en"
-    assert json.loads(fm["description"]).startswith("Vulkan won, 4 slots was the knee")
+    assert json.loads(fm["status"]) == "provisional" and json.loads(fm["lang"]) == "en"
+    assert json.loads(fm["description"]).startswith("Provisional: Vulkan won, 4 slots looks")
     assert not body.startswith("# ")  # the title lives in the front matter
     assert "Rendered " not in body and str(repo_root()) not in md  # no local paths
     assert "| parallel slots | 3 slots (provisional) |" in body

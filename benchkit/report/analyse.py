@@ -11,14 +11,18 @@ Nothing here reads files or formats text for people; `render` and `i18n` do.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+
+from benchkit.report import evidence as ev
+from benchkit.report.evidence import Judgement, Objective
 
 THROUGHPUT = "s_per_unit_throughput"
 SLOT_LATENCY = "s_per_unit_slot_latency"
@@ -259,6 +263,54 @@ class Sweep:
     min_effect: float
     knee_gain: float
     constants: dict[str, Any]
+    objective: Objective = field(default_factory=lambda: ev.objective_of("throughput"))
+    # Declared relative run-to-run noise for single runs (study.noise), if any.
+    noise: float | None = None
+    # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
+    spans: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Jobs whose setup differs in something no swept factor explains (evidence.contamination).
+    contaminated: list[dict[str, Any]] = field(default_factory=list)
+    cap_limit: float = 0.05
+    # Factors that differ between jobs although the planned space does not vary them.
+    unplanned: list[str] = field(default_factory=list)
+
+    @property
+    def metric(self) -> str:
+        return self.objective.metric
+
+    @property
+    def noise_basis(self) -> str:
+        return "declared" if self.noise is not None else "per_unit"
+
+    def row(self, job: str) -> dict[str, Any]:
+        for r in records(self.df[self.df["job"] == job]):
+            return r
+        return {}
+
+    def judge(self, base: Cell, other: Cell, metric: str | None = None) -> Judgement | None:
+        """`other` against `base` on the objective (or `metric`), with the noise rule: CIs
+        with repeats; the declared noise, else the paired per-unit spread, for single runs."""
+        m = metric or self.metric
+        a, b = base.samples.get(m) or [], other.samples.get(m) or []
+        if not a or not b:
+            return None
+        single = None
+        basis = "plain"
+        if len(a) < 2 or len(b) < 2:
+            if self.noise is not None:
+                single, basis = self.noise, "declared"
+            elif len(base.jobs) == 1 and len(other.jobs) == 1:
+                single = ev.paired_noise(
+                    self.spans.get(base.jobs[0], {}), self.spans.get(other.jobs[0], {}), t95
+                )
+                basis = "per_unit" if single is not None else "plain"
+        return ev.judge(
+            a, b, min_effect=self.min_effect, single_noise=single, noise_basis=basis, t95=t95
+        )
+
+    def taint(self, cells: Iterable[Cell]) -> list[dict[str, Any]]:
+        """Contamination among the jobs of `cells`."""
+        return ev.tainted(self.contaminated, [j for c in cells for j in c.jobs])
 
     def missing_where(self, where: Mapping[str, Any]) -> list[Missing]:
         """Missing points that agree with `where` on every key both name."""
@@ -301,22 +353,33 @@ def build_sweep(
     knee_gain: float = 0.05,
     choices: Mapping[str, Mapping[str, str]] | None = None,
     per_repeat: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    objective: Objective | None = None,
+    noise: float | None = None,
+    spans: Mapping[str, Mapping[str, float]] | None = None,
+    setups: Mapping[str, Mapping[str, str]] | None = None,
+    cap_limit: float = 0.05,
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
     sweep matches a result whose factors name the model itself); `per_repeat` maps job ->
-    per-repeat metrics when a job replayed its workload more than once."""
+    per-repeat metrics when a job replayed its workload more than once. `objective` decides
+    the verdicts; `noise`, `spans`, `setups` and `cap_limit` feed the evidence rules
+    (evidence.py). With a planned space, a factor that differs between jobs but is not planned
+    does not split the configurations: it is contamination, named by the verdicts it touches."""
+    objective = objective or ev.objective_of("throughput")
     choices = choices or {}
     per_repeat = per_repeat or {}
     rows: list[dict[str, Any]] = records(df)
     present = [c for c in factor_cols if c in df.columns]
     planned_d = {k: list(v) for k, v in planned.items()}
-    varying = [
-        c
-        for c in present
-        if len({norm(r.get(c)) for r in rows}) > 1 or len(planned_d.get(c, [])) > 1
-    ]
+    differing = [c for c in present if len({norm(r.get(c)) for r in rows}) > 1]
+    if planned_d:
+        varying = [c for c in present if len(planned_d.get(c, [])) > 1]
+        unplanned = [c for c in differing if c not in varying and c not in planned_d]
+    else:
+        varying, unplanned = differing, []
     constants = {c: rows[0].get(c) for c in present if c not in varying} if rows else {}
+    metrics = list(dict.fromkeys([*METRICS, objective.metric, *objective.slo]))
 
     cells: dict[tuple[str, ...], Cell] = {}
     for r in rows:
@@ -325,12 +388,22 @@ def build_sweep(
         key = tuple(norm(r.get(c)) for c in varying)
         cell = cells.setdefault(key, Cell(values={c: r.get(c) for c in varying}))
         cell.jobs.append(str(r["job"]))
-        reps = per_repeat.get(str(r["job"])) or []
-        for m in METRICS:
-            if len(reps) > 1 and all(rep.get(m) is not None for rep in reps):
-                cell.samples.setdefault(m, []).extend(float(rep[m]) for rep in reps)
+        reps = [_flat(rep) for rep in per_repeat.get(str(r["job"])) or []]
+        for m in metrics:
+            if len(reps) > 1 and all(_is_num(rep.get(m)) for rep in reps):
+                vals = [float(rep[m]) for rep in reps]
+                caps = reps
             elif _is_num(r.get(m)):
-                cell.samples.setdefault(m, []).append(float(r[m]))
+                vals, caps = [float(r[m])], [r]
+            else:
+                continue
+            cell.samples.setdefault(m, []).extend(vals)
+            if m in ev.PER_UNIT:
+                out = [ev.uncapped(v, {**r, **c}) for v, c in zip(vals, caps, strict=True)]
+                if all(x is not None for x in out):
+                    cell.samples.setdefault(f"{m}_uncapped", []).extend(
+                        float(x) for x in out if x is not None
+                    )
 
     def row_matches(r: Mapping[str, Any], point: Mapping[str, Any]) -> bool:
         ch = choices.get(str(r.get("job")), {})
@@ -378,7 +451,35 @@ def build_sweep(
         min_effect=min_effect,
         knee_gain=knee_gain,
         constants=constants,
+        objective=objective,
+        noise=noise,
+        spans={k: dict(v) for k, v in (spans or {}).items()},
+        contaminated=ev.contamination(
+            {
+                j: {
+                    **{c: norm(r.get(c)) for c in unplanned if r.get(c) is not None},
+                    **(setups or {}).get(j, {}),
+                }
+                for j, r in ((str(r["job"]), r) for r in rows)
+                if j in (setups or {}) or unplanned
+            },
+            varying,
+            [c for c in unplanned if c not in ev.ATTRIBUTES],
+        ),
+        cap_limit=cap_limit,
+        unplanned=unplanned,
     )
+
+
+def _flat(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """A pass's metrics with percentile blocks as `<name>_p50` ... keys, as in the table."""
+    out: dict[str, Any] = {}
+    for k, v in metrics.items():
+        if isinstance(v, dict):
+            out.update({f"{k}_{q}": x for q, x in v.items()})
+        else:
+            out[k] = v
+    return out
 
 
 def _is_num(x: Any) -> bool:
@@ -447,43 +548,69 @@ def _sort_key(v: Any) -> tuple[int, float, str]:
     return (1, 0.0, norm(v))
 
 
+def _noise_entry(j: Judgement, base: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "base": dict(base),
+        "other": dict(other),
+        "margin": j.rel,
+        "noise": j.noise,
+        "basis": j.basis,
+    }
+
+
+def _values(c: Cell) -> dict[str, float | None]:
+    return {m: c.mean(m) for m in c.samples}
+
+
 def backend_verdict(sw: Sweep) -> Verdict | None:
-    """Which backend is faster on the throughput basis, the ratio at each other setting
+    """Which backend is better on the study's objective, the ratio at each other setting
     (each slot count, with and without MTP, ...), and the winner. None when the backend
-    did not vary."""
+    did not vary. A win whose margins are all inside a single run's noise is provisional."""
     if "backend" not in sw.varying:
         return None
+    m = sw.metric
     rest = [k for k in sw.varying if k != "backend"]
     contexts = []
     winners: dict[str, int] = {}
+    clear: dict[str, int] = {}
     ties = 0
     ratios: dict[str, list[float]] = {}
+    noise: list[dict[str, Any]] = []
+    used: list[Cell] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
-        scored: list[tuple[Cell, Stats]] = []
-        for c in group:
-            st = c.stats(THROUGHPUT)
-            if st is not None:
-                scored.append((c, st))
+        scored = [c for c in group if c.mean(m) is not None]
         if len(scored) < 2:
             continue
-        best_c, best_s = min(scored, key=lambda cs: cs[1].mean)
+        used += scored
+        best_c = min(scored, key=lambda c: float(c.mean(m) or 0.0))
+        best_v = float(best_c.mean(m) or 0.0)
         entry: dict[str, Any] = {"context": _context(best_c, rest), "values": {}, "ratios": {}}
-        real = False
-        for c, s in sorted(scored, key=lambda cs: cs[1].mean):
+        real = shaky = False
+        for c in sorted(scored, key=lambda c: float(c.mean(m) or 0.0)):
             b = str(c.values["backend"])
-            entry["values"][b] = s.mean
-            entry["ratios"][b] = s.mean / best_s.mean
-            if c is not best_c:
-                ratios.setdefault(b, []).append(s.mean / best_s.mean)
-                if compare(best_s, s, sw.min_effect) == "higher":
+            v = float(c.mean(m) or 0.0)
+            entry["values"][b] = v
+            entry["ratios"][b] = v / best_v if best_v else None
+            if c is best_c:
+                continue
+            ratios.setdefault(b, []).append(v / best_v if best_v else math.inf)
+            j = sw.judge(best_c, c)
+            if j is not None and j.effect == "worse":
+                if j.inside_noise:
+                    shaky = True
+                    noise.append(_noise_entry(j, best_c.values, c.values))
+                else:
                     real = True
-        winner = str(best_c.values["backend"]) if real else None
+        winner = str(best_c.values["backend"]) if real or shaky else None
         entry["winner"] = winner
+        entry["inside_noise"] = shaky and not real
         contexts.append(entry)
         if winner is None:
             ties += 1
         else:
             winners[winner] = winners.get(winner, 0) + 1
+            if real:
+                clear[winner] = clear.get(winner, 0) + 1
     missing = list(sw.missing)
     if not contexts:
         return Verdict(
@@ -491,7 +618,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
             None,
             PROVISIONAL,
             missing,
-            THROUGHPUT,
+            m,
             {"contexts": []},
             reasons=["no_comparison"],
         )
@@ -503,82 +630,193 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         verdict = next(iter(winners))
     else:
         verdict = "mixed"
-    numbers = {
+    reasons: list[str] = []
+    numbers: dict[str, Any] = {
         "contexts": contexts,
         "winners": winners,
         "ties": ties,
         "ratio_range": {b: [min(v), max(v)] for b, v in ratios.items()},
         "compared": len(contexts),
+        "objective": sw.objective.to_json(),
     }
+    if isinstance(verdict, str) and verdict in winners and not clear.get(verdict):
+        reasons.append("inside_noise")
+        numbers["noise"] = noise
+    _taint(sw, used, reasons, numbers)
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
-    return Verdict("backend", verdict, _status(missing), missing, THROUGHPUT, numbers, point)
+    return Verdict(
+        "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
+    )
+
+
+def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str], numbers: dict[str, Any]) -> None:
+    """A verdict resting on jobs that differ in something no swept factor explains is
+    provisional, and names the jobs and the difference."""
+    bad = sw.taint(cells)
+    if bad:
+        reasons.append("contaminated")
+        numbers["contaminated"] = bad
+
+
+def _capped(sw: Sweep, cell: Cell) -> dict[str, Any] | None:
+    """The cell's job with the most runaway output, when it is over the study's cap limit."""
+    worst: dict[str, Any] | None = None
+    for job in cell.jobs:
+        row = sw.row(job)
+        if not ev.over_cap(row, sw.cap_limit):
+            continue
+        calls, time_share = ev.cap_shares(row)
+        share = max(x for x in (calls, time_share) if x is not None)
+        if worst is None or share > worst["share"]:
+            worst = {
+                "job": job,
+                "point": dict(cell.values),
+                "share": share,
+                "share_calls": calls,
+                "share_time": time_share,
+                "calls": row.get("calls_hit_cap"),
+                "limit": sw.cap_limit,
+                "objective": cell.mean(sw.metric),
+                "objective_uncapped": cell.mean(f"{sw.metric}_uncapped"),
+            }
+    return worst
 
 
 def _ctx_sort(group: Sequence[Cell], keys: Sequence[str]) -> list[tuple[int, float, str]]:
     return [_sort_key(group[0].values.get(k)) for k in keys]
 
 
-def knee(counts: Sequence[int], rate: Sequence[float], gain: float) -> tuple[int, bool]:
-    """The smallest count beyond which no larger count adds `gain` or more (relative) to
-    `rate`; (knee, True). When even the largest count still gained, (largest, False)."""
-    for i, c in enumerate(counts[:-1]):
-        if all(r < rate[i] * (1 + gain) for r in rate[i + 1 :]):
-            return c, True
-    return counts[-1], False
+def knee(
+    counts: Sequence[int],
+    cost: Sequence[float | None],
+    gain: float,
+    same: Callable[[int, int], bool] = lambda best, i: False,
+) -> tuple[int | None, bool]:
+    """The smallest count whose cost (lower is better) is within `gain` of the best count's,
+    or that `same(best, i)` says is no different from it; (knee, reached). `reached` is False
+    when that is the largest count: every smaller count was more than `gain` worse, so the
+    curve was still improving where the sweep stopped. (None, False) without any cost."""
+    ok = [i for i, c in enumerate(cost) if c is not None]
+    if not ok:
+        return None, False
+    best = min(ok, key=lambda i: float(cost[i] or 0.0))
+    limit = float(cost[best] or 0.0) * (1 + gain)
+    k = next(i for i in ok if float(cost[i] or 0.0) <= limit or same(best, i))
+    return counts[k], not (k == len(counts) - 1 and len(counts) > 1)
 
 
 def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
-    """The knee of aggregate decode throughput against slots, on the series (one backend,
-    MTP setting, ...) that holds the fastest point, and what larger counts cost."""
+    """The knee of the study's objective against slots, on the series (one backend, MTP
+    setting, ...) that holds the best point: the smallest slot count within the knee margin of
+    the best count (or no different from it, with repeats). Points that break the study's SLO
+    are left out; a faster count than the knee, runaway outputs at the knee, a knee margin
+    inside a single run's noise and contaminated jobs are named."""
     if "slots" not in sw.varying:
         return None
+    m = sw.metric
     rest = [k for k in sw.varying if k != "slots"]
     series = _group(sw.cells, rest)
     if not series:
-        return Verdict(
-            "slots", None, PROVISIONAL, list(sw.missing), THROUGHPUT, reasons=["no_comparison"]
-        )
+        return Verdict("slots", None, PROVISIONAL, list(sw.missing), m, reasons=["no_comparison"])
+
+    def eligible(c: Cell) -> bool:
+        return c.mean(m) is not None and not sw.objective.meets(_values(c))
 
     def best_of(cells: Sequence[Cell]) -> float:
-        return min((c.mean(THROUGHPUT) or math.inf) for c in cells)
+        return min((float(c.mean(m) or 0.0) for c in cells if eligible(c)), default=math.inf)
 
     candidates = list(series.values())
     if backend is not None and isinstance(backend.point, dict):
         preferred = [g for g in candidates if g[0].get("backend") == norm(backend.point["backend"])]
         candidates = preferred or candidates
-    primary = min(candidates, key=best_of)
-    primary = sorted(primary, key=lambda c: float(c.values["slots"]))
-    ctx = _context(primary[0], rest)
-    basis = DECODE if all(c.mean(DECODE) is not None for c in primary) else "units_per_s"
-    counts = [int(float(c.values["slots"])) for c in primary]
-    rate = [_rate(c, basis) for c in primary]
+    primary = sorted(
+        (c for c in min(candidates, key=best_of) if c.mean(m) is not None),
+        key=lambda c: float(c.values["slots"]),
+    )
+    ctx = _context(primary[0], rest) if primary else {}
     missing = sw.missing_where(ctx)
-    rows = []
+    counts = [int(float(c.values["slots"])) for c in primary]
+    cost = [c.mean(m) if eligible(c) else None for c in primary]
+    rows: list[dict[str, Any]] = []
     for i, c in enumerate(primary):
+        prev = primary[i - 1].mean(m) if i else None
         rows.append(
             {
                 "slots": counts[i],
-                "rate": rate[i],
-                "gain_vs_previous": None if i == 0 else rate[i] / rate[i - 1] - 1,
+                "objective": c.mean(m),
+                "objective_uncapped": c.mean(f"{m}_uncapped"),
+                "change_vs_previous": None if not prev else float(c.mean(m) or 0.0) / prev - 1,
                 THROUGHPUT: c.mean(THROUGHPUT),
                 SLOT_LATENCY: c.mean(SLOT_LATENCY),
                 DECODE: c.mean(DECODE),
                 "ctx_total": _first_num(sw.df, c.jobs, "ctx_total"),
+                "slo_breaks": sw.objective.meets(_values(c)),
+                "capped": _capped(sw, c) is not None,
             }
         )
+    numbers: dict[str, Any] = {
+        "series": ctx,
+        "rows": rows,
+        "knee_gain": sw.knee_gain,
+        "objective": sw.objective.to_json(),
+        "slo_excluded": [
+            {"slots": r["slots"], "breaks": r["slo_breaks"]} for r in rows if r["slo_breaks"]
+        ],
+    }
+    reasons: list[str] = []
+    _taint(sw, primary, reasons, numbers)
+    if all(c is None for c in cost):
+        numbers["knee_reached"] = False
+        reasons.append("slo_none" if primary else "no_comparison")
+        return Verdict("slots", None, PROVISIONAL, missing, m, numbers, None, reasons)
     if len(primary) < 2:
+        numbers["knee_reached"] = False
         return Verdict(
             "slots",
             counts[0],
             PROVISIONAL,
             missing,
-            basis,
-            {"series": ctx, "rows": rows, "knee_reached": False},
+            m,
+            numbers,
             {**ctx, "slots": counts[0]},
-            reasons=["one_slot_count"],
+            [*reasons, "one_slot_count"],
         )
-    k, reached = knee(counts, rate, sw.knee_gain)
+
+    def same(best: int, i: int) -> bool:
+        j = sw.judge(primary[best], primary[i])
+        return j is not None and j.effect == "same" and j.basis == "ci"
+
+    k, reached = knee(counts, cost, sw.knee_gain, same)
+    assert k is not None
     ki = counts.index(k)
+    bi = min((i for i, c in enumerate(cost) if c is not None), key=lambda i: float(cost[i] or 0.0))
+    numbers["knee_reached"] = reached
+    numbers["best_slots"] = counts[bi]
+    numbers["best_throughput_slots"] = min(rows, key=lambda r: r[THROUGHPUT] or math.inf)["slots"]
+    if bi != ki:
+        ck, cb = rows[ki]["ctx_total"], rows[bi]["ctx_total"]
+        lk, lb = rows[ki][SLOT_LATENCY], rows[bi][SLOT_LATENCY]
+        numbers["faster"] = {
+            "slots": counts[bi],
+            "faster_by": 1 - float(cost[bi] or 0.0) / float(cost[ki] or 1.0),
+            "ctx_ratio": cb / ck if cb and ck else counts[bi] / k,
+            "latency_ratio": lb / lk if lb and lk else None,
+        }
+    # Is the knee's margin over the next smaller count real?
+    if ki > 0:
+        j = sw.judge(primary[ki], primary[ki - 1])
+        if j is not None and j.inside_noise and j.effect == "worse":
+            reasons.append("inside_noise")
+            numbers["noise"] = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
+    cap = _capped(sw, primary[ki])
+    if cap is not None:
+        reasons.append("capped")
+        numbers["capped"] = cap
+        plain = [c.mean(f"{m}_uncapped") if eligible(c) else None for c in primary]
+        if all(x is not None for x in plain):
+            k2, _ = knee(counts, plain, sw.knee_gain)
+            if k2 != k:
+                numbers["knee_uncapped"] = k2
     beyond = []
     for i in range(ki + 1, len(primary)):
         lat_k, lat_i = rows[ki][SLOT_LATENCY], rows[i][SLOT_LATENCY]
@@ -586,31 +824,19 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
         beyond.append(
             {
                 "slots": counts[i],
-                "gain_vs_knee": rate[i] / rate[ki] - 1,
+                "change_vs_knee": float(primary[i].mean(m) or 0.0) / float(cost[ki] or 1.0) - 1,
                 "latency_ratio": lat_i / lat_k if lat_i and lat_k else None,
                 "ctx_ratio": ctx_i / ctx_k if ctx_i and ctx_k else counts[i] / k,
                 "ctx_total": ctx_i,
             }
         )
-    latency_grows = all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None
-    numbers = {
-        "series": ctx,
-        "rows": rows,
-        "knee_reached": reached,
-        "knee_gain": sw.knee_gain,
-        "beyond": beyond,
-        "latency_grows": latency_grows,
-        "rate_basis": basis,
-        "best_throughput_slots": min(rows, key=lambda r: r[THROUGHPUT] or math.inf)["slots"],
-    }
-    return Verdict("slots", k, _status(missing), missing, basis, numbers, {**ctx, "slots": k})
-
-
-def _rate(c: Cell, basis: str) -> float:
-    if basis == DECODE:
-        return float(c.mean(DECODE) or 0.0)
-    s = c.mean(THROUGHPUT)
-    return 1.0 / s if s else 0.0
+    numbers["beyond"] = beyond
+    numbers["latency_grows"] = (
+        all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None
+    )
+    return Verdict(
+        "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
+    )
 
 
 def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
@@ -622,6 +848,21 @@ def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
     return None
 
 
+def _runs(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Effects by slot count as runs: [{"from": 1, "to": 1, "effect": "helps"}, {"from": 2,
+    "to": None, "effect": "hurts"}], `to: None` meaning up to the largest count tested."""
+    runs: list[dict[str, Any]] = []
+    for e in entries:
+        s = int(float(e["context"]["slots"])) if "slots" in e["context"] else None
+        if runs and runs[-1]["effect"] == e["effect"]:
+            runs[-1]["to"] = s
+        else:
+            runs.append({"from": s, "to": s, "effect": e["effect"]})
+    if runs:
+        runs[-1]["to"] = None
+    return runs
+
+
 def drafting_verdict(
     sw: Sweep,
     slots: Verdict | None,
@@ -631,49 +872,63 @@ def drafting_verdict(
     on: Any = True,
 ) -> Verdict | None:
     """Speculative decoding's effect at each setting (helps / no difference / hurts, with the
-    ratio of seconds per unit on the throughput basis) and the draft acceptance: MTP on
-    against off (`factor="mtp"`), or a drafter against none (`factor="spec"`, `on="draft"`).
-    The verdict is the effect by slot count on the primary series (the one the slots verdict
-    is about, else the winning backend), as runs: [{"from": 1, "to": 1, "effect": "helps"},
-    {"from": 2, "to": None, "effect": "hurts"}], where `to: None` means up to the largest
-    count tested."""
+    ratio of the study's objective) and the draft acceptance: MTP on against off
+    (`factor="mtp"`), or a drafter against none (`factor="spec"`, `on="draft"`). The verdict
+    is the effect by slot count on the primary series (the one the slots verdict is about,
+    else the winning backend), as runs (see `_runs`); `by_series` holds the runs of every
+    series, and `scope_differs` says when they disagree (the headline then names each)."""
     if factor not in sw.varying:
         return None
+    m = sw.metric
     name = factor if factor == "mtp" else f"{factor}={norm(on)}"
     rest = [k for k in sw.varying if k != factor]
     contexts: list[dict[str, Any]] = []
+    cells_of: list[tuple[Cell, Cell]] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         c_on = next((c for c in group if c.get(factor) == norm(on)), None)
         c_off = next((c for c in group if c.get(factor) == norm(off)), None)
         if c_on is None or c_off is None:
             continue
-        s_on, s_off = c_on.stats(THROUGHPUT), c_off.stats(THROUGHPUT)
-        if s_on is None or s_off is None:
+        v_on, v_off = c_on.mean(m), c_off.mean(m)
+        j = sw.judge(c_off, c_on)
+        if v_on is None or v_off is None or j is None:
             continue
-        cmp = compare(s_off, s_on, sw.min_effect)
         contexts.append(
             {
                 "context": _context(c_on, rest),
-                "off": s_off.mean,
-                "on": s_on.mean,
-                "ratio": s_on.mean / s_off.mean,
-                "effect": {"lower": "helps", "higher": "hurts"}.get(cmp, "no difference"),
+                "off": v_off,
+                "on": v_on,
+                "ratio": v_on / v_off if v_off else math.inf,
+                "effect": {"better": "helps", "worse": "hurts"}.get(j.effect, "no difference"),
+                "inside_noise": j.inside_noise,
+                "noise": j.noise,
                 "acceptance": c_on.mean("draft_acceptance"),
                 "decode_off": c_off.mean(DECODE),
                 "decode_on": c_on.mean(DECODE),
             }
         )
+        cells_of.append((c_off, c_on))
     # The primary series: what the slots verdict or the backend winner singled out.
     where: dict[str, Any] = {}
     if slots is not None and slots.point:
         where = {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
     elif backend is not None and backend.point:
         where = dict(backend.point)
-    primary = [
-        e for e in contexts if all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
-    ]
-    if "slots" in rest:
-        primary.sort(key=lambda e: float(e["context"]["slots"]))
+
+    def in_where(e: Mapping[str, Any]) -> bool:
+        return all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
+
+    order = (lambda e: float(e["context"]["slots"])) if "slots" in rest else (lambda e: 0.0)
+    primary = sorted((e for e in contexts if in_where(e)), key=order)
+    series_keys = [k for k in rest if k != "slots"]
+    by_series: dict[str, dict[str, Any]] = {}
+    for e in sorted(contexts, key=order):
+        ctx = {k: e["context"].get(k) for k in series_keys}
+        by_series.setdefault(label(ctx), {"series": ctx, "entries": []})["entries"].append(e)
+    series_runs = [{"series": s["series"], "runs": _runs(s["entries"])} for s in by_series.values()]
+    scope_differs = (
+        len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
+    )
     acc = [e["acceptance"] for e in contexts if e["acceptance"] is not None]
     acc_by: dict[str, list[float]] = {}
     for e in contexts:
@@ -681,9 +936,9 @@ def drafting_verdict(
             acc_by.setdefault(str(e["context"]["backend"]), []).append(e["acceptance"])
     compared = {norm(off), norm(on)}
     missing = [
-        m
-        for m in sw.missing_where(where)
-        if factor not in m.point or norm(m.point[factor]) in compared
+        mi
+        for mi in sw.missing_where(where)
+        if factor not in mi.point or norm(mi.point[factor]) in compared
     ]
     numbers: dict[str, Any] = {
         "factor": factor,
@@ -693,23 +948,43 @@ def drafting_verdict(
         "primary": where,
         "acceptance_range": [min(acc), max(acc)] if acc else None,
         "acceptance_by_backend": {b: [min(v), max(v)] for b, v in acc_by.items()},
+        "by_series": series_runs,
+        "scope_differs": scope_differs,
+        "objective": sw.objective.to_json(),
     }
     if not primary:
-        return Verdict(
-            name, None, PROVISIONAL, missing, THROUGHPUT, numbers, None, ["no_comparison"]
-        )
-    runs: list[dict[str, Any]] = []
-    for e in primary:
-        s = int(float(e["context"]["slots"])) if "slots" in e["context"] else None
-        if runs and runs[-1]["effect"] == e["effect"]:
-            runs[-1]["to"] = s
-        else:
-            runs.append({"from": s, "to": s, "effect": e["effect"]})
-    runs[-1]["to"] = None  # open-ended: the last effect holds up to the largest count tested
+        return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
+    reasons: list[str] = []
+    shaky = [e for e in primary if e["inside_noise"]]
+    if shaky:
+        reasons.append("inside_noise")
+        numbers["noise"] = [
+            {
+                "base": {**e["context"], factor: off},
+                "other": {**e["context"], factor: on},
+                "margin": e["ratio"] - 1,
+                "noise": e["noise"],
+                "basis": sw.noise_basis,
+            }
+            for e in shaky
+        ]
+    _taint(
+        sw,
+        [
+            c
+            for (c_off, c_on), e in zip(cells_of, contexts, strict=True)
+            if in_where(e)
+            for c in (c_off, c_on)
+        ],
+        reasons,
+        numbers,
+    )
     numbers["largest"] = (
         int(float(primary[-1]["context"]["slots"])) if "slots" in primary[-1]["context"] else None
     )
-    return Verdict(name, runs, _status(missing), missing, THROUGHPUT, numbers, where or None)
+    return Verdict(
+        name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
+    )
 
 
 def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
@@ -748,22 +1023,23 @@ def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
 
 def repeats_verdict(sw: Sweep) -> Verdict:
     """Noise of every configuration that ran more than once: mean, CV and 95% CI on the
-    throughput basis."""
+    objective's metric."""
     rows = []
     for c in sw.cells:
-        s = c.stats(THROUGHPUT)
+        s = c.stats(sw.metric)
         if s is not None and s.n > 1:
             rows.append({"config": dict(c.values), **s.to_json(), "jobs": list(c.jobs)})
+    numbers: dict[str, Any] = {"configs": rows, "declared_noise": sw.noise}
     if not rows:
-        return Verdict("repeats", None, COMPLETE, [], THROUGHPUT, {"configs": []})
+        return Verdict("repeats", None, COMPLETE, [], sw.metric, numbers)
     max_cv = max((r["cv"] or 0.0) for r in rows)
     return Verdict(
         "repeats",
         {"configs_repeated": len(rows), "max_cv": max_cv},
         COMPLETE,
         [],
-        THROUGHPUT,
-        {"configs": rows},
+        sw.metric,
+        numbers,
     )
 
 
@@ -775,8 +1051,11 @@ def projection_verdict(
     mtp: Verdict | None,
     specs: Sequence[Verdict] = (),
 ) -> Verdict:
-    """Time for `units` units at the recommended point (winning backend, the knee, MTP or
-    the drafter that helps most there, if any), on the throughput basis."""
+    """The recommended point (winning backend, the knee, MTP or the drafter that helps most
+    there, if any) and the time for `units` units there, on the throughput basis (what a
+    batch of units costs). Where another complete point is better on the objective, it is
+    named with why it is not the recommendation (`better_point`)."""
+    m = sw.metric
     point: dict[str, Any] = {}
     if slots is not None and slots.point:
         point.update(slots.point)
@@ -791,9 +1070,20 @@ def projection_verdict(
         point["spec"] = best.numbers["on_value"] if best is not None else "none"
     depends = [v for v in (backend, slots, mtp, *specs) if v is not None]
     reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
-    cell = sw.find(point) if point else (sw.cells[0] if len(sw.cells) == 1 else None)
-    if cell is None and not point and sw.cells:
-        cell = min(sw.cells, key=lambda c: c.mean(THROUGHPUT) or math.inf)
+
+    def fits(c: Cell) -> bool:
+        return c.mean(m) is not None and not sw.objective.meets(_values(c))
+
+    matching = [
+        c for c in sw.cells if all(c.get(k) == norm(v) for k, v in point.items() if k in c.values)
+    ]
+    # Several cells fit the point when a factor had no verdict (mixed backends, say): the
+    # best of them on the objective.
+    cell = min(
+        (c for c in matching if fits(c)),
+        key=lambda c: float(c.mean(m) or 0.0),
+        default=None,
+    )
     missing = sw.missing_where(point) if point else []
     s = cell.stats(THROUGHPUT) if cell is not None else None
     if cell is None or s is None:
@@ -803,22 +1093,56 @@ def projection_verdict(
             PROVISIONAL,
             missing,
             THROUGHPUT,
-            {"units": units},
+            {"units": units, "objective": sw.objective.to_json()},
             point or None,
             [*reasons, "no_result"],
         )
     if s.n < 2:
         reasons.append("single_run")
-    units_measured = _first_num(sw.df, cell.jobs, "units_completed")
-    numbers = {
+    numbers: dict[str, Any] = {
         "units": units,
         "s_per_unit": s.mean,
         "seconds": units * s.mean,
         "ci_seconds": None if s.ci is None else units * s.ci,
         "n": s.n,
-        "units_measured": units_measured,
+        "units_measured": _first_num(sw.df, cell.jobs, "units_completed"),
         "slot_latency": cell.mean(SLOT_LATENCY),
+        "objective": sw.objective.to_json(),
+        "objective_value": cell.mean(m),
     }
+    uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
+    cap = _capped(sw, cell)
+    if cap is not None:
+        reasons.append("capped")
+        numbers["capped"] = cap
+        numbers["seconds_uncapped"] = None if uncapped is None else units * uncapped
+    _taint(sw, [cell], reasons, numbers)
+    # Never worse than another complete point without saying so.
+    best_cell = min(
+        (c for c in sw.cells if fits(c)), key=lambda c: float(c.mean(m) or 0.0), default=cell
+    )
+    if best_cell is not cell:
+        j = sw.judge(cell, best_cell)
+        if j is not None and j.effect == "better":
+            why = "other"
+            if sw.taint([best_cell]):
+                why = "contaminated"
+            elif _capped(sw, best_cell) is not None:
+                why = "capped"
+            elif slots is not None and norm(best_cell.values.get("slots")) == norm(
+                (slots.numbers.get("faster") or {}).get("slots", "-")
+            ):
+                why = "knee"
+            numbers["better_point"] = {
+                "point": dict(best_cell.values),
+                "faster_by": -j.rel,
+                "inside_noise": j.inside_noise,
+                "why": why,
+                "ctx_ratio": _ratio_or_none(
+                    _first_num(sw.df, best_cell.jobs, "ctx_total"),
+                    _first_num(sw.df, cell.jobs, "ctx_total"),
+                ),
+            }
     # A single run varies nothing: name its point from the settings every job shared.
     where: dict[str, Any] = {
         k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants
@@ -834,6 +1158,10 @@ def projection_verdict(
         where,
         reasons,
     )
+
+
+def _ratio_or_none(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
 
 
 def _ratio_at(v: Verdict, slots: int | None) -> float:
@@ -1166,28 +1494,30 @@ def detect_caveats(
 _BUILD_RE = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
 
 
+def job_build(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One job's llama.cpp build: number, commit, source, source date and devices."""
+    sb = (data.get("provenance") or {}).get("server_build") or {}
+    if not sb:
+        return None
+    version = str(sb.get("version") or "")
+    m = _BUILD_RE.search(version)
+    return {
+        "source": sb.get("source"),
+        "build": int(m.group(1)) if m else None,
+        "commit": m.group(2) if m else None,
+        "version": version.splitlines()[0] if version else "",
+        "date": sb.get("source_date"),
+        "devices": sb.get("devices"),
+    }
+
+
 def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per backend: the llama.cpp build number, commit, source and source date its jobs ran."""
     out: dict[str, dict[str, Any]] = {}
     for data in by_job.values():
-        prov = data.get("provenance") or {}
-        sb = prov.get("server_build") or {}
-        if not sb:
-            continue
-        backend = str((data.get("factors") or {}).get("backend", "?"))
-        version = str(sb.get("version") or "")
-        m = _BUILD_RE.search(version)
-        out.setdefault(
-            backend,
-            {
-                "source": sb.get("source"),
-                "build": int(m.group(1)) if m else None,
-                "commit": m.group(2) if m else None,
-                "version": version.splitlines()[0] if version else "",
-                "date": sb.get("source_date"),
-                "devices": sb.get("devices"),
-            },
-        )
+        b = job_build(data)
+        if b is not None:
+            out.setdefault(str((data.get("factors") or {}).get("backend", "?")), b)
     return out
 
 

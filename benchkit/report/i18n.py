@@ -46,6 +46,10 @@ _EN: dict[str, str] = {
     "rendered": "Rendered {when} from {source}.",
     "status_complete": "Complete: all {n} planned points finished.",
     "status_complete_one": "Complete: the one planned point finished.",
+    "status_finished_provisional": (
+        "Every planned point finished ({n}), but the data do not settle {factors} yet; "
+        "each section says why."
+    ),
     "headline_none": "No verdict: no planned point has a complete result yet",
     "status_provisional": (
         "Provisional: {k} of {n} planned points did not complete ({points}). Verdicts that "
@@ -147,6 +151,9 @@ _EN: dict[str, str] = {
     "col_cap": "hit cap",
     "col_ratio": "ratio to fastest",
     "col_gain": "decode gain vs previous",
+    "col_obj_change": "{objective}: change vs previous",
+    "col_uncapped": "without capped calls (estimate)",
+    "slo_out": "over the SLO",
     "col_ctx": "context (tokens)",
     "col_off": "MTP off s/unit",
     "col_on": "MTP on s/unit",
@@ -232,9 +239,27 @@ _EN: dict[str, str] = {
     "summary_projection": "Projection: {text}",
     "summary_status_provisional": "This write-up is provisional: {why}.",
     "summary_status_complete": "Every planned point completed.",
+    "summary_status_evidence": (
+        "Every planned point completed, but the data do not settle {factors} yet (see their "
+        "sections)."
+    ),
+    "noise_declared": (
+        "Each point ran once. The study declares a run-to-run noise of {noise}: a margin "
+        "inside it keeps its direction but leaves the verdict provisional; a difference smaller "
+        "than {gain} (study.knee_gain) is no difference."
+    ),
+    "noise_per_unit": (
+        "Each point ran once. Two points are compared on the units both replayed: where the "
+        "per-unit ratios between them spread wider than the margin, the verdict is provisional; "
+        "a difference smaller than {gain} (study.knee_gain) is no difference."
+    ),
     "summary_quality": "Speed only: output quality was not measured.",
     "missing_points": "missing: {points}",
     "missing_many": "{n} planned points it depends on did not complete (listed under Not run)",
+    "summary_rec_provisional": (
+        "Provisional recommendation: {point}; the data do not settle {factors} yet (see "
+        "their sections)."
+    ),
     "summary_best_so_far": (
         "No recommendation yet: the best completed point so far is {point}, but planned points "
         "it is compared with did not complete."
@@ -246,6 +271,10 @@ _KO: dict[str, str] = {
     "rendered": "{source}의 결과로 {when}에 만들었습니다.",
     "status_complete": "완료: 계획한 {n}개 지점이 모두 끝까지 돌았습니다.",
     "status_complete_one": "완료: 계획한 지점 하나가 끝까지 돌았습니다.",
+    "status_finished_provisional": (
+        "계획한 지점 {n}개는 모두 끝까지 돌았지만, {factors} 판정은 아직 잠정입니다. 이유는 각 "
+        "절에 적었습니다."
+    ),
     "headline_none": "판정 없음: 완료된 계획 지점이 아직 없습니다",
     "status_provisional": (
         "잠정: 계획한 {n}개 지점 중 {k}개가 완주하지 못했습니다({points}). 그 지점에 기대는 "
@@ -341,6 +370,9 @@ _KO: dict[str, str] = {
     "col_cap": "상한 도달",
     "col_ratio": "가장 빠른 쪽 대비",
     "col_gain": "이전 대비 decode 이득",
+    "col_obj_change": "{objective}: 이전 대비 변화",
+    "col_uncapped": "상한 도달 호출 제외(추정)",
+    "slo_out": "SLO 초과",
     "col_ctx": "컨텍스트(토큰)",
     "col_off": "MTP 끔 단위당 초",
     "col_on": "MTP 켬 단위당 초",
@@ -419,9 +451,23 @@ _KO: dict[str, str] = {
     "summary_projection": "환산: {text}",
     "summary_status_provisional": "이 글은 잠정입니다: {why}.",
     "summary_status_complete": "계획한 지점이 모두 완료됐습니다.",
+    "summary_status_evidence": (
+        "계획한 지점은 모두 완료됐지만, {factors} 판정은 데이터로 아직 확정되지 않았습니다(각 절 참고)."
+    ),
+    "noise_declared": (
+        "각 지점을 한 번씩 돌렸습니다. 연구가 밝힌 실행 간 노이즈는 {noise}입니다: 그 안의 차이는 방향은 "
+        "그대로 두되 판정을 잠정으로 남깁니다. {gain}(무릎 기준)보다 작은 차이는 차이 없음입니다."
+    ),
+    "noise_per_unit": (
+        "각 지점을 한 번씩 돌렸습니다. 두 지점은 둘 다 돌린 단위끼리 비교합니다: 단위별 비율의 흩어짐이 "
+        "차이보다 크면 판정은 잠정입니다. {gain}(무릎 기준)보다 작은 차이는 차이 없음입니다."
+    ),
     "summary_quality": "속도만 쟀고, 결과 품질은 재지 않았습니다.",
     "missing_points": "빠진 지점: {points}",
     "missing_many": "기대는 계획 지점 {n}개가 완료되지 않았습니다(아래 '시도하지 않았거나 못 한 것' 참조)",
+    "summary_rec_provisional": (
+        "잠정 권장 설정: {point}. {factors} 판정은 데이터로 아직 확정되지 않았습니다(각 절 참고)."
+    ),
     "summary_best_so_far": (
         "아직 권장 설정이 없습니다: 지금까지 완료된 지점 중에서는 {point}가 가장 낫지만, 비교할 계획 지점이 "
         "완료되지 않았습니다."
@@ -658,6 +704,125 @@ def slot_range(lo: int | None, hi: int | None, largest: int | None, lang: str) -
     return f"슬롯 {lo}~{hi}개" if lang == "ko" else f"{lo}–{hi} slots"
 
 
+_OBJECTIVE_WORDS = {
+    "en": {
+        "s_per_unit_throughput": "seconds per unit (throughput basis)",
+        "s_per_unit_slot_latency": "seconds per unit (slot-latency basis)",
+        "ttft_ms": "time to first token",
+        "itl_ms": "inter-token latency",
+    },
+    "ko": {
+        "s_per_unit_throughput": "단위당 초(처리량 기준)",
+        "s_per_unit_slot_latency": "단위당 초(슬롯 지연 기준)",
+        "ttft_ms": "첫 토큰까지 시간",
+        "itl_ms": "토큰 간 지연",
+    },
+}
+
+
+def objective_words(metric: str, lang: str) -> str:
+    """'seconds per unit (throughput basis)', 'p95 time to first token'."""
+    words = _OBJECTIVE_WORDS.get(lang, _OBJECTIVE_WORDS["en"])
+    if metric in words:
+        return words[metric]
+    base, _, q = metric.rpartition("_")
+    return f"{q} {words.get(base, base)}" if base in words else metric
+
+
+def objective_value(metric: str, x: Any, lang: str) -> str:
+    """A value of the objective in its unit: seconds for s/unit, milliseconds for TTFT/ITL."""
+    if metric.startswith(("ttft_ms", "itl_ms")):
+        return fmt.millis(x, lang)
+    return fmt.seconds(x, lang)
+
+
+def _objective_of(v: Verdict) -> str:
+    return str((v.numbers.get("objective") or {}).get("metric") or v.basis or "")
+
+
+_ATTRIBUTES = {
+    "en": {
+        "build": "llama-server build",
+        "model": "model file",
+        "sampling": "sampling",
+        "workload": "workload",
+        "hardware": "hardware",
+    },
+    "ko": {
+        "build": "llama-server 빌드",
+        "model": "모델 파일",
+        "sampling": "샘플링",
+        "workload": "워크로드",
+        "hardware": "하드웨어",
+    },
+}
+
+
+def jobs_text(jobs: Sequence[Any], lang: str) -> str:
+    """'job 6', 'jobs 12, 13 and 14' ('작업 6', '작업 12, 13, 14')."""
+    js = [str(j) for j in jobs]
+    if lang == "ko":
+        return "작업 " + ", ".join(js)
+    if len(js) == 1:
+        return f"job {js[0]}"
+    return "jobs " + ", ".join(js[:-1]) + " and " + js[-1]
+
+
+def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
+    """'job 6 ran model file X where the other jobs ran Y' for each entry."""
+    words = _ATTRIBUTES.get(lang, _ATTRIBUTES["en"])
+    out = []
+    for e in entries:
+        attr = words.get(e["attribute"], e["attribute"])
+        if lang == "ko":
+            out.append(
+                f"{topic(jobs_text(e['jobs'], lang), lang)} 다른 작업({e['usual']})과 다른 "
+                f"{attr}({e['value']})로 돌았습니다"
+            )
+        else:
+            out.append(
+                f"{jobs_text(e['jobs'], lang)} ran {attr} {e['value']} where the other jobs "
+                f"ran {e['usual']}"
+            )
+    return "; ".join(out)
+
+
+def noise_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
+    """'3 slots is only 9% slower, inside the 11% run-to-run noise the study declares'."""
+    out = []
+    for e in entries:
+        # Name only what differs between the two points: "4 slots and 3 slots".
+        keys = [k for k in e["other"] if norm(e["other"].get(k)) != norm(e["base"].get(k))]
+        keys = keys or list(e["other"])
+        other = point_text({k: e["other"][k] for k in keys if k in e["other"]}, lang)
+        base = point_text({k: e["base"][k] for k in keys if k in e["base"]}, lang)
+        margin = fmt.pct(abs(e["margin"]))
+        noise = fmt.pct(e["noise"]) if e.get("noise") is not None else "?"
+        declared = e.get("basis") == "declared"
+        if lang == "ko":
+            src = "연구가 밝힌 실행 간 노이즈" if declared else "단위별 시간으로 잰 노이즈"
+            out.append(f"{base}와 {other}의 차이 {margin}는 {src} {noise} 안입니다")
+        else:
+            src = (
+                "the run-to-run noise the study declares"
+                if declared
+                else "the noise of the per-unit times (one run each)"
+            )
+            out.append(f"{base} and {other} differ by only {margin}, inside {src} ({noise})")
+    return "; ".join(out)
+
+
+def capped_text(c: Mapping[str, Any], lang: str) -> str:
+    """'14% of job 6's calls ran to the generation cap (limit 5%)'."""
+    share = fmt.pct(c["share"])
+    limit = fmt.pct(c["limit"])
+    if lang == "ko":
+        return f"작업 {c['job']}의 호출 중 {share}가 생성 상한까지 갔습니다(한도 {limit})"
+    return (
+        f"{share} of job {c['job']}'s calls or call time ran to the generation cap (limit {limit})"
+    )
+
+
 # ---------------------------------------------------------------------------- sentences
 
 
@@ -698,6 +863,14 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return "비교할 완료 지점이 없습니다" if ko else "no complete points to compare"
     if reason == "one_slot_count":
         return "완료된 슬롯 수가 하나뿐입니다" if ko else "only one slot count completed"
+    if reason == "inside_noise":
+        return noise_text(v.numbers.get("noise") or [], lang)
+    if reason == "contaminated":
+        return contamination_text(v.numbers.get("contaminated") or [], lang)
+    if reason == "capped" and v.numbers.get("capped"):
+        return capped_text(v.numbers["capped"], lang)
+    if reason == "slo_none":
+        return "SLO를 지킨 지점이 없습니다" if ko else "no point met the study's SLO"
     return reason
 
 
@@ -741,19 +914,17 @@ def backend_sentence(v: Verdict, lang: str) -> str:
         losers.append((backend_name(b), span(lo, hi, lambda x: fmt.ratio(x, lang), lang)))
     k = n["compared"]
     ties = n.get("ties", 0)
+    obj = objective_words(_objective_of(v), lang)
     if ko:
-        rest = ", ".join(f"{topic(name, lang)} 단위당 {r} 오래 걸렸습니다" for name, r in losers)
+        rest = ", ".join(f"{topic(name, lang)} {r} 오래 걸렸습니다" for name, r in losers)
         tie = f" 나머지 {ties}개 설정에서는 차이가 노이즈 안이었습니다." if ties else ""
         return (
-            f"{subject(winner, lang)} 이겼습니다{_prov(v, lang)}. 처리량 기준으로 비교한 {k}개 "
+            f"{subject(winner, lang)} 이겼습니다{_prov(v, lang)}. {obj}으로 비교한 {k}개 "
             f"설정에서 {rest}.{tie}"
         )
-    rest = ", ".join(f"{name} took {r} as long per unit" for name, r in losers)
+    rest = ", ".join(f"{name} took {r} as long" for name, r in losers)
     tie = f" In {ties} other settings the difference was inside the noise." if ties else ""
-    return (
-        f"{winner} won{_prov(v, lang)}: on the throughput basis, {rest} across the {k} "
-        f"settings compared.{tie}"
-    )
+    return f"{winner} won{_prov(v, lang)}: on {obj}, {rest} across the {k} settings compared.{tie}"
 
 
 def slots_sentence(v: Verdict, lang: str) -> str:
@@ -771,64 +942,104 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         )
     k = int(v.verdict)
     gain = fmt.pct(n.get("knee_gain", 0.05))
-    rate = (
-        ("합산 decode 처리량" if ko else "aggregate decode throughput")
-        if n.get("rate_basis") == "decode_tok_s"
-        else ("처리량 기준 단위 처리 속도" if ko else "units per second (throughput basis)")
-    )
+    metric = _objective_of(v)
+    obj = objective_words(metric, lang)
     if not n.get("knee_reached"):
         rows = n.get("rows", [])
-        last_gain = rows[-1]["gain_vs_previous"] if len(rows) > 1 else None
-        if v.status != COMPLETE:
+        last = rows[-1].get("change_vs_previous") if len(rows) > 1 else None
+        if v.missing:
             if ko:
                 return (
                     f"잠정: {slots_phrase(k, lang)}는 완료된 지점 중 가장 나은 값일 뿐, 결론이 "
-                    f"아닙니다. 무릎에 닿지 않았고(마지막 증가에서 {rate} "
-                    f"{fmt.signed_pct(last_gain)}), {missing_text(v.missing, lang)}."
+                    f"아닙니다. 무릎에 닿지 않았고(마지막 증가에서 {obj} "
+                    f"{fmt.signed_pct(last)}), {missing_text(v.missing, lang)}."
                 )
             return (
                 f"Provisional: {slots_phrase(k, lang)} is only the best completed point, not "
-                f"a conclusion. The knee was not reached (the last step still changed {rate} "
-                f"by {fmt.signed_pct(last_gain)}), and {missing_text(v.missing, lang)} did "
+                f"a conclusion. The knee was not reached (the last step still changed {obj} "
+                f"by {fmt.signed_pct(last)}), and {missing_text(v.missing, lang)} did "
                 "not complete."
             )
         if ko:
             return (
-                f"{slots_phrase(k, lang)}까지 무릎이 없었습니다: 가장 큰 슬롯 수에서도 {rate}이 "
-                f"{gain} 이상 늘었습니다. 더 큰 슬롯 수를 재 봐야 합니다."
+                f"{slots_phrase(k, lang)}까지 무릎이 없었습니다{_prov(v, lang)}: 가장 큰 슬롯 "
+                f"수에서도 {obj}이 {gain} 넘게 줄었습니다. 더 큰 슬롯 수를 재 봐야 합니다."
             )
         return (
-            f"No knee up to {slots_phrase(k, lang)}: the largest count tested still added "
-            f"{gain} or more to {rate}; larger counts need measuring."
+            f"No knee up to {slots_phrase(k, lang)}{_prov(v, lang)}: the largest count tested "
+            f"still cut {obj} by more than {gain}; larger counts need measuring."
         )
-    beyond = n.get("beyond", [])
     costs = []
-    for b in beyond:
+    for b in n.get("beyond", []):
         lat = fmt.ratio(b["latency_ratio"], lang) if b.get("latency_ratio") else fmt.DASH
         ctx = fmt.ratio(b["ctx_ratio"], lang) if b.get("ctx_ratio") else fmt.DASH
+        change = fmt.signed_pct(b["change_vs_knee"])
         if ko:
             costs.append(
-                f"{slots_phrase(b['slots'], lang)}: decode {fmt.signed_pct(b['gain_vs_knee'])}, "
-                f"슬롯 지연 {lat}, 컨텍스트 {ctx}"
+                f"{slots_phrase(b['slots'], lang)}: {change}, 슬롯 지연 {lat}, 컨텍스트 {ctx}"
             )
         else:
             costs.append(
-                f"{slots_phrase(b['slots'], lang)}: decode "
-                f"{fmt.signed_pct(b['gain_vs_knee'])}, slot latency {lat}, context {ctx}"
+                f"{slots_phrase(b['slots'], lang)}: {change}, slot latency {lat}, context {ctx}"
             )
     if ko:
-        head = (
-            f"동시 슬롯은 {k}개가 무릎이었습니다{_prov(v, lang)}. 그 뒤로는 슬롯을 늘려도 {rate}이 "
-            f"{gain} 미만으로만 늘었고"
+        was = "무릎이었습니다" if v.status == COMPLETE else "무릎으로 보입니다"
+        text = (
+            f"{obj}으로 보면 동시 슬롯은 {k}개가 {was}{_prov(v, lang)}. 그보다 적은 슬롯은 "
+            f"가장 좋은 값보다 {gain} 넘게 느렸고, 그보다 많은 슬롯은 {gain} 미만으로만 "
+            "나아졌습니다" + (f" ({'; '.join(costs)})" if costs else "") + "."
         )
-        tail = ", 지연과 컨텍스트 메모리만 커졌습니다" if n.get("latency_grows") else ""
-        return head + tail + (f" ({'; '.join(costs)})." if costs else ".")
-    head = (
-        f"{slots_phrase(k, lang)} was the knee{_prov(v, lang)}: beyond it more slots added less than {gain} "
-        f"to {rate}"
-    )
-    tail = ", while slot latency and context memory kept growing" if n.get("latency_grows") else ""
-    return head + tail + (f" ({'; '.join(costs)})." if costs else ".")
+    else:
+        was = "was" if v.status == COMPLETE else "looks like"
+        text = (
+            f"{slots_phrase(k, lang)} {was} the knee on {obj}{_prov(v, lang)}: fewer slots were "
+            f"more than {gain} worse than the best count, and more slots improved it by less "
+            f"than {gain}" + (f" ({'; '.join(costs)})" if costs else "") + "."
+        )
+    return text + tradeoff_text(v, lang)
+
+
+def tradeoff_text(v: Verdict, lang: str) -> str:
+    """What the knee gives up: ' 8 slots measured 3% faster but needs 2.00x the context.'
+    and what runaway outputs did at the knee."""
+    n = v.numbers
+    out = ""
+    f = n.get("faster")
+    if f:
+        ctx = fmt.ratio(f["ctx_ratio"], lang) if f.get("ctx_ratio") else fmt.DASH
+        pct = fmt.pct(f["faster_by"], 1)
+        if lang == "ko":
+            out += (
+                f" {topic(slots_phrase(f['slots'], lang), lang)} {pct} 더 빨랐지만 "
+                f"컨텍스트가 {ctx} 필요합니다."
+            )
+        else:
+            out += (
+                f" {slots_phrase(f['slots'], lang)} measured {pct} faster but needs {ctx} "
+                "the context."
+            )
+    cap = n.get("capped")
+    if cap:
+        metric = _objective_of(v)
+        without = (
+            objective_value(metric, cap["objective_uncapped"], lang)
+            if cap.get("objective_uncapped") is not None
+            else None
+        )
+        if lang == "ko":
+            out += f" 무릎 지점에서 {capped_text(cap, lang)}"
+            out += f"; 그 호출을 빼면 약 {without}입니다." if without else "."
+        else:
+            out += f" At the knee, {capped_text(cap, lang)}"
+            out += f"; without their time it would be about {without}." if without else "."
+        if n.get("knee_uncapped") is not None:
+            other = slots_phrase(n["knee_uncapped"], lang)
+            out += (
+                f" 그 호출을 빼면 무릎은 {other}입니다."
+                if lang == "ko"
+                else f" Without the capped calls the knee would be {other}."
+            )
+    return out
 
 
 def mtp_runs_text(v: Verdict, lang: str) -> str:
@@ -910,22 +1121,40 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
             if ko
             else f" Draft acceptance was {a} across all settings measured."
         )
+    obj = objective_words(_objective_of(v), lang)
+    scope = scope_text(v, lang)
     if ko:
         return (
-            f"{who} {mtp_runs_text(v, lang)}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 단위당 시간이 "
+            f"{who} {mtp_runs_text(v, lang)}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 {obj}이 "
             f"{fmt.ratio(best['ratio'], lang)}에서 {fmt.ratio(worst['ratio'], lang)}까지 "
-            f"달라졌습니다(처리량 기준).{acc_text}"
+            f"달라졌습니다.{acc_text}{scope}"
         )
     return (
         f"{who} {mtp_runs_text(v, lang)}{_prov(v, lang)}. {'On ' + where + ', t' if where else 'T'}urning it on changed "
-        f"seconds per unit by {fmt.ratio(best['ratio'], lang)} to "
-        f"{fmt.ratio(worst['ratio'], lang)} (throughput basis).{acc_text}"
+        f"{obj} by {fmt.ratio(best['ratio'], lang)} to "
+        f"{fmt.ratio(worst['ratio'], lang)}.{acc_text}{scope}"
     )
+
+
+def scope_text(v: Verdict, lang: str) -> str:
+    """When the effect differs between series (backends, say): each series' own runs."""
+    if not v.numbers.get("scope_differs"):
+        return ""
+    parts = []
+    for s in v.numbers.get("by_series") or []:
+        runs_v = Verdict(v.factor, s["runs"], v.status, numbers=v.numbers)
+        parts.append(f"{point_text(s['series'], lang)}: {mtp_runs_text(runs_v, lang)}")
+    if lang == "ko":
+        return " 효과가 계열마다 달랐습니다: " + "; ".join(parts) + "."
+    return " The effect differed between series: " + "; ".join(parts) + "."
 
 
 def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
     if v.verdict is None:
-        return _s(lang, "noise_single", gain=fmt.pct(gain))
+        declared = v.numbers.get("declared_noise")
+        if declared is not None:
+            return _s(lang, "noise_declared", noise=fmt.pct(declared), gain=fmt.pct(gain))
+        return _s(lang, "noise_per_unit", gain=fmt.pct(gain))
     k = v.verdict["configs_repeated"]
     cv = fmt.pct(v.verdict["max_cv"], 1)
     if lang == "ko":
@@ -948,17 +1177,62 @@ def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
     if n.get("ci_seconds"):
         ci = f" ± {fmt.hours(n['ci_seconds'], lang)}"
     prov = _prov(v, lang).strip().strip("()")
+    better = better_point_text(v, lang)
     if ko:
         text = (
             f"{where}에서 {unit_name} {units}개에 약 {fmt.hours(n['seconds'], lang)}{ci}입니다"
-            f"({unit_name}당 {fmt.seconds(n['s_per_unit'], lang)}, 처리량 기준)."
+            f"({unit_name}당 {fmt.seconds(n['s_per_unit'], lang)}, 처리량 기준).{better}"
         )
         return f"{text} {prov}." if prov else text
     text = (
         f"About {fmt.hours(n['seconds'], lang)}{ci} per {units} {unit_name}s at {where}: "
-        f"{fmt.seconds(n['s_per_unit'], lang)} per {unit_name} on the throughput basis."
+        f"{fmt.seconds(n['s_per_unit'], lang)} per {unit_name} on the throughput basis.{better}"
     )
     return f"{text} {prov}." if prov else text
+
+
+def better_point_text(v: Verdict, lang: str) -> str:
+    """Where a complete point beat the recommendation on the objective: which, by how much,
+    and why it is not the recommendation, in one sentence."""
+    b = v.numbers.get("better_point")
+    if not b:
+        return ""
+    ko = lang == "ko"
+    where = point_text(b["point"], lang)
+    pct = fmt.pct(b["faster_by"], 1)
+    obj = objective_words(_objective_of(v), lang)
+    ctx = fmt.ratio(b["ctx_ratio"], lang) if b.get("ctx_ratio") else None
+    if b.get("why") == "knee":
+        if ctx:
+            why = (
+                f"컨텍스트가 {ctx} 필요한데 차이는 무릎 기준 안입니다"
+                if ko
+                else f"it needs {ctx} the context for a gain inside the knee margin"
+            )
+        else:
+            why = "차이가 무릎 기준 안입니다" if ko else "its gain is inside the knee margin"
+    elif b.get("why") == "contaminated":
+        why = (
+            "그 작업은 나머지와 다른 조건에서 돌았습니다"
+            if ko
+            else "its job ran on a different setup than the rest"
+        )
+    elif b.get("why") == "capped":
+        why = (
+            "그 작업은 생성 상한까지 간 호출이 한도를 넘었습니다"
+            if ko
+            else "too many of its calls ran to the generation cap"
+        )
+    else:
+        why = (
+            "다른 판정(백엔드, MTP)이 그 지점을 가리키지 않았습니다"
+            if ko
+            else "the other verdicts (backend, MTP) do not single it out"
+        )
+    noise = (" (노이즈 안)" if ko else " (inside the noise)") if b.get("inside_noise") else ""
+    if ko:
+        return f" {topic(where, lang)} {obj}에서 {pct} 더 빨랐지만{noise} 권장하지 않습니다: {why}."
+    return f" {where} measured {pct} faster on {obj}{noise}, but is not recommended: {why}."
 
 
 def build_sentence(v: Verdict, lang: str) -> str:
@@ -1022,7 +1296,7 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
     only at 1 slot; about 4.8 h per 100 units'. Provisional parts say so."""
     ko = lang == "ko"
     parts: list[str] = []
-    b, s, m, p = (verdicts.get(k) for k in ("backend", "slots", "mtp", "projection"))
+    b, s, p = (verdicts.get(k) for k in ("backend", "slots", "projection"))
     if b is not None and b.verdict not in (None, "mixed", "no difference"):
         name = backend_name(b.verdict)
         parts.append(f"{name} 백엔드가 이겼고" if ko else f"{name} won")
@@ -1032,17 +1306,31 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
         parts.append("백엔드는 설정에 따라 엇갈렸고" if ko else "no single backend won")
     if s is not None and s.verdict is not None:
         k = int(s.verdict)
+        f = s.numbers.get("faster") if s.numbers.get("knee_reached") else None
+        trade = ""
+        if f:
+            pct = fmt.pct(f["faster_by"], 1)
+            ctx = fmt.ratio(f["ctx_ratio"], lang) if f.get("ctx_ratio") else fmt.DASH
+            trade = (
+                f"({topic(slots_phrase(f['slots'], lang), lang)} {pct} 더 빨랐지만 컨텍스트가 "
+                f"{ctx} 필요)"
+                if ko
+                else f" ({slots_phrase(f['slots'], lang)} measured {pct} faster but needs {ctx} "
+                "the context)"
+            )
         if s.numbers.get("knee_reached") and s.status == COMPLETE:
             parts.append(
-                f"동시 슬롯은 {k}개가 무릎이었고" if ko else f"{slots_phrase(k, lang)} was the knee"
+                f"동시 슬롯은 {k}개가 무릎이었고{trade}"
+                if ko
+                else f"{slots_phrase(k, lang)} was the knee{trade}"
             )
         elif s.numbers.get("knee_reached"):
             parts.append(
-                f"동시 슬롯은 {k}개가 무릎으로 보이고"
+                f"동시 슬롯은 {k}개가 무릎으로 보이고{trade}"
                 if ko
-                else f"{slots_phrase(k, lang)} looks like the knee"
+                else f"{slots_phrase(k, lang)} looks like the knee{trade}"
             )
-        elif s.status == COMPLETE:
+        elif not s.missing:
             parts.append(
                 f"슬롯 {k}개까지 무릎이 없었고" if ko else f"no knee up to {slots_phrase(k, lang)}"
             )
@@ -1052,11 +1340,21 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
                 if ko
                 else f"{slots_phrase(k, lang)} is only the best completed point"
             )
-    if m is not None and m.verdict is not None:
-        parts.append(f"{drafter('mtp', lang)} {mtp_runs_text(m, lang)}")
-    for key in sorted(k for k in verdicts if k.startswith("spec=")):
-        sv = verdicts[key]
-        if sv.verdict is not None:
+    for key in ["mtp", *sorted(k for k in verdicts if k.startswith("spec="))]:
+        sv = verdicts.get(key)
+        if sv is None or sv.verdict is None:
+            continue
+        if sv.numbers.get("scope_differs"):
+            # Never generalise an effect that held on one series only: say it per series.
+            for ser in sv.numbers.get("by_series") or []:
+                runs_v = Verdict(sv.factor, ser["runs"], sv.status, numbers=sv.numbers)
+                where = point_text(ser["series"], lang)
+                parts.append(
+                    f"{where}에서 {drafter(key, lang)} {mtp_runs_text(runs_v, lang)}"
+                    if ko
+                    else f"on {where} {drafter(key, lang)} {mtp_runs_text(runs_v, lang)}"
+                )
+        else:
             parts.append(f"{drafter(key, lang)} {mtp_runs_text(sv, lang)}")
     bv = verdicts.get("build")
     if bv is not None and bv.verdict in ("faster", "slower"):
@@ -1083,7 +1381,11 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
             text = f"{text}; {proj}" if text else proj[:1].upper() + proj[1:]
     if not text:
         return _s(lang, "headline_none") + "."
-    provisional = [v for v in (b, s, m) if v is not None and v.status != COMPLETE]
+    provisional = [
+        v
+        for f, v in verdicts.items()
+        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != COMPLETE
+    ]
     if provisional:
         text = ("잠정: " if ko else "Provisional: ") + text
     return text + "."

@@ -59,6 +59,27 @@ def load(path: Path | None, study: str) -> list[dict[str, Any]]:
     return entries
 
 
+HISTORY_DIR = "history"
+
+
+def history(source: Path, path: Path | None, study: str) -> list[dict[str, Any]]:
+    """Every earlier publication of this study, oldest first: the ledgers a results folder
+    carries in `history/*.ledger.jsonl` (read, never written: a study's past travels with its
+    results), then the study's own ledger. Each entry keeps its own publication date; an
+    entry found in both is counted once."""
+    entries: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    carried = sorted((source / HISTORY_DIR).glob("*.ledger.jsonl"))
+    for p in [*carried, *([path] if path is not None else [])]:
+        for e in load(p, study):
+            key = (str(e.get("published_utc")), json.dumps(e.get("verdicts"), sort_keys=True))
+            if key not in seen:
+                seen.add(key)
+                entries.append(e)
+    entries.sort(key=lambda e: str(e.get("published_utc") or ""))
+    return entries
+
+
 def append(path: Path, entry: Mapping[str, Any]) -> None:
     """Add one entry, atomically (readers never see half a line)."""
     old = path.read_text(encoding="utf-8") if path.exists() else ""

@@ -36,11 +36,18 @@ from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
+from benchkit.report import evidence as ev
 from benchkit.report import figures, i18n, ledger
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters
 from benchkit.report.table import factor_columns, tidy
-from benchkit.results import JobResult, atomic_write_json, atomic_write_text, find_results
+from benchkit.results import (
+    CALLS_FILE,
+    JobResult,
+    atomic_write_json,
+    atomic_write_text,
+    find_results,
+)
 
 MULTIRUN_FILE = "multirun.yaml"
 
@@ -139,6 +146,7 @@ def analyse_folder(
     study = study or resolve_study(results, overrides)
     df = tidy(results)
     planned = an.planned_space(study.factors, swept_factors(source))
+    builds = {r.job_dir.name: an.job_build(r.data) for r in results}
     sw = an.build_sweep(
         df,
         factor_columns(results),
@@ -151,6 +159,17 @@ def analyse_folder(
             for r in results
             if isinstance(r.data.get("passes"), list)
         },
+        objective=ev.objective_of(study.objective, study.slo),
+        noise=study.noise,
+        spans={r.job_dir.name: unit_spans(r) for r in results if r.status == "complete"},
+        setups={
+            r.job_dir.name: ev.setup_of(
+                r.data, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
+            )
+            for r in results
+            if r.status == "complete"
+        },
+        cap_limit=study.cap_limit,
     )
     records = {r.job_dir.name: r.data for r in results}
     claims = an.check_claims(df, [_plain(c) for c in study.claims])
@@ -165,6 +184,35 @@ def analyse_folder(
         caveats=an.detect_caveats(df, records, sw),
         records=records,
     )
+
+
+def unit_spans(r: JobResult) -> dict[str, float]:
+    """Seconds each unit took in a single-pass job (first request to last response, every
+    call of the unit answered), from its calls.jsonl: the per-unit times the noise rule
+    pairs between two single runs. Empty when the job has no calls file or several passes."""
+    path = r.job_dir / CALLS_FILE
+    if not path.exists() or isinstance(r.data.get("passes"), list):
+        return {}
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    bad: set[str] = set()
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    c = json.loads(line)
+                except ValueError:
+                    continue
+                u = str(c.get("unit"))
+                t0, t1 = c.get("t_sent"), c.get("t_done")
+                if not c.get("ok") or t0 is None or t1 is None:
+                    bad.add(u)
+                    continue
+                first[u] = min(first.get(u, t0), t0)
+                last[u] = max(last.get(u, t1), t1)
+    except OSError:
+        return {}
+    return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}
 
 
 def _plain(obj: Any) -> dict[str, Any]:
@@ -448,14 +496,27 @@ def view_model(
     s = by.get("slots")
     if s is not None:
         knee_slots = s.verdict if s.numbers.get("knee_reached") else None
+        metric = a.sweep.metric
+        obj_words = i18n.objective_words(metric, lang)
         sections.append(
             {
                 "kind": "slots",
                 "title": t["sec_slots"],
                 "text": i18n.slots_sentence(s, lang),
                 "series": i18n.point_text(s.numbers.get("series"), lang),
+                "objective_col": "" if metric in ev.PER_UNIT else obj_words,
+                "change_col": t["col_obj_change"].format(objective=obj_words),
+                "show_uncapped": any(r.get("capped") for r in s.numbers.get("rows", [])),
                 "table": [
-                    dict(r, knee=(r["slots"] == knee_slots)) for r in s.numbers.get("rows", [])
+                    dict(
+                        r,
+                        knee=(r["slots"] == knee_slots),
+                        objective_text=i18n.objective_value(metric, r["objective"], lang),
+                        objective_uncapped_text=i18n.objective_value(
+                            metric, r["objective_uncapped"], lang
+                        ),
+                    )
+                    for r in s.numbers.get("rows", [])
                 ],
                 "figure": figs.get("slots"),
                 "figure_title": t["fig_slots"],
@@ -578,8 +639,18 @@ def view_model(
         for x in a.sweep.missing
     ]
 
-    # Status and summary.
-    if validity.status == an.COMPLETE:
+    # Status and summary. A sweep whose points all finished can still hold provisional
+    # verdicts (noise, contamination, runaway outputs): never "complete" beside them.
+    unsettled = [
+        i18n.factor_name(f, lang)
+        for f, v in by.items()
+        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
+    ]
+    if validity.status == an.COMPLETE and unsettled:
+        status_line = t["status_finished_provisional"].format(
+            n=validity.numbers["planned"], k=len(unsettled), factors=", ".join(unsettled)
+        )
+    elif validity.status == an.COMPLETE:
         n = validity.numbers["planned"]
         status_line = t["status_complete_one" if n == 1 else "status_complete"].format(n=n)
     else:
@@ -596,7 +667,17 @@ def view_model(
         if f in ("backend", "slots", "mtp") or f.startswith("spec=")
     )
     if rec_point and settled:
-        summary = [t["summary_rec"].format(point=i18n.point_text(rec_point, lang))]
+        summary = [
+            t["summary_rec"].format(point=i18n.point_text(rec_point, lang))
+            + i18n.better_point_text(proj, lang)
+        ]
+    elif rec_point and validity.status == an.COMPLETE:
+        summary = [
+            t["summary_rec_provisional"].format(
+                point=i18n.point_text(rec_point, lang), factors=", ".join(unsettled)
+            )
+            + i18n.better_point_text(proj, lang)
+        ]
     elif rec_point:
         summary = [t["summary_best_so_far"].format(point=i18n.point_text(rec_point, lang))]
     else:
@@ -606,6 +687,8 @@ def view_model(
         summary.append(
             t["summary_status_provisional"].format(why=i18n.missing_text(validity.missing, lang))
         )
+    elif unsettled:
+        summary.append(t["summary_status_evidence"].format(factors=", ".join(unsettled)))
     else:
         summary.append(t["summary_status_complete"])
     if not study.quality_measured:
@@ -618,7 +701,7 @@ def view_model(
         "question": study.question,
         "headline": i18n.headline(by, lang, unit),
         "status_line": status_line,
-        "provisional": validity.status != an.COMPLETE,
+        "provisional": validity.status != an.COMPLETE or bool(unsettled),
         "published": published,
         "rendered": None
         if published
@@ -735,7 +818,7 @@ def render_report(
     build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
     lang = a.study.lang.value
     ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name)
-    history = ledger.load(ledger_file, a.study.name)
+    history = ledger.history(source, ledger_file, a.study.name)
     verdicts = [*a.verdicts, *([build] if build else [])]
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     by = {v.factor: v for v in verdicts}
@@ -749,7 +832,7 @@ def render_report(
         context=_context(a),
         headline=headline,
     )
-    corr = ledger.corrections(history, entry, a.study.knee_gain) if ledger_file else None
+    corr = ledger.corrections(history, entry, a.study.knee_gain) if ledger_file or history else None
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".report-"))
@@ -886,13 +969,13 @@ def _publish(
     try:
         for png in sorted(report_dir.glob("*.png")):
             shutil.copy2(png, tmp / png.name)
-        validity = next(v for v in verdicts if v.factor == "validity")
         fm = {
             "title": a.study.title,
             "date": now,
             "lang": lang,
             "description": vm["headline"],
-            "status": validity.status,
+            # Provisional while any point is missing or any verdict is not settled.
+            "status": an.PROVISIONAL if vm["provisional"] else an.COMPLETE,
             "study": a.study.name,
             "generator": vm["generator"],
         }

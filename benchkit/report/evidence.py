@@ -1,0 +1,273 @@
+"""What the data can support: the study's objective, noise, contamination and runaway outputs.
+
+The verdicts in `analyse` ask the same four questions of every comparison they make, and this
+module answers them, purely:
+- **Objective**: which metric decides (lower is better) and which points an SLO rules out.
+- **Noise**: is a difference between two configurations real? With repeats, a difference whose
+  95% intervals overlap is no difference. A single run has no interval, so it is judged against
+  the study's declared run-to-run noise (`study.noise`), else against the spread of the
+  per-unit ratios between the two jobs on the units both replayed (a paired estimate from the
+  calls themselves); a margin inside that noise keeps its direction but makes the verdict
+  provisional.
+- **Contamination**: jobs that differ in build, model file, sampling, workload or hardware
+  where the sweep did not vary that on purpose.
+- **Runaway outputs**: jobs whose calls ran to the generation cap beyond the study's limit,
+  and the objective with the capped calls' time taken out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchkit.errors import UserError
+
+THROUGHPUT = "s_per_unit_throughput"
+SLOT_LATENCY = "s_per_unit_slot_latency"
+# Named objectives; any other lower-is-better column of the tidy table may be named directly.
+OBJECTIVES = {"throughput": THROUGHPUT, "latency": SLOT_LATENCY}
+LOWER_IS_BETTER = (
+    THROUGHPUT,
+    SLOT_LATENCY,
+    *(f"{m}_p{q}" for m in ("ttft_ms", "itl_ms") for q in (50, 90, 95, 99)),
+)
+# Metrics that are time per unit: the capped calls' share of call time can be taken out.
+PER_UNIT = (THROUGHPUT, SLOT_LATENCY)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """The metric that decides (lower is better) and the SLO limits a point must meet."""
+
+    name: str
+    metric: str
+    slo: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def per_unit(self) -> bool:
+        return self.metric in PER_UNIT
+
+    def meets(self, values: Mapping[str, float | None]) -> list[dict[str, Any]]:
+        """The SLO limits a point breaks ({metric, value, limit}); unknown values break too."""
+        out = []
+        for metric, limit in self.slo.items():
+            v = values.get(metric)
+            if v is None or v > limit:
+                out.append({"metric": metric, "value": v, "limit": limit})
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "metric": self.metric, "slo": dict(self.slo)}
+
+
+def objective_of(name: str, slo: Mapping[str, Any] | None = None) -> Objective:
+    """`study.objective` and `study.slo` as an Objective; a name or SLO metric benchkit does
+    not know is one sentence naming it and the choices."""
+    metric = OBJECTIVES.get(name, name)
+    choices = ", ".join([*OBJECTIVES, *LOWER_IS_BETTER[2:]])
+    if metric not in LOWER_IS_BETTER:
+        raise UserError(
+            f"study.objective={name!r} is not an objective benchkit knows: use {choices}."
+        )
+    limits: dict[str, float] = {}
+    for k, v in (slo or {}).items():
+        m = OBJECTIVES.get(str(k), str(k))
+        if m not in LOWER_IS_BETTER:
+            raise UserError(
+                f"study.slo names {k!r}, which is not a metric benchkit knows: use {choices}."
+            )
+        try:
+            limits[m] = float(v)
+        except (TypeError, ValueError) as exc:
+            raise UserError(
+                f"study.slo.{k}={v!r} is not a number: give the limit, e.g. 2000."
+            ) from exc
+    return Objective(name, metric, limits)
+
+
+# ---------------------------------------------------------------------------------- noise
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """`other` against `base` on the objective (lower is better).
+
+    `effect` is 'better', 'worse' or 'same'; `rel` = other / base - 1; `noise` is the relative
+    noise the margin was held against (None: none known); `inside_noise` marks a single-run
+    margin inside that noise: its direction stands, but it is not established."""
+
+    effect: str
+    rel: float
+    noise: float | None
+    basis: str
+    inside_noise: bool = False
+
+
+def judge(
+    base_samples: Sequence[float],
+    other_samples: Sequence[float],
+    *,
+    min_effect: float,
+    single_noise: float | None,
+    noise_basis: str,
+    t95: Any,
+) -> Judgement:
+    """Is `other` better, worse or the same as `base`? `single_noise` is the relative noise for
+    single runs (declared, or paired per-unit); `t95(df)` gives the t critical value."""
+    a = [float(x) for x in base_samples]
+    b = [float(x) for x in other_samples]
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    if ma == 0:
+        return Judgement("same", 0.0, None, "plain")
+    rel = mb / ma - 1
+    direction = "worse" if rel > 0 else "better"
+    if abs(rel) < min_effect:
+        return Judgement("same", rel, None, "min_effect")
+    if len(a) > 1 and len(b) > 1:
+        ha = t95(len(a) - 1) * statistics.stdev(a) / math.sqrt(len(a))
+        hb = t95(len(b) - 1) * statistics.stdev(b) / math.sqrt(len(b))
+        noise = math.hypot(ha, hb)
+        rel_noise = noise / ma
+        if abs(mb - ma) <= noise:
+            return Judgement("same", rel, rel_noise, "ci")
+        return Judgement(direction, rel, rel_noise, "ci")
+    if single_noise is not None and abs(rel) <= single_noise:
+        return Judgement(direction, rel, single_noise, noise_basis, inside_noise=True)
+    return Judgement(direction, rel, single_noise, noise_basis if single_noise else "plain")
+
+
+def paired_noise(
+    a: Mapping[str, float], b: Mapping[str, float], t95: Any, min_units: int = 3
+) -> float | None:
+    """The relative 95% half-width of the ratio between two single runs, from the units both
+    replayed: per unit, log(b's time / a's time); the spread of those logs over the units says
+    how consistent the ratio is. None with fewer than `min_units` shared units."""
+    logs = [math.log(b[u] / a[u]) for u in a.keys() & b.keys() if a[u] > 0 and b[u] > 0]
+    if len(logs) < min_units:
+        return None
+    half = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(half) - 1
+
+
+# -------------------------------------------------------------------------- contamination
+
+# What each compared attribute is, and the factor that, when swept, explains a difference.
+ATTRIBUTES = {
+    "build": None,
+    "model": "model",
+    "sampling": "sampling",
+    "workload": "workload",
+    "hardware": "hardware",
+}
+
+
+def setup_of(data: Mapping[str, Any], build_id: str | None) -> dict[str, str]:
+    """One job's setup as comparable strings: llama-server build, model file, sampling sent,
+    workload fingerprint and hardware. Empty strings where the result does not say."""
+    prov = data.get("provenance") or {}
+    model = prov.get("model") or {}
+    samp = prov.get("sampling") or {}
+    wl = prov.get("workload") or {}
+    hw = prov.get("hardware") or {}
+    model_bits = [
+        str(model.get("name") or ""),
+        str(model.get("quant") or ""),
+        f"{model['size_gb']:g} GB" if isinstance(model.get("size_gb"), int | float) else "",
+        str(model.get("sha256") or "")[:12],
+    ]
+    sent = samp.get("sent") or {}
+    return {
+        "build": build_id or "",
+        "model": ", ".join(b for b in model_bits if b),
+        "sampling": (
+            f"{samp.get('profile') or ''} {json.dumps(sent, sort_keys=True)}"
+            if sent
+            else str(samp.get("profile") or "")
+        ).strip(),
+        "workload": " ".join(
+            b for b in (str(wl.get("fixture") or ""), str(wl.get("fingerprint") or "")) if b
+        ),
+        "hardware": str(hw.get("name") or ""),
+    }
+
+
+def contamination(
+    setups: Mapping[str, Mapping[str, str]], varying: Sequence[str], extra: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Groups of jobs whose setup differs from the sweep's usual one in an attribute that no
+    swept factor explains: [{attribute, value, usual, jobs}]. The usual value is the one most
+    jobs share (the first job's on a tie). `extra` names further keys of the setups to compare
+    (factors that differ although the sweep did not plan them)."""
+    out: list[dict[str, Any]] = []
+    jobs = list(setups)
+    attrs = {**ATTRIBUTES, **{k: None for k in extra if k not in ATTRIBUTES}}
+    for attr, factor in attrs.items():
+        if factor is not None and factor in varying:
+            continue
+        values = {j: setups[j].get(attr, "") for j in jobs}
+        known = [v for v in values.values() if v]
+        if len(set(known)) < 2:
+            continue
+        counts = Counter(known)
+        top = max(counts.values())
+        usual = next(v for v in known if counts[v] == top)
+        odd: dict[str, list[str]] = {}
+        for j, v in values.items():
+            if v and v != usual:
+                odd.setdefault(v, []).append(j)
+        for v, js in odd.items():
+            out.append({"attribute": attr, "value": v, "usual": usual, "jobs": js})
+    return out
+
+
+def tainted(entries: Sequence[Mapping[str, Any]], jobs: Sequence[str]) -> list[dict[str, Any]]:
+    """The contamination entries that touch any of `jobs`, restricted to those jobs."""
+    want = set(jobs)
+    out = []
+    for e in entries:
+        hit = [j for j in e["jobs"] if j in want]
+        if hit:
+            out.append({**e, "jobs": hit})
+    return out
+
+
+# ------------------------------------------------------------------------------- runaway
+
+
+def cap_shares(row: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """(share of completed calls that hit the cap, share of call time in them)."""
+    hit: Any = row.get("calls_hit_cap")
+    calls: Any = row.get("calls_completed")
+    by_calls = None
+    if _num(hit) and _num(calls) and float(calls):
+        by_calls = float(hit) / float(calls)
+    t: Any = row.get("cap_time_share")
+    return by_calls, (float(t) if _num(t) else None)
+
+
+def over_cap(row: Mapping[str, Any], limit: float) -> bool:
+    a, b = cap_shares(row)
+    return (a is not None and a > limit) or (b is not None and b > limit)
+
+
+def uncapped(value: float | None, row: Mapping[str, Any]) -> float | None:
+    """A time-per-unit figure with the capped calls' share of call time taken out: what the
+    point would cost had its runaway calls stopped at once (an estimate)."""
+    _, share = cap_shares(row)
+    if value is None or share is None:
+        return None
+    return value * (1.0 - share)
+
+
+def _num(x: Any) -> bool:
+    if x is None or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
