@@ -456,7 +456,7 @@ def view_model(
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
 
     # Factor sections.
-    sections = []
+    sections: list[dict[str, Any]] = []
     b = by.get("backend")
     if b is not None:
         backends = sorted(
