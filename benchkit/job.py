@@ -178,9 +178,13 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
         (job_dir / "error.txt").write_text(traceback.format_exc())
         result["status"] = "failed"
         result["reason"] = f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
-    prov["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    prov["host_load_end"] = _loadavg()
-    prov["job_seconds"] = round(time.monotonic() - t0, 3)
+    ended = {
+        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host_load_end": _loadavg(),
+        "job_seconds": round(time.monotonic() - t0, 3),
+    }
+    # A reused job's own times describe the reuse, never the measurement.
+    (prov["reuse"] if isinstance(prov.get("reuse"), dict) else prov).update(ended)
     secret = api_key(cfg)
     text = json.dumps(result, indent=2, default=str) + "\n"
     if secret and secret in text:
@@ -580,6 +584,24 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+# Provenance that describes the measurement itself: a reused job keeps the measuring pass's.
+MEASURED_PROVENANCE = (
+    "server",
+    "model",
+    "workload",
+    "replay_started_utc",
+    "server_build",
+    "started_utc",
+    "finished_utc",
+    "host_load_start",
+    "host_load_end",
+    "job_seconds",
+    "client",
+    "benchkit",
+    "telemetry",
+)
+
+
 def _reuse(key: str, ctx: JobContext, result: dict[str, Any]) -> bool:
     """Take a complete earlier job with the same resume key: this job's own folder from an
     earlier pass, else a copy from another sweep or run."""
@@ -610,12 +632,22 @@ def _reuse(key: str, ctx: JobContext, result: dict[str, Any]) -> bool:
         result["metrics"] = old["metrics"]
         if "passes" in old:
             result["passes"] = old["passes"]
-        for k in ("server", "model", "workload", "replay_started_utc", "server_build"):
+        # What was true when the job was measured stays as it was (times, host load, the
+        # client path, the benchkit that measured it); the reuse is recorded beside it.
+        now = result["provenance"]
+        reuse = {
+            "started_utc": now.get("started_utc"),
+            "host_load_start": now.get("host_load_start"),
+            "benchkit": now.get("benchkit"),
+            "from": str(path.parent),
+        }
+        for k in MEASURED_PROVENANCE:
             if k in prov:
-                result["provenance"][k] = prov[k]
+                now[k] = prov[k]
         # A job reused twice keeps the folder and time of the pass that measured it.
-        result["provenance"]["reused_from"] = prov.get("reused_from") or str(path.parent)
-        result["provenance"]["measured_utc"] = prov.get("measured_utc") or prov.get("started_utc")
+        now["reused_from"] = prov.get("reused_from") or str(path.parent)
+        now["measured_utc"] = prov.get("measured_utc") or prov.get("started_utc")
+        now["reuse"] = reuse
         return True
     return False
 

@@ -1366,6 +1366,18 @@ def detect_caveats(
     if capped:
         shares = [float(r["cap_time_share"]) for r in capped if _is_num(r.get("cap_time_share"))]
         worst = max(capped, key=lambda r: r.get("cap_time_share") or 0)
+        over = []
+        for r in capped:
+            if ev.over_cap(r, sw.cap_limit):
+                calls_share, time_share = ev.cap_shares(r)
+                over.append(
+                    {
+                        "job": r["job"],
+                        "point": {k: r.get(k) for k in sw.varying},
+                        "share_calls": calls_share,
+                        "share_time": time_share,
+                    }
+                )
         out.append(
             {
                 "kind": "cap",
@@ -1373,6 +1385,8 @@ def detect_caveats(
                 "calls": int(sum(r["calls_hit_cap"] for r in capped)),
                 "max_share": max(shares) if shares else None,
                 "worst_job": worst["job"],
+                "limit": sw.cap_limit,
+                "over": over,
             }
         )
 
@@ -1471,6 +1485,9 @@ def detect_caveats(
             }
         )
         out.append({"kind": "software_device", "devices": software, "flash_attn_off": forced})
+
+    if sw.contaminated:
+        out.append({"kind": "contaminated", "entries": list(sw.contaminated)})
 
     httpx_timed = {
         j: str(((d.get("provenance") or {}).get("client") or {}).get("fallback") or "")

@@ -154,6 +154,7 @@ _EN: dict[str, str] = {
     "col_obj_change": "{objective}: change vs previous",
     "col_uncapped": "without capped calls (estimate)",
     "slo_out": "over the SLO",
+    "differs_per_job": "Differs per job:",
     "col_ctx": "context (tokens)",
     "col_off": "MTP off s/unit",
     "col_on": "MTP on s/unit",
@@ -373,6 +374,7 @@ _KO: dict[str, str] = {
     "col_obj_change": "{objective}: 이전 대비 변화",
     "col_uncapped": "상한 도달 호출 제외(추정)",
     "slo_out": "SLO 초과",
+    "differs_per_job": "작업마다 다름:",
     "col_ctx": "컨텍스트(토큰)",
     "col_off": "MTP 끔 단위당 초",
     "col_on": "MTP 켬 단위당 초",
@@ -804,23 +806,28 @@ def noise_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
             out.append(f"{base}와 {other}의 차이 {margin}는 {src} {noise} 안입니다")
         else:
             src = (
-                "the run-to-run noise the study declares"
+                f"the {noise} run-to-run noise the study declares"
                 if declared
-                else "the noise of the per-unit times (one run each)"
+                else f"the {noise} noise of their per-unit time ratios (one run each)"
             )
-            out.append(f"{base} and {other} differ by only {margin}, inside {src} ({noise})")
+            out.append(f"{base} and {other} differ by only {margin}, inside {src}")
     return "; ".join(out)
 
 
 def capped_text(c: Mapping[str, Any], lang: str) -> str:
-    """'14% of job 6's calls ran to the generation cap (limit 5%)'."""
-    share = fmt.pct(c["share"])
+    """'in job 6, 14% of calls and 28% of call time ran to the generation cap (limit 5%)'."""
     limit = fmt.pct(c["limit"])
+    calls = fmt.pct(c["share_calls"]) if c.get("share_calls") is not None else None
+    time_ = fmt.pct(c["share_time"]) if c.get("share_time") is not None else None
     if lang == "ko":
-        return f"작업 {c['job']}의 호출 중 {share}가 생성 상한까지 갔습니다(한도 {limit})"
-    return (
-        f"{share} of job {c['job']}'s calls or call time ran to the generation cap (limit {limit})"
+        what = ", ".join(
+            x for x in (calls and f"호출의 {calls}", time_ and f"호출 시간의 {time_}") if x
+        )
+        return f"작업 {c['job']}에서 {what}가 생성 상한까지 갔습니다(한도 {limit})"
+    what = " and ".join(
+        x for x in (calls and f"{calls} of calls", time_ and f"{time_} of call time") if x
     )
+    return f"in job {c['job']}, {what} ran to the generation cap (limit {limit})"
 
 
 # ---------------------------------------------------------------------------- sentences
@@ -1411,14 +1418,48 @@ def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
                 else ""
             )
         )
+        over = ""
+        if c.get("over"):
+            items = []
+            for o in c["over"]:
+                bits = [
+                    f"{fmt.pct(o['share_calls'])} {'호출' if ko else 'of calls'}"
+                    if o.get("share_calls") is not None
+                    else "",
+                    f"{fmt.pct(o['share_time'])} {'호출 시간' if ko else 'of call time'}"
+                    if o.get("share_time") is not None
+                    else "",
+                ]
+                where = point_text(o["point"], lang)
+                items.append(
+                    f"{jobs_text([o['job']], lang)} ({where}: {', '.join(b for b in bits if b)})"
+                )
+            limit = fmt.pct(c.get("limit") or 0)
+            over = (
+                f" 연구의 한도 {limit}를 넘은 작업: {'; '.join(items)}. 그 지점을 권장할 때는 이 "
+                "사실을 함께 적고, 상한 호출 시간을 뺀 값도 보입니다."
+                if ko
+                else f" Over the study's {limit} limit: {'; '.join(items)}; such a point is "
+                "never recommended without saying so, and its figures are also shown without "
+                "the capped calls' time."
+            )
         return (
             f"생성 상한에 걸린 호출이 {c['jobs']}개 작업에서 {c['calls']}번 있었습니다{share}. 이런 "
             "폭주 출력은 단위 하나를 크게 느리게 만들 수 있어, 벽시계 옆에 합산 prefill과 decode "
-            "처리량을 같이 적었습니다."
+            f"처리량을 같이 적었습니다.{over}"
             if ko
             else f"{c['calls']} calls in {c['jobs']} jobs ran to the generation cap{share}. "
             "Runaway outputs like these can make one unit much slower, so aggregate prefill "
-            "and decode throughput stand beside wall-clock figures."
+            f"and decode throughput stand beside wall-clock figures.{over}"
+        )
+    if kind == "contaminated":
+        text = contamination_text(c["entries"], lang)
+        return (
+            f"스윕이 일부러 바꾸지 않은 조건이 작업마다 다릅니다: {text}. 이 작업에 기대는 판정은 "
+            "잠정입니다."
+            if ko
+            else f"Jobs differ in something the sweep did not vary on purpose: {text}. Verdicts "
+            "that rest on these jobs are provisional."
         )
     if kind == "spread":
         worst = max(c["configs"], key=lambda x: x["cv"])

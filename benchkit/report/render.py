@@ -15,6 +15,7 @@ import base64
 import json
 import re
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -37,7 +38,7 @@ from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
-from benchkit.report import figures, i18n, ledger
+from benchkit.report import figures, i18n, ledger, prose
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters
 from benchkit.report.table import factor_columns, tidy
@@ -710,6 +711,8 @@ def view_model(
         ),
         "summary_rows": summary_rows,
         "model_line": model_line,
+        # The first job's model and hardware stand above; every job that differed is named.
+        "setup_differences": [i18n.contamination_text([e], lang) for e in a.sweep.contaminated],
         "hardware_line": hardware_line,
         "workload_line": workload_line,
         "tokenizer_lines": tokenizer_lines,
@@ -942,6 +945,8 @@ def _write_report(
     front_matter: str = "",
 ) -> None:
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
+    for hole in prose.holes(md):
+        print(f"[benchkit] warning: the report's prose has a hole ({hole})", file=sys.stderr)
     atomic_write_text(folder / md_name, front_matter + md)
     body = markdown_to_html(_inline_images(md, folder))
     html = (

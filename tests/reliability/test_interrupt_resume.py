@@ -35,6 +35,14 @@ def test_sigint_then_rerun_resumes(tmp_path: Path, tag: str) -> None:
     assert a["status"] == b["status"] == "complete"
     assert a["provenance"]["reused_from"] == str(first / "0")
     assert a["metrics"] == result(first / "0")["metrics"]
+    # The reused result keeps what was true when it was measured, and records the reuse.
+    measured = result(first / "0")["provenance"]
+    for key in ("started_utc", "finished_utc", "host_load_start", "host_load_end", "client"):
+        assert a["provenance"][key] == measured[key], key
+    assert a["provenance"]["client"]["path"] in ("raw", "httpx")
+    reuse = a["provenance"]["reuse"]
+    assert reuse["from"] == str(first / "0")
+    assert reuse["started_utc"] >= measured["finished_utc"] and reuse["finished_utc"]
     assert "reused_from" not in b["provenance"]  # the interrupted job is measured again
 
     # Again into the same folder (a lease that resumes where the last one stopped): every job
