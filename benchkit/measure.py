@@ -37,7 +37,7 @@ DEFINITIONS: dict[str, str] = {
     ),
     "ttft_ms": (
         "Time to first token on the client: request sent to first token received, queueing "
-        "inside the server included."
+        "inside the server included (p50, p90, p95, p99 over completed calls)."
     ),
     "itl_ms": (
         "Inter-token latency per call: (last token - first token) / (completion tokens - 1), "
@@ -63,7 +63,7 @@ DEFINITIONS: dict[str, str] = {
 
 
 def percentiles(
-    values: Sequence[float], qs: Iterable[int] = (50, 90, 99)
+    values: Sequence[float], qs: Iterable[int] = (50, 90, 95, 99)
 ) -> dict[str, float | None]:
     """Linear-interpolated percentiles; None for each when there are no values."""
     vals = sorted(v for v in values if v is not None and math.isfinite(v))

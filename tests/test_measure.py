@@ -38,8 +38,13 @@ def test_union_length_counts_overlap_once() -> None:
 
 def test_percentiles_interpolate() -> None:
     p = percentiles([1, 2, 3, 4, 5])
-    assert p == {"p50": 3, "p90": pytest.approx(4.6), "p99": pytest.approx(4.96)}
-    assert percentiles([]) == {"p50": None, "p90": None, "p99": None}
+    assert p == {
+        "p50": 3,
+        "p90": pytest.approx(4.6),
+        "p95": pytest.approx(4.8),
+        "p99": pytest.approx(4.96),
+    }
+    assert percentiles([]) == {"p50": None, "p90": None, "p95": None, "p99": None}
 
 
 def test_one_slot_sequential_units() -> None:

@@ -103,7 +103,7 @@ def test_seed_report_in_the_browser(tmp_path: Path) -> None:
         assert img["width"] > 500 and img["height"] > 300, img["alt"]
     assert page["scripts"] == 1  # only the probe
     assert "{{" not in page["text"] and "{%" not in page["text"]
-    assert "Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎이었고" in page["text"]
+    assert "Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎으로 보이고" in page["text"]
     assert page["title"].startswith("A 35B MoE on the Radeon AI PRO R9700")
 
     shot = screenshot(out / "report.html", tmp_path)

@@ -482,13 +482,7 @@ def _flat(metrics: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _is_num(x: Any) -> bool:
-    if x is None or isinstance(x, bool):
-        return False
-    try:
-        return math.isfinite(float(x))
-    except (TypeError, ValueError):
-        return False
+_is_num = ev.is_num
 
 
 # ------------------------------------------------------------------------------ verdicts
@@ -802,10 +796,18 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
             "ctx_ratio": cb / ck if cb and ck else counts[bi] / k,
             "latency_ratio": lb / lk if lb and lk else None,
         }
+    # A knee taken because its interval overlaps the best count's, not because it is within
+    # the knee margin: the data cannot tell them apart yet.
+    if bi != ki and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
+        j = sw.judge(primary[bi], primary[ki])
+        if j is not None:
+            reasons.append("inside_noise")
+            numbers["noise"] = [_noise_entry(j, primary[bi].values, primary[ki].values)]
+            numbers["faster"]["inside_noise"] = True
     # Is the knee's margin over the next smaller count real?
     if ki > 0:
         j = sw.judge(primary[ki], primary[ki - 1])
-        if j is not None and j.inside_noise and j.effect == "worse":
+        if j is not None and j.inside_noise and j.effect == "worse" and "noise" not in numbers:
             reasons.append("inside_noise")
             numbers["noise"] = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
     cap = _capped(sw, primary[ki])
@@ -1121,28 +1123,30 @@ def projection_verdict(
     best_cell = min(
         (c for c in sw.cells if fits(c)), key=lambda c: float(c.mean(m) or 0.0), default=cell
     )
-    if best_cell is not cell:
+    best_v, rec_v = best_cell.mean(m), cell.mean(m)
+    if best_cell is not cell and best_v is not None and rec_v and best_v < rec_v:
         j = sw.judge(cell, best_cell)
-        if j is not None and j.effect == "better":
-            why = "other"
-            if sw.taint([best_cell]):
-                why = "contaminated"
-            elif _capped(sw, best_cell) is not None:
-                why = "capped"
-            elif slots is not None and norm(best_cell.values.get("slots")) == norm(
-                (slots.numbers.get("faster") or {}).get("slots", "-")
-            ):
-                why = "knee"
-            numbers["better_point"] = {
-                "point": dict(best_cell.values),
-                "faster_by": -j.rel,
-                "inside_noise": j.inside_noise,
-                "why": why,
-                "ctx_ratio": _ratio_or_none(
-                    _first_num(sw.df, best_cell.jobs, "ctx_total"),
-                    _first_num(sw.df, cell.jobs, "ctx_total"),
-                ),
-            }
+        why = "other"
+        if sw.taint([best_cell]):
+            why = "contaminated"
+        elif _capped(sw, best_cell) is not None:
+            why = "capped"
+        elif slots is not None and norm(best_cell.values.get("slots")) == norm(
+            (slots.numbers.get("faster") or {}).get("slots", "-")
+        ):
+            why = "knee"
+        numbers["better_point"] = {
+            "point": dict(best_cell.values),
+            "faster_by": 1 - best_v / rec_v,
+            "inside_noise": j is not None and (j.inside_noise or j.basis == "ci"),
+            "below_min_effect": j is not None and j.basis == "min_effect",
+            "min_effect": sw.min_effect,
+            "why": why,
+            "ctx_ratio": _ratio_or_none(
+                _first_num(sw.df, best_cell.jobs, "ctx_total"),
+                _first_num(sw.df, cell.jobs, "ctx_total"),
+            ),
+        }
     # A single run varies nothing: name its point from the settings every job shared.
     where: dict[str, Any] = {
         k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants

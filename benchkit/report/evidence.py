@@ -174,10 +174,13 @@ def setup_of(data: Mapping[str, Any], build_id: str | None) -> dict[str, str]:
     samp = prov.get("sampling") or {}
     wl = prov.get("workload") or {}
     hw = prov.get("hardware") or {}
+    path = str(model.get("path") or "")
     model_bits = [
         str(model.get("name") or ""),
         str(model.get("quant") or ""),
         f"{model['size_gb']:g} GB" if isinstance(model.get("size_gb"), int | float) else "",
+        path.rsplit("/", 1)[-1],
+        f"{model['file_bytes']:,} bytes" if isinstance(model.get("file_bytes"), int) else "",
         str(model.get("sha256") or "")[:12],
     ]
     sent = samp.get("sent") or {}
@@ -244,10 +247,10 @@ def cap_shares(row: Mapping[str, Any]) -> tuple[float | None, float | None]:
     hit: Any = row.get("calls_hit_cap")
     calls: Any = row.get("calls_completed")
     by_calls = None
-    if _num(hit) and _num(calls) and float(calls):
+    if is_num(hit) and is_num(calls) and float(calls):
         by_calls = float(hit) / float(calls)
     t: Any = row.get("cap_time_share")
-    return by_calls, (float(t) if _num(t) else None)
+    return by_calls, (float(t) if is_num(t) else None)
 
 
 def over_cap(row: Mapping[str, Any], limit: float) -> bool:
@@ -264,7 +267,8 @@ def uncapped(value: float | None, row: Mapping[str, Any]) -> float | None:
     return value * (1.0 - share)
 
 
-def _num(x: Any) -> bool:
+def is_num(x: Any) -> bool:
+    """A finite number (not a bool, not None, not NaN)."""
     if x is None or isinstance(x, bool):
         return False
     try:

@@ -58,10 +58,15 @@ _EN: dict[str, str] = {
     "sec_compared": "What is compared with what",
     "basis_note": (
         'Every "seconds per unit" names its basis. **Throughput basis**: wall clock / units '
-        "completed, what a batch of units costs; verdicts and projections use it. **Slot-latency "
+        "completed, what a batch of units costs; projections use it. **Slot-latency "
         "basis**: the time one slot spends on one unit, about slots x the throughput basis. "
         "Numbers of the two bases are never compared with each other."
     ),
+    "objective_note": (
+        "The verdicts judge **{objective}** (the study's objective; lower is better){slo}. "
+        "Decode and prefill throughput stand beside it as explanations."
+    ),
+    "objective_slo": "; a point must also keep {limits}",
     "model_line": "Model: {name} ({arch}, {params}, {quant}{size}).",
     "model_params": "{total}B total, {active}B active parameters",
     "synthetic_note": (
@@ -284,10 +289,15 @@ _KO: dict[str, str] = {
     "sec_compared": "먼저, 무엇을 무엇과 비교하는지",
     "basis_note": (
         '"종목당 초"에는 늘 기준을 붙였습니다. **처리량 기준**: 벽시계 시간 / 완료한 단위 수로, '
-        "여러 단위를 한꺼번에 돌릴 때의 비용입니다. 판정과 환산은 이 기준을 씁니다. **슬롯 지연 기준**: "
+        "여러 단위를 한꺼번에 돌릴 때의 비용입니다. 환산은 이 기준을 씁니다. **슬롯 지연 기준**: "
         "슬롯 하나가 단위 하나를 끝내는 데 걸린 시간으로, 처리량 기준의 대략 슬롯 수배입니다. 두 기준의 "
         "숫자를 서로 비교하지 않습니다."
     ),
+    "objective_note": (
+        "판정은 **{objective}**으로 합니다(연구의 목표, 낮을수록 좋음){slo}. decode와 prefill "
+        "처리량은 설명으로 곁에 둡니다."
+    ),
+    "objective_slo": ". 권장 지점은 {limits}도 지켜야 합니다",
     "model_line": "모델: {name} ({arch}, {params}, {quant}{size}).",
     "model_params": "전체 {total}B, 활성 {active}B 파라미터",
     "synthetic_note": "benchkit이 직접 만든 무작위 가중치 합성 모델이라, 그 속도는 실제 모델에 대해 아무것도 말해 주지 않습니다",
@@ -801,6 +811,14 @@ def noise_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
         margin = fmt.pct(abs(e["margin"]))
         noise = fmt.pct(e["noise"]) if e.get("noise") is not None else "?"
         declared = e.get("basis") == "declared"
+        if e.get("basis") == "ci":
+            out.append(
+                f"{base}와 {other}의 차이 {margin}는 95% 신뢰구간이 겹쳐 아직 가릴 수 없습니다"
+                if lang == "ko"
+                else f"{base} and {other} differ by {margin}, but their 95% intervals overlap: "
+                "more repeats would tell them apart"
+            )
+            continue
         if lang == "ko":
             src = "연구가 밝힌 실행 간 노이즈" if declared else "단위별 시간으로 잰 노이즈"
             out.append(f"{base}와 {other}의 차이 {margin}는 {src} {noise} 안입니다")
@@ -1236,7 +1254,16 @@ def better_point_text(v: Verdict, lang: str) -> str:
             if ko
             else "the other verdicts (backend, MTP) do not single it out"
         )
-    noise = (" (노이즈 안)" if ko else " (inside the noise)") if b.get("inside_noise") else ""
+    noise = ""
+    if b.get("inside_noise"):
+        noise = " (노이즈 안)" if ko else " (inside the noise)"
+    elif b.get("below_min_effect"):
+        eff = fmt.pct(b.get("min_effect") or 0)
+        noise = (
+            f" (연구가 차이로 치는 {eff}보다 작음)"
+            if ko
+            else f" (less than the {eff} the study counts as a difference)"
+        )
     if ko:
         return f" {topic(where, lang)} {obj}에서 {pct} 더 빨랐지만{noise} 권장하지 않습니다: {why}."
     return f" {where} measured {pct} faster on {obj}{noise}, but is not recommended: {why}."
@@ -1640,6 +1667,15 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
     if changed:
         diffs = ", ".join(f"{key} {a} → {b}" for key, (a, b) in changed.items())
         bits.append(f"다시 잰 조건: {diffs}" if ko else f"measured again with {diffs}")
+    if why.get("rules"):
+        a, b = why["rules"]
+        bits.append(
+            f"판정 규칙이 바뀌었습니다(v{a} → v{b}: 모든 판정을 연구의 목표로 하고, 노이즈·다른 조건·폭주 "
+            "출력 규칙을 적용)"
+            if ko
+            else f"the verdict rules changed (v{a} → v{b}: every verdict is judged on the study's "
+            "objective, with the noise, contamination and runaway-output rules)"
+        )
     if why.get("new_points"):
         n = why["new_points"]
         bits.append(f"새로 완료된 지점 {n}개" if ko else f"{n} more points completed")

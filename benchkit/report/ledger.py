@@ -25,6 +25,19 @@ from benchkit.report.analyse import COMPLETE, Verdict, norm
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
+# The rules behind the verdicts. An entry without `rules` was published under version 1
+# (knee on aggregate decode tok/s, no noise, contamination or runaway rules); version 2
+# judges every verdict on the study's objective with those rules (evidence.py). A verdict
+# that changed between entries of different rules says so in its correction.
+RULES_VERSION = 2
+RULES = {
+    1: "knee on aggregate decode throughput; no noise, contamination or runaway-output rules",
+    2: (
+        "every verdict on the study's objective (seconds per unit, throughput basis, by "
+        "default); single-run margins held against noise; jobs on another setup and runaway "
+        "outputs named"
+    ),
+}
 # Verdicts worth correcting; `validity` and `repeats` are reported in their own sections.
 TRACKED = ("backend", "slots", "mtp", "projection", "build")
 
@@ -127,6 +140,7 @@ def make_entry(
             for c in claims
         ],
         "context": dict(context),
+        "rules": RULES_VERSION,
     }
 
 
@@ -186,7 +200,11 @@ def _why(
                     changed[f"{key} {sub}"] = [a.get(sub), b.get(sub)]
         elif a != b and a is not None and b is not None:
             changed[key] = [a, b]
-    return {"unfinished": unfinished, "changed": changed}
+    out: dict[str, Any] = {"unfinished": unfinished, "changed": changed}
+    rules_a, rules_b = int(earlier.get("rules") or 1), int(now.get("rules") or 1)
+    if rules_a != rules_b:
+        out["rules"] = [rules_a, rules_b]
+    return out
 
 
 def corrections(

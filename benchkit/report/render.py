@@ -710,6 +710,17 @@ def view_model(
             when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), source=a.source
         ),
         "summary_rows": summary_rows,
+        "objective_note": t["objective_note"].format(
+            objective=i18n.objective_words(a.sweep.metric, lang),
+            slo=t["objective_slo"].format(
+                limits=", ".join(
+                    f"{i18n.objective_words(k, lang)} ≤ {i18n.objective_value(k, v, lang)}"
+                    for k, v in a.sweep.objective.slo.items()
+                )
+            )
+            if a.sweep.objective.slo
+            else "",
+        ),
         "model_line": model_line,
         # The first job's model and hardware stand above; every job that differed is named.
         "setup_differences": [i18n.contamination_text([e], lang) for e in a.sweep.contaminated],
@@ -828,7 +839,9 @@ def render_report(
     headline = i18n.headline(by, lang, _unit_name(a.study, lang))
     entry = ledger.make_entry(
         study=a.study.name,
-        published_utc=now,
+        # Only a publication is dated today; a render compares the history with the results
+        # as they were measured, so its corrections carry the measurement's date.
+        published_utc=now if publish is not None else (_measured_utc(a.results) or now),
         source=str(source),
         verdicts=verdicts,
         claims=a.claims,
@@ -867,6 +880,15 @@ def render_report(
         if ledger_file is not None:
             ledger.append(ledger_file, entry)
     return out_dir
+
+
+def _measured_utc(results: Sequence[JobResult]) -> str | None:
+    """When the newest result was measured (a reused job counts from its measuring pass)."""
+    dates = [
+        str(r.provenance.get("measured_utc") or r.provenance.get("started_utc") or "")
+        for r in results
+    ]
+    return max((d for d in dates if d), default=None)
 
 
 def _add_ground_truth(vm: dict[str, Any], source: Path, a: Analysed) -> None:
