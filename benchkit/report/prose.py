@@ -21,7 +21,7 @@ _PATTERNS = (
     (re.compile(r"\b(?:job|jobs|작업) (?:[,.;:)]|$)"), "a job named without its number"),
 )
 _STATUS_COMPLETE = re.compile(r"^\**(?:Complete:|완료:)")
-_PROVISIONAL = re.compile(r"(?:Provisional|provisional|잠정)")
+_PROVISIONAL = re.compile(r"(?:Provisional|잠정)")
 
 
 def holes(markdown: str) -> list[str]:
@@ -39,7 +39,8 @@ def holes(markdown: str) -> list[str]:
         for pattern, what in _PATTERNS:
             if pattern.search(text):
                 out.append(f"line {i}: {what}: {text[:160]}")
-    head = "\n".join(lines[:12])
-    if any(_STATUS_COMPLETE.match(x.strip()) for x in lines[:12]) and _PROVISIONAL.search(head):
+    top = [x.strip() for x in lines[:12] if x.strip() and not x.strip().startswith("|")]
+    headline = next((x for x in top if x.startswith("**")), "")
+    if any(_STATUS_COMPLETE.match(x) for x in top) and _PROVISIONAL.match(headline.strip("*")):
         out.append("a 'Complete' status line beside a provisional headline")
     return out
