@@ -265,6 +265,16 @@ class StudyConfig:
 
 
 @dataclass
+class TelemetryConfig:
+    """The sampler beside each job (benchkit.telemetry): GPU power, energy, utilisation,
+    clocks and the server's CPU time during the replay."""
+
+    enabled: bool = True
+    # Seconds between samples; the energy comes from the GPU's own counter whatever this is.
+    interval_s: float = 0.2
+
+
+@dataclass
 class BenchConfig:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
     backend: BackendConfig = field(default_factory=BackendConfig)
@@ -274,6 +284,7 @@ class BenchConfig:
     server: ServerConfig = field(default_factory=ServerConfig)
     study: StudyConfig = field(default_factory=StudyConfig)
     spec: SpecConfig = field(default_factory=SpecConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     slots: int = 4
     mtp: bool = False
     repeats: int = 1

@@ -64,6 +64,8 @@ from benchkit.results import (
 )
 from benchkit.serve import RunningServer, ServerError, free_port
 from benchkit.server_metrics import parse_prometheus, server_counters
+from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader
+from benchkit.telemetry import absent as telemetry_absent
 from benchkit.workload import Unit, Workload, load_workload
 
 
@@ -247,6 +249,8 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
         "built_now_s": binary.build_seconds,
         # A software rasteriser (llvmpipe) is the CPU behind a Vulkan API: the report says so.
         "software_device": binary.software_device,
+        # Where and how it was built: flags, machine, portable or native, carried or not.
+        "build": binary.build,
     }
     _fit_flash_attn(cfg, binary, prov)
     key = resume_key(cfg, workload.fingerprint(), f"{binary.path}\n{binary.version}")
@@ -302,6 +306,7 @@ def _measure(
     outcomes: list[ReplayOutcome] = []
     server_side: list[dict[str, Any] | None] = []
     end_problem: str | None = None
+    tel = job_telemetry(cfg)
     t0 = time.perf_counter()
     try:
         # Each repeat is a pass on a freshly started server: no prompt cache, KV cache or
@@ -313,7 +318,7 @@ def _measure(
                 if rep == 0:
                     prov["server"]["props"] = _props_info(srv.props)
                     n_vocab = _n_vocab(srv, cfg)
-                outcome = Replayer(
+                replayer = Replayer(
                     base_url=spec.base_url,
                     alias=spec.alias,
                     spec=replay,
@@ -324,7 +329,13 @@ def _measure(
                     alive=srv.alive,
                     repeat=rep,
                     t0=t0,
-                ).run()
+                )
+                sampler = tel.sampler(srv.proc.pid if srv.proc else None, t0)
+                sampler.start()
+                try:
+                    outcome = replayer.run()
+                finally:
+                    tel.passes.append(sampler.stop())
                 outcomes.append(outcome)
                 if srv.alive():
                     server_side.append(counters(srv))
@@ -338,7 +349,12 @@ def _measure(
                 break
     finally:
         sink.close()
+        tel.close()
     _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
+    # GPU energy, power, busy shares and the server's CPU time over the replay passes.
+    result["metrics"].update(tel.metrics(int(result["metrics"].get("units_completed") or 0)))
+    if tel.passes and any(p.samples for p in tel.passes):
+        tel.write_samples(ctx.job_dir / TELEMETRY_FILE)
     # The server's own counters from /metrics, per pass, beside the client's measurements.
     result["metrics"]["server"] = server_side[0] if len(server_side) == 1 else server_side
     if any(o.user_interrupt for o in outcomes):
@@ -528,8 +544,24 @@ def _run_external(
     except UserError as exc:
         end_problem = f"at the end of the job: {exc}"
     _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
+    result["metrics"].update(
+        telemetry_absent(
+            "backend=external: benchkit did not start the server, so neither its process nor "
+            "its GPU is known to be this job's"
+        )
+    )
     if any(o.user_interrupt for o in outcomes):
         raise _UserInterrupt
+
+
+def job_telemetry(cfg: BenchConfig) -> JobTelemetry:
+    """The job's sampler set-up: the GPU reader for its backend and device, or the reason
+    there is none (the server's CPU time is read either way)."""
+    if not cfg.telemetry.enabled:
+        return JobTelemetry(None, "telemetry.enabled=false", cfg.telemetry.interval_s)
+    indices = None if cfg.hardware.device is None else [cfg.hardware.device]
+    reader, reason = open_reader(cfg.backend.name.value, indices)
+    return JobTelemetry(reader, reason, cfg.telemetry.interval_s)
 
 
 def external_identity(
@@ -625,7 +657,7 @@ def _reuse(key: str, ctx: JobContext, result: dict[str, Any]) -> bool:
         if old.get("status") != "complete" or prov.get("resume_key") != key:
             continue
         if path != own:
-            for name in (CALLS_FILE, "server.log"):
+            for name in (CALLS_FILE, "server.log", TELEMETRY_FILE):
                 if (path.parent / name).exists():
                     shutil.copyfile(path.parent / name, ctx.job_dir / name)
         result["status"], result["reason"] = "complete", None

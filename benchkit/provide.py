@@ -14,6 +14,7 @@ import glob
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchkit.config import BackendConfig, BackendName, BenchConfig
 from benchkit.errors import Unavailable, UserError
@@ -54,6 +56,13 @@ _REQUIRE_HINTS = {
     "nvidia-smi": "CUDA needs an NVIDIA driver (nvidia-smi not found, so no CUDA device)",
 }
 
+# A portable build runs on any x86-64 CPU with AVX2 (ggml's default instruction set when not
+# native) and finds its shared libraries beside itself ($ORIGIN), so it can be built here and
+# carried to a machine that cannot build it (the lent H200 has no glslc); `provide` records
+# where it was built and why it was used (ServerBinary.build, provenance.server_build.build).
+PORTABLE_FLAGS = ("-DGGML_NATIVE=OFF", "-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON")
+BUILD_STAMP = "benchkit-build.json"
+
 # b11434's ggml-vulkan.cpp uses vk::LayerSettingEXT (VK_EXT_layer_settings), first in the
 # 1.3.261 headers; Debian 12 ships 1.3.239, so scripts/vulkan-deps.sh unpacks Debian 13's
 # headers (only the headers: installing that package would upgrade libc) into the cache.
@@ -72,6 +81,22 @@ LLVMPIPE_FLASH_ATTN_REASON = (
 )
 
 
+def private_glslc_root() -> Path:
+    """Where scripts/vulkan-glslc.sh puts a newer glslc (one `<version>/glslc` each)."""
+    return cache_dir() / "glslc"
+
+
+def private_glslc() -> Path | None:
+    """The newest glslc in the cache, None if there is none. Debian 12's glslc (shaderc
+    2023.2) lacks the cooperative-matrix and integer-dot extensions, so its builds skip the
+    shaders that use the matrix cores of NVIDIA and AMD GPUs."""
+    found = sorted(
+        (p for p in private_glslc_root().glob("*/glslc") if os.access(p, os.X_OK)),
+        key=lambda p: [int(x) if x.isdigit() else x for x in re.split(r"[.\-]", p.parent.name)],
+    )
+    return found[-1] if found else None
+
+
 @dataclass(frozen=True)
 class ServerBinary:
     path: Path
@@ -85,6 +110,9 @@ class ServerBinary:
     software_device: str | None = None
     # Why `server.flash_attn=auto` must mean off with this binary on this device, else None.
     flash_attn_off: str | None = None
+    # The build's record (BUILD_STAMP): flags, where and when it was built, portable or not,
+    # and, for a build carried from elsewhere, why this machine did not build its own.
+    build: dict[str, Any] | None = None
 
 
 def llama_root() -> Path:
@@ -167,8 +195,9 @@ def check_prerequisites(backend: BackendConfig) -> None:
         check_vulkan_build_deps()
 
 
-def build_flags(backend: BackendConfig) -> list[str]:
-    """CMake flags of the build; raises Unavailable when Vulkan has no usable headers."""
+def build_flags(backend: BackendConfig, portable: bool = False) -> list[str]:
+    """CMake flags of the build; raises Unavailable when Vulkan has no usable headers. A
+    portable build adds PORTABLE_FLAGS and, for Vulkan, the cache's newer glslc if any."""
     flags = [*BASE_CMAKE_FLAGS, *backend.cmake_flags]
     if backend.name is BackendName.vulkan and not any(
         f.startswith("-DVulkan_INCLUDE_DIR=") for f in flags
@@ -176,7 +205,78 @@ def build_flags(backend: BackendConfig) -> list[str]:
         include = vulkan_include_dir()
         if include is not None:
             flags.append(f"-DVulkan_INCLUDE_DIR={include}")
+    if portable:
+        flags += [f for f in PORTABLE_FLAGS if f not in flags]
+        glslc = private_glslc()
+        if (
+            backend.name is BackendName.vulkan
+            and glslc is not None
+            and not any(f.startswith("-DVulkan_GLSLC_EXECUTABLE=") for f in flags)
+        ):
+            flags.append(f"-DVulkan_GLSLC_EXECUTABLE={glslc}")
     return flags
+
+
+def build_dir(backend: BackendConfig, portable: bool = False) -> Path:
+    return llama_root() / f"build-{backend.name.value}{'-portable' if portable else ''}"
+
+
+def read_stamp(build: Path) -> dict[str, Any] | None:
+    """A build folder's record (BUILD_STAMP), None when it has none or it is unreadable."""
+    try:
+        data = json.loads((build / BUILD_STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _machine() -> dict[str, Any]:
+    """Where a build is made: host, CPU, OS and C library (a carried build needs a C library
+    at least this new where it runs)."""
+    from benchkit.provenance import _cpu_model
+
+    libc, libc_version = platform.libc_ver()
+    return {
+        "host": platform.node(),
+        "cpu": _cpu_model(),
+        "os": f"{platform.system()} {platform.release()}",
+        "libc": f"{libc} {libc_version}".strip(),
+        "debian": _read_first(Path("/etc/debian_version")),
+    }
+
+
+def _read_first(path: Path) -> str | None:
+    try:
+        return path.read_text().strip().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _build_facts(flags: list[str], log: Path) -> dict[str, Any]:
+    """What a build's configure step decided that its flags do not say: the glslc used and
+    the shader extensions it supports (Vulkan), the CPU instruction sets (portable)."""
+    facts: dict[str, Any] = {}
+    glslc = next(
+        (f.split("=", 1)[1] for f in flags if f.startswith("-DVulkan_GLSLC_EXECUTABLE=")),
+        shutil.which("glslc"),
+    )
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        text = ""
+    shaders = re.findall(r"^-- (GL_\w+ (?:not )?supported by glslc)", text, re.M)
+    if shaders:
+        facts["shader_extensions"] = shaders
+        if glslc:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                out = subprocess.run(
+                    [glslc, "--version"], capture_output=True, text=True, timeout=20, check=False
+                ).stdout
+                facts["glslc"] = " / ".join(x.strip() for x in out.splitlines()[:3] if x.strip())
+    cpu = re.findall(r"^-- Adding CPU backend variant (\S+): (\S+)", text, re.M)
+    if cpu:
+        facts["cpu_variants"] = {name: flags_ for name, flags_ in cpu}
+    return facts
 
 
 # --- Vulkan: headers, build prerequisites, software devices -------------------------------
@@ -356,15 +456,16 @@ def _run_build(cmd: list[str], log: Path, what: str) -> None:
         raise Unavailable(f"{what} failed (exit {rc}); the build log is {log}.")
 
 
-def build_server(backend: BackendConfig) -> tuple[Path, float | None]:
-    """Build (or reuse) llama-server for this backend; returns (binary, seconds spent building)."""
+def build_server(backend: BackendConfig, portable: bool = False) -> tuple[Path, float | None]:
+    """Build (or reuse) llama-server for this backend; returns (binary, seconds spent building).
+    `portable`: for any x86-64 CPU with AVX2, into its own folder (PORTABLE_FLAGS)."""
     root = llama_root()
-    build = root / f"build-{backend.name.value}"
+    build = build_dir(backend, portable)
     binary = build / "bin" / "llama-server"
-    stamp = build / "benchkit-build.json"
+    stamp = build / BUILD_STAMP
     # Checked even when a build is cached: a backend that lacks what it needs is unavailable.
     check_prerequisites(backend)
-    flags = build_flags(backend)
+    flags = build_flags(backend, portable)
     want = {
         "source": f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}",
         "flags": flags,
@@ -372,20 +473,19 @@ def build_server(backend: BackendConfig) -> tuple[Path, float | None]:
     }
 
     def fresh() -> bool:
-        if not binary.exists() or not stamp.exists():
+        if not binary.exists():
             return False
-        try:
-            return bool(json.loads(stamp.read_text()) == want)
-        except (OSError, ValueError):
-            return False
+        old = read_stamp(build)
+        return old is not None and all(old.get(k) == v for k, v in want.items())
 
+    name = build.name.removeprefix("build-")
     if fresh():
         return binary, None
-    with file_lock(root / f".build-{backend.name.value}.lock"):
+    with file_lock(root / f".build-{name}.lock"):
         if fresh():
             return binary, None
         src = fetch_source()
-        log = root / f"build-{backend.name.value}.log"
+        log = root / f"build-{name}.log"
         log.write_text("")
         jobs = str(os.cpu_count() or 2)
         _say(
@@ -401,8 +501,16 @@ def build_server(backend: BackendConfig) -> tuple[Path, float | None]:
             f"build ({backend.name.value})",
         )
         took = time.monotonic() - t0
+        record = {
+            **want,
+            "portable": portable,
+            "built_on": _machine(),
+            "built_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "build_s": round(took, 1),
+            **_build_facts(flags, log),
+        }
         tmp = stamp.with_suffix(".tmp")
-        tmp.write_text(json.dumps(want, indent=1))
+        tmp.write_text(json.dumps(record, indent=1))
         os.replace(tmp, stamp)
         _say(f"built llama-server for {backend.name.value} in {took:.0f} s")
         return binary, took
@@ -439,9 +547,26 @@ def provide_server(cfg: BenchConfig) -> ServerBinary:
                 "fix the path or drop the override to let benchkit build llama-server."
             )
         built, took, source = False, None, f"user binary {path}"
+        build = _stamp_near(path)
     else:
-        path, took = build_server(backend)
-        built, source = True, f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION} (b{LLAMA_CPP_BUILD})"
+        source = f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION} (b{LLAMA_CPP_BUILD})"
+        try:
+            path, took = build_server(backend)
+            built, build = True, read_stamp(path.parent.parent)
+        except Unavailable as exc:
+            # A machine that cannot build this backend (the H200 has no glslc) may hold a
+            # portable build made elsewhere and carried here; the result says so, and why.
+            carried = carried_build(backend)
+            if carried is None:
+                raise
+            path, build = carried
+            built, took = False, None
+            where = build.get("built_on") or {}
+            build = {**build, "carried": True, "why_carried": str(exc)}
+            source += (
+                f", portable build (GGML_NATIVE=OFF) made by benchkit on {where.get('host')} "
+                f"({where.get('cpu')}, {where.get('libc')}) and carried here"
+            )
     version = _probe(path, "--version", env)
     devices = _probe(path, "--list-devices", env)
     if backend.name is not BackendName.cpu and _no_devices(devices):
@@ -451,8 +576,88 @@ def provide_server(cfg: BenchConfig) -> ServerBinary:
         )
     soft = software_device(devices) if backend.name is not BackendName.cpu else None
     return ServerBinary(
-        path, version, devices, built, took, source, soft, flash_attn_off_reason(soft)
+        path, version, devices, built, took, source, soft, flash_attn_off_reason(soft), build
     )
+
+
+def _stamp_near(binary: Path) -> dict[str, Any] | None:
+    """The build record of a user's binary when it is a benchkit build folder's bin/."""
+    return read_stamp(binary.parent.parent)
+
+
+def carried_build(backend: BackendConfig) -> tuple[Path, dict[str, Any]] | None:
+    """A portable build of this backend from the pinned source, unpacked into the cache from
+    a pack made elsewhere (`python -m benchkit.provide BACKEND --portable --pack FILE`)."""
+    build = build_dir(backend, portable=True)
+    binary = build / "bin" / "llama-server"
+    stamp = read_stamp(build)
+    if stamp is None or not binary.is_file() or not os.access(binary, os.X_OK):
+        return None
+    flags = stamp.get("flags") or []
+    ok = (
+        stamp.get("source") == f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}"
+        and stamp.get("portable") is True
+        and all(f in flags for f in backend.cmake_flags)
+    )
+    return (binary, stamp) if ok else None
+
+
+# Libraries a carried build takes from the machine it runs on: the C and C++ runtimes (any
+# newer one serves) and the Vulkan loader (the machine's own, or Debian's carried beside it).
+SYSTEM_LIBS = re.compile(
+    r"^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libvulkan)\.so"
+)
+
+
+def _bundle_runtime_libs(bin_dir: Path) -> list[str]:
+    """Copy into bin_dir the shared libraries its programs load from this system that the
+    other machine may lack (libgomp for the CPU backend's OpenMP); $ORIGIN finds them there.
+    Returns their names."""
+    found: dict[str, Path] = {}
+    for f in sorted(bin_dir.iterdir()):
+        if not f.is_file() or f.is_symlink():
+            continue
+        try:
+            out = subprocess.run(
+                ["ldd", str(f)], capture_output=True, text=True, timeout=30, check=False
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for m in re.finditer(r"^\s*(\S+) => (/\S+)", out, re.M):
+            name, path = m.group(1), Path(m.group(2))
+            if not SYSTEM_LIBS.match(name) and path.parent != bin_dir:
+                found.setdefault(name, path)
+    for name, path in found.items():
+        if not (bin_dir / name).exists():
+            shutil.copy2(path.resolve(), bin_dir / name)
+    return sorted(found)
+
+
+def pack_build(build: Path, dest: Path) -> Path:
+    """A .tar.xz of a build's bin/ (stripped) and its record, to unpack as
+    `<cache>/llama.cpp/b<N>/<build folder name>/` on another machine."""
+    stamp = read_stamp(build)
+    if stamp is None:
+        raise UserError(f"{build} has no {BUILD_STAMP}: build it with benchkit first.")
+    strip = shutil.which("strip")
+    with tempfile.TemporaryDirectory() as tmp:
+        top = Path(tmp) / build.name
+        (top / "bin").mkdir(parents=True)
+        for f in sorted((build / "bin").iterdir()):
+            if f.is_symlink():
+                os.symlink(os.readlink(f), top / "bin" / f.name)
+            elif f.is_file() and (f.name.startswith("llama-") or ".so" in f.name):
+                dst = top / "bin" / f.name
+                shutil.copy2(f, dst)
+                if strip:
+                    subprocess.run([strip, "--strip-unneeded", str(dst)], check=False)
+        bundled = _bundle_runtime_libs(top / "bin")
+        stamp = {**stamp, "bundled_libs": bundled}
+        (top / BUILD_STAMP).write_text(json.dumps(stamp, indent=1))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(dest, "w:xz", preset=9) as tar:
+            tar.add(top, arcname=build.name)
+    return dest
 
 
 def _no_devices(listing: str) -> bool:
@@ -510,9 +715,18 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m benchkit.provide", description=main.__doc__)
     ap.add_argument("backend", nargs="?", default="cpu")
+    ap.add_argument(
+        "--portable",
+        action="store_true",
+        help="build for any x86-64 CPU with AVX2, to carry to another machine",
+    )
+    ap.add_argument("--pack", type=Path, help="write the build's bin/ (stripped) to this .tar.xz")
     args = ap.parse_args(argv)
     try:
-        binary, took = build_server(backend_from_conf(args.backend))
+        binary, took = build_server(backend_from_conf(args.backend), portable=args.portable)
+        if args.pack:
+            pack_build(binary.parent.parent, args.pack)
+            print(f"{args.pack} ({args.pack.stat().st_size / 2**20:.1f} MiB)")
     except UserError as exc:
         print(f"benchkit.provide: {exc}", file=sys.stderr)
         return 2

@@ -57,9 +57,24 @@ def roofline_rows(results: Sequence[JobResult]) -> list[dict[str, Any]]:
 
 
 def load_ground_truth(source: Path) -> dict[str, Any] | None:
+    """The folder's ground truth. A sweep over backends keeps each backend's own runs in
+    `ground-truth/<backend>/` (same file names): their batched sets then carry `backend`,
+    so each job is compared with its own backend's binary."""
     d = source / GROUND_TRUTH_DIR
     if not d.is_dir():
         return None
+    out = _load_runs(d)
+    for sub in sorted(p for p in d.iterdir() if p.is_dir()):
+        runs = _load_runs(sub)
+        for b in runs.get("batched_sets", []):
+            b["file"], b["backend"] = f"{sub.name}/{b['file']}", sub.name
+            out.setdefault("batched_sets", []).append(b)
+        if runs["single"] or runs.get("pp_tok_s"):
+            out.setdefault("by_backend", {})[sub.name] = runs
+    return out
+
+
+def _load_runs(d: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"single": None, "batched": []}
     lb = d / "llama-bench.json"
     if lb.exists():
@@ -110,6 +125,12 @@ def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dic
     the run chosen by choose_batched. `config` names the factors other than slots that vary."""
     chosen = choose_batched(results, gt)
     by_pl = {int(b["pl"]): b for b in (chosen or {}).get("rows", [])}
+    # Per backend: that backend's run of the chosen shape (ground-truth/<backend>/).
+    by_backend = {
+        str(b["backend"]): {int(x["pl"]): x for x in b["rows"]}
+        for b in gt.get("batched_sets") or []
+        if b.get("backend") and chosen and (b["pp"], b["tg"]) == (chosen["pp"], chosen["tg"])
+    }
     done = [r for r in results if r.status == "complete"]
     varying = sorted(
         k
@@ -119,7 +140,10 @@ def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dic
     rows = []
     for r in sorted(done, key=lambda r: (r.factors.get("slots", 0), r.job_dir.name)):
         slots = int(r.factors.get("slots") or 0)
-        b = by_pl.get(slots)
+        if by_backend:
+            b = by_backend.get(str(r.factors.get("backend")), {}).get(slots)
+        else:
+            b = by_pl.get(slots)
         per_seq = r.metrics.get("server_decode_tok_s")
         ref = float(b["speed_tg"]) if b else None
         server_agg = per_seq * slots if per_seq else None

@@ -37,8 +37,8 @@ from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
+from benchkit.report import energy, figures, i18n, ledger, prose
 from benchkit.report import evidence as ev
-from benchkit.report import figures, i18n, ledger, prose
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters
 from benchkit.report.table import factor_columns, tidy
@@ -868,6 +868,7 @@ def render_report(
 
         vm = vm_for(published=False)
         _add_ground_truth(vm, source, a)
+        vm["energy"] = energy.energy_view(a, tmp, lang)  # J/unit, busy shares, telemetry.png
         _write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
         _swap(tmp, out_dir)
     except BaseException:
@@ -876,6 +877,7 @@ def render_report(
     if publish is not None:
         pvm = vm_for(published=True)
         _add_ground_truth(pvm, source, a)
+        pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
         _publish(a, publish, out_dir, verdicts, lang, now, pvm)
         if ledger_file is not None:
             ledger.append(ledger_file, entry)

@@ -1,0 +1,655 @@
+"""Telemetry beside a job: what the GPU and the server process did while the units ran.
+
+A sampler thread reads the GPU at a fixed rate during each replay pass (NVML through
+nvidia-ml-py on NVIDIA, amdsmi on AMD): board power, the energy counter, GPU and
+memory-controller utilisation, memory used, SM clock and temperature, plus the server
+process's CPU time from /proc. Where no GPU can be read, nothing is sampled and the result
+says why in one sentence (`metrics.telemetry.reason`); the server's CPU time is still read.
+
+The energy of a pass is the difference of the GPU's own energy counter read at the start
+and the end of the pass (the sampled power integrated over time only where the GPU has no
+counter), so it does not depend on the sampling rate. Every vendor call is made from the
+sampler thread or at the pass's two edges; ctypes releases the GIL during those calls, and
+a call that hangs stalls only the sampler, never the replay (the thread is a daemon and the
+pass stops waiting for it after `join_timeout_s`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import itertools
+import json
+import math
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+TELEMETRY_FILE = "telemetry.jsonl"
+# GPU backends: a job on one of these has a GPU whose power is the job's.
+GPU_BACKENDS = frozenset({"cuda", "hip", "vulkan", "sycl", "metal", "vllm", "sglang"})
+
+DEFINITIONS: dict[str, str] = {
+    "energy_j": (
+        "GPU energy over the replay passes: the GPU's own energy counter (NVML "
+        "nvmlDeviceGetTotalEnergyConsumption, amdsmi's energy accumulator) read when each pass "
+        "starts and ends, summed over the sampled GPUs; the GPU board only, not the host CPU."
+    ),
+    "j_per_unit": "energy_j / units completed: what one unit costs in GPU energy.",
+    "power_w": (
+        "Mean: energy_j / the passes' duration. Max: the highest of the board-power samples."
+    ),
+    "gpu_busy_share": (
+        "Mean over the samples of the GPU's utilisation (NVML utilization.gpu: the share of "
+        "the driver's sample period in which at least one kernel ran; amdsmi gfx_activity), "
+        "as a share of 1. Busy is not saturated: one small kernel at a time counts as busy."
+    ),
+    "mem_busy_share": (
+        "Mean over the samples of the memory controller's utilisation (NVML "
+        "utilization.memory: the share of time device memory was read or written)."
+    ),
+    "server_cpu_share": (
+        "CPU time of the server process and its children (user + system, /proc) / the "
+        "passes' duration, in cores: 1.0 is one core busy the whole time."
+    ),
+    "server_busiest_thread_share": (
+        "CPU time of the server's busiest thread / the passes' duration: near 1.0 means one "
+        "thread (llama-server's main loop) was on a CPU the whole time, whether working or "
+        "spin-waiting for the GPU."
+    ),
+}
+
+
+# ------------------------------------------------------------------------------ /proc
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat_fields(path: Path) -> list[str] | None:
+    """The fields after the command name of a /proc stat file (the name may hold spaces)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    close = text.rfind(")")
+    if close < 0:
+        return None
+    return text[close + 2 :].split()
+
+
+def _cpu_s(fields: Sequence[str]) -> float:
+    # After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+@dataclass(frozen=True)
+class CpuSnapshot:
+    """CPU seconds of a process tree at one moment: per process and per thread of the root."""
+
+    processes: dict[int, float]
+    threads: dict[int, float]
+
+
+def process_tree(pid: int, proc: Path = Path("/proc")) -> list[int]:
+    """`pid` and every process descended from it (vLLM and SGLang start workers)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e for e in os.listdir(proc) if e.isdigit()]
+    except OSError:
+        return [pid]
+    for e in entries:
+        f = _stat_fields(proc / e / "stat")
+        if f is not None and len(f) > 1:
+            children.setdefault(int(f[1]), []).append(int(e))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def cpu_snapshot(pid: int, proc: Path = Path("/proc"), tree: bool = True) -> CpuSnapshot | None:
+    """CPU seconds of `pid` (and its descendants), None when the process is gone."""
+    root = _stat_fields(proc / str(pid) / "stat")
+    if root is None:
+        return None
+    procs = {pid: _cpu_s(root)}
+    if tree:
+        for p in process_tree(pid, proc)[1:]:
+            f = _stat_fields(proc / str(p) / "stat")
+            if f is not None:
+                procs[p] = _cpu_s(f)
+    threads: dict[int, float] = {}
+    try:
+        tids = [int(t) for t in os.listdir(proc / str(pid) / "task") if t.isdigit()]
+    except OSError:
+        tids = []
+    for tid in tids:
+        f = _stat_fields(proc / str(pid) / "task" / str(tid) / "stat")
+        if f is not None:
+            threads[tid] = _cpu_s(f)
+    return CpuSnapshot(procs, threads)
+
+
+def cpu_delta(a: CpuSnapshot | None, b: CpuSnapshot | None) -> tuple[float, float] | None:
+    """(CPU seconds of the tree, CPU seconds of the busiest root thread) between a and b.
+    A process or thread that appeared meanwhile counts from zero."""
+    if a is None or b is None:
+        return None
+    total = sum(max(v - a.processes.get(p, 0.0), 0.0) for p, v in b.processes.items())
+    busiest = max((max(v - a.threads.get(t, 0.0), 0.0) for t, v in b.threads.items()), default=0.0)
+    return total, busiest
+
+
+def proc_cpu_s(pid: int, proc: Path = Path("/proc")) -> float | None:
+    f = _stat_fields(proc / str(pid) / "stat")
+    return None if f is None else _cpu_s(f)
+
+
+# ------------------------------------------------------------------------------ GPU readers
+
+
+class GpuReader(Protocol):
+    """One vendor's view of the job's GPUs. `sample` never raises: a reading the device
+    does not support is None."""
+
+    source: str
+    devices: list[dict[str, Any]]
+
+    def sample(self) -> dict[str, float | None]: ...
+
+    def energy_j(self) -> float | None: ...
+
+    def close(self) -> None: ...
+
+
+def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args), or None when the vendor library raises (its own error type for "not
+    supported on this device" and the like)."""
+    try:
+        return fn(*args)
+    except Exception:
+        return None
+
+
+def _num(x: Any, scale: float = 1.0) -> float | None:
+    """A reading as a float (x / scale), None when it is not a number."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x) / scale
+    return None
+
+
+def _sum(xs: Sequence[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return sum(vals) if vals else None
+
+
+def _avg(xs: Sequence[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _max(xs: Sequence[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return max(vals) if vals else None
+
+
+def _text(x: Any) -> str | None:
+    if x is None:
+        return None
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def _reading(
+    power: list[float | None],
+    gpu: list[float | None],
+    mem: list[float | None],
+    used: list[float | None],
+    clock: list[float | None],
+    temp: list[float | None],
+) -> dict[str, float | None]:
+    """One sample over the job's GPUs: power and memory summed, utilisation and clock
+    averaged, the hottest temperature."""
+    return {
+        "power_w": _sum(power),
+        "gpu_util": _avg(gpu),
+        "mem_util": _avg(mem),
+        "mem_used_mib": _sum(used),
+        "sm_clock_mhz": _avg(clock),
+        "temp_c": _max(temp),
+    }
+
+
+class NvmlReader:
+    """NVIDIA GPUs through NVML (the `pynvml` module of nvidia-ml-py)."""
+
+    source = "nvml"
+
+    def __init__(self, nvml: ModuleType | Any, indices: Sequence[int] | None) -> None:
+        self.nvml = nvml
+        nvml.nvmlInit()
+        try:
+            count = int(nvml.nvmlDeviceGetCount())
+            wanted = list(range(count)) if indices is None else [i for i in indices if i < count]
+            if not wanted:
+                asked = ", ".join(map(str, indices or []))
+                raise LookupError(f"NVML sees {count} GPU(s), none with index {asked}")
+            self.handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in wanted]
+            driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
+            self.devices: list[dict[str, Any]] = [
+                {
+                    "index": i,
+                    "name": _text(_call(nvml.nvmlDeviceGetName, h)),
+                    "uuid": _text(_call(nvml.nvmlDeviceGetUUID, h)),
+                    "driver": driver,
+                    "power_limit_w": _num(_call(nvml.nvmlDeviceGetEnforcedPowerLimit, h), 1000),
+                }
+                for i, h in zip(wanted, self.handles, strict=True)
+            ]
+        except BaseException:
+            _call(nvml.nvmlShutdown)
+            raise
+
+    def sample(self) -> dict[str, float | None]:
+        n = self.nvml
+        power, gpu, mem, used, clock, temp = [], [], [], [], [], []
+        for h in self.handles:
+            power.append(_num(_call(n.nvmlDeviceGetPowerUsage, h), 1000))  # mW
+            util = _call(n.nvmlDeviceGetUtilizationRates, h)
+            gpu.append(_num(getattr(util, "gpu", None)))
+            mem.append(_num(getattr(util, "memory", None)))
+            info = _call(n.nvmlDeviceGetMemoryInfo, h)
+            used.append(_num(getattr(info, "used", None), 2**20))
+            clock.append(_num(_call(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM)))
+            temp.append(_num(_call(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU)))
+        return _reading(power, gpu, mem, used, clock, temp)
+
+    def energy_j(self) -> float | None:
+        vals = [
+            _num(_call(self.nvml.nvmlDeviceGetTotalEnergyConsumption, h), 1000)  # mJ
+            for h in self.handles
+        ]
+        return _sum(vals) if all(v is not None for v in vals) else None
+
+    def close(self) -> None:
+        _call(self.nvml.nvmlShutdown)
+
+
+def _pick(d: Any, *keys: str) -> float | None:
+    """The first of `keys` in `d` that holds a number."""
+    if not isinstance(d, dict):
+        return None
+    for k in keys:
+        v = _num(d.get(k))
+        if v is not None:
+            return v
+    return None
+
+
+class AmdSmiReader:
+    """AMD GPUs through ROCm's amdsmi Python package. Its dictionaries' keys changed between
+    ROCm releases; each reading takes the first key present, else None."""
+
+    source = "amdsmi"
+
+    def __init__(self, amd: ModuleType | Any, indices: Sequence[int] | None) -> None:
+        self.amd = amd
+        amd.amdsmi_init()
+        try:
+            handles = list(amd.amdsmi_get_processor_handles())
+            wanted = list(range(len(handles))) if indices is None else list(indices)
+            wanted = [i for i in wanted if i < len(handles)]
+            if not wanted:
+                raise LookupError(f"amdsmi sees {len(handles)} GPU(s), none of those asked for")
+            self.handles = [handles[i] for i in wanted]
+            info = _call(amd.amdsmi_get_gpu_driver_info, self.handles[0])
+            driver = info.get("driver_version") if isinstance(info, dict) else None
+            self.devices: list[dict[str, Any]] = []
+            for i, h in zip(wanted, self.handles, strict=True):
+                asic = _call(amd.amdsmi_get_gpu_asic_info, h)
+                self.devices.append(
+                    {
+                        "index": i,
+                        "name": asic.get("market_name") if isinstance(asic, dict) else None,
+                        "uuid": _text(_call(amd.amdsmi_get_gpu_device_uuid, h)),
+                        "driver": driver,
+                    }
+                )
+        except BaseException:
+            _call(amd.amdsmi_shut_down)
+            raise
+
+    def sample(self) -> dict[str, float | None]:
+        a = self.amd
+        power, gpu, mem, used, clock, temp = [], [], [], [], [], []
+        for h in self.handles:
+            p = _call(a.amdsmi_get_power_info, h)
+            power.append(_pick(p, "current_socket_power", "average_socket_power"))
+            act = _call(a.amdsmi_get_gpu_activity, h)
+            gpu.append(_pick(act, "gfx_activity"))
+            mem.append(_pick(act, "umc_activity"))
+            used.append(_pick(_call(a.amdsmi_get_gpu_vram_usage, h), "vram_used"))  # MB
+            clk = _call(a.amdsmi_get_clock_info, h, a.AmdSmiClkType.GFX)
+            clock.append(_pick(clk, "clk", "cur_clk"))
+            t = _call(
+                a.amdsmi_get_temp_metric,
+                h,
+                a.AmdSmiTemperatureType.HOTSPOT,
+                a.AmdSmiTemperatureMetric.CURRENT,
+            )
+            temp.append(_num(t))
+        return _reading(power, gpu, mem, used, clock, temp)
+
+    def energy_j(self) -> float | None:
+        vals: list[float | None] = []
+        for h in self.handles:
+            e = _call(self.amd.amdsmi_get_energy_count, h)
+            acc = _pick(e, "energy_accumulator", "power")
+            res = _pick(e, "counter_resolution")
+            vals.append(None if acc is None or res is None else acc * res / 1e6)  # µJ -> J
+        return _sum(vals) if all(v is not None for v in vals) else None
+
+    def close(self) -> None:
+        _call(self.amd.amdsmi_shut_down)
+
+
+Importer = Callable[[str], ModuleType]
+
+
+def open_reader(
+    backend: str,
+    indices: Sequence[int] | None,
+    *,
+    importer: Importer = importlib.import_module,
+    which: Callable[[str], str | None] = shutil.which,
+) -> tuple[GpuReader | None, str | None]:
+    """The GPU reader for a job on `backend`, or None and the one-sentence reason there is
+    none. NVIDIA first (NVML), then AMD (amdsmi); `importer` and `which` are for tests."""
+    if backend not in GPU_BACKENDS:
+        return None, (
+            f"backend={backend} runs on the CPU, so no GPU power is this job's "
+            "(CPU energy is not read)"
+        )
+    why: list[str] = []
+    order = ("amdsmi", "pynvml") if backend == "hip" else ("pynvml", "amdsmi")
+    for name in order:
+        try:
+            mod = importer(name)
+        except ImportError:
+            pkg = "nvidia-ml-py" if name == "pynvml" else "amdsmi (ROCm's Python package)"
+            why.append(f"{pkg} is not installed")
+            continue
+        try:
+            reader: GpuReader = (
+                NvmlReader(mod, indices) if name == "pynvml" else AmdSmiReader(mod, indices)
+            )
+        except Exception as exc:  # NVMLError_LibraryNotFound, AmdSmiLibraryException, ...
+            lib = "NVML" if name == "pynvml" else "amdsmi"
+            why.append(f"{lib} found no usable GPU ({type(exc).__name__}: {exc})")
+            continue
+        return reader, None
+    if which("rocm-smi") and not any("amdsmi found" in w for w in why):
+        why.append("rocm-smi is present but benchkit reads AMD GPUs through amdsmi only")
+    return None, "no GPU telemetry: " + "; ".join(why)
+
+
+def device_indices(device: int | None, visible: str | None) -> list[int] | None:
+    """The GPU indices to sample: `hardware.device` when set, else the backend's visible
+    devices variable when it lists plain indices, else None (every GPU the library sees)."""
+    if device is not None:
+        return [device]
+    if visible:
+        parts = [p.strip() for p in visible.split(",") if p.strip()]
+        if parts and all(p.isdigit() for p in parts):
+            return [int(p) for p in parts]
+    return None
+
+
+# ------------------------------------------------------------------------------ sampling
+
+
+@dataclass
+class PassTelemetry:
+    """One replay pass: the window, its energy, the samples and the server's CPU time."""
+
+    t_start: float
+    t_end: float
+    energy_j: float | None
+    energy_basis: str | None  # "counter", "power_integral" or None
+    samples: list[dict[str, float | None]]
+    server_cpu_s: float | None
+    server_busiest_thread_s: float | None
+    sampler_cpu_s: float
+    sampler_late: int  # ticks that came more than one interval late
+
+    @property
+    def seconds(self) -> float:
+        return max(self.t_end - self.t_start, 0.0)
+
+
+@dataclass
+class Sampler:
+    """Samples the GPU (if any) and the server process at a fixed rate in a daemon thread,
+    from `start()` to `stop()`; times are `perf_counter() - t0`, the clock of calls.jsonl."""
+
+    reader: GpuReader | None
+    pid: int | None
+    interval_s: float = 0.2
+    t0: float = 0.0
+    join_timeout_s: float = 5.0
+    clock: Callable[[], float] = time.perf_counter
+    _samples: list[dict[str, float | None]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _cpu_s: float = 0.0
+    _late: int = 0
+    _t_start: float = 0.0
+    _e_start: float | None = None
+    _cpu_start: CpuSnapshot | None = None
+
+    def now(self) -> float:
+        return self.clock() - self.t0
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._samples = []
+        self._cpu_start = cpu_snapshot(self.pid) if self.pid else None
+        self._e_start = self.reader.energy_j() if self.reader is not None else None
+        self._t_start = self.now()
+        self._thread = threading.Thread(target=self._loop, name="benchkit-telemetry", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        c0 = time.thread_time()
+        k = 0
+        while not self._stop.is_set():
+            t = self.now()
+            row: dict[str, float | None] = {"t": round(t, 4)}
+            if self.reader is not None:
+                row.update(self.reader.sample())
+            if self.pid:
+                row["server_cpu_s"] = proc_cpu_s(self.pid)
+            self._samples.append(row)
+            k += 1
+            # A fixed rate: the k-th tick is due at start + k x interval, whatever a slow
+            # reading cost; a tick missed altogether is counted, not caught up.
+            due = self._t_start + k * self.interval_s
+            late = self.now() - due
+            if late > self.interval_s:
+                skipped = int(late // self.interval_s)
+                self._late += skipped
+                k += skipped
+                due = self._t_start + k * self.interval_s
+            self._stop.wait(max(due - self.now(), 0.0))
+        self._cpu_s = time.thread_time() - c0
+
+    def stop(self) -> PassTelemetry:
+        t_end = self.now()
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self.join_timeout_s)
+        e_end = self.reader.energy_j() if self.reader is not None else None
+        cpu_end = cpu_snapshot(self.pid) if self.pid else None
+        samples = list(self._samples)
+        energy, basis = None, None
+        if self._e_start is not None and e_end is not None and e_end >= self._e_start:
+            energy, basis = e_end - self._e_start, "counter"
+        elif self.reader is not None:
+            energy = integrate_power(samples, self._t_start, t_end)
+            basis = None if energy is None else "power_integral"
+        d = cpu_delta(self._cpu_start, cpu_end)
+        return PassTelemetry(
+            t_start=self._t_start,
+            t_end=t_end,
+            energy_j=energy,
+            energy_basis=basis,
+            samples=samples,
+            server_cpu_s=None if d is None else d[0],
+            server_busiest_thread_s=None if d is None else d[1],
+            sampler_cpu_s=self._cpu_s,
+            sampler_late=self._late,
+        )
+
+
+def integrate_power(
+    samples: Sequence[dict[str, Any]], t_start: float, t_end: float
+) -> float | None:
+    """Energy (J) from power samples by the trapezoid rule, held flat to the window's edges."""
+    pts = [(float(s["t"]), float(s["power_w"])) for s in samples if s.get("power_w") is not None]
+    if not pts or t_end <= t_start:
+        return None
+    pts = sorted(pts)
+    pts = [(t_start, pts[0][1]), *pts, (t_end, pts[-1][1])]
+    return sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in itertools.pairwise(pts))
+
+
+# ------------------------------------------------------------------------------ the job's view
+
+
+@dataclass
+class JobTelemetry:
+    """A job's sampler set-up and its passes; `metrics` turns them into result.json's keys."""
+
+    reader: GpuReader | None
+    reason: str | None
+    interval_s: float
+    passes: list[PassTelemetry] = field(default_factory=list)
+
+    def sampler(self, pid: int | None, t0: float) -> Sampler:
+        return Sampler(self.reader, pid, self.interval_s, t0)
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+
+    def write_samples(self, path: Path) -> None:
+        """telemetry.jsonl: one line per sample, `pass` naming the replay pass."""
+        with path.open("w") as fh:
+            for i, p in enumerate(self.passes):
+                for s in p.samples:
+                    fh.write(json.dumps({"pass": i, **s}, separators=(",", ":")) + "\n")
+
+    def metrics(self, units_completed: int) -> dict[str, Any]:
+        return summarise(self.passes, units_completed, self.reader, self.reason, self.interval_s)
+
+
+def summarise(
+    passes: Sequence[PassTelemetry],
+    units_completed: int,
+    reader: GpuReader | None,
+    reason: str | None,
+    interval_s: float,
+) -> dict[str, Any]:
+    """result.json's telemetry keys: `energy_j`, `j_per_unit`, `power_w` {mean, max},
+    `gpu_busy_share`, `mem_busy_share`, `server_cpu_share`, `server_busiest_thread_share`
+    (None where not measured), and `telemetry` (source, devices, reason, sampler cost...)."""
+    seconds = sum(p.seconds for p in passes)
+    samples = [s for p in passes for s in p.samples]
+
+    def col(key: str) -> list[float]:
+        return [float(v) for s in samples if (v := s.get(key)) is not None and math.isfinite(v)]
+
+    energies = [p.energy_j for p in passes]
+    energy = (
+        None
+        if not passes or any(e is None for e in energies)
+        else sum(e for e in energies if e is not None)
+    )
+    power = col("power_w")
+    gpu, mem = col("gpu_util"), col("mem_util")
+    cpu = [p.server_cpu_s for p in passes]
+    busiest = [p.server_busiest_thread_s for p in passes]
+    have_cpu = bool(passes) and all(c is not None for c in cpu) and seconds > 0
+    sampler_cpu = sum(p.sampler_cpu_s for p in passes)
+    bases = sorted({p.energy_basis for p in passes if p.energy_basis})
+    return {
+        "energy_j": energy,
+        "j_per_unit": energy / units_completed if energy is not None and units_completed else None,
+        "power_w": {
+            "mean": energy / seconds if energy is not None and seconds > 0 else _mean(power),
+            "max": max(power) if power else None,
+        },
+        "gpu_busy_share": sum(gpu) / len(gpu) / 100 if gpu else None,
+        "mem_busy_share": sum(mem) / len(mem) / 100 if mem else None,
+        "server_cpu_share": (sum(c for c in cpu if c is not None) / seconds if have_cpu else None),
+        "server_busiest_thread_share": (
+            sum(b for b in busiest if b is not None) / seconds if have_cpu else None
+        ),
+        "telemetry": {
+            "source": None if reader is None else reader.source,
+            "reason": reason,
+            "devices": [] if reader is None else list(reader.devices),
+            "interval_s": interval_s,
+            "samples": len(samples),
+            "window_s": seconds,
+            "energy_basis": bases[0] if len(bases) == 1 else (bases or None),
+            "sm_clock_mhz": {"mean": _mean(col("sm_clock_mhz")), "max": _maxf(col("sm_clock_mhz"))},
+            "temp_c_max": _maxf(col("temp_c")),
+            "mem_used_mib_max": _maxf(col("mem_used_mib")),
+            # What the sampler itself cost: its thread's CPU time over the window, and how
+            # many ticks came a whole interval late.
+            "sampler_cpu_s": sampler_cpu,
+            "sampler_cpu_share": sampler_cpu / seconds if seconds > 0 else None,
+            "sampler_late_ticks": sum(p.sampler_late for p in passes),
+            "file": TELEMETRY_FILE if samples else None,
+        },
+    }
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def _maxf(xs: Sequence[float]) -> float | None:
+    return max(xs) if xs else None
+
+
+def absent(reason: str) -> dict[str, Any]:
+    """The telemetry keys of a job that sampled nothing (an external server, telemetry off)."""
+    return summarise([], 0, None, reason, 0.0)
+
+
+def load_samples(path: Path) -> list[dict[str, Any]]:
+    """telemetry.jsonl as a list of dicts (empty when missing or unreadable)."""
+    out: list[dict[str, Any]] = []
+    with contextlib.suppress(OSError):
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                row = json.loads(line)
+                if isinstance(row, dict):
+                    out.append(row)
+    return out
+
+
+def pass_to_json(p: PassTelemetry) -> dict[str, Any]:
+    d = asdict(p)
+    d.pop("samples")
+    return d
