@@ -39,7 +39,7 @@ def test_sigint_then_rerun_resumes(tmp_path: Path, tag: str) -> None:
     measured = result(first / "0")["provenance"]
     for key in ("started_utc", "finished_utc", "host_load_start", "host_load_end", "client"):
         assert a["provenance"][key] == measured[key], key
-    assert a["provenance"]["client"]["path"] in ("raw", "httpx")
+    assert a["provenance"]["client"]["path"]  # which client timed the calls, kept
     reuse = a["provenance"]["reuse"]
     assert reuse["from"] == str(first / "0")
     assert reuse["started_utc"] >= measured["finished_utc"] and reuse["finished_utc"]
