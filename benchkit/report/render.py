@@ -449,7 +449,9 @@ def view_model(
             (
                 r.job_dir.name,
                 (r.provenance.get("server") or {}).get("argv") or [],
-                i18n.point_text({k: r.factors.get(k) for k in a.sweep.varying}, lang),
+                i18n.point_text({k: r.factors.get(k) for k in a.sweep.varying}, lang)
+                if a.sweep.varying
+                else "",
             )
             for r in results
         ]

@@ -1,0 +1,17 @@
+"""Every fixed timeout benchkit uses outside the study's own settings, in one place, each with
+why it is that long. Per-job limits a user tunes (`server.stall_timeout_s`,
+`server.job_deadline_s`, `server.start_timeout_s`) live in the config, not here."""
+
+# A control request to the job's own server on loopback (/health, /props, /v1/models,
+# /metrics, /server_info): a small JSON answer that a healthy server gives in milliseconds, so
+# ten seconds only ever expires when the server is stuck.
+CONTROL_S = 10.0
+# A liveness probe while a call looks stalled or the server starts: short, since it is asked
+# again and again.
+PROBE_S = 5.0
+# A tool's --version or a quick system query (git, glslc, nvidia-smi, ldd) answered from disk.
+TOOL_S = 20.0
+# Recording proxy: connecting to the upstream, and writing a request body to it. Reading is
+# unbounded: the upstream decides how long a generation takes.
+UPSTREAM_CONNECT_S = 10.0
+UPSTREAM_WRITE_S = 60.0
