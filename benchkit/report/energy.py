@@ -82,10 +82,10 @@ TEXT: dict[str, dict[str, str]] = {
         "col_mem": "메모리 사용",
         "col_cpu": "서버 CPU(코어)",
         "col_thread": "가장 바쁜 스레드",
-        "verdict_one": "{other}는 {ref}보다 단위당 에너지가 {r}배 들었습니다(설정 {n}개).",
+        "verdict_one": "단위당 에너지: {other}가 {ref}의 {r}배 (설정 {n}개).",
         "verdict_span": (
-            "{other}는 {ref}보다 단위당 에너지가 설정 {n}개 평균 {r}배 들었습니다: {lo_at}에서 "
-            "{lo}배부터 {hi_at}에서 {hi}배까지."
+            "단위당 에너지: {other}가 {ref}의 평균 {r}배 (설정 {n}개; {lo_at}에서 {lo}배부터 "
+            "{hi_at}에서 {hi}배까지)."
         ),
         "provisional": (" 잠정: 계획된 지점 {n}개가 완료되지 않아 빠진 설정이 있을 수 있습니다."),
         "point": (

@@ -69,13 +69,13 @@ def load_ground_truth(source: Path) -> dict[str, Any] | None:
         for b in runs.get("batched_sets", []):
             b["file"], b["backend"] = f"{sub.name}/{b['file']}", sub.name
             out.setdefault("batched_sets", []).append(b)
-        if runs["single"] or runs.get("pp_tok_s"):
+        if runs["single"] or runs["pp_tok_s"]:
             out.setdefault("by_backend", {})[sub.name] = runs
     return out
 
 
 def _load_runs(d: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {"single": None, "batched": []}
+    out: dict[str, Any] = {"single": None, "batched": [], "pp_tok_s": None, "pp_n": None}
     lb = d / "llama-bench.json"
     if lb.exists():
         for row in json.loads(lb.read_text()):
