@@ -142,52 +142,41 @@ def compare(base: Stats, other: Stats, min_effect: float) -> str:
 
 def parse_sweep_overrides(overrides: Iterable[str]) -> dict[str, list[Any]]:
     """Hydra sweep overrides (`slots=1,2,4`, `backend=vulkan,hip`, `+x=range(1,4)`,
-    `mtp=choice(true,false)`) as factor -> values. Single values, hydra.* and study.*
-    keys are not part of the planned space."""
+    `mtp=choice(true,false)`, `sort(...)`, `tag(...)`, quoted commas) as factor -> values,
+    through Hydra's own override parser, so the planned space is exactly what Hydra swept.
+    Single values, continuous `interval()` sweeps, hydra.* and study.* keys are not part of
+    the planned space; `glob()` over a config group is expanded against conf/."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import Glob, QuotedString
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
     out: dict[str, list[Any]] = {}
     for raw in overrides:
-        if "=" not in raw:
+        try:
+            (o,) = parser.parse_overrides([raw])
+        except HydraException:
+            continue  # not an override Hydra would have run: nothing was swept over it
+        key = o.key_or_group
+        if key.startswith(("hydra.", "study.")) or not o.is_discrete_sweep():
             continue
-        key, value = raw.split("=", 1)
-        key = key.lstrip("+~").strip()
-        if key.startswith(("hydra.", "study.")) or not key:
-            continue
-        values = _sweep_values(value.strip())
+        value = o.value()
+        if isinstance(value, Glob):
+            values: list[Any] = _glob_group(key, value)
+        else:
+            values = list(o.sweep_iterator())
+        values = [v.text if isinstance(v, QuotedString) else v for v in values]
         if len(values) > 1:
             out[key] = values
     return out
 
 
-def _scalar(s: str) -> Any:
-    t = s.strip().strip("'\"")
-    low = t.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("null", "none"):
-        return None
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        return float(t)
-    except ValueError:
-        return t
+def _glob_group(group: str, glob: Any) -> list[str]:
+    """The choices of config group `group` that a Hydra glob() selects."""
+    from benchkit.paths import repo_root
 
-
-def _sweep_values(value: str) -> list[Any]:
-    m = re.fullmatch(r"range\(\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?(?:,\s*(-?\d+)\s*)?\)", value)
-    if m:
-        a, b, step = m.groups()
-        if b is None:
-            return list(range(int(a)))
-        return list(range(int(a), int(b), int(step or 1)))
-    m = re.fullmatch(r"(?:choice|glob)\((.*)\)", value)
-    if m:
-        value = m.group(1)
-    if value.startswith("[") and value.endswith("]"):
-        return [_scalar(value)]  # a list value, not a sweep
-    return [_scalar(v) for v in value.split(",") if v.strip()]
+    names = sorted(p.stem for p in (repo_root() / "conf" / group).glob("*.yaml"))
+    return list(glob.filter(names))
 
 
 def planned_space(
