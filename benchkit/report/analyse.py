@@ -21,8 +21,10 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit import schema
 from benchkit.report import evidence as ev
 from benchkit.report.evidence import Judgement, Objective
+from benchkit.schema import Result
 
 THROUGHPUT = "s_per_unit_throughput"
 SLOT_LATENCY = "s_per_unit_slot_latency"
@@ -1504,20 +1506,20 @@ def detect_caveats(
 _BUILD_RE = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
 
 
-def job_build(data: Mapping[str, Any]) -> dict[str, Any] | None:
+def job_build(result: Result) -> dict[str, Any] | None:
     """One job's llama.cpp build: number, commit, source, source date and devices."""
-    sb = (data.get("provenance") or {}).get("server_build") or {}
-    if not sb:
+    sb = result.provenance.server_build
+    if sb is None:
         return None
-    version = str(sb.get("version") or "")
+    version = sb.version or ""
     m = _BUILD_RE.search(version)
     return {
-        "source": sb.get("source"),
+        "source": sb.source,
         "build": int(m.group(1)) if m else None,
         "commit": m.group(2) if m else None,
         "version": version.splitlines()[0] if version else "",
-        "date": sb.get("source_date"),
-        "devices": sb.get("devices"),
+        "date": sb.source_date,
+        "devices": sb.devices,
     }
 
 
@@ -1525,9 +1527,10 @@ def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     """Per backend: the llama.cpp build number, commit, source and source date its jobs ran."""
     out: dict[str, dict[str, Any]] = {}
     for data in by_job.values():
-        b = job_build(data)
+        r = schema.load(data)
+        b = job_build(r)
         if b is not None:
-            out.setdefault(str((data.get("factors") or {}).get("backend", "?")), b)
+            out.setdefault(str(r.factors.get("backend", "?")), b)
     return out
 
 
@@ -1550,19 +1553,18 @@ def _days_between(a: str, b: str) -> int | None:
         return None
 
 
-def identity_problem(data: Mapping[str, Any]) -> str | None:
+def identity_problem(result: Result) -> str | None:
     """Why a result's server was not provably the one the job started, or None: the server
     reported another slot count or model alias than the job planned."""
-    prov = data.get("provenance") or {}
-    server = prov.get("server") or {}
-    props = server.get("props") or {}
-    if not props:
+    server = result.provenance.server
+    props = (server.props if server else None) or {}
+    if not props or server is None:
         return None
-    slots = (data.get("factors") or {}).get("slots")
+    slots = result.factors.get("slots")
     total = props.get("total_slots")
     if slots is not None and total is not None and int(total) != int(slots):
         return f"the server reported {total} slots, the job planned {slots}"
-    alias, seen = server.get("alias"), props.get("model_alias")
+    alias, seen = server.alias, props.get("model_alias")
     if alias and seen and alias != seen:
         return f"the server answered as model alias {seen!r}, the job started {alias!r}"
     return None

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchkit.errors import UserError
+from benchkit.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
 
 THROUGHPUT = "s_per_unit_throughput"
 SLOT_LATENCY = "s_per_unit_slot_latency"
@@ -166,36 +167,30 @@ ATTRIBUTES = {
 }
 
 
-def setup_of(data: Mapping[str, Any], build_id: str | None) -> dict[str, str]:
+def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
     """One job's setup as comparable strings: llama-server build, model file, sampling sent,
     workload fingerprint and hardware. Empty strings where the result does not say."""
-    prov = data.get("provenance") or {}
-    model = prov.get("model") or {}
-    samp = prov.get("sampling") or {}
-    wl = prov.get("workload") or {}
-    hw = prov.get("hardware") or {}
-    path = str(model.get("path") or "")
+    prov = result.provenance
+    model = prov.model or ModelInfo()
+    samp = prov.sampling or SamplingInfo()
+    wl = prov.workload or WorkloadInfo()
     model_bits = [
-        str(model.get("name") or ""),
-        str(model.get("quant") or ""),
-        f"{model['size_gb']:g} GB" if isinstance(model.get("size_gb"), int | float) else "",
-        path.rsplit("/", 1)[-1],
-        f"{model['file_bytes']:,} bytes" if isinstance(model.get("file_bytes"), int) else "",
-        str(model.get("sha256") or "")[:12],
+        model.name or "",
+        model.quant or "",
+        f"{model.size_gb:g} GB" if model.size_gb is not None else "",
+        (model.path or "").rsplit("/", 1)[-1],
+        f"{model.file_bytes:,} bytes" if model.file_bytes is not None else "",
+        str(model.extra.get("sha256") or "")[:12],
     ]
-    sent = samp.get("sent") or {}
+    sampling = samp.profile or ""
+    if samp.sent:
+        sampling = f"{sampling} {json.dumps(samp.sent, sort_keys=True)}".strip()
     return {
         "build": build_id or "",
         "model": ", ".join(b for b in model_bits if b),
-        "sampling": (
-            f"{samp.get('profile') or ''} {json.dumps(sent, sort_keys=True)}"
-            if sent
-            else str(samp.get("profile") or "")
-        ).strip(),
-        "workload": " ".join(
-            b for b in (str(wl.get("fixture") or ""), str(wl.get("fingerprint") or "")) if b
-        ),
-        "hardware": str(hw.get("name") or ""),
+        "sampling": sampling,
+        "workload": " ".join(b for b in (wl.fixture or "", wl.fingerprint or "") if b),
+        "hardware": str(prov.hardware.get("name") or ""),
     }
 
 

@@ -147,7 +147,7 @@ def analyse_folder(
     study = study or resolve_study(results, overrides)
     df = tidy(results)
     planned = an.planned_space(study.factors, swept_factors(source))
-    builds = {r.job_dir.name: an.job_build(r.data) for r in results}
+    builds = {r.job_dir.name: an.job_build(r.result) for r in results}
     sw = an.build_sweep(
         df,
         factor_columns(results),
@@ -165,7 +165,7 @@ def analyse_folder(
         spans={r.job_dir.name: unit_spans(r) for r in results if r.status == "complete"},
         setups={
             r.job_dir.name: ev.setup_of(
-                r.data, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
+                r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
             )
             for r in results
             if r.status == "complete"
