@@ -293,3 +293,12 @@ def register_configs() -> None:
     cs.store(name="base_config", node=BenchConfig)
     for group, schema in GROUPS.items():
         cs.store(group=group, name=f"base_{group}", node=schema)
+
+
+def to_plain(obj: Any) -> dict[str, Any]:
+    """A config dataclass as plain JSON-able data (enums as their values): what result.json
+    and the report carry."""
+    from omegaconf import OmegaConf
+
+    out = OmegaConf.to_container(OmegaConf.structured(obj), enum_to_str=True)
+    return {str(k): v for k, v in out.items()} if isinstance(out, dict) else {}

@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from benchkit.errors import UserError
-from benchkit.workload.model import CALLS_FILE, FIXTURE_FILE, FORMAT_VERSION, OUTPUT_POLICIES
+from benchkit.workload.model import (
+    FIXTURE_CALLS_FILE,
+    FIXTURE_FILE,
+    FORMAT_VERSION,
+    OUTPUT_POLICIES,
+)
 
 RECIPE_FILE = "recipe.json"
 
@@ -401,7 +406,7 @@ def render(r: Recipe) -> dict[str, bytes]:
     fixture, calls = generate(r)
     return {
         FIXTURE_FILE: (json.dumps(fixture, indent=2, ensure_ascii=False) + "\n").encode(),
-        CALLS_FILE: "".join(
+        FIXTURE_CALLS_FILE: "".join(
             json.dumps(c, separators=(",", ":"), ensure_ascii=False) + "\n" for c in calls
         ).encode(),
         RECIPE_FILE: (json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n").encode(),
