@@ -1503,7 +1503,11 @@ def detect_caveats(
     return out
 
 
-_BUILD_RE = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
+# "version: 7000 (abc1234)" (llama.cpp's --version) or "0.6.0-dev (build 11434, commit unknown)"
+# (builds from the PyPI sdist, which has no git commit).
+_BUILD_RE = re.compile(
+    r"version:\s*(\d+)\s*\(([0-9a-f]+)\)|\(build\s+(\d+),\s*commit\s+([0-9a-f]+|unknown)\)"
+)
 
 
 def job_build(result: Result) -> dict[str, Any] | None:
@@ -1513,10 +1517,12 @@ def job_build(result: Result) -> dict[str, Any] | None:
         return None
     version = sb.version or ""
     m = _BUILD_RE.search(version)
+    number = (m.group(1) or m.group(3)) if m else None
+    commit = (m.group(2) or m.group(4)) if m else None
     return {
         "source": sb.source,
-        "build": int(m.group(1)) if m else None,
-        "commit": m.group(2) if m else None,
+        "build": int(number) if number else None,
+        "commit": None if commit == "unknown" else commit,
         "version": version.splitlines()[0] if version else "",
         "date": sb.source_date,
         "devices": sb.devices,
