@@ -199,8 +199,8 @@ def contamination(
 ) -> list[dict[str, Any]]:
     """Groups of jobs whose setup differs from the sweep's usual one in an attribute that no
     swept factor explains: [{attribute, value, usual, jobs}]. The usual value is the one most
-    jobs share (the first job's, in run order, on a tie). `extra` names further keys of the setups to compare
-    (factors that differ although the sweep did not plan them)."""
+    jobs share (the first job's, in run order, on a tie). `extra` names further keys of the
+    setups to compare (factors that differ although the sweep did not plan them)."""
     out: list[dict[str, Any]] = []
     # Job folders in run order (0, 1, ..., 10): on a tie, the first job's value is the usual.
     jobs = sorted(setups, key=lambda j: (len(j), j))
