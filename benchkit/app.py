@@ -7,7 +7,6 @@ report is rendered by benchkit.callbacks.ReportCallback when the sweep ends.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -20,15 +19,18 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from benchkit import log
 from benchkit.config import BenchConfig, register_configs
 from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import UserError
 from benchkit.job import JobContext, factors_of, run_job
 from benchkit.paths import repo_root
 from benchkit.provenance import benchkit_info, hardware_info
-from benchkit.results import RESULT_FILE, SCHEMA_VERSION, atomic_write_text
+from benchkit.results import RESULT_FILE, SCHEMA_VERSION, write_result
 
 register_configs()
+
+_log = log.get(__name__)
 
 
 def to_typed(cfg: DictConfig) -> BenchConfig:
@@ -68,10 +70,9 @@ def _hydra_main(cfg: DictConfig) -> None:
             job_num=hc.job.num if sweep else 0,
         )
     except KeyboardInterrupt:
-        print(
-            f"[benchkit] interrupted: {job_dir} was written as incomplete. Run the same "
-            "command again to resume: complete jobs are reused (resume=false re-measures).",
-            file=sys.stderr,
+        _log.info(
+            f"interrupted: {job_dir} was written as incomplete. Run the same "
+            "command again to resume: complete jobs are reused (resume=false re-measures)."
         )
         sys.exit(130)
     # In a sweep the task returns normally whatever the job's status: a launcher (basic,
@@ -85,8 +86,8 @@ def _hydra_main(cfg: DictConfig) -> None:
         except UserError as exc:
             print(f"benchkit: {exc}", file=sys.stderr)
             return
-        print(f"[benchkit] report: {out / 'report.html'}", file=sys.stderr)
-        print(str(out / "report.html"))
+        _log.info(f"report: {out / 'report.html'}")
+        print(str(out / "report.html"))  # stdout: the path alone, for scripts
         # A single run's exit code says whether it measured: scripts can rely on it.
         code = {"complete": 0, "unavailable": 3}.get(str(result["status"]), 1)
         if code:
@@ -129,7 +130,7 @@ def run_placed(
 
 def _rewrite(path: Path, result: dict[str, Any]) -> None:
     # Adds what job.py cannot know (the allocation) to the result it has just written.
-    atomic_write_text(path, json.dumps(result, indent=2, default=str) + "\n")
+    write_result(path, result)
 
 
 def write_failed(cfg: BenchConfig, ctx: JobContext, reason: str) -> dict[str, Any]:
@@ -155,7 +156,7 @@ def write_failed(cfg: BenchConfig, ctx: JobContext, reason: str) -> dict[str, An
         "metrics": {},
     }
     _rewrite(ctx.job_dir / RESULT_FILE, result)
-    print(f"[benchkit] job {ctx.label} failed ({reason})", file=sys.stderr, flush=True)
+    _log.info(f"job {ctx.label} failed ({reason})")
     return result
 
 

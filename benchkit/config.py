@@ -14,6 +14,8 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from benchkit.models.recipe import SynthRecipe
+
 
 class BackendName(StrEnum):
     cpu = "cpu"
@@ -119,32 +121,12 @@ class BackendConfig:
 
 
 @dataclass
-class SynthConfig:
-    arch: str = "qwen3moe"
-    n_layers: int = 2
-    d_model: int = 128
-    n_heads: int = 4
-    n_kv_heads: int = 2
-    head_dim: int = 32
-    n_experts: int = 8
-    n_experts_used: int = 2
-    expert_ff: int = 64
-    n_vocab: int = 320
-    ctx_train: int = 65536
-    dtype: str = "f32"
-    seed: int = 0
-    # NextN (MTP) blocks after the trunk; glm4moe only (see benchkit.synth).
-    nextn_layers: int = 0
-    # Always-active shared experts; glm4moe needs at least one, qwen3moe has none.
-    n_shared_experts: int = 0
-
-
-@dataclass
 class ModelConfig:
     name: str = "tiny-moe"
     # A GGUF file; when unset, `synthetic` is written into the cache instead.
     path: str | None = None
-    synthetic: SynthConfig | None = None
+    # The recipe class itself is the config node: one declaration, no field-by-field copy.
+    synthetic: SynthRecipe | None = None
     architecture: str = "qwen3moe"
     params_total_b: float | None = None
     params_active_b: float | None = None
@@ -311,3 +293,12 @@ def register_configs() -> None:
     cs.store(name="base_config", node=BenchConfig)
     for group, schema in GROUPS.items():
         cs.store(group=group, name=f"base_{group}", node=schema)
+
+
+def to_plain(obj: Any) -> dict[str, Any]:
+    """A config dataclass as plain JSON-able data (enums as their values): what result.json
+    and the report carry."""
+    from omegaconf import OmegaConf
+
+    out = OmegaConf.to_container(OmegaConf.structured(obj), enum_to_str=True)
+    return {str(k): v for k, v in out.items()} if isinstance(out, dict) else {}

@@ -86,7 +86,7 @@ def _split(value: str | None) -> tuple[str, ...]:
     return tuple(x.strip() for x in value.split(",") if x.strip())
 
 
-def _int(value: str | None) -> int | None:
+def _parse_int(value: str | None) -> int | None:
     try:
         return int(value) if value else None
     except ValueError:
@@ -121,7 +121,7 @@ def slurm_allocation(environ: Mapping[str, str], device_env: str | None) -> Allo
         env=env,
         job_id=job_id,
         source=source,
-        cpus=_int(environ.get("SLURM_CPUS_PER_TASK")),
+        cpus=_parse_int(environ.get("SLURM_CPUS_PER_TASK")),
         extra={"slurm_job_id": slurm_id, "partition": environ.get("SLURM_JOB_PARTITION")},
     )
 

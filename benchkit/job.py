@@ -23,7 +23,6 @@ import httpx
 
 from benchkit import log
 from benchkit.config import BackendName, BenchConfig, FlashAttn
-from benchkit.draft import provide_draft_model
 from benchkit.engines import (
     ENGINE_LABEL,
     ENGINE_VERSIONS,
@@ -43,6 +42,7 @@ from benchkit.engines import (
 )
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
+from benchkit.models.draft import provide_draft_model
 from benchkit.plan import (
     ReplaySpec,
     ServerSpec,

@@ -687,7 +687,7 @@ def provide_model(cfg: BenchConfig) -> Path:
         raise UserError(
             f"model {m.name} has neither a path nor a synthetic recipe: set model.path=FILE."
         )
-    from benchkit.synth import SynthRecipe, ensure_model
+    from benchkit.models.synthetic import SynthRecipe, ensure_model
 
     recipe = SynthRecipe(**{k: getattr(m.synthetic, k) for k in vars(m.synthetic)})
     return ensure_model(recipe, cache_dir())

@@ -10,12 +10,15 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from benchkit import schema
 from benchkit.errors import UserError
+from benchkit.schema import SCHEMA_VERSION as SCHEMA_VERSION  # where writers take it from
+from benchkit.schema import Result
 
-SCHEMA_VERSION = 1
 STATUSES = ("complete", "incomplete", "failed", "unavailable")
 RESULT_FILE = "result.json"
 CALLS_FILE = "calls.jsonl"
@@ -84,6 +87,20 @@ class JobResult:
     def provenance(self) -> dict[str, Any]:
         return dict(self.data.get("provenance") or {})
 
+    @cached_property
+    def result(self) -> Result:
+        """The same result, typed (benchkit.schema)."""
+        return schema.load(self.data)
+
+
+def write_result(path: Path, result: Result | dict[str, Any]) -> dict[str, Any]:
+    """The one writer of result.json: through the schema (so what is written is what the
+    loader reads), atomically. Returns the JSON object written."""
+    typed = result if isinstance(result, Result) else schema.load(result)
+    data: dict[str, Any] = schema.to_json(typed)
+    atomic_write_json(path, data)
+    return data
+
 
 def load_result(path: Path) -> JobResult:
     """Load and check one result.json; every problem is one UserError sentence naming the file."""
@@ -119,9 +136,7 @@ def load_result(path: Path) -> JobResult:
     return JobResult(path=path, data=data)
 
 
-def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older schema up to the current one (there is only version 1 so far)."""
-    return data
+migrate = schema.migrate
 
 
 def find_results(root: Path) -> list[JobResult]:

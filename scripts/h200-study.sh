@@ -33,7 +33,8 @@ model_path() {  # writes (or reuses) the synthetic model conf/model/$1.yaml; pri
 import sys, time
 from omegaconf import OmegaConf
 from benchkit.paths import cache_dir
-from benchkit.synth import SynthRecipe, ensure_model
+from benchkit.models.recipe import SynthRecipe
+from benchkit.models.synthetic import ensure_model
 raw = OmegaConf.load(f"conf/model/{sys.argv[1]}.yaml")["synthetic"]
 t = time.time()
 p = ensure_model(SynthRecipe(**OmegaConf.to_container(raw)), cache_dir())

@@ -363,6 +363,11 @@ def test_planned_space_comes_from_the_study_and_the_sweep_overrides() -> None:
             "model=qwen",
             "server.ubatch=512,2048",
             "backend.build_requires=[a,b]",
+            # What a regex misses and Hydra's own parser does not.
+            "server.cache_type_k=sort(q8_0,f16)",
+            "+note='a,b',c",
+            "spec=tag(drafting,choice(none,draft))",
+            "server.ctx=interval(1024,4096)",
         ]
     )
     assert swept == {
@@ -371,6 +376,9 @@ def test_planned_space_comes_from_the_study_and_the_sweep_overrides() -> None:
         "mtp": [False, True],
         "rep": [1, 2, 3],
         "server.ubatch": [512, 2048],
+        "server.cache_type_k": ["f16", "q8_0"],
+        "note": ["a,b", "c"],
+        "spec": ["none", "draft"],
     }
     planned = an.planned_space({"slots": [1, 2, 4, 8]}, swept)
     assert planned["slots"] == [1, 2, 4, 8] and planned["ubatch"] == [512, 2048]

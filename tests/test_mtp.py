@@ -19,10 +19,10 @@ import gguf
 import httpx
 import pytest
 
-from benchkit.config import BenchConfig, SynthConfig
+from benchkit.config import BenchConfig
 from benchkit.errors import UserError
+from benchkit.models.synthetic import SynthRecipe, param_counts, recipe_key, write_model
 from benchkit.server_metrics import parse_prometheus, server_counters
-from benchkit.synth import SynthRecipe, param_counts, recipe_key, write_model
 
 Compose = Callable[..., BenchConfig]
 DEFAULT_SERVER = Path.home() / ".cache/benchkit/llama.cpp/b11434/build-cpu/bin/llama-server"
@@ -43,10 +43,10 @@ def test_tiny_mtp_config_is_an_mtp_capable_glm4moe(compose_cfg: Compose) -> None
     assert cfg.model.n_vocab == recipe.n_vocab == compose_cfg().model.n_vocab
 
 
-def test_synth_config_carries_every_recipe_field() -> None:
-    # provide.py builds the recipe from the config field by field.
-    config_fields = [f.name for f in dataclasses.fields(SynthConfig)]
-    assert config_fields == [f.name for f in dataclasses.fields(SynthRecipe)]
+def test_the_config_node_is_the_recipe_itself(compose_cfg: Any) -> None:
+    # One declaration of the recipe's fields: the composed config holds a SynthRecipe.
+    cfg = compose_cfg("model=tiny-mtp", "model.synthetic.n_layers=3")
+    assert isinstance(cfg.model.synthetic, SynthRecipe) and cfg.model.synthetic.n_layers == 3
 
 
 def test_recipe_keys_are_pinned() -> None:

@@ -74,7 +74,8 @@ def test_real_sweep_over_slots(tmp_path: Path) -> None:
     # The sweep's report exists and shows both points.
     md = (sweep / "report" / "report.md").read_text()
     html = (sweep / "report" / "report.html").read_text()
-    rows = [x for x in md.splitlines() if x.startswith("| ") and "| cpu |" in x]
+    results_table = md.split("## All results", 1)[1].split("\n## ", 1)[0]
+    rows = [x for x in results_table.splitlines() if x.startswith("| ") and "| cpu |" in x]
     assert len(rows) == 2
     assert "s/unit (throughput)" in md and "s/unit (slot latency)" in md
     assert (sweep / "report" / "slots.png").exists()
@@ -86,7 +87,8 @@ def test_real_sweep_over_slots(tmp_path: Path) -> None:
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     md2 = (sweep / "report" / "report.md").read_text()
-    assert [x for x in md2.splitlines() if "| cpu |" in x] == rows
+    again_table = md2.split("## All results", 1)[1].split("\n## ", 1)[0]
+    assert [x for x in again_table.splitlines() if "| cpu |" in x] == rows
 
 
 def test_unavailable_backends_finish_the_sweep_with_reasons(tmp_path: Path) -> None:

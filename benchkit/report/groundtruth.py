@@ -150,7 +150,7 @@ def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dic
         rows.append(
             {
                 "slots": slots,
-                "config": ", ".join(f"{k}={_plain(r.factors.get(k))}" for k in varying),
+                "config": ", ".join(f"{k}={_text(r.factors.get(k))}" for k in varying),
                 "benchkit_decode_tok_s": r.metrics.get("decode_tok_s"),
                 "server_per_slot_tok_s": per_seq,
                 "server_aggregate_tok_s": server_agg,
@@ -161,5 +161,5 @@ def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dic
     return rows
 
 
-def _plain(v: Any) -> str:
+def _text(v: Any) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)

@@ -32,7 +32,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from benchkit import __version__
-from benchkit.config import StudyConfig
+from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
@@ -40,7 +40,7 @@ from benchkit.report import analyse as an
 from benchkit.report import energy, figures, i18n, ledger, prose
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
-from benchkit.report.fmt import filters
+from benchkit.report.fmt import filters, integer
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import (
     CALLS_FILE,
@@ -147,7 +147,7 @@ def analyse_folder(
     study = study or resolve_study(results, overrides)
     df = tidy(results)
     planned = an.planned_space(study.factors, swept_factors(source))
-    builds = {r.job_dir.name: an.job_build(r.data) for r in results}
+    builds = {r.job_dir.name: an.job_build(r.result) for r in results}
     sw = an.build_sweep(
         df,
         factor_columns(results),
@@ -165,7 +165,7 @@ def analyse_folder(
         spans={r.job_dir.name: unit_spans(r) for r in results if r.status == "complete"},
         setups={
             r.job_dir.name: ev.setup_of(
-                r.data, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
+                r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
             )
             for r in results
             if r.status == "complete"
@@ -173,7 +173,7 @@ def analyse_folder(
         cap_limit=study.cap_limit,
     )
     records = {r.job_dir.name: r.data for r in results}
-    claims = an.check_claims(df, [_plain(c) for c in study.claims])
+    claims = an.check_claims(df, [to_plain(c) for c in study.claims])
     return Analysed(
         source=source,
         results=results,
@@ -214,11 +214,6 @@ def unit_spans(r: JobResult) -> dict[str, float]:
     except OSError:
         return {}
     return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}
-
-
-def _plain(obj: Any) -> dict[str, Any]:
-    out = OmegaConf.to_container(OmegaConf.structured(obj), enum_to_str=True)
-    return {str(k): v for k, v in out.items()} if isinstance(out, dict) else {}
 
 
 # -------------------------------------------------------------------------- view model
@@ -375,10 +370,10 @@ def view_model(
     tokenizer_lines = [
         t["tokenizer_mismatch"].format(
             job=r.job_dir.name,
-            server=_int(r.metrics.get("prompt_tokens")),
-            fixture=_int(r.metrics.get("fixture_prompt_tokens")),
-            n=_int(r.metrics.get("prompt_token_mismatches")),
-            calls=_int(r.metrics.get("calls_completed")),
+            server=integer(r.metrics.get("prompt_tokens")),
+            fixture=integer(r.metrics.get("fixture_prompt_tokens")),
+            n=integer(r.metrics.get("prompt_token_mismatches")),
+            calls=integer(r.metrics.get("calls_completed")),
         )
         for r in results
         if (r.metrics.get("prompt_token_mismatches") or 0) > 0
@@ -389,13 +384,13 @@ def view_model(
         workload_line = t["workload_line"].format(
             fixture=wl.get("fixture"),
             units=wl.get("units"),
-            calls=_int(calls),
-            prompt=_int(wl.get("prompt_tokens")),
-            mean_prompt=_int((wl.get("prompt_tokens") or 0) / calls) if calls else "–",
-            max_prompt=_int(wl.get("max_prompt_tokens")),
-            completion=_int(wl.get("completion_tokens")),
+            calls=integer(calls),
+            prompt=integer(wl.get("prompt_tokens")),
+            mean_prompt=integer((wl.get("prompt_tokens") or 0) / calls) if calls else "–",
+            max_prompt=integer(wl.get("max_prompt_tokens")),
+            completion=integer(wl.get("completion_tokens")),
             policy=wl.get("output_policy"),
-            cap=_int(wl.get("cap")),
+            cap=integer(wl.get("cap")),
         )
         replayed = wl.get("units_replayed")
         if replayed is None:  # results written before units_replayed was recorded
@@ -404,7 +399,7 @@ def view_model(
             replayed = int(planned) // int(reps) if planned else None
         if replayed is not None and replayed != wl.get("units"):
             workload_line += " " + t["workload_subset"].format(
-                n=_int(replayed), units=wl.get("units")
+                n=integer(replayed), units=wl.get("units")
             )
     sampling_lines = []
     profiles = Counter(str((r.provenance.get("sampling") or {}).get("profile")) for r in results)
@@ -759,12 +754,6 @@ def _txt(x: Any) -> str:
 def _g(x: Any) -> str:
     v = float(x)
     return str(int(v)) if v.is_integer() else f"{v:g}"
-
-
-def _int(x: Any) -> str:
-    from benchkit.report.fmt import integer
-
-    return integer(x)
 
 
 def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:

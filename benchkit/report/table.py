@@ -38,7 +38,7 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
             elif not isinstance(value, list):
                 row[key] = value
         row["ctx_total"] = (r.provenance.get("server") or {}).get("ctx_total")
-        row["identity_problem"] = identity_problem(r.data)
+        row["identity_problem"] = identity_problem(r.result)
         row["derived"] = bool(r.data.get("derived"))
         rows.append(row)
     df = pd.DataFrame(rows)

@@ -25,7 +25,7 @@ FORMAT_VERSION = 1
 KINDS = ("tokens", "text", "chat")
 OUTPUT_POLICIES = ("replay", "natural")
 FIXTURE_FILE = "fixture.json"
-CALLS_FILE = "calls.jsonl"
+FIXTURE_CALLS_FILE = "calls.jsonl"
 
 _FIXTURE_FIELDS = ("format", "name", "kind", "cap", "output_policy", "description", "recipe")
 _CALL_REQUIRED = ("unit", "seq", "role", "prompt", "max_tokens", "completion_tokens")
@@ -142,11 +142,13 @@ def load_workload(path: str | Path) -> Workload:
     """Load and validate a fixture directory, or a bare name under <repo>/fixtures/workloads/."""
     d = _resolve(path)
     fixture_path = d / FIXTURE_FILE
-    calls_path = d / CALLS_FILE
+    calls_path = d / FIXTURE_CALLS_FILE
     if not fixture_path.is_file():
         raise FixtureError(str(d), None, f"no {FIXTURE_FILE}; expected a fixture directory")
     if not calls_path.is_file():
-        raise FixtureError(str(d), None, f"no {CALLS_FILE}; expected one call a line beside it")
+        raise FixtureError(
+            str(d), None, f"no {FIXTURE_CALLS_FILE}; expected one call a line beside it"
+        )
     fixture_bytes = _read(fixture_path)
     calls_bytes = _read(calls_path)
     meta = _parse_fixture(str(fixture_path), fixture_bytes)
@@ -174,7 +176,7 @@ def load_workload(path: str | Path) -> Workload:
 
 def _resolve(path: str | Path) -> Path:
     p = Path(path)
-    if p.is_file() and p.name in (FIXTURE_FILE, CALLS_FILE):
+    if p.is_file() and p.name in (FIXTURE_FILE, FIXTURE_CALLS_FILE):
         return p.parent
     if p.exists():
         if not p.is_dir():
@@ -239,7 +241,7 @@ def _str(v: Any, what: str, *, empty: bool = False) -> str:
     return v
 
 
-def _int(v: Any, what: str, minimum: int) -> int:
+def _check_int(v: Any, what: str, minimum: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise _Bad(f"{what} is {_typename(v)}; expected an integer >= {minimum}")
     if v < minimum:
@@ -307,7 +309,7 @@ def _parse_fixture(path: str, data: bytes) -> dict[str, Any]:
         if kind not in KINDS:
             raise _Bad(f"kind is {kind!r}; expected one of {', '.join(KINDS)}")
         current = "cap"
-        cap = _int(obj["cap"], "cap", 1)
+        cap = _check_int(obj["cap"], "cap", 1)
         current = "output_policy"
         policy = obj["output_policy"]
         if policy not in OUTPUT_POLICIES:
@@ -430,12 +432,12 @@ def _parse_call(line: str, kind: str, cap: int, lineno: int) -> _Raw:
         if k not in obj:
             raise _Bad(f"missing field {k!r}")
     unit = _str(obj["unit"], "unit")
-    seq = _int(obj["seq"], "seq", 0)
+    seq = _check_int(obj["seq"], "seq", 0)
     role = _str(obj["role"], "role")
-    max_tokens = _int(obj["max_tokens"], "max_tokens", 1)
+    max_tokens = _check_int(obj["max_tokens"], "max_tokens", 1)
     if max_tokens > cap:
         raise _Bad(f"max_tokens is {max_tokens}; expected at most the fixture cap {cap}")
-    completion = _int(obj["completion_tokens"], "completion_tokens", 1)
+    completion = _check_int(obj["completion_tokens"], "completion_tokens", 1)
     if completion > max_tokens:
         raise _Bad(
             f"completion_tokens {completion} exceeds max_tokens {max_tokens}; "
@@ -467,7 +469,7 @@ def _parse_call(line: str, kind: str, cap: int, lineno: int) -> _Raw:
         else:
             messages = _messages(prompt["messages"])
         if "prompt_tokens" in obj:
-            recorded = _int(obj["prompt_tokens"], "prompt_tokens", 1)
+            recorded = _check_int(obj["prompt_tokens"], "prompt_tokens", 1)
     return _Raw(
         unit=unit,
         seq=seq,
@@ -498,7 +500,7 @@ def _segments(v: Any) -> list[tuple[str | None, int]]:
         if s["key"] is not None and not isinstance(s["key"], str):
             raise _Bad(f"{where}.key is {_typename(s['key'])}; expected a string or null")
         key = None if s["key"] is None else _str(s["key"], f"{where}.key")
-        out.append((key, _int(s["len"], f"{where}.len", 1)))
+        out.append((key, _check_int(s["len"], f"{where}.len", 1)))
     return out
 
 

@@ -33,7 +33,7 @@ import httpx
 
 from benchkit.errors import UserError
 from benchkit.workload.model import (
-    CALLS_FILE,
+    FIXTURE_CALLS_FILE,
     FIXTURE_FILE,
     FORMAT_VERSION,
     Workload,
@@ -608,7 +608,7 @@ def convert(journal: Path, out: Path, *, name: str | None = None) -> Converted:
         lines = "".join(
             json.dumps(c, ensure_ascii=False, separators=(",", ":")) + "\n" for _, c in calls
         )
-        _write(tmp / CALLS_FILE, lines)
+        _write(tmp / FIXTURE_CALLS_FILE, lines)
         load_workload(tmp)  # never leave a fixture the loader would refuse
         if out.exists():
             out.rmdir()

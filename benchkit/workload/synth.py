@@ -11,6 +11,11 @@ the system prompt is shared by every call of that role in every unit, the data b
 every call of the unit, a carried output by every later call that carries it, and the
 last segment (key null) is the call's own content. Its length is what the generator
 tunes to reach the prompt-length target; the shared parts set each call's floor.
+
+A recipe file is read by a small strict builder (`_build`), not OmegaConf: a recipe is JSON
+a person writes by hand and whose bytes decide the fixture's, so `"cap": "64"` must be refused
+(OmegaConf coerces it to 64), and its frozen dataclasses with tuple fields would have to be
+unfrozen and converted back for OmegaConf's merge.
 """
 
 from __future__ import annotations
@@ -25,7 +30,12 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from benchkit.errors import UserError
-from benchkit.workload.model import CALLS_FILE, FIXTURE_FILE, FORMAT_VERSION, OUTPUT_POLICIES
+from benchkit.workload.model import (
+    FIXTURE_CALLS_FILE,
+    FIXTURE_FILE,
+    FORMAT_VERSION,
+    OUTPUT_POLICIES,
+)
 
 RECIPE_FILE = "recipe.json"
 
@@ -401,7 +411,7 @@ def render(r: Recipe) -> dict[str, bytes]:
     fixture, calls = generate(r)
     return {
         FIXTURE_FILE: (json.dumps(fixture, indent=2, ensure_ascii=False) + "\n").encode(),
-        CALLS_FILE: "".join(
+        FIXTURE_CALLS_FILE: "".join(
             json.dumps(c, separators=(",", ":"), ensure_ascii=False) + "\n" for c in calls
         ).encode(),
         RECIPE_FILE: (json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n").encode(),

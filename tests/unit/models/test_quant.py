@@ -13,7 +13,7 @@ import pytest
 
 from benchkit.config import BenchConfig
 from benchkit.errors import UserError
-from benchkit.synth import SynthRecipe, find_quantize, param_counts, write_model
+from benchkit.models.synthetic import SynthRecipe, find_quantize, param_counts, write_model
 
 Compose = Callable[..., BenchConfig]
 QUANT_FAMILY = ("small-moe", "small-moe-f16", "small-moe-q8_0", "small-moe-q4_k_m")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from benchkit.config import BenchConfig
-from benchkit.draft import provide_draft_model
 from benchkit.errors import UserError
-from benchkit.synth import SynthRecipe, model_path_for
+from benchkit.models.draft import provide_draft_model
+from benchkit.models.synthetic import SynthRecipe, model_path_for
 
 Compose = Callable[..., BenchConfig]
 

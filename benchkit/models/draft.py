@@ -32,6 +32,6 @@ def provide_draft_model(cfg: BenchConfig) -> Path | None:
             f"draft model {draft.name} has neither a path nor a synthetic recipe: "
             "set spec.draft_model.path=FILE."
         )
-    from benchkit.synth import SynthRecipe, ensure_model
+    from benchkit.models.synthetic import SynthRecipe, ensure_model
 
     return ensure_model(SynthRecipe(**asdict(draft.synthetic)), cache_dir())

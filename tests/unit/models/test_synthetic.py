@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from benchkit.errors import UserError
-from benchkit.synth import (
+from benchkit.models.synthetic import (
     SynthRecipe,
     ensure_model,
     model_path_for,

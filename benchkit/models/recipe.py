@@ -1,0 +1,34 @@
+"""A synthetic model's recipe: the shapes, weight type and seed benchkit writes a GGUF from.
+
+Kept apart from the writer (`benchkit.models.synthetic`, which needs numpy and gguf) so the
+config schema can use the same class for `model.synthetic` without importing them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+# Not frozen: it is also the config's `model.synthetic` node, which overrides may set.
+@dataclass
+class SynthRecipe:
+    """The shapes, weight type and seed of one synthetic model; every field goes into its key."""
+
+    arch: str = "qwen3moe"
+    n_layers: int = 2
+    d_model: int = 128
+    n_heads: int = 4
+    n_kv_heads: int = 2
+    head_dim: int = 32
+    n_experts: int = 8
+    n_experts_used: int = 2
+    expert_ff: int = 64
+    n_vocab: int = 320  # 256 byte tokens + BPE merges + 3 specials
+    ctx_train: int = 65536  # holds 22k-token prompts + 4096 generated per slot
+    dtype: str = "f32"  # f32 | f16 | q8_0
+    seed: int = 0
+    # NextN (MTP) blocks after the trunk: glm4moe only, and llama.cpp runs at most one.
+    nextn_layers: int = 0
+    # Always-active shared experts of width expert_ff each: glm4moe needs one or more
+    # (its graph always runs the shared branch), qwen3moe has none.
+    n_shared_experts: int = 0

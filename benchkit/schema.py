@@ -1,0 +1,264 @@
+"""result.json as types: what a job's result holds, read by one loader and written by one writer.
+
+A result is `Result` (status, reason, factors, provenance, metrics, passes); its metrics and the
+provenance blocks the report reads are frozen dataclasses, so a renamed key fails where it is
+read (mypy), not when a report renders. Keys this benchkit does not type (an engine's own
+counters, a newer block) are kept in each level's `extra` and written back as they were;
+`to_json` writes every typed key (null where not measured), so writing a loaded result keeps
+every value it had and adds only nulls. The contract keys (architecture.md) are unchanged;
+`SCHEMA_VERSION` is checked on load and `migrate` brings older versions up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypeVar
+
+SCHEMA_VERSION = 1
+
+
+class Status(StrEnum):
+    complete = "complete"
+    incomplete = "incomplete"
+    failed = "failed"
+    unavailable = "unavailable"
+
+
+Json = dict[str, Any]  # one JSON object as read from or written to disk
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """p50/p90/p95/p99 of a per-call distribution (milliseconds); None when not measured."""
+
+    p50: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The `metrics` block (measure.DEFINITIONS says how each is measured)."""
+
+    units_completed: int | None = None
+    units_planned: int | None = None
+    calls_completed: int | None = None
+    calls_failed: int | None = None
+    calls_planned: int | None = None
+    error_rate: float | None = None
+    wall_s: float | None = None
+    s_per_unit_throughput: float | None = None
+    s_per_unit_slot_latency: float | None = None
+    prefill_tok_s: float | None = None
+    decode_tok_s: float | None = None
+    output_tok_s: float | None = None
+    prompt_tokens: int | None = None
+    prompt_tokens_evaluated: int | None = None
+    cached_prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    calls_hit_cap: int | None = None
+    cap_time_share: float | None = None
+    draft_acceptance: float | None = None
+    draft_tokens: int | None = None
+    draft_tokens_accepted: int | None = None
+    ttft_ms: Percentiles | None = None
+    itl_ms: Percentiles | None = None
+    server_prompt_tok_s: float | None = None
+    server_decode_tok_s: float | None = None
+    fixture_prompt_tokens: int | None = None
+    prompt_token_mismatches: int | None = None
+    fixture_completion_tokens: int | None = None
+    # GPU telemetry (benchkit/telemetry.py), where the job had it.
+    energy_j: float | None = None
+    j_per_unit: float | None = None
+    gpu_busy_share: float | None = None
+    server_cpu_share: float | None = None
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str | None = None
+    architecture: str | None = None
+    params_total_b: float | None = None
+    params_active_b: float | None = None
+    quant: str | None = None
+    size_gb: float | None = None
+    synthetic: bool | None = None
+    path: str | None = None
+    file_bytes: int | None = None
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """The llama-server build (or engine) a job ran."""
+
+    binary: str | None = None
+    source: str | None = None
+    source_date: str | None = None
+    version: str | None = None
+    devices: str | None = None
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    argv: list[str] = field(default_factory=list)
+    host: str | None = None
+    port: int | None = None
+    alias: str | None = None
+    ctx_total: int | None = None
+    ctx_per_slot: int | None = None
+    slots: int | None = None
+    props: Json | None = None
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WorkloadInfo:
+    fixture: str | None = None
+    fingerprint: str | None = None
+    kind: str | None = None
+    units: int | None = None
+    units_replayed: int | None = None
+    calls: int | None = None
+    prompt_tokens: int | None = None
+    max_prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    output_policy: str | None = None
+    cap: int | None = None
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SamplingInfo:
+    profile: str | None = None
+    sent: Json = field(default_factory=dict)
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """Which client path timed the calls, and why the fallback when it was used."""
+
+    path: str | None = None
+    fallback: str | None = None
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a measurement came from: the blocks the report reads are typed, the rest kept."""
+
+    started_utc: str | None = None
+    finished_utc: str | None = None
+    measured_utc: str | None = None
+    reused_from: str | None = None
+    choices: dict[str, str] = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
+    model: ModelInfo | None = None
+    sampling: SamplingInfo | None = None
+    workload: WorkloadInfo | None = None
+    server_build: BuildInfo | None = None
+    server: ServerInfo | None = None
+    client: ClientInfo | None = None
+    hardware: Json = field(default_factory=dict)
+    study: Json = field(default_factory=dict)
+    extra: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One job's result.json (fields in the order the file has them)."""
+
+    schema_version: int
+    status: Status
+    reason: str | None
+    factors: Json
+    provenance: Provenance
+    metrics: Metrics
+    passes: list[Metrics] | None = None
+    extra: Json = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.status is Status.complete
+
+
+# ------------------------------------------------------------------------ one reader, one writer
+
+T = TypeVar("T")
+
+
+def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
+    """A dataclass of this module from its JSON object: known keys typed (nested blocks built
+    the same way), the others kept in `extra`."""
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name == "extra" or f.name not in data:
+            continue
+        kwargs[f.name] = _build(hints[f.name], data[f.name])
+    if "extra" in names:
+        kwargs["extra"] = {k: v for k, v in data.items() if k not in names}
+    return cls(**kwargs)
+
+
+def _build(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    inner = [a for a in typing.get_args(tp) if a is not type(None)]
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType) and len(inner) == 1:
+        return _build(inner[0], value)
+    if (
+        origin is list
+        and inner
+        and isinstance(inner[0], type)
+        and dataclasses.is_dataclass(inner[0])
+    ):
+        return [from_json(inner[0], v) for v in value]
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
+        return from_json(tp, value)
+    if isinstance(tp, type) and issubclass(tp, StrEnum):
+        return tp(value)
+    return value
+
+
+def to_json(obj: Any) -> Any:
+    """The JSON object of a dataclass of this module: fields in order, `extra` merged back."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out: Json = {}
+        for f in dataclasses.fields(obj):
+            if f.name == "extra":
+                continue
+            v = getattr(obj, f.name)
+            if v is None and f.name == "passes":
+                continue  # written only for jobs that replayed more than once
+            out[f.name] = to_json(v)
+        out.update(getattr(obj, "extra", {}) or {})
+        return out
+    if isinstance(obj, StrEnum):
+        return obj.value
+    if isinstance(obj, list):
+        return [to_json(v) for v in obj]
+    return obj
+
+
+def load(data: Mapping[str, Any]) -> Result:
+    """A result from its JSON object, brought up to the current schema first."""
+    return from_json(Result, migrate(dict(data)))
+
+
+def migrate(data: Json) -> Json:
+    """Bring an older schema up to the current one (there is only version 1 so far)."""
+    return data
