@@ -61,7 +61,7 @@ model_path() {  # writes (or reuses) the synthetic model conf/model/$MODEL.yaml;
 import sys
 from omegaconf import OmegaConf
 from benchkit.paths import cache_dir
-from benchkit.synth import SynthRecipe, ensure_model
+from benchkit.models.synthetic import SynthRecipe, ensure_model
 raw = OmegaConf.load(f"conf/model/{sys.argv[1]}.yaml")["synthetic"]
 print(ensure_model(SynthRecipe(**OmegaConf.to_container(raw)), cache_dir()))
 PY
