@@ -489,9 +489,9 @@ def backend_from_conf(name: str) -> BackendConfig:
     """The backend group's YAML as a typed BackendConfig, without composing a whole job."""
     from omegaconf import DictConfig, OmegaConf
 
-    from benchkit.paths import repo_root
+    from benchkit.paths import conf_dir
 
-    path = repo_root() / "conf" / "backend" / f"{name}.yaml"
+    path = conf_dir() / "backend" / f"{name}.yaml"
     if not path.exists():
         known = sorted(p.stem for p in path.parent.glob("*.yaml"))
         raise UserError(f"backend {name!r} is unknown: choose one of {', '.join(known)}.")
