@@ -20,9 +20,10 @@
 # An install enables and starts no service: packages come without their recommendations,
 # while a policy-rc.d that refuses every start (exit 101) and a systemd preset that disables
 # every unit (`disable *`) are in place; both are removed afterwards (an existing policy-rc.d
-# is put back as it was). The cluster tests start their daemons themselves, as plain
-# processes, and stop them. Afterwards it checks that no daemon of the packages it installed
-# runs, and exits 1 naming it if one does. Idempotent: with nothing missing it does nothing.
+# is put back as it was), and init scripts the install added are disabled (update-rc.d).
+# The cluster tests start their daemons themselves, as plain processes, and stop them.
+# Afterwards it checks that no daemon of the packages it installed runs, and exits 1 naming
+# it if one does. Idempotent: with nothing missing it does nothing.
 set -euo pipefail
 
 BUILD=(cmake g++ make)
@@ -95,6 +96,7 @@ running_daemons() {  # the DAEMONS running now, one a line
   return 0
 }
 before=$(running_daemons)
+initd_before=$(ls /etc/init.d 2>/dev/null || true)
 
 # The guards, and their removal however the install ends.
 saved=""
@@ -120,6 +122,11 @@ $SUDO "${INSTALL[@]}"
 
 restore
 trap - EXIT
+# Init scripts are enabled by update-rc.d at install, presets or not (their S links are
+# what a machine booting with sysvinit starts): disable those the install added.
+for s in $(comm -13 <(echo "$initd_before" | sort) <(ls /etc/init.d 2>/dev/null | sort)); do
+  $SUDO update-rc.d "$s" disable >/dev/null 2>&1 || true
+done
 started=$(comm -13 <(echo "$before" | sort) <(running_daemons | sort) | tr '\n' ' ')
 if [ -n "${started// /}" ]; then
   echo "apt-deps: the install started ${started% }: stop it (benchkit needs no system service)" >&2
