@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tarfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from benchkit.paths import DATA_DIRS, checkout_root
+from benchkit.provide import extract_tar
 
 ROOT = checkout_root()
 pytestmark = pytest.mark.skipif(ROOT is None, reason="builds the wheel from a checkout")
@@ -101,8 +101,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     # sdist first, then the wheel from the unpacked sdist (as `python -m build` does), so a
     # file the sdist forgets is a failure here too.
     sdist = _build_meta("build_sdist", tmp / "sdist", ROOT)
-    with tarfile.open(sdist) as tar:
-        tar.extractall(tmp / "unpacked", filter="data")
+    extract_tar(sdist, tmp / "unpacked")  # our own sdist, just built
     (src,) = (tmp / "unpacked").iterdir()
     wheel = _build_meta("build_wheel", tmp / "dist", src)
     venv = tmp / "venv"
