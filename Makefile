@@ -1,39 +1,51 @@
 # The README's two commands. `make study` runs the default study and prints its report path;
-# `make test` runs the whole test suite. Both do all the set-up on a fresh machine first.
+# `make test` runs the whole test suite. Both do all the set-up on a fresh machine first, each
+# only its own: `make study` installs what building and running llama-server needs, `make test`
+# adds the test suite's tools (Chromium, fonts, SLURM, munge, MariaDB, Vulkan's build).
+# `scripts/apt-deps.sh --list build|test` prints the Debian packages of each.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup server server-vulkan study test lint clean
+.PHONY: setup setup-test server server-vulkan study test lint clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-# Python packages (benchkit and its test tools), then the build tools llama.cpp needs
-# (apt-deps.sh does nothing when they are all there; Vulkan's are optional).
+# benchkit into the virtual environment, then the build tools llama.cpp needs (apt-deps.sh
+# installs nothing when they are there, and never enables or starts a service).
 setup: $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	@./scripts/apt-deps.sh build
+
+# What the test suite needs besides: its Python tools, Chromium and fonts for the report's
+# browser check, and SLURM, munge and MariaDB's binaries for the cluster tests.
+setup-test: setup
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	@./scripts/apt-deps.sh
+	@./scripts/apt-deps.sh test
 
 # Build (or reuse from ~/.cache/benchkit) llama-server for the CPU backend.
 server: setup
 	$(BIN)/python -m benchkit.provide cpu
 
-# The Vulkan build too, where this machine can have it (exit 3: unavailable, with the reason
-# printed; the Vulkan tests then skip with that reason). Any other failure stops `make`.
-server-vulkan: server
+# The Vulkan build too, where this machine can have it: its packages (scripts/vulkan-deps.sh;
+# where they cannot be had, its one line says why), then the build (exit 3: unavailable, with
+# the reason printed; the Vulkan tests then skip with that reason). Any other failure stops.
+server-vulkan: setup-test server
+	@./scripts/vulkan-deps.sh || echo "make: going on without the Vulkan build" >&2
 	@$(BIN)/python -m benchkit.provide vulkan || [ $$? -eq 3 ]
 
 study: server
 	$(BIN)/python -m benchkit
 
-# Every test: the real llama-server sweeps (-m slow) and the sweeps through a real scheduler
-# (-m cluster: a one-node SLURM cluster started by the tests, scripts/slurm-local.sh).
-test: server-vulkan
+# Every test: the real llama-server sweeps (-m slow), the sweeps through a real scheduler
+# (-m cluster: a one-node SLURM cluster started by the tests, scripts/slurm-local.sh) and the
+# installed wheel's own run from a folder outside the checkout (tests/test_wheel.py).
+test: setup-test server-vulkan
 	$(BIN)/python -m pytest -m "slow or cluster or not slow" -q
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check benchkit tests
 	$(BIN)/ruff format --check benchkit tests
 	$(BIN)/mypy

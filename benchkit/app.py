@@ -24,7 +24,7 @@ from benchkit.config import BenchConfig, register_configs
 from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import UserError
 from benchkit.job import JobContext, factors_of, run_job
-from benchkit.paths import repo_root
+from benchkit.paths import conf_dir
 from benchkit.provenance import benchkit_info, hardware_info
 from benchkit.results import RESULT_FILE, SCHEMA_VERSION, write_result
 
@@ -41,7 +41,9 @@ def to_typed(cfg: DictConfig) -> BenchConfig:
     return obj
 
 
-@hydra.main(version_base="1.3", config_path=str(repo_root() / "conf"), config_name="config")
+# benchkit's own configs, from the checkout or from inside the installed wheel; a user's own
+# groups and entries come in beside them with `--config-dir DIR` or `hydra.searchpath`.
+@hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
 def _hydra_main(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
     # Hydra sets every logger to INFO; one line per HTTP request would drown the progress.

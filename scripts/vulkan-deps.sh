@@ -43,7 +43,7 @@ if [ ${#need[@]} -gt 0 ]; then
   log=$(mktemp)
   # --no-upgrade: packages already installed stay at their version.
   if ! { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive \
-         apt-get install -y -qq --no-upgrade "${need[@]}"; } >"$log" 2>&1; then
+         apt-get install -y -qq --no-upgrade --no-install-recommends "${need[@]}"; } >"$log" 2>&1; then
     fail "apt-get install ${need[*]} failed: $(grep -E '^(E|W):' "$log" | head -1 || tail -1 "$log")"
   fi
   rm -f "$log"

@@ -175,9 +175,9 @@ def parse_sweep_overrides(overrides: Iterable[str]) -> dict[str, list[Any]]:
 
 def _glob_group(group: str, glob: Any) -> list[str]:
     """The choices of config group `group` that a Hydra glob() selects."""
-    from benchkit.paths import repo_root
+    from benchkit.paths import conf_dir
 
-    names = sorted(p.stem for p in (repo_root() / "conf" / group).glob("*.yaml"))
+    names = sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
     return list(glob.filter(names))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from benchkit.errors import FixtureError
-from benchkit.paths import repo_root
+from benchkit.paths import data_root, workloads_dir
 
 FORMAT_VERSION = 1
 KINDS = ("tokens", "text", "chat")
@@ -183,12 +183,12 @@ def _resolve(path: str | Path) -> Path:
             raise FixtureError(str(p), None, "not a directory; expected a fixture directory")
         return p
     if isinstance(path, str) and path and "/" not in path and "\\" not in path:
-        named = repo_root() / "fixtures" / "workloads" / path
+        named = workloads_dir() / path
         if named.is_dir():
             return named
-    if not p.is_absolute() and (repo_root() / p).is_dir():
-        return repo_root() / p  # e.g. fixtures/workloads/seed-6 from another directory
-    root = repo_root() / "fixtures" / "workloads"
+    if not p.is_absolute() and (data_root() / p).is_dir():
+        return data_root() / p  # e.g. fixtures/workloads/seed-6 from another directory
+    root = workloads_dir()
     have = sorted(x.name for x in root.iterdir() if x.is_dir()) if root.is_dir() else []
     names = ", ".join(have) if have else "none"
     raise FixtureError(

@@ -58,8 +58,8 @@ def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     ]
     if missing:
         pytest.fail(
-            f"SLURM is not installed here ({', '.join(missing)} missing): `make setup` "
-            "installs Debian's SLURM, munge and MariaDB packages (scripts/apt-deps.sh).",
+            f"SLURM is not installed here ({', '.join(missing)} missing): `make test` "
+            "installs Debian's SLURM, munge and MariaDB packages (scripts/apt-deps.sh test).",
             pytrace=False,
         )
     if os.geteuid() != 0:
