@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import engines
 from benchkit.config import BenchConfig
 from benchkit.job import JobContext, run_job
 from benchkit.paths import repo_root
+from benchkit.server import engines
 
 STANDIN = repo_root() / "tests" / "engine_standin.py"
 
