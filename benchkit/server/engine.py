@@ -17,7 +17,6 @@ from typing import Any, Protocol
 
 import httpx
 
-from benchkit import timeouts
 from benchkit.config import BackendName, BenchConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.models.draft import provide_draft_model
@@ -55,8 +54,8 @@ from benchkit.server.serve import (
     Server,
     ServerError,
     Shown,
+    control_get,
     external_identity,
-    get_json,
     identity_problems,
 )
 from benchkit.workload import Unit
@@ -167,11 +166,7 @@ def server_info(spec: ServerSpec) -> dict[str, Any]:
 def _read_counters(srv: Server, parse: Callable[[str], dict[str, Any]]) -> dict[str, Any] | None:
     """/metrics through `parse`; None when it cannot be read (not worth a failure)."""
     try:
-        r = httpx.get(
-            srv.base_url + METRICS_PATH, headers=srv.headers(), timeout=timeouts.CONTROL_S
-        )
-        r.raise_for_status()
-        return parse(r.text)
+        return parse(control_get(srv.base_url, METRICS_PATH, srv.headers()).text)
     except (httpx.HTTPError, ValueError):
         return None
 
@@ -302,8 +297,10 @@ class Checkpoint(_Started):
         job's alias nonce and, where it shows one, its slot count is the job's."""
         info_path = engine_info_path(self.cfg)
         try:
-            models = get_json(srv.base_url, MODELS_PATH, srv.headers())
-            info = None if info_path is None else get_json(srv.base_url, info_path, srv.headers())
+            models = control_get(srv.base_url, MODELS_PATH, srv.headers()).json()
+            info = None
+            if info_path is not None:
+                info = control_get(srv.base_url, info_path, srv.headers()).json()
         except (httpx.HTTPError, ValueError) as exc:
             raise ServerError(f"{MODELS_PATH} or {info_path} could not be read: {exc}") from exc
         # /server_info holds the API key (SGLang): only the two values below are kept.

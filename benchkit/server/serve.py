@@ -123,17 +123,18 @@ def identity_problems(
     return problems
 
 
-def get_json(base_url: str, path: str, headers: dict[str, str]) -> Any:
-    """GET a control endpoint of a server (HTTPError or ValueError when it cannot be read)."""
+def control_get(base_url: str, path: str, headers: dict[str, str]) -> httpx.Response:
+    """GET a control endpoint of a server (/props, /v1/models, /metrics, /server_info);
+    httpx.HTTPError when it does not answer or answers with an error status."""
     r = httpx.get(base_url + path, headers=headers, timeout=timeouts.CONTROL_S)
     r.raise_for_status()
-    return r.json()
+    return r
 
 
 def llama_identify(srv: RunningServer) -> dict[str, Any]:
     """llama-server's /props, or ServerError unless it proves this is the job's server."""
     try:
-        props = get_json(srv.base_url, "/props", srv.headers())
+        props = control_get(srv.base_url, "/props", srv.headers()).json()
     except (httpx.HTTPError, ValueError) as exc:
         raise ServerError(f"/props could not be read: {exc}") from exc
     if not isinstance(props, dict):
@@ -184,7 +185,7 @@ def external_identity(spec: ServerSpec, *, model: str) -> dict[str, Any]:
 def n_vocab(srv: Server) -> int:
     """The vocabulary size the server reports in /v1/models (token-id workloads need it)."""
     try:
-        data = get_json(srv.base_url, "/v1/models", srv.headers())
+        data = control_get(srv.base_url, "/v1/models", srv.headers()).json()
         meta = data["data"][0].get("meta") or {}
     except (httpx.HTTPError, ValueError, LookupError, TypeError, AttributeError) as exc:
         raise ServerError(f"/v1/models could not be read for n_vocab: {exc}") from exc
