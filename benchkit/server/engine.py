@@ -1,9 +1,9 @@
 """The engines a job can measure, behind one interface: llama-server (built by benchkit),
 vLLM and SGLang (installed by the user), and a server someone else started (`external`).
 
-benchkit.job runs every engine the same way: `provide` what runs the server, `plan` its
-command, start a `server` per pass (which proves it is this job's), replay, read its
-`counters`. What differs between engines lives here, one class each; vLLM and SGLang share
+benchkit.job runs every engine the same way: `provide` what runs the server, find its
+`models`, `plan` its command, start a `server` per pass (which proves it is this job's),
+replay, read its `counters`. What differs between engines lives here, one class each; vLLM and SGLang share
 one, since everything that tells them apart is already keyed by EngineName in engines.py.
 """
 
