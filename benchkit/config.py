@@ -118,7 +118,7 @@ class BackendConfig:
     # For engines benchkit does not start (`external`).
     url: str | None = None
     api_key: str | None = None
-    # vllm/sglang only (benchkit.server.engines): the command that starts the engine, before its
+    # vllm/sglang only (benchkit.server.vllm_sglang): the command that starts the engine, before its
     # flags, e.g. [/opt/vllm/bin/vllm, serve]; empty: `vllm serve` / this Python's
     # `-m sglang.launch_server`, whichever is installed here.
     launcher: list[str] = field(default_factory=list)

@@ -30,7 +30,7 @@ from benchkit.results import (
     SCHEMA_VERSION,
     atomic_write_text,
 )
-from benchkit.server.engine import Engine, Launch, Target, engine_for
+from benchkit.server.engines import Engine, Launch, Target, engine_for
 from benchkit.server.plan import ReplaySpec, api_key, new_alias, plan_replay
 from benchkit.server.serve import Server, ServerError, free_port, n_vocab
 from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader

@@ -9,7 +9,7 @@ with C++'s default 6 significant digits, so a counter past 999,999 is rounded (1
 1.23457e+06): prefer the per-call timings for exact token counts.
 
 The exposition format is read by `prometheus_client.parser`; the engines' metric names were
-read in their sources at the versions in benchkit.server.engines.ENGINE_VERSIONS.
+read in their sources at the versions in benchkit.server.vllm_sglang.ENGINE_VERSIONS.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchkit.server.engines import EngineName
+from benchkit.server.vllm_sglang import EngineName
 
 _PREFIX = "llamacpp:"
 # A `# TYPE` line: prometheus_client renames the samples of a counter whose TYPE line names it

@@ -4,9 +4,10 @@ The client must only ever measure the server this job started. Proof: the port w
 when we chose it, the server answers to this job's alias nonce, its slot count matches, and
 (llama-server) its model path is the one we passed. Anything else refuses the job before a
 single call is measured. Every engine's proof goes through one comparison,
-`identity_problems`; what differs is where each engine shows those values (benchkit.server.
-engine) and the words it uses for them. A server someone else started (`backend=external`)
-is proven the same way against the model name and slot count the user declared.
+`identity_problems`; what differs is where each engine shows those values
+(benchkit.server.engines) and the words it uses for them. A server someone else started
+(`backend=external`) is proven the same way against the model name and slot count the user
+declared.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 from benchkit.config import BenchConfig
 from benchkit.job import JobContext, run_job
 from benchkit.paths import repo_root
-from benchkit.server import engines
+from benchkit.server import vllm_sglang
 
 STANDIN = repo_root() / "tests" / "engine_standin.py"
 
@@ -25,7 +25,7 @@ def gpu_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """engine_unavailable wants nvidia-smi or rocm-smi: pretend this machine has one."""
     real = shutil.which
     monkeypatch.setattr(
-        engines, "which", lambda n: "/usr/bin/nvidia-smi" if n == "nvidia-smi" else real(n)
+        vllm_sglang, "which", lambda n: "/usr/bin/nvidia-smi" if n == "nvidia-smi" else real(n)
     )
 
 

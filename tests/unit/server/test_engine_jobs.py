@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.config import BenchConfig
-from benchkit.server import engines
+from benchkit.server import vllm_sglang
 from tests.unit.server.conftest import run
 
 
@@ -72,7 +72,9 @@ def test_without_a_gpu_an_engine_job_is_unavailable_with_the_reason(
 ) -> None:
     real = shutil.which
     monkeypatch.setattr(
-        engines, "which", lambda n: None if n in ("nvidia-smi", "rocm-smi", "amd-smi") else real(n)
+        vllm_sglang,
+        "which",
+        lambda n: None if n in ("nvidia-smi", "rocm-smi", "amd-smi") else real(n),
     )
     result, _ = run(compose_cfg, tmp_path, "vllm")
     assert result["status"] == "unavailable"

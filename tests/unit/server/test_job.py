@@ -15,7 +15,7 @@ import pytest
 
 from benchkit import job
 from benchkit.config import BenchConfig
-from benchkit.server.engine import Engine, engine_for
+from benchkit.server.engines import Engine, engine_for
 from benchkit.server.plan import ServerSpec
 from benchkit.server.serve import RunningServer, free_port
 from tests.unit.server.conftest import STANDIN, run

@@ -12,8 +12,9 @@ import pytest
 from benchkit.config import BenchConfig
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
-from benchkit.server import engines
-from benchkit.server.engines import (
+from benchkit.server import vllm_sglang as engines
+from benchkit.server.metrics import engine_counters, parse_prometheus
+from benchkit.server.vllm_sglang import (
     ENGINE_VERSIONS,
     engine_argv,
     engine_env,
@@ -25,8 +26,7 @@ from benchkit.server.engines import (
     engine_secret,
     engine_unavailable,
 )
-from benchkit.server.engines import EngineName as Engine
-from benchkit.server.metrics import engine_counters, parse_prometheus
+from benchkit.server.vllm_sglang import EngineName as Engine
 
 Compose = Callable[..., BenchConfig]
 FIXTURES = repo_root() / "fixtures" / "engines"
