@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from benchkit.config import OutputPolicy
-from benchkit.plan import ReplaySpec
 from benchkit.replay import RecordSink, Replayer
+from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Segment, Unit, Workload
 
 

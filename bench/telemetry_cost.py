@@ -40,8 +40,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from benchkit.config import OutputPolicy  # noqa: E402
-from benchkit.plan import ReplaySpec  # noqa: E402
 from benchkit.replay import RecordSink, Replayer  # noqa: E402
+from benchkit.server.plan import ReplaySpec  # noqa: E402
 from benchkit.telemetry import GpuReader, NvmlReader, Sampler, open_reader  # noqa: E402
 
 

@@ -72,6 +72,13 @@ class NgramMode(StrEnum):
     cache = "cache"
 
 
+class CtxPolicy(StrEnum):
+    """How each slot's context is sized (benchkit.server.plan.context_size)."""
+
+    fit = "fit"  # slots x (longest prompt + cap), padded: exactly what the workload needs
+    fixed = "fixed"  # server.ctx as given, split between the slots
+
+
 class Lang(StrEnum):
     en = "en"
     ko = "ko"
@@ -111,7 +118,7 @@ class BackendConfig:
     # For engines benchkit does not start (`external`).
     url: str | None = None
     api_key: str | None = None
-    # vllm/sglang only (benchkit.engines): the command that starts the engine, before its
+    # vllm/sglang only (benchkit.server.vllm_sglang): the command that starts the engine, before its
     # flags, e.g. [/opt/vllm/bin/vllm, serve]; empty: `vllm serve` / this Python's
     # `-m sglang.launch_server`, whichever is installed here.
     launcher: list[str] = field(default_factory=list)
@@ -167,7 +174,7 @@ class WorkloadConfig:
 @dataclass
 class ServerConfig:
     # `fit`: -c = slots x (longest prompt + cap), rounded up; `fixed`: use `ctx` as given.
-    ctx_policy: str = "fit"
+    ctx_policy: CtxPolicy = CtxPolicy.fit
     ctx: int | None = None
     batch: int = 2048
     ubatch: int = 512

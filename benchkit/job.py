@@ -14,47 +14,15 @@ import shutil
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from benchkit import log
-from benchkit.config import BackendName, BenchConfig, FlashAttn
-from benchkit.engines import (
-    ENGINE_LABEL,
-    ENGINE_VERSIONS,
-    METRICS_PATH,
-    MODELS_PATH,
-    Engine,
-    engine_argv,
-    engine_counters,
-    engine_env,
-    engine_identity,
-    engine_info_path,
-    engine_launcher,
-    engine_models,
-    engine_of,
-    engine_secret,
-    engine_unavailable,
-)
+from benchkit.config import BenchConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
-from benchkit.models.draft import provide_draft_model
-from benchkit.plan import (
-    ReplaySpec,
-    ServerSpec,
-    api_key,
-    context_size,
-    is_llama_cpp,
-    new_alias,
-    plan_replay,
-    plan_server,
-)
 from benchkit.provenance import benchkit_info, hardware_info
-from benchkit.provide import ServerBinary, provide_model, provide_server
 from benchkit.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.results import (
     CALLS_FILE,
@@ -62,8 +30,9 @@ from benchkit.results import (
     SCHEMA_VERSION,
     atomic_write_text,
 )
-from benchkit.serve import RunningServer, ServerError, free_port
-from benchkit.server_metrics import parse_prometheus, server_counters
+from benchkit.server.engines import Engine, Launch, Target, engine_for
+from benchkit.server.plan import ReplaySpec, api_key, new_alias, plan_replay
+from benchkit.server.serve import Server, ServerError, free_port, n_vocab
 from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader
 from benchkit.telemetry import absent as telemetry_absent
 from benchkit.workload import Unit, Workload, load_workload
@@ -111,22 +80,6 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
         if not group.startswith("hydra") and group not in f:
             f[group] = choice
     return f
-
-
-def _say(msg: str) -> None:
-    _log.info(msg)
-
-
-def _n_vocab(srv: RunningServer, cfg: BenchConfig) -> int:
-    if cfg.model.n_vocab:
-        return cfg.model.n_vocab
-    r = httpx.get(f"{srv.spec.base_url}/v1/models", headers=srv.headers(), timeout=10.0)
-    r.raise_for_status()
-    meta = r.json()["data"][0].get("meta") or {}
-    n = meta.get("n_vocab")
-    if not isinstance(n, int) or n <= 0:
-        raise ServerError("the server did not report n_vocab in /v1/models: set model.n_vocab")
-    return n
 
 
 def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
@@ -210,7 +163,7 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
     why = f" ({result['reason']})" if result["reason"] else ""
     reused = result["provenance"].get("reused_from")
     how = f" (reused from {reused})" if reused else ""
-    _say(f"job {ctx.label} {result['status']}{how}{why}{detail}")
+    _log.info(f"job {ctx.label} {result['status']}{how}{why}{detail}")
     if interrupted:
         raise KeyboardInterrupt
     return result
@@ -221,13 +174,9 @@ class _UserInterrupt(Exception):
 
 
 def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
+    """The one job path, for every engine: provide, plan, then measure (or reuse)."""
     prov = result["provenance"]
-    external = cfg.backend.name is BackendName.external
-    engine = engine_of(cfg)
-    if not is_llama_cpp(cfg) and not external and engine is None:
-        raise Unavailable(_engine_unavailable(cfg))
-    if engine is not None and (why := engine_unavailable(cfg)):
-        raise Unavailable(why)
+    engine = engine_for(cfg)
     workload = load_workload(cfg.workload.fixture)
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
     prov["sampling"]["sent"] = dict(replay.sampling)
@@ -235,71 +184,42 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap)
     # workload.units=N replays the first N units only: the write-up must say so.
     prov["workload"]["units_replayed"] = len(units)
-    if external:
-        prov["resume_key"] = resume_key(cfg, workload.fingerprint(), f"external {cfg.backend.url}")
-        _run_external(cfg, ctx, result, workload, replay, units)
-        return
-    if engine is not None:
-        _run_engine(cfg, ctx, result, engine, workload, replay, units)
-        return
-    binary = provide_server(cfg)
-    prov["server_build"] = {
-        "binary": str(binary.path),
-        "source": binary.source,
-        "version": binary.version,
-        "devices": binary.devices,
-        "built_now_s": binary.build_seconds,
-        # A software rasteriser (llvmpipe) is the CPU behind a Vulkan API: the report says so.
-        "software_device": binary.software_device,
-        # Where and how it was built: flags, machine, portable or native, carried or not.
-        "build": binary.build,
-    }
-    _fit_flash_attn(cfg, binary, prov)
-    key = resume_key(cfg, workload.fingerprint(), f"{binary.path}\n{binary.version}")
+    build = engine.provide()
+    if build.info is not None:
+        prov["server_build"] = build.info
+    key = resume_key(cfg, workload.fingerprint(), build.id)
     prov["resume_key"] = key
-    if cfg.resume and _reuse(key, ctx, result):
+    if engine.started_here and cfg.resume and _reuse(key, ctx, result):
         return
-    model_path = provide_model(cfg)
-    prov["model"]["path"] = str(model_path)
-    prov["model"]["file_bytes"] = model_path.stat().st_size
-    draft_path = provide_draft_model(cfg)
-    if draft_path is not None and cfg.spec.draft_model is not None:
-        prov["model"]["draft"] = {"name": cfg.spec.draft_model.name, "path": str(draft_path)}
-    longest = _longest_prompt(cfg, units, workload.name)
-    spec = plan_server(
-        cfg,
-        server_bin=str(binary.path),
-        model_path=str(model_path),
-        port=free_port(cfg.server.host),
-        alias=new_alias(ctx.alias_tag or ctx.label),
-        longest_prompt=longest,
-        cap=replay.cap,
-        draft_model_path=str(draft_path) if draft_path else None,
-    )
-    prov["server"] = _server_info(spec)
-    _measure(
-        cfg, ctx, result, spec, workload, replay, units,
-        make_server=lambda log: RunningServer(spec, log),
-        counters=_server_counters,
-    )  # fmt: skip
+    models = engine.models()
+    prov["model"].update(models.info)
+    with tempfile.TemporaryDirectory(prefix="benchkit-engine-") as scratch:
+        target = Target(
+            workload=workload.name,
+            cap=replay.cap,
+            port=free_port(cfg.server.host),
+            alias=new_alias(ctx.alias_tag or ctx.label),
+            scratch=Path(scratch),
+        )
+        launch = engine.plan(build, models, units, target=target)
+        prov["server"] = launch.info
+        _measure(cfg, ctx, result, engine, launch, workload, replay, units)
 
 
 def _measure(
     cfg: BenchConfig,
     ctx: JobContext,
     result: dict[str, Any],
-    spec: ServerSpec,
+    engine: Engine,
+    launch: Launch,
     workload: Workload,
     replay: ReplaySpec,
     units: list[Unit],
-    *,
-    make_server: Callable[[Path], RunningServer],
-    counters: Callable[[RunningServer], dict[str, Any] | None],
 ) -> None:
     """Start the server once per repeat, replay the units through it, record every call."""
     prov = result["provenance"]
-    _say(
-        f"job {ctx.label}: {cfg.backend.name.value}, {cfg.slots} slot(s), mtp={cfg.mtp}, "
+    _log.info(
+        f"job {ctx.label}: {engine.label}, {cfg.slots} slot(s), mtp={cfg.mtp}, "
         f"{len(units)} units x {replay.repeats} on {cfg.model.name}"
     )
     calls_path = ctx.job_dir / CALLS_FILE
@@ -308,252 +228,73 @@ def _measure(
     outcomes: list[ReplayOutcome] = []
     server_side: list[dict[str, Any] | None] = []
     end_problem: str | None = None
-    tel = job_telemetry(cfg)
+    # Only a server this job started has a process and a GPU known to be this job's.
+    tel = job_telemetry(cfg) if engine.started_here else None
+    vocab = cfg.model.n_vocab or 0  # 0: asked of the server when it first starts
     t0 = time.perf_counter()
     try:
         # Each repeat is a pass on a freshly started server: no prompt cache, KV cache or
         # warm state leaks from one measurement into the next.
         for rep in range(replay.repeats):
             log = ctx.job_dir / ("server.log" if rep == 0 else f"server.{rep}.log")
-            with make_server(log) as srv:
+            with engine.server(launch, log) as srv:
                 srv.start(cfg.server.startup_timeout_s)
                 if rep == 0:
                     prov["server"]["props"] = _props_info(srv.props)
-                    n_vocab = _n_vocab(srv, cfg)
+                    vocab = vocab or n_vocab(srv)
                 replayer = Replayer(
-                    base_url=spec.base_url,
-                    alias=spec.alias,
+                    base_url=srv.base_url,
+                    alias=srv.spec.alias,
                     spec=replay,
                     workload=workload,
-                    n_vocab=n_vocab,
+                    n_vocab=vocab,
                     sink=sink,
                     headers=srv.headers(),
                     alive=srv.alive,
                     repeat=rep,
                     t0=t0,
                 )
-                sampler = tel.sampler(srv.proc.pid if srv.proc else None, t0)
-                sampler.start()
-                try:
-                    outcome = replayer.run()
-                finally:
-                    tel.passes.append(sampler.stop())
+                outcome = _replay(replayer, tel, srv, t0)
                 outcomes.append(outcome)
-                if srv.alive():
-                    server_side.append(counters(srv))
-                    try:
-                        srv.verify_identity()
-                    except ServerError as exc:
-                        end_problem = str(exc)
-                else:
-                    end_problem = "the server was not running at the end of the job"
+                if engine.started_here and srv.alive():
+                    server_side.append(engine.counters(srv))
+                end_problem = srv.end_problem()
             if outcome.interrupted or end_problem:
                 break
     finally:
         sink.close()
-        tel.close()
+        if tel is not None:
+            tel.close()
     _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
-    # GPU energy, power, busy shares and the server's CPU time over the replay passes.
-    result["metrics"].update(tel.metrics(int(result["metrics"].get("units_completed") or 0)))
-    if tel.passes and any(p.samples for p in tel.passes):
-        tel.write_samples(ctx.job_dir / TELEMETRY_FILE)
-    # The server's own counters from /metrics, per pass, beside the client's measurements.
-    result["metrics"]["server"] = server_side[0] if len(server_side) == 1 else server_side
-    if any(o.user_interrupt for o in outcomes):
-        raise _UserInterrupt
-
-
-def _fit_flash_attn(cfg: BenchConfig, binary: ServerBinary, prov: dict[str, Any]) -> None:
-    """`server.flash_attn=auto` means off on a device where this build's flash attention
-    crashes (llvmpipe); asking for `on` there is refused before the server starts."""
-    if binary.flash_attn_off is None or cfg.server.flash_attn is FlashAttn.off:
-        return
-    if cfg.server.flash_attn is FlashAttn.on:
-        raise UserError(
-            f"server.flash_attn=on cannot run on {binary.software_device}: "
-            f"{binary.flash_attn_off}; use server.flash_attn=auto or off."
-        )
-    cfg.server.flash_attn = FlashAttn.off
-    prov["server_build"]["flash_attn_forced_off"] = binary.flash_attn_off
-
-
-def _run_engine(
-    cfg: BenchConfig,
-    ctx: JobContext,
-    result: dict[str, Any],
-    engine: Engine,
-    workload: Workload,
-    replay: ReplaySpec,
-    units: list[Unit],
-) -> None:
-    """A vLLM or SGLang job: the same replay and records as llama-server's, with the
-    engine's command line, identity check and metrics (benchkit.engines)."""
-    prov = result["provenance"]
-    label = ENGINE_LABEL[engine]
-    launcher = engine_launcher(cfg)
-    prov["server_build"] = {
-        "engine": engine.value,
-        "source": label,
-        "launcher": launcher,
-        # The engine's version is whatever is installed; the flags were checked against this.
-        "flags_checked_against": ENGINE_VERSIONS[engine],
-    }
-    key = resume_key(cfg, workload.fingerprint(), f"{' '.join(launcher)}\n{engine.value}")
-    prov["resume_key"] = key
-    if cfg.resume and _reuse(key, ctx, result):
-        return
-    model_path, draft_path = engine_models(cfg)
-    prov["model"]["path"] = model_path
-    if draft_path is not None:
-        prov["model"]["draft"] = {"path": draft_path}
-    secret = engine_secret(cfg)
-    longest = _longest_prompt(cfg, units, workload.name)
-    port = free_port(cfg.server.host)
-    alias = new_alias(ctx.alias_tag or ctx.label)
-    # SGLang takes an API key only from argv or a --config file: a file only we can read,
-    # outside the job folder, gone when the job ends.
-    with tempfile.TemporaryDirectory(prefix="benchkit-engine-") as tmp:
-        secret_path: str | None = None
-        if secret.config_text is not None:
-            path = Path(tmp) / "api-key.yaml"
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(secret.config_text)
-            secret_path = str(path)
-        argv = engine_argv(
-            cfg, model_path=model_path, port=port, alias=alias, longest_prompt=longest,
-            cap=replay.cap, draft_model_path=draft_path, launcher=launcher,
-            secret_config_path=secret_path,
-        )  # fmt: skip
-        total, per_slot = context_size(cfg, longest, replay.cap)
-        spec = ServerSpec(
-            argv=tuple(argv), env=engine_env(cfg), host=cfg.server.host, port=port,
-            alias=alias, ctx_total=total, ctx_per_slot=per_slot, slots=cfg.slots,
-            api_key=api_key(cfg),
-        )  # fmt: skip
-        prov["server"] = _server_info(spec)
-        identify = _engine_identify(cfg, engine)
-        _measure(
-            cfg, ctx, result, spec, workload, replay, units,
-            make_server=lambda log: RunningServer(
-                spec, log, name=label, identify=identify, secret_env=secret.env,
-                unset_env=secret.unset,
-            ),
-            counters=lambda srv: _engine_counters(srv, engine),
-        )  # fmt: skip
-
-
-def _engine_identify(cfg: BenchConfig, engine: Engine) -> Callable[[RunningServer], dict[str, Any]]:
-    """The engine's proof that it is this job's server: its served model name is the job's
-    alias nonce and, where it shows one, its slot count is the job's."""
-    info_path = engine_info_path(cfg)
-
-    def identify(srv: RunningServer) -> dict[str, Any]:
-        base, headers = srv.spec.base_url, srv.headers()
-        try:
-            models = httpx.get(base + MODELS_PATH, headers=headers, timeout=10.0).json()
-            info = None
-            if info_path is not None:
-                info = httpx.get(base + info_path, headers=headers, timeout=10.0).json()
-        except (httpx.HTTPError, ValueError) as exc:
-            raise ServerError(f"{MODELS_PATH} or {info_path} could not be read: {exc}") from exc
-        # /server_info holds the API key (SGLang): only the two values below are kept.
-        alias, slots = engine_identity(engine, models, info)
-        problems = []
-        if alias != srv.spec.alias:
-            problems.append(
-                f"served model is {alias!r}, expected this job's nonce {srv.spec.alias!r}"
+    m = result["metrics"]
+    if tel is None:
+        m.update(
+            telemetry_absent(
+                f"backend={cfg.backend.name.value}: benchkit did not start the server, so "
+                "neither its process nor its GPU is known to be this job's"
             )
-        if slots is not None and slots != srv.spec.slots:
-            problems.append(f"it runs {slots} sequences at once, expected {srv.spec.slots}")
-        if problems:
-            raise ServerError("the server on this port is not this job's: " + "; ".join(problems))
-        return {"model_alias": alias, "total_slots": slots}
-
-    return identify
-
-
-def _engine_counters(srv: RunningServer, engine: Engine) -> dict[str, Any] | None:
-    """The engine's /metrics counters under llama-server's keys (None when unreadable)."""
-    try:
-        r = httpx.get(srv.spec.base_url + METRICS_PATH, headers=srv.headers(), timeout=10.0)
-        r.raise_for_status()
-        return engine_counters(engine, r.text)
-    except (httpx.HTTPError, ValueError):
-        return None
-
-
-def _server_counters(srv: RunningServer) -> dict[str, Any] | None:
-    """llama-server's /metrics counters (None when they cannot be read: not worth a failure)."""
-    try:
-        r = httpx.get(f"{srv.spec.base_url}/metrics", headers=srv.headers(), timeout=10.0)
-        r.raise_for_status()
-        return server_counters(parse_prometheus(r.text))
-    except (httpx.HTTPError, ValueError):
-        return None
-
-
-def _run_external(
-    cfg: BenchConfig,
-    ctx: JobContext,
-    result: dict[str, Any],
-    workload: Workload,
-    replay: ReplaySpec,
-    units: list[Unit],
-) -> None:
-    """Measure a server benchkit did not start, only once it proves it is the declared one."""
-    url = (cfg.backend.url or "").rstrip("/")
-    if not url:
-        raise UserError(_engine_unavailable(cfg))
-    key = api_key(cfg)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    props = external_identity(url, headers, model=cfg.model.name, slots=cfg.slots)
-    prov = result["provenance"]
-    alias = str(props.get("model_alias") or cfg.model.name)
-    prov["server"] = {"url": url, "external": True, "alias": alias, "props": _props_info(props)}
-    if cfg.model.n_vocab:
-        n_vocab = cfg.model.n_vocab
-    else:
-        r = httpx.get(f"{url}/v1/models", headers=headers, timeout=10.0)
-        n_vocab = int((r.json()["data"][0].get("meta") or {}).get("n_vocab") or 0)
-        if n_vocab <= 0:
-            raise UserError("the external server does not report n_vocab: set model.n_vocab=N.")
-    _say(f"job {ctx.label}: external server {url}, {cfg.slots} slot(s), {len(units)} units")
-    calls_path = ctx.job_dir / CALLS_FILE
-    calls_path.unlink(missing_ok=True)
-    sink = RecordSink(calls_path)
-    outcomes: list[ReplayOutcome] = []
-    end_problem = None
-    try:
-        for rep in range(replay.repeats):
-            outcome = Replayer(
-                base_url=url,
-                alias=alias,
-                spec=replay,
-                workload=workload,
-                n_vocab=n_vocab,
-                sink=sink,
-                headers=headers,
-                repeat=rep,
-            ).run()
-            outcomes.append(outcome)
-            if outcome.interrupted:
-                break
-    finally:
-        sink.close()
-    try:
-        external_identity(url, headers, model=cfg.model.name, slots=cfg.slots)
-    except UserError as exc:
-        end_problem = f"at the end of the job: {exc}"
-    _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
-    result["metrics"].update(
-        telemetry_absent(
-            "backend=external: benchkit did not start the server, so neither its process nor "
-            "its GPU is known to be this job's"
         )
-    )
+    else:
+        # GPU energy, power, busy shares and the server's CPU time over the replay passes.
+        m.update(tel.metrics(int(m.get("units_completed") or 0)))
+        if tel.passes and any(p.samples for p in tel.passes):
+            tel.write_samples(ctx.job_dir / TELEMETRY_FILE)
+        # The server's own counters from /metrics, per pass, beside the client's measurements.
+        m["server"] = server_side[0] if len(server_side) == 1 else server_side
     if any(o.user_interrupt for o in outcomes):
         raise _UserInterrupt
+
+
+def _replay(replayer: Replayer, tel: JobTelemetry | None, srv: Server, t0: float) -> ReplayOutcome:
+    """One pass of the replay, with the telemetry sampler beside it when there is one."""
+    if tel is None:
+        return replayer.run()
+    sampler = tel.sampler(srv.pid, t0)
+    sampler.start()
+    try:
+        return replayer.run()
+    finally:
+        tel.passes.append(sampler.stop())
 
 
 def job_telemetry(cfg: BenchConfig) -> JobTelemetry:
@@ -564,50 +305,6 @@ def job_telemetry(cfg: BenchConfig) -> JobTelemetry:
     indices = None if cfg.hardware.device is None else [cfg.hardware.device]
     reader, reason = open_reader(cfg.backend.name.value, indices)
     return JobTelemetry(reader, reason, cfg.telemetry.interval_s)
-
-
-def external_identity(
-    url: str, headers: dict[str, str], *, model: str, slots: int
-) -> dict[str, Any]:
-    """/props of an external server, or UserError unless it serves `model` with `slots` slots."""
-    try:
-        r = httpx.get(f"{url}/props", headers=headers, timeout=10.0)
-    except httpx.HTTPError as exc:
-        raise UserError(
-            f"backend.url={url} does not answer ({exc}): start the server first."
-        ) from exc
-    if r.status_code != 200:
-        raise UserError(
-            f"backend.url={url} has no usable /props (HTTP {r.status_code}), so benchkit cannot "
-            "prove which model and how many slots it serves; it measures nothing."
-        )
-    props = r.json()
-    names = {str(props.get("model_alias") or ""), Path(str(props.get("model_path") or "")).stem}
-    problems = []
-    if model not in names:
-        problems.append(f"it serves {sorted(n for n in names if n)}, not model.name={model!r}")
-    if props.get("total_slots") != slots:
-        problems.append(f"it has total_slots={props.get('total_slots')}, not slots={slots}")
-    if problems:
-        raise UserError(
-            f"Refusing to measure {url}: " + "; ".join(problems) + ". Fix the server or the config."
-        )
-    return dict(props)
-
-
-def _longest_prompt(cfg: BenchConfig, units: list[Unit], fixture: str) -> int:
-    """The longest prompt in tokens, which server.ctx_policy=fit sizes each slot for. A text or
-    chat call recorded without its prompt length cannot be fitted: guessing would either
-    overflow the context mid-sweep or waste memory, so the user is asked for a size."""
-    calls = [c for u in units for c in u.calls]
-    unknown = sum(1 for c in calls if c.prompt_tokens is None)
-    if unknown and cfg.server.ctx_policy == "fit":
-        raise UserError(
-            f"Workload {fixture} has {unknown} call(s) without a recorded prompt length, so "
-            "server.ctx_policy=fit cannot size the context: give each call its "
-            '"prompt_tokens" (the recorder does), or set server.ctx_policy=fixed server.ctx=N.'
-        )
-    return max((c.prompt_tokens or 0) for c in calls)
 
 
 def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
@@ -790,19 +487,6 @@ def _workload_info(w: Workload, policy: str, cap: int) -> dict[str, Any]:
     }
 
 
-def _server_info(spec: ServerSpec) -> dict[str, Any]:
-    return {
-        "argv": spec.redacted_argv(),
-        "env": dict(spec.env),
-        "host": spec.host,
-        "port": spec.port,
-        "alias": spec.alias,
-        "ctx_total": spec.ctx_total,
-        "ctx_per_slot": spec.ctx_per_slot,
-        "slots": spec.slots,
-    }
-
-
 def _props_info(props: dict[str, Any]) -> dict[str, Any]:
     dgs = props.get("default_generation_settings") or {}
     params = dgs.get("params") or {}
@@ -815,10 +499,3 @@ def _props_info(props: dict[str, Any]) -> dict[str, Any]:
         "n_ctx_per_slot": dgs.get("n_ctx"),
         "default_sampling": {k: params.get(k) for k in keep if k in params},
     }
-
-
-def _engine_unavailable(cfg: BenchConfig) -> str:
-    name = cfg.backend.name
-    if name is BackendName.external and not cfg.backend.url:
-        return "backend=external needs backend.url=URL of a running llama-server."
-    return f"backend={name.value} is not supported by this version of benchkit yet."

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 
 from benchkit.config import OutputPolicy
-from benchkit.plan import ReplaySpec
+from benchkit.server.plan import ReplaySpec
 from benchkit.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,

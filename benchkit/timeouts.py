@@ -15,3 +15,16 @@ TOOL_S = 20.0
 # unbounded: the upstream decides how long a generation takes.
 UPSTREAM_CONNECT_S = 10.0
 UPSTREAM_WRITE_S = 60.0
+# Server lifecycle (benchkit.server.serve). Whether anything listens on the port a job chose:
+# a connect on loopback is refused or accepted at once, so half a second only runs out on a
+# port a firewall swallows.
+PORT_PROBE_S = 0.5
+# How often /health is asked while a server starts: often enough that a ready server is used
+# within a fifth of a second, rarely enough to cost nothing.
+STARTUP_POLL_S = 0.2
+# After SIGTERM, how long a server gets to exit before SIGKILL: llama-server frees its model in
+# well under a second, vLLM and SGLang stop their worker processes in a few.
+STOP_GRACE_S = 10.0
+# `llama-server --version` and `--list-devices`: the latter starts every device backend the
+# build has, and a GPU driver's first initialisation can take tens of seconds.
+SERVER_PROBE_S = 60.0

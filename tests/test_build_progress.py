@@ -1,4 +1,4 @@
-"""The build's one progress line (benchkit.provide.BuildProgress) and its compiler cache."""
+"""The build's one progress line (benchkit.server.progress.BuildProgress) and its compiler cache."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.provide import BUILD_TARGETS, BuildProgress, compiler_launcher_flags
+from benchkit.server.build import BUILD_TARGETS, compiler_launcher_flags
+from benchkit.server.progress import BuildProgress
 
 # What CMake's Makefile generator prints for `cmake --build B --target llama-server
 # llama-bench ...` (shortened from a real b11434 build log): each target asked for counts

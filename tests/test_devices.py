@@ -100,7 +100,7 @@ def test_one_gpu_becomes_hardware_device_and_the_backend_variable(compose_cfg: C
 def test_several_gpus_reach_the_server_as_the_variable_not_one_device(
     compose_cfg: Compose,
 ) -> None:
-    from benchkit.plan import plan_server
+    from benchkit.server.plan import plan_server
 
     cfg = compose_cfg("backend=cuda", "hardware=h200")
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "2,5", "CUDA_VISIBLE_DEVICES": "2,5"}

@@ -22,7 +22,7 @@ import pytest
 from benchkit.config import BenchConfig
 from benchkit.errors import UserError
 from benchkit.models.synthetic import SynthRecipe, param_counts, recipe_key, write_model
-from benchkit.server_metrics import parse_prometheus, server_counters
+from benchkit.server.metrics import parse_prometheus, server_counters
 
 Compose = Callable[..., BenchConfig]
 DEFAULT_SERVER = Path.home() / ".cache/benchkit/llama.cpp/b11434/build-cpu/bin/llama-server"

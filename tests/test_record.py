@@ -399,9 +399,10 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     from benchkit.app import to_typed
     from benchkit.paths import repo_root
-    from benchkit.plan import ServerSpec
-    from benchkit.provide import build_server, provide_model
-    from benchkit.serve import RunningServer, free_port
+    from benchkit.server.build import build_server
+    from benchkit.server.plan import ServerSpec
+    from benchkit.server.provide import provide_model
+    from benchkit.server.serve import RunningServer, free_port
 
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):

@@ -31,8 +31,8 @@ import pytest
 
 from benchkit import transport
 from benchkit.config import OutputPolicy
-from benchkit.plan import ReplaySpec
 from benchkit.replay import RecordSink, Replayer, ReplayOutcome
+from benchkit.server.plan import ReplaySpec
 from benchkit.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,

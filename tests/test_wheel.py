@@ -32,7 +32,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from benchkit.paths import DATA_DIRS, checkout_root
-from benchkit.provide import extract_tar
+from benchkit.server.source import extract_tar
 
 ROOT = checkout_root()
 pytestmark = pytest.mark.skipif(ROOT is None, reason="builds the wheel from a checkout")

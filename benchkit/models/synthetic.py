@@ -172,7 +172,7 @@ def find_quantize() -> Path:
     on_path = shutil.which("llama-quantize")
     if on_path:
         return Path(on_path)
-    from benchkit.provide import llama_root
+    from benchkit.server.source import llama_root
 
     build = llama_root() / "build-cpu"
     binary = build / "bin" / "llama-quantize"

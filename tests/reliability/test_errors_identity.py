@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.plan import ServerSpec
-from benchkit.provide import build_server, provide_model
-from benchkit.serve import RunningServer, free_port
+from benchkit.server.build import build_server
+from benchkit.server.plan import ServerSpec
+from benchkit.server.provide import provide_model
+from benchkit.server.serve import RunningServer, free_port
 from tests.reliability.conftest import chat_fixture, lines, result, run
 
 pytestmark = pytest.mark.slow

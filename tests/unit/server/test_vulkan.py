@@ -21,13 +21,12 @@ import pytest
 from benchkit.config import BenchConfig
 from benchkit.errors import Unavailable
 from benchkit.paths import repo_root
-from benchkit.provide import (
+from benchkit.server.build import build_flags
+from benchkit.server.provide import backend_from_conf, provide_server
+from benchkit.server.vulkan import (
     VULKAN_HEADERS_MIN,
-    backend_from_conf,
-    build_flags,
     flash_attn_off_reason,
     parse_vulkan_header_version,
-    provide_server,
     software_device,
     vulkan_include_dir,
 )
@@ -126,7 +125,7 @@ def test_build_flags_point_cmake_at_the_private_headers(
 ) -> None:
     system = write_headers(tmp_path / "usr-include", BOOKWORM_CORE_H)
     private = write_headers(cache / "vulkan-headers" / "v" / "usr" / "include", TRIXIE_CORE_H)
-    monkeypatch.setattr("benchkit.provide.system_vulkan_include_dirs", lambda: [system])
+    monkeypatch.setattr("benchkit.server.vulkan.system_vulkan_include_dirs", lambda: [system])
     flags = build_flags(backend_from_conf("vulkan"))
     assert "-DGGML_VULKAN=ON" in flags and f"-DVulkan_INCLUDE_DIR={private}" in flags
     assert not any("Vulkan" in f for f in build_flags(backend_from_conf("cpu")))
@@ -245,8 +244,8 @@ def test_flash_attention_auto_means_off_on_llvmpipe_and_on_is_refused(
 ) -> None:
     from benchkit.config import FlashAttn
     from benchkit.errors import UserError
-    from benchkit.job import _fit_flash_attn
-    from benchkit.provide import ServerBinary
+    from benchkit.server.provide import ServerBinary
+    from benchkit.server.provide import fit_flash_attn as _fit_flash_attn
 
     dev = "Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits) (2048 MiB, 2048 MiB free)"
     soft = ServerBinary(
@@ -254,7 +253,7 @@ def test_flash_attention_auto_means_off_on_llvmpipe_and_on_is_refused(
     )
     cfg = compose_cfg("backend=vulkan")
     prov: dict[str, Any] = {"server_build": {}}
-    _fit_flash_attn(cfg, soft, prov)
+    _fit_flash_attn(cfg, soft, prov["server_build"])
     assert cfg.server.flash_attn is FlashAttn.off
     assert prov["server_build"]["flash_attn_forced_off"] == soft.flash_attn_off
     with pytest.raises(UserError, match=r"server.flash_attn=on cannot run on Vulkan0: llvmpipe"):

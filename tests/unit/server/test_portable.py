@@ -14,20 +14,18 @@ import pytest
 
 from benchkit.config import BenchConfig
 from benchkit.errors import Unavailable
-from benchkit.provide import (
+from benchkit.server.build import (
     BUILD_STAMP,
-    LLAMA_CPP_PACKAGE,
-    LLAMA_CPP_VERSION,
     PORTABLE_FLAGS,
     _build_facts,
-    backend_from_conf,
     build_dir,
     build_flags,
     carried_build,
     pack_build,
-    private_glslc,
-    provide_server,
 )
+from benchkit.server.provide import backend_from_conf, provide_server
+from benchkit.server.source import LLAMA_CPP_PACKAGE, LLAMA_CPP_VERSION
+from benchkit.server.vulkan import private_glslc
 
 FAKE_SERVER = """#!/bin/sh
 case "$1" in
@@ -44,7 +42,7 @@ esac
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BENCHKIT_CACHE", str(tmp_path / "cache"))
     # The system's headers do not matter here: pretend they are new enough.
-    monkeypatch.setattr("benchkit.provide.vulkan_include_dir", lambda *a: None)
+    monkeypatch.setattr("benchkit.server.vulkan.vulkan_include_dir", lambda *a: None)
     return tmp_path / "cache"
 
 
@@ -120,7 +118,7 @@ def test_a_machine_that_cannot_build_uses_the_carried_build_and_says_so(
     def no_glslc(backend: object) -> None:
         raise Unavailable("glslc not found: Vulkan needs the glslc shader compiler.")
 
-    monkeypatch.setattr("benchkit.provide.check_prerequisites", no_glslc)
+    monkeypatch.setattr("benchkit.server.build.check_prerequisites", no_glslc)
     cfg = compose_cfg("backend=vulkan")
     with pytest.raises(Unavailable, match="glslc not found"):
         provide_server(cfg)  # nothing carried: the reason stands

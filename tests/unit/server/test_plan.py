@@ -8,7 +8,7 @@ import pytest
 
 from benchkit.config import BenchConfig, OutputPolicy
 from benchkit.errors import UserError
-from benchkit.plan import context_size, plan_replay, plan_server, sampling_fields
+from benchkit.server.plan import context_size, plan_replay, plan_server, sampling_fields
 
 Compose = Callable[..., BenchConfig]
 

@@ -1,10 +1,10 @@
-"""vLLM and SGLang: their command lines, environment, identity and /metrics, from the same
-typed config that plan.py turns into a llama-server command line.
+"""vLLM and SGLang: their command lines, environment and identity, from the same typed
+config that plan.py turns into a llama-server command line (their /metrics: metrics.py).
 
 Pure except `engine_unavailable` and `engine_launcher`, which look at this machine. Neither
 engine can run on a machine without a GPU, so the tests check the exact command lines, the
-refusals and the metric parsing; every flag name and metric name below was read in the
-engines' own sources at the versions in ENGINE_VERSIONS (files in ENGINE_SOURCES).
+refusals and the metric parsing; every flag name and metric name was read in the engines'
+own sources at the versions in ENGINE_VERSIONS (files in ENGINE_SOURCES).
 
 How each llama-server setting maps (what has no equivalent is refused in one sentence, or,
 where it only tunes llama.cpp itself, not passed and listed in IGNORED_SETTINGS):
@@ -29,11 +29,8 @@ where it only tunes llama.cpp itself, not passed and listed in IGNORED_SETTINGS)
 from __future__ import annotations
 
 import json
-import math
-import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from importlib.util import find_spec
 from shutil import which
@@ -41,20 +38,21 @@ from typing import Any
 
 from benchkit.config import BackendName, BenchConfig, CacheType, FlashAttn, SpecType
 from benchkit.errors import UserError
-from benchkit.plan import api_key, context_size
-from benchkit.server_metrics import parse_prometheus
+from benchkit.server.plan import ServerSecret, api_key, context_size
 
 
-class Engine(StrEnum):
+class EngineName(StrEnum):
+    """The engines benchkit starts that are not llama-server."""
+
     vllm = "vllm"
     sglang = "sglang"
 
 
 # The releases whose argument parsers and metric definitions were read for this module.
-ENGINE_VERSIONS: dict[Engine, str] = {Engine.vllm: "0.34.0", Engine.sglang: "0.5.23"}
+ENGINE_VERSIONS: dict[EngineName, str] = {EngineName.vllm: "0.34.0", EngineName.sglang: "0.5.23"}
 # Where, inside those releases' wheels (PyPI), each name was checked.
-ENGINE_SOURCES: dict[Engine, tuple[str, ...]] = {
-    Engine.vllm: (
+ENGINE_SOURCES: dict[EngineName, tuple[str, ...]] = {
+    EngineName.vllm: (
         "vllm/engine/arg_utils.py",  # --max-num-seqs, --max-model-len, --kv-cache-dtype, ...
         "vllm/entrypoints/common/cli_args.py",  # --host, --port, --api-key
         "vllm/entrypoints/serve/middleware/register.py",  # VLLM_API_KEY when no --api-key
@@ -65,7 +63,7 @@ ENGINE_SOURCES: dict[Engine, tuple[str, ...]] = {
         "vllm/entrypoints/serve/dev/server_info/api_router.py",  # /server_info (dev mode)
         "vllm/entrypoints/serve/engine/protocol.py",  # /v1/models ModelCard
     ),
-    Engine.sglang: (
+    EngineName.sglang: (
         "sglang/srt/arg_groups/arg_utils.py",  # field name -> --flag-name
         "sglang/srt/arg_groups/fields/schedule.py",  # max_running_requests, chunked_prefill
         "sglang/srt/arg_groups/fields/model.py",  # model_path, context_length, kv_cache_dtype
@@ -81,7 +79,7 @@ ENGINE_SOURCES: dict[Engine, tuple[str, ...]] = {
     ),
 }
 
-ENGINE_LABEL: dict[Engine, str] = {Engine.vllm: "vLLM", Engine.sglang: "SGLang"}
+ENGINE_LABEL: dict[EngineName, str] = {EngineName.vllm: "vLLM", EngineName.sglang: "SGLang"}
 
 # Settings that tune llama.cpp itself and have no counterpart in either engine: not passed.
 IGNORED_SETTINGS = (
@@ -115,15 +113,15 @@ MTP_FAMILIES: dict[str, str] = {
 
 # --kv-cache-dtype choices at ENGINE_VERSIONS (vllm/config/cache.py CacheDType;
 # sglang/srt/arg_groups/fields/model.py kv_cache_dtype choices).
-KV_CACHE_DTYPES: dict[Engine, tuple[str, ...]] = {
-    Engine.vllm: (
+KV_CACHE_DTYPES: dict[EngineName, tuple[str, ...]] = {
+    EngineName.vllm: (
         "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc",
         "fp8_ds_mla", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc",
         "turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3",
         "octave_k3v3_compact", "ultraquant_4bit", "int4_per_token_head",
         "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6",
     ),
-    Engine.sglang: (
+    EngineName.sglang: (
         "auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4",
         "fp4_mx_block16",
     ),
@@ -150,16 +148,16 @@ _REFUSED_EXTRA = {
 }
 
 
-def engine_of(cfg: BenchConfig) -> Engine | None:
+def engine_of(cfg: BenchConfig) -> EngineName | None:
     """The engine this job starts, or None for llama-server and `external`."""
     if cfg.backend.name is BackendName.vllm:
-        return Engine.vllm
+        return EngineName.vllm
     if cfg.backend.name is BackendName.sglang:
-        return Engine.sglang
+        return EngineName.sglang
     return None
 
 
-def _engine(cfg: BenchConfig) -> Engine:
+def _engine(cfg: BenchConfig) -> EngineName:
     engine = engine_of(cfg)
     if engine is None:
         raise ValueError(f"backend={cfg.backend.name.value} is not vllm or sglang")
@@ -177,7 +175,7 @@ def engine_launcher(cfg: BenchConfig) -> list[str]:
     engine = _engine(cfg)
     if cfg.backend.launcher:
         return list(cfg.backend.launcher)
-    if engine is Engine.vllm:
+    if engine is EngineName.vllm:
         exe = which("vllm")
         if exe:
             return [exe, "serve"]
@@ -293,7 +291,7 @@ def engine_argv(
         if any(a == flag or a.startswith(flag + "=") for a in extra):
             raise UserError(f"{flag} in extra_args is refused: {why}.")
 
-    if engine is Engine.vllm:
+    if engine is EngineName.vllm:
         argv = [
             *head,
             model_path,
@@ -335,7 +333,7 @@ def engine_argv(
     return argv + extra
 
 
-def _kv_cache_dtype(cfg: BenchConfig, engine: Engine) -> str:
+def _kv_cache_dtype(cfg: BenchConfig, engine: EngineName) -> str:
     label = ENGINE_LABEL[engine]
     choices = KV_CACHE_DTYPES[engine]
     if cfg.backend.kv_cache_dtype is not None:
@@ -352,7 +350,7 @@ def _kv_cache_dtype(cfg: BenchConfig, engine: Engine) -> str:
             f"{label} has one KV-cache dtype for both: set them equal."
         )
     if k not in _CACHE_DTYPE:
-        fp8 = "fp8_e4m3" if engine is Engine.sglang else "fp8"
+        fp8 = "fp8_e4m3" if engine is EngineName.sglang else "fp8"
         raise UserError(
             f"server.cache_type_k={k.value} is llama.cpp's own KV format, which {label} does "
             "not have: use server.cache_type_k=f16 (the model's dtype) or bf16, or name the "
@@ -421,7 +419,7 @@ def vllm_speculative_config(
     cfg: BenchConfig, draft_model_path: str | None = None
 ) -> dict[str, Any] | None:
     """vLLM's --speculative-config (a JSON object), or None without speculative decoding."""
-    label = ENGINE_LABEL[Engine.vllm]
+    label = ENGINE_LABEL[EngineName.vllm]
     spec: dict[str, Any]
     if cfg.mtp:
         _mtp_family(cfg, label)
@@ -454,7 +452,7 @@ def vllm_speculative_config(
 
 def sglang_speculative_args(cfg: BenchConfig, draft_model_path: str | None = None) -> list[str]:
     """SGLang's --speculative-* flags (a linear chain: top-k 1, verify width = steps + 1)."""
-    label = ENGINE_LABEL[Engine.sglang]
+    label = ENGINE_LABEL[EngineName.sglang]
     if cfg.mtp:
         _mtp_family(cfg, label)
         n = _draft_steps(cfg)
@@ -514,9 +512,9 @@ def engine_env(cfg: BenchConfig) -> dict[str, str]:
     env = dict(cfg.backend.env)
     if cfg.backend.device_env and cfg.hardware.device is not None:
         env[cfg.backend.device_env] = str(cfg.hardware.device)
-    if engine is Engine.sglang and cfg.spec.synth_len is not None:
+    if engine is EngineName.sglang and cfg.spec.synth_len is not None:
         env["SGLANG_SIMULATE_ACC_LEN"] = repr(float(cfg.spec.synth_len))
-    if engine is Engine.vllm and _loopback(cfg.server.host):
+    if engine is EngineName.vllm and _loopback(cfg.server.host):
         # vLLM shows max_num_seqs nowhere else (vLLM's own benchmark sweep sets it too);
         # its dev endpoints stay unreachable from other machines on a loopback host.
         env.setdefault("VLLM_SERVER_DEV_MODE", "1")
@@ -527,33 +525,22 @@ def _loopback(host: str) -> bool:
     return host == "localhost" or host == "::1" or host.startswith("127.")
 
 
-@dataclass(frozen=True)
-class EngineSecret:
-    """How the API key reaches the engine without entering its argv. Never record it."""
-
-    # Merged into the engine's environment (vLLM: VLLM_API_KEY).
-    env: dict[str, str] = field(default_factory=dict, repr=False)
-    # Removed from the inherited environment: a key there must not switch auth on unasked.
-    unset: tuple[str, ...] = ()
-    # SGLang: YAML for --config (it has no environment variable for the key). Write it to a
-    # file only the user can read, pass its path to engine_argv, delete it once the server
-    # is healthy (SGLang reads it while parsing its arguments).
-    config_text: str | None = field(default=None, repr=False)
-
-
-def engine_secret(cfg: BenchConfig) -> EngineSecret:
+def engine_secret(cfg: BenchConfig) -> ServerSecret:
+    """How the API key reaches the engine without entering its argv. SGLang has no
+    environment variable for it: its `config_text` goes to a file only the user can read,
+    passed to engine_argv as secret_config_path."""
     engine = _engine(cfg)
     key = api_key(cfg)
-    if engine is Engine.vllm:
+    if engine is EngineName.vllm:
         # vLLM: --api-key, else $VLLM_API_KEY (entrypoints/serve/middleware/register.py).
         return (
-            EngineSecret(env={"VLLM_API_KEY": key})
+            ServerSecret(env={"VLLM_API_KEY": key})
             if key
-            else EngineSecret(unset=("VLLM_API_KEY",))
+            else ServerSecret(unset=("VLLM_API_KEY",))
         )
     if not key:
-        return EngineSecret()
-    return EngineSecret(config_text="api-key: " + json.dumps(key) + "\n")
+        return ServerSecret()
+    return ServerSecret(config_text="api-key: " + json.dumps(key) + "\n")
 
 
 # ---------------------------------------------------------------------------------------
@@ -564,14 +551,14 @@ def engine_info_path(cfg: BenchConfig) -> str | None:
     """Where the engine shows its slot count (GET, with the API key), or None: SGLang's
     /server_info always; vLLM's only in dev mode (engine_env sets it on a loopback host)."""
     engine = _engine(cfg)
-    if engine is Engine.sglang:
+    if engine is EngineName.sglang:
         return "/server_info"
     env = engine_env(cfg)
     return "/server_info?config_format=json" if env.get("VLLM_SERVER_DEV_MODE") == "1" else None
 
 
 def engine_identity(
-    engine: Engine, models_json: Any, info_json: Any | None = None
+    engine: EngineName, models_json: Any, info_json: Any | None = None
 ) -> tuple[str | None, int | None]:
     """(served model name, slot count) as the running engine reports them, from GET
     /v1/models and, when there is one, engine_info_path's JSON; None for what it did not
@@ -587,7 +574,7 @@ def engine_identity(
         alias = str(ident) if ident is not None else None
     slots: int | None = None
     if isinstance(info_json, dict):
-        if engine is Engine.sglang:
+        if engine is EngineName.sglang:
             # The scheduler's effective value (it lowers the asked-for one when the KV pool
             # cannot hold that many), else the resolved argument.
             states = info_json.get("internal_states")
@@ -605,119 +592,3 @@ def engine_identity(
 
 def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-# ---------------------------------------------------------------------------------------
-# /metrics
-
-_KEY = re.compile(r"^(?P<name>[^{]+)(?:\{(?P<labels>.*)\})?$")
-_KEY_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def _split(samples: dict[str, float]) -> list[tuple[str, dict[str, str], float]]:
-    out = []
-    for key, value in samples.items():
-        m = _KEY.match(key)
-        if m is None:  # pragma: no cover - parse_prometheus only makes matching keys
-            continue
-        labels = dict(_KEY_LABEL.findall(m["labels"] or ""))
-        out.append((m["name"], labels, value))
-    return out
-
-
-def engine_counters(engine: Engine, prometheus_text: str) -> dict[str, Any]:
-    """The engine's /metrics as the result fields server_metrics.server_counters gives for
-    llama-server (same keys, None where the engine has no equivalent), plus `requests`
-    (finished), `requests_running`, `requests_waiting` and `draft_accept_length` (mean
-    tokens per verification step, bonus token included). Sums over label sets (engines,
-    finish reasons, streaming or not). ValueError for text that is not Prometheus'."""
-    rows = _split(parse_prometheus(prometheus_text))
-
-    def total(name: str, **where: str) -> float | None:
-        vals = [
-            v
-            for n, labels, v in rows
-            if n == name and all(labels.get(k) == w for k, w in where.items())
-        ]
-        vals = [v for v in vals if not math.isnan(v)]
-        return sum(vals) if vals else None
-
-    def gauge(name: str) -> float | None:
-        # SGLang logs scheduler gauges per TP rank (by default rank 0 only); read rank 0's.
-        vals = [
-            v
-            for n, labels, v in rows
-            if n == name and labels.get("tp_rank", "0") == "0" and not math.isnan(v)
-        ]
-        return sum(vals) if vals else None
-
-    def count(v: float | None) -> int | None:
-        return None if v is None else round(v)
-
-    out: dict[str, Any] = dict.fromkeys(
-        (
-            "prompt_tokens", "prompt_tokens_cached", "prompt_seconds", "tokens_predicted",
-            "tokens_predicted_seconds", "n_decode", "n_tokens_max", "busy_slots_per_decode",
-            "draft_tokens", "draft_tokens_accepted", "draft_steps", "draft_acceptance",
-        )
-    )  # fmt: skip
-    out["draft_accepted_by_position"] = []
-    out["draft_acceptance_by_position"] = []
-    out["engine"] = engine.value
-
-    if engine is Engine.vllm:
-        p = "vllm:"
-        all_prompt = total(p + "prompt_tokens_total")
-        cached = total(p + "prompt_tokens_cached_total")
-        computed = total(p + "prompt_tokens_by_source_total", source="local_compute")
-        if computed is None and all_prompt is not None:
-            computed = all_prompt - (cached or 0.0)
-        # llama-server's prompt_tokens_total excludes cached tokens; so does this.
-        out["prompt_tokens"] = count(computed)
-        out["prompt_tokens_cached"] = count(cached)
-        out["tokens_predicted"] = count(total(p + "generation_tokens_total"))
-        out["requests"] = count(total(p + "request_success_total"))
-        out["requests_running"] = count(gauge(p + "num_requests_running"))
-        out["requests_waiting"] = count(gauge(p + "num_requests_waiting"))
-        drafted = count(total(p + "spec_decode_num_draft_tokens_total"))
-        accepted = count(total(p + "spec_decode_num_accepted_tokens_total"))
-        steps = count(total(p + "spec_decode_num_drafts_total"))
-        by_pos: dict[int, int] = {}
-        for n, labels, v in rows:
-            if n == p + "spec_decode_num_accepted_tokens_per_pos_total" and "position" in labels:
-                pos = int(labels["position"])
-                by_pos[pos] = by_pos.get(pos, 0) + round(v)
-        positions = [by_pos.get(i, 0) for i in range(max(by_pos) + 1)] if by_pos else []
-        out["draft_tokens"] = drafted
-        out["draft_tokens_accepted"] = accepted
-        out["draft_steps"] = steps
-        out["draft_acceptance"] = (accepted / drafted) if drafted and accepted is not None else None
-        out["draft_accepted_by_position"] = positions
-        out["draft_acceptance_by_position"] = [a / steps for a in positions] if steps else []
-        # vLLM's own definition (v1/spec_decode/metrics.py): 1 + accepted / drafts.
-        out["draft_accept_length"] = (
-            1 + accepted / steps if steps and accepted is not None else None
-        )
-        return out
-
-    p = "sglang:"
-    all_prompt = total(p + "prompt_tokens_total")
-    cached = total(p + "cached_tokens_total")
-    if all_prompt is not None and cached is None:
-        cached = 0.0  # a labelled counter appears with its first cache hit
-    out["prompt_tokens"] = count(None if all_prompt is None else all_prompt - (cached or 0.0))
-    out["prompt_tokens_cached"] = count(cached)
-    generated = total(p + "generation_tokens_total")
-    out["tokens_predicted"] = count(generated)
-    out["requests"] = count(total(p + "num_requests_total"))
-    out["requests_running"] = count(gauge(p + "num_running_reqs"))
-    out["requests_waiting"] = count(gauge(p + "num_queue_reqs"))
-    # SGLang counts verification steps only; drafted and accepted tokens are not counters.
-    steps = count(total(p + "spec_verify_calls_total"))
-    out["draft_steps"] = steps
-    # SGLang's own definition (managers/tokenizer_manager.py): completion tokens / steps.
-    out["draft_accept_length"] = generated / steps if steps and generated is not None else None
-    # Gauges of the last logging interval, not totals: kept apart under their own names.
-    out["draft_accept_length_recent"] = gauge(p + "spec_accept_length")
-    out["draft_acceptance_recent"] = gauge(p + "spec_accept_rate")
-    return out

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import engines
 from benchkit.config import BenchConfig
-from benchkit.engines import (
+from benchkit.errors import UserError
+from benchkit.paths import repo_root
+from benchkit.server import vllm_sglang as engines
+from benchkit.server.metrics import engine_counters, parse_prometheus
+from benchkit.server.vllm_sglang import (
     ENGINE_VERSIONS,
-    Engine,
     engine_argv,
-    engine_counters,
     engine_env,
     engine_identity,
     engine_info_path,
@@ -25,9 +26,7 @@ from benchkit.engines import (
     engine_secret,
     engine_unavailable,
 )
-from benchkit.errors import UserError
-from benchkit.paths import repo_root
-from benchkit.server_metrics import parse_prometheus
+from benchkit.server.vllm_sglang import EngineName as Engine
 
 Compose = Callable[..., BenchConfig]
 FIXTURES = repo_root() / "fixtures" / "engines"

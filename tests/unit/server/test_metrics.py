@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.server_metrics import parse_prometheus, server_counters
+from benchkit.server.metrics import parse_prometheus, server_counters
 
 # Verbatim from llama-server b11434 (tiny-mtp, --spec-type draft-mtp --spec-draft-n-max 3
 # --spec-synth-len 2.5, one 64-token completion).

@@ -6,51 +6,15 @@ llama-server's keys, one-sentence failures), not the engines."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from benchkit import engines
 from benchkit.config import BenchConfig
-from benchkit.job import JobContext, run_job
-from benchkit.paths import repo_root
-
-STANDIN = repo_root() / "tests" / "engine_standin.py"
-
-
-@pytest.fixture
-def gpu_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    """engine_unavailable wants nvidia-smi or rocm-smi: pretend this machine has one."""
-    real = shutil.which
-    monkeypatch.setattr(
-        engines, "which", lambda n: "/usr/bin/nvidia-smi" if n == "nvidia-smi" else real(n)
-    )
-
-
-def run(
-    compose_cfg: Callable[..., BenchConfig], tmp_path: Path, engine: str, *extra: str
-) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    ckpt = tmp_path / "ckpt"
-    ckpt.mkdir(exist_ok=True)
-    (ckpt / "config.json").write_text("{}")
-    cfg = compose_cfg(
-        f"backend={engine}",
-        f"backend.launcher=[{sys.executable},{STANDIN},{engine}]",
-        f"model.path={ckpt}",
-        "workload.units=1",
-        "slots=2",
-        "resume=false",
-        *extra,
-    )
-    job = tmp_path / "job"
-    result = run_job(cfg, JobContext(job_dir=job, label="0", alias_tag="t-0"))
-    argv_file = tmp_path / "argv.json"
-    seen = json.loads(argv_file.read_text()) if argv_file.exists() else {}
-    return result, seen
+from benchkit.server import vllm_sglang
+from tests.unit.server.conftest import run
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
@@ -108,7 +72,9 @@ def test_without_a_gpu_an_engine_job_is_unavailable_with_the_reason(
 ) -> None:
     real = shutil.which
     monkeypatch.setattr(
-        engines, "which", lambda n: None if n in ("nvidia-smi", "rocm-smi", "amd-smi") else real(n)
+        vllm_sglang,
+        "which",
+        lambda n: None if n in ("nvidia-smi", "rocm-smi", "amd-smi") else real(n),
     )
     result, _ = run(compose_cfg, tmp_path, "vllm")
     assert result["status"] == "unavailable"

@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchkit.config import (
-    BackendName,
     BenchConfig,
     CacheType,
+    CtxPolicy,
     FlashAttn,
     OutputPolicy,
     SpecType,
 )
 from benchkit.errors import UserError
+from benchkit.workload import Unit
 
 # llama-server pads each slot's context to a multiple of 256.
 CTX_PAD = 256
@@ -34,7 +35,8 @@ def pad(n: int, to: int = CTX_PAD) -> int:
 
 @dataclass(frozen=True)
 class ServerSpec:
-    """How one llama-server process is started."""
+    """How one server process is started (llama-server, vLLM or SGLang), or, with `url`, where
+    a server someone else started answers (argv empty)."""
 
     # Not in repr: argv may hold the API key; use redacted_argv() for anything shown.
     argv: tuple[str, ...] = field(repr=False)
@@ -46,10 +48,16 @@ class ServerSpec:
     ctx_per_slot: int = 0
     slots: int = 1
     api_key: str | None = field(default=None, repr=False)
+    # backend=external: the server's URL as the user gave it (https, a path prefix...).
+    url: str | None = None
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return self.url or f"http://{self.host}:{self.port}"
+
+    def headers(self) -> dict[str, str]:
+        """The client's request headers: the API key as a bearer token, when there is one."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def redacted_argv(self) -> list[str]:
         """argv with any API key given through extra_args masked, for results and reports."""
@@ -58,6 +66,27 @@ class ServerSpec:
             if a in ("--api-key", "--api-key-file"):
                 out[i + 1] = "***"
         return out
+
+
+@dataclass(frozen=True)
+class ServerSecret:
+    """How the API key reaches a server without entering its argv. Never record it."""
+
+    # Merged into the server's environment (LLAMA_API_KEY, VLLM_API_KEY).
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    # Removed from the inherited environment: a key there must not switch auth on unasked.
+    unset: tuple[str, ...] = ()
+    # SGLang: YAML for --config (it has no environment variable for the key). Write it to a
+    # file only the user can read, pass its path to engine_argv, delete it once the job ends
+    # (SGLang reads it while parsing its arguments).
+    config_text: str | None = field(default=None, repr=False)
+
+
+def llama_secret(key: str | None) -> ServerSecret:
+    """llama-server reads its API key from LLAMA_API_KEY."""
+    return (
+        ServerSecret(env={"LLAMA_API_KEY": key}) if key else ServerSecret(unset=("LLAMA_API_KEY",))
+    )
 
 
 @dataclass(frozen=True)
@@ -83,18 +112,14 @@ def new_alias(job_label: str) -> str:
 def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, int]:
     """(total -c, per-slot context) so that every slot holds the longest prompt plus the cap."""
     slots = cfg.slots
-    if cfg.server.ctx_policy == "fixed":
+    if cfg.server.ctx_policy is CtxPolicy.fixed:
         if not cfg.server.ctx:
             raise UserError("server.ctx_policy=fixed needs server.ctx: set server.ctx=N.")
         total = cfg.server.ctx
         per_slot = total if cfg.server.kv_unified else pad(total // slots)
-    elif cfg.server.ctx_policy == "fit":
+    else:
         per_slot = pad(longest_prompt + cap)
         total = per_slot if cfg.server.kv_unified and slots == 1 else per_slot * slots
-    else:
-        raise UserError(
-            f"server.ctx_policy={cfg.server.ctx_policy!r} is unknown: use 'fit' or 'fixed'."
-        )
     if per_slot < longest_prompt + cap:
         raise UserError(
             f"Each slot gets {per_slot} tokens of context but the workload's longest prompt "
@@ -109,6 +134,21 @@ def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, 
             "smaller workload."
         )
     return total, per_slot
+
+
+def longest_prompt(cfg: BenchConfig, units: list[Unit], fixture: str) -> int:
+    """The longest prompt in tokens, which server.ctx_policy=fit sizes each slot for. A text or
+    chat call recorded without its prompt length cannot be fitted: guessing would either
+    overflow the context mid-sweep or waste memory, so the user is asked for a size."""
+    calls = [c for u in units for c in u.calls]
+    unknown = sum(1 for c in calls if c.prompt_tokens is None)
+    if unknown and cfg.server.ctx_policy is CtxPolicy.fit:
+        raise UserError(
+            f"Workload {fixture} has {unknown} call(s) without a recorded prompt length, so "
+            "server.ctx_policy=fit cannot size the context: give each call its "
+            '"prompt_tokens" (the recorder does), or set server.ctx_policy=fixed server.ctx=N.'
+        )
+    return max((c.prompt_tokens or 0) for c in calls)
 
 
 def api_key(cfg: BenchConfig) -> str | None:
@@ -283,7 +323,3 @@ def plan_replay(cfg: BenchConfig, *, fixture_policy: str, fixture_cap: int) -> R
         units=cfg.workload.units,
         repeats=cfg.repeats,
     )
-
-
-def is_llama_cpp(cfg: BenchConfig) -> bool:
-    return cfg.backend.name not in (BackendName.vllm, BackendName.sglang, BackendName.external)

@@ -1,0 +1,259 @@
+"""Read a server's `/metrics` (Prometheus text) into the counters result.json keeps, for
+llama-server, vLLM and SGLang under one set of keys, without a network call.
+
+The server's own counters are a second witness beside the per-call timings the client adds
+up: they count what the server did, including speculative drafting, whatever the client saw.
+Counters run from the server's start, and each pass of a job starts a fresh server, so the
+values read at the end of a pass are that pass's totals. llama-server (b11434) prints them
+with C++'s default 6 significant digits, so a counter past 999,999 is rounded (1234567 reads
+1.23457e+06): prefer the per-call timings for exact token counts.
+
+The exposition format is read by `prometheus_client.parser`; the engines' metric names were
+read in their sources at the versions in benchkit.server.vllm_sglang.ENGINE_VERSIONS.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from benchkit.server.vllm_sglang import EngineName
+
+_PREFIX = "llamacpp:"
+# A `# TYPE` line: prometheus_client renames the samples of a counter whose TYPE line names it
+# without `_total` to OpenMetrics' `<name>_total` (llama-server's n_tokens_max). Samples are
+# looked up here by the names the server printed, and nothing here uses the types.
+_TYPE_LINE = re.compile(r"^\s*#\s*TYPE\s")
+_METRIC_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+
+# result.json's server counters, in the order they are written, for every engine.
+COUNTER_KEYS = (
+    "prompt_tokens", "prompt_tokens_cached", "prompt_seconds", "tokens_predicted",
+    "tokens_predicted_seconds", "n_decode", "n_tokens_max", "busy_slots_per_decode",
+    "draft_tokens", "draft_tokens_accepted", "draft_steps", "draft_acceptance",
+    "draft_accepted_by_position", "draft_acceptance_by_position",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One line of the exposition: a metric name, its labels and its value."""
+
+    name: str
+    labels: Mapping[str, str]
+    value: float
+
+    @property
+    def key(self) -> str:
+        """`name`, or `name{k="v",...}` with the labels sorted."""
+        if not self.labels:
+            return self.name
+        return (
+            self.name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(self.labels.items())) + "}"
+        )
+
+
+class Samples(Mapping[str, float]):
+    """Every sample of one `/metrics` page, in order (`rows`); as a mapping, each value under
+    its Sample.key (a later sample with the same key wins)."""
+
+    def __init__(self, rows: list[Sample]) -> None:
+        self.rows = tuple(rows)
+        self._by_key = {r.key: r.value for r in self.rows}
+
+    def __getitem__(self, key: str) -> float:
+        return self._by_key[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_key)
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def total(self, name: str, **where: str) -> float | None:
+        """The sum over every label set of `name` whose labels include `where` (NaN left out);
+        None when there is no such sample."""
+        vals = [
+            r.value
+            for r in self.rows
+            if r.name == name
+            and all(r.labels.get(k) == w for k, w in where.items())
+            and not math.isnan(r.value)
+        ]
+        return sum(vals) if vals else None
+
+    def by_position(self, name: str) -> dict[int, int]:
+        """`name`'s samples per value of their `position` label, summed over other labels."""
+        out: dict[int, int] = {}
+        for r in self.rows:
+            if r.name == name and "position" in r.labels:
+                pos = int(r.labels["position"])
+                out[pos] = out.get(pos, 0) + round(r.value)
+        return out
+
+
+def parse_prometheus(text: str) -> Samples:
+    """Every sample of a Prometheus text exposition (comments and blank lines skipped); a
+    line that is not a sample raises ValueError naming it."""
+    kept = "\n".join(x for x in text.splitlines() if not _TYPE_LINE.match(x)) + "\n"
+    try:
+        rows = [
+            Sample(s.name, dict(s.labels), float(s.value))
+            for family in text_string_to_metric_families(kept)
+            for s in family.samples
+        ]
+    except ValueError:
+        raise ValueError(_first_bad_line(text)) from None
+    return Samples(rows)
+
+
+def _first_bad_line(text: str) -> str:
+    """Which line of `text` the parser refused, and whether it lacks a name or a number."""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            list(text_string_to_metric_families(line + "\n"))
+        except ValueError:
+            name = line.split("{", 1)[0].split(None, 1)[0]
+            if _METRIC_NAME.fullmatch(name):
+                return f"line {n} of the metrics text has no number: {raw!r}"
+            return f"line {n} of the metrics text is not a sample: {raw!r}"
+    return "the metrics text is not Prometheus' text format"
+
+
+def _count(v: float | None) -> int | None:
+    return None if v is None or math.isnan(v) else round(v)
+
+
+def draft_fields(
+    drafted: int | None, accepted: int | None, steps: int | None, by_position: dict[int, int]
+) -> dict[str, Any]:
+    """The speculative-decoding counters as result fields. `draft_acceptance` = accepted /
+    drafted tokens (None when nothing was drafted), the server's view of what measure.py
+    computes from per-call timings; `draft_acceptance_by_position[i]` = accepted at draft
+    position i / verification steps."""
+    positions = [by_position.get(i, 0) for i in range(max(by_position) + 1)] if by_position else []
+    return {
+        "draft_tokens": drafted,
+        "draft_tokens_accepted": accepted,
+        "draft_steps": steps,
+        "draft_acceptance": (accepted / drafted) if drafted and accepted is not None else None,
+        "draft_accepted_by_position": positions,
+        "draft_acceptance_by_position": [a / steps for a in positions] if steps else [],
+    }
+
+
+def _spec_decode(samples: Samples, prefix: str) -> dict[str, Any]:
+    """llama-server's and vLLM's speculative counters (the same names under their prefix)."""
+    name = prefix + "spec_decode_num_"
+    return draft_fields(
+        _count(samples.total(name + "draft_tokens_total")),
+        _count(samples.total(name + "accepted_tokens_total")),
+        _count(samples.total(name + "drafts_total")),
+        samples.by_position(name + "accepted_tokens_per_pos_total"),
+    )
+
+
+def server_counters(samples: Samples) -> dict[str, Any]:
+    """llama-server's counters as result fields; absent counters are None, not zero."""
+
+    def get(name: str) -> float | None:
+        return samples.get(_PREFIX + name)
+
+    def count(name: str) -> int | None:
+        return _count(get(name))
+
+    return {
+        "prompt_tokens": count("prompt_tokens_total"),
+        "prompt_tokens_cached": count("prompt_tokens_cached_total"),
+        "prompt_seconds": get("prompt_seconds_total"),
+        "tokens_predicted": count("tokens_predicted_total"),
+        "tokens_predicted_seconds": get("tokens_predicted_seconds_total"),
+        "n_decode": count("n_decode_total"),
+        "n_tokens_max": count("n_tokens_max"),
+        "busy_slots_per_decode": get("n_busy_slots_per_decode"),
+        **_spec_decode(samples, _PREFIX),
+    }
+
+
+def engine_counters(engine: EngineName, prometheus_text: str) -> dict[str, Any]:
+    """The engine's /metrics as the result fields server_counters gives for llama-server
+    (same keys, None where the engine has no equivalent), plus `requests` (finished),
+    `requests_running`, `requests_waiting` and `draft_accept_length` (mean tokens per
+    verification step, bonus token included). Sums over label sets (engines, finish reasons,
+    streaming or not). ValueError for text that is not Prometheus'."""
+    samples = parse_prometheus(prometheus_text)
+    out: dict[str, Any] = dict.fromkeys(COUNTER_KEYS)
+    out["draft_accepted_by_position"] = []
+    out["draft_acceptance_by_position"] = []
+    out["engine"] = engine.value
+    if engine is EngineName.vllm:
+        out.update(_vllm(samples))
+    else:
+        out.update(_sglang(samples))
+    return out
+
+
+def _gauge(samples: Samples, name: str) -> float | None:
+    # SGLang logs scheduler gauges per TP rank (by default rank 0 only); read rank 0's.
+    vals = [
+        r.value
+        for r in samples.rows
+        if r.name == name and r.labels.get("tp_rank", "0") == "0" and not math.isnan(r.value)
+    ]
+    return sum(vals) if vals else None
+
+
+def _vllm(samples: Samples) -> dict[str, Any]:
+    p = "vllm:"
+    all_prompt = samples.total(p + "prompt_tokens_total")
+    cached = samples.total(p + "prompt_tokens_cached_total")
+    computed = samples.total(p + "prompt_tokens_by_source_total", source="local_compute")
+    if computed is None and all_prompt is not None:
+        computed = all_prompt - (cached or 0.0)
+    out: dict[str, Any] = {
+        # llama-server's prompt_tokens_total excludes cached tokens; so does this.
+        "prompt_tokens": _count(computed),
+        "prompt_tokens_cached": _count(cached),
+        "tokens_predicted": _count(samples.total(p + "generation_tokens_total")),
+        "requests": _count(samples.total(p + "request_success_total")),
+        "requests_running": _count(_gauge(samples, p + "num_requests_running")),
+        "requests_waiting": _count(_gauge(samples, p + "num_requests_waiting")),
+        **_spec_decode(samples, p),
+    }
+    accepted, steps = out["draft_tokens_accepted"], out["draft_steps"]
+    # vLLM's own definition (v1/spec_decode/metrics.py): 1 + accepted / drafts.
+    out["draft_accept_length"] = 1 + accepted / steps if steps and accepted is not None else None
+    return out
+
+
+def _sglang(samples: Samples) -> dict[str, Any]:
+    p = "sglang:"
+    all_prompt = samples.total(p + "prompt_tokens_total")
+    cached = samples.total(p + "cached_tokens_total")
+    if all_prompt is not None and cached is None:
+        cached = 0.0  # a labelled counter appears with its first cache hit
+    generated = samples.total(p + "generation_tokens_total")
+    # SGLang counts verification steps only; drafted and accepted tokens are not counters.
+    steps = _count(samples.total(p + "spec_verify_calls_total"))
+    return {
+        "prompt_tokens": _count(None if all_prompt is None else all_prompt - (cached or 0.0)),
+        "prompt_tokens_cached": _count(cached),
+        "tokens_predicted": _count(generated),
+        "requests": _count(samples.total(p + "num_requests_total")),
+        "requests_running": _count(_gauge(samples, p + "num_running_reqs")),
+        "requests_waiting": _count(_gauge(samples, p + "num_queue_reqs")),
+        "draft_steps": steps,
+        # SGLang's own definition (managers/tokenizer_manager.py): completion tokens / steps.
+        "draft_accept_length": generated / steps if steps and generated is not None else None,
+        # Gauges of the last logging interval, not totals: kept apart under their own names.
+        "draft_accept_length_recent": _gauge(samples, p + "spec_accept_length"),
+        "draft_acceptance_recent": _gauge(samples, p + "spec_accept_rate"),
+    }

@@ -1,0 +1,142 @@
+"""benchkit.job's one path: every engine is provided, planned, started once per pass, proven
+to be the job's, replayed against and read back in the same order, with the stand-in engine
+(tests/engine_standin.py) as the server process. The real llama-server takes the same path
+in tests/reliability and tests/test_sweep_integration.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchkit import job
+from benchkit.config import BenchConfig
+from benchkit.server.engines import Engine, engine_for
+from benchkit.server.plan import ServerSpec
+from benchkit.server.serve import RunningServer, free_port
+from tests.unit.server.conftest import STANDIN, run
+
+Compose = Callable[..., BenchConfig]
+
+
+class Recorder:
+    """An Engine that passes every call on to the real one and notes its name."""
+
+    def __init__(self, engine: Engine, calls: list[str]) -> None:
+        self.engine, self.calls = engine, calls
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.engine, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            return attr(*args, **kwargs)
+
+        return call
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    monkeypatch.setattr(job, "engine_for", lambda cfg: Recorder(engine_for(cfg), seen))
+    return seen
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+@pytest.fixture
+def external(tmp_path: Path) -> Iterator[str]:
+    """The stand-in started as a server someone else runs: model tiny-moe, 2 slots."""
+    port = free_port()
+    argv = (sys.executable, str(STANDIN), "vllm", "x", "--port", str(port))
+    argv += ("--served-model-name", "tiny-moe", "--max-num-seqs", "2")
+    spec = ServerSpec(argv=argv, env={}, port=port, alias="tiny-moe", slots=2)
+    with RunningServer(spec, tmp_path / "external.log") as srv:
+        srv.start(60)
+        yield spec.base_url
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_every_engine_benchkit_starts_takes_the_one_path(
+    engine: str, compose_cfg: Compose, tmp_path: Path, gpu_here: None, calls: list[str]
+) -> None:
+    result, _ = run(compose_cfg, tmp_path, engine, "repeats=2")
+    assert result["status"] == "complete", result["reason"]
+    # One server per pass, each proven and read back.
+    pass_ = ["server", "counters"]
+    assert calls == ["provide", "models", "plan", *pass_, *pass_]
+    assert (tmp_path / "job" / "server.log").exists()
+    assert (tmp_path / "job" / "server.1.log").exists()
+    assert [p["units_completed"] for p in result["passes"]] == [1, 1]
+    assert [c["engine"] for c in result["metrics"]["server"]] == [engine, engine]
+    # The passes share one clock: the second starts after the first has ended.
+    records = lines(tmp_path / "job" / "calls.jsonl")
+    first = [r for r in records if r["repeat"] == 0]
+    second = [r for r in records if r["repeat"] == 1]
+    assert first and second
+    assert min(r["t_sent"] for r in second) > max(r["t_done"] for r in first)
+
+
+def test_an_external_server_takes_the_same_path_and_is_not_sampled(
+    compose_cfg: Compose, tmp_path: Path, external: str, calls: list[str]
+) -> None:
+    cfg = compose_cfg("backend=external", f"backend.url={external}/", "slots=2", "workload.units=1")
+    result = job.run_job(cfg, job.JobContext(job_dir=tmp_path / "job"))
+    assert result["status"] == "complete", result["reason"]
+    # Nothing to build, start or read counters from: the same steps otherwise.
+    assert calls == ["provide", "models", "plan", "server"]
+    server = result["provenance"]["server"]
+    assert server["url"] == external and server["external"] is True
+    assert server["alias"] == "tiny-moe" and server["props"]["total_slots"] == 2
+    assert "server_build" not in result["provenance"]
+    m = result["metrics"]
+    assert m["units_completed"] == m["units_planned"] == 1
+    assert "server" not in m
+    assert m["telemetry"]["reason"] == (
+        "backend=external: benchkit did not start the server, so neither its process nor its "
+        "GPU is known to be this job's"
+    )
+
+
+def test_an_external_server_with_other_slots_is_refused_before_any_call(
+    compose_cfg: Compose, tmp_path: Path, external: str
+) -> None:
+    cfg = compose_cfg("backend=external", f"backend.url={external}", "slots=3")
+    result = job.run_job(cfg, job.JobContext(job_dir=tmp_path / "job"))
+    assert result["status"] == "failed"
+    assert result["reason"] == (
+        f"Refusing to measure {external}: it has total_slots=2, not slots=3. Fix the server "
+        "or the config."
+    )
+    assert not (tmp_path / "job" / "calls.jsonl").exists()
+
+
+def test_external_without_a_url_fails_with_the_fix(compose_cfg: Compose, tmp_path: Path) -> None:
+    result = job.run_job(compose_cfg("backend=external"), job.JobContext(job_dir=tmp_path))
+    assert result["status"] == "failed"
+    assert result["reason"] == "backend=external needs backend.url=URL of a running llama-server."
+
+
+def test_a_complete_job_is_reused_without_starting_a_server(
+    compose_cfg: Compose,
+    tmp_path: Path,
+    gpu_here: None,
+    calls: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, _ = run(compose_cfg, tmp_path, "vllm", "resume=true")
+    assert first["status"] == "complete", first["reason"]
+    calls.clear()
+    again, _ = run(compose_cfg, tmp_path, "vllm", "resume=true")
+    assert calls == ["provide"]
+    assert again["status"] == "complete"
+    assert again["provenance"]["reused_from"] == str(tmp_path / "job")
+    assert again["metrics"] == first["metrics"]
