@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit import log
-from benchkit.config import BenchConfig
+from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
 from benchkit.provenance import benchkit_info, hardware_info
@@ -29,6 +29,7 @@ from benchkit.results import (
     RESULT_FILE,
     SCHEMA_VERSION,
     atomic_write_text,
+    write_result,
 )
 from benchkit.server.engines import Engine, Launch, Target, engine_for
 from benchkit.server.plan import ReplaySpec, api_key, new_alias, plan_replay
@@ -114,7 +115,7 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
             "sampling": {"profile": cfg.sampling.name, "sent": {}},
             # The write-up's settings travel with every result so a report renders from
             # results alone.
-            "study": _plain(cfg.study),
+            "study": to_plain(cfg.study),
         },
         "metrics": {},
     }
@@ -143,12 +144,12 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
     # A reused job's own times describe the reuse, never the measurement.
     (prov["reuse"] if isinstance(prov.get("reuse"), dict) else prov).update(ended)
     secret = api_key(cfg)
-    text = json.dumps(result, indent=2, default=str) + "\n"
+    text = json.dumps(result, default=str)
     if secret and secret in text:
         # The override list and any error text may quote it; the result never does.
-        text = text.replace(secret, "***")
-        result = json.loads(text)
-    atomic_write_text(job_dir / RESULT_FILE, text)
+        result = json.loads(text.replace(secret, "***"))
+    # Through the schema, the one writer: what is written is what the loader reads.
+    result = write_result(job_dir / RESULT_FILE, json.loads(json.dumps(result, default=str)))
     scrub_secret(
         api_key(cfg), [*job_dir.glob(".hydra/*.yaml"), *job_dir.glob("*.log"), *ctx.extra_scrub]
     )
@@ -309,7 +310,7 @@ def job_telemetry(cfg: BenchConfig) -> JobTelemetry:
 
 def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
     """What makes two jobs the same measurement: resolved config, workload and server build."""
-    conf = _plain(cfg)
+    conf = to_plain(cfg)
     conf.pop("resume", None)
     blob = json.dumps([conf, workload_fingerprint, build], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
@@ -462,13 +463,6 @@ def _loadavg() -> list[float] | None:
         return [round(x, 2) for x in os.getloadavg()]
     except OSError:
         return None
-
-
-def _plain(obj: Any) -> Any:
-    """A dataclass config as plain JSON-able data (enums as their values)."""
-    from omegaconf import OmegaConf
-
-    return OmegaConf.to_container(OmegaConf.structured(obj), enum_to_str=True)
 
 
 def _workload_info(w: Workload, policy: str, cap: int) -> dict[str, Any]:

@@ -179,7 +179,7 @@ def test_every_seed_result_is_reference_data_in_the_contract(tmp_path: Path) -> 
 
 
 def test_seed_study_config_composes_as_the_results_carry_it(compose_cfg: Any) -> None:
-    from benchkit.job import _plain
+    from benchkit.config import to_plain as _plain
 
     cfg = compose_cfg("study=seed-r9700")
     (seed,) = {json.dumps(r.provenance["study"], sort_keys=True) for r in find_results(SEED)}
