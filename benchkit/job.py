@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from benchkit import log
+from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BackendName, BenchConfig, FlashAttn
 from benchkit.engines import (
     ENGINE_LABEL,
@@ -55,7 +56,6 @@ from benchkit.plan import (
 )
 from benchkit.provenance import benchkit_info, hardware_info
 from benchkit.provide import ServerBinary, provide_model, provide_server
-from benchkit.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,

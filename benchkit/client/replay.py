@@ -7,7 +7,7 @@ request, when the first and last tokens arrived, and keeps the server's own `tim
 calls.jsonl as calls finish, so a job that dies keeps what it measured.
 
 How a call is timed: against an ``http://`` server each worker has its own kept-alive
-connection (benchkit/transport.py), `t_sent` is taken right before the request is written and
+connection (benchkit/client/transport.py), `t_sent` is taken right before the request is written and
 a token's time is when the kernel received it, so neither the client's own work nor a busy
 machine lands in TTFT or ITL. Where that path cannot be used (https, a proxy, no
 SO_TIMESTAMPNS here) the calls go through httpx as they always did, timed when the event
@@ -29,9 +29,7 @@ from typing import Any
 
 import httpx
 
-from benchkit.config import OutputPolicy
-from benchkit.plan import ReplaySpec
-from benchkit.transport import (
+from benchkit.client.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,
     CLIENT_RAW_READ_TIME,
@@ -41,6 +39,8 @@ from benchkit.transport import (
     ResponseHead,
     fast_path_refusal,
 )
+from benchkit.config import OutputPolicy
+from benchkit.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload, token_ids
 
 # After `data: [DONE]` the raw path reads on to the end of the response, so the connection

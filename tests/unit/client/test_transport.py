@@ -1,4 +1,5 @@
-"""The replay client's raw HTTP/1.1 path (benchkit/transport.py) against small real servers.
+"""The replay client's raw HTTP/1.1 path (benchkit/client/transport.py) against small real
+servers.
 
 Each test starts an asyncio server of its own in a thread (the replay runs its own event
 loop) that answers the way a case needs: chunked or sized or close-delimited SSE, error
@@ -29,11 +30,9 @@ from typing import Any
 import httpx
 import pytest
 
-from benchkit import transport
-from benchkit.config import OutputPolicy
-from benchkit.plan import ReplaySpec
-from benchkit.replay import RecordSink, Replayer, ReplayOutcome
-from benchkit.transport import (
+from benchkit.client import transport
+from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
+from benchkit.client.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,
     CLIENT_RAW_READ_TIME,
@@ -43,6 +42,8 @@ from benchkit.transport import (
     _ResponseParser,
     fast_path_refusal,
 )
+from benchkit.config import OutputPolicy
+from benchkit.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload
 
 pytestmark = pytest.mark.skipif(

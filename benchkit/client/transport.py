@@ -664,9 +664,9 @@ class Http1Connection:
         # a time (the head, then each chunk: llama-server writes one per token event), so
         # that a piece is not given the time of a later one read with it.
         #
-        # The limit (tests/test_transport.py shows it): segments that queue up behind one
-        # not yet read are merged by the kernel, which keeps the latest stamp, so reading
-        # them one at a time cannot tell them apart any more. Kernel times are exact for
+        # The limit (tests/unit/client/test_transport.py shows it): segments that queue up
+        # behind one not yet read are merged by the kernel, which keeps the latest stamp, so
+        # reading them one at a time cannot tell them apart any more. Kernel times are exact for
         # a client that reads each chunk before the next one reaches the same connection
         # (a loop busy for less than a token gap); one that falls further behind times the
         # queued tokens at the last arrival among them (at most about 17 chunks, the
