@@ -23,12 +23,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from benchkit.client.stream import EventStream, StreamFacts, error_message
 from benchkit.client.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,
@@ -49,9 +50,11 @@ from benchkit.workload import Call, Unit, Workload, token_ids
 _AFTER_DONE_GRACE_S = 1.0
 
 
-@dataclass
-class CallRecord:
-    """One call as measured. Times are seconds since the replay started (monotonic clock)."""
+@dataclass(kw_only=True)
+class CallRecord(StreamFacts):
+    """One call as measured: the stream's facts (first/last token times, counts, timings,
+    error; benchkit.client.stream) and the call's own. Times are seconds since the replay
+    started (monotonic clock)."""
 
     repeat: int
     unit: str
@@ -59,24 +62,14 @@ class CallRecord:
     role: str
     worker: int
     t_sent: float
-    t_first: float | None = None
-    t_last: float | None = None
     t_done: float | None = None
     ok: bool = False
-    error: str | None = None
     http_status: int | None = None
-    finish_reason: str | None = None
-    model: str | None = None
     max_tokens: int = 0
     # The workload's generation cap (max_tokens may be lower when replaying recorded lengths).
     cap: int = 0
     fixture_prompt_tokens: int | None = None
     fixture_completion_tokens: int | None = None
-    prompt_tokens: int | None = None
-    cached_tokens: int | None = None
-    completion_tokens: int | None = None
-    chunks: int = 0
-    timings: dict[str, Any] = field(default_factory=dict)
     # What measured this call: transport.CLIENT_RAW (kernel receive times), CLIENT_RAW_READ_TIME
     # (the raw path, but some read was timed when read) or CLIENT_HTTPX.
     client: str = CLIENT_HTTPX
@@ -141,78 +134,6 @@ def build_request(
     else:
         body["prompt"] = call.text or ""
     return "/v1/completions", body
-
-
-def _chunk_text(choice: dict[str, Any]) -> str:
-    if "text" in choice:
-        return str(choice.get("text") or "")
-    delta = choice.get("delta") or {}
-    return str(delta.get("content") or "") + str(delta.get("reasoning_content") or "")
-
-
-def parse_sse_line(line: str) -> dict[str, Any] | str | None:
-    """One SSE line: a JSON event (dict), "DONE", or None for comments and blank lines."""
-    if not line.startswith("data:"):
-        return None
-    payload = line[5:].strip()
-    if payload == "[DONE]":
-        return "DONE"
-    if not payload:
-        return None
-    obj = json.loads(payload)
-    if not isinstance(obj, dict):
-        raise ValueError("SSE data is not a JSON object")
-    return obj
-
-
-def apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
-    """Fold one streamed event into the record (first/last token times, usage, timings).
-
-    An event of an unexpected shape raises ValueError, which ends the call as malformed."""
-    try:
-        _apply_event(rec, event, now)
-    except (TypeError, AttributeError, KeyError) as exc:
-        raise ValueError(f"unexpected event shape ({type(exc).__name__}: {exc})") from exc
-
-
-def _apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
-    if "error" in event:
-        err = event["error"]
-        msg = err.get("message") if isinstance(err, dict) else str(err)
-        rec.error = f"server error in stream: {msg}"
-        return
-    if event.get("model"):
-        rec.model = str(event["model"])
-    for choice in event.get("choices") or []:
-        if _chunk_text(choice):
-            if rec.t_first is None:
-                rec.t_first = now
-            rec.t_last = now
-            rec.chunks += 1
-        if choice.get("finish_reason"):
-            rec.finish_reason = str(choice["finish_reason"])
-    usage = event.get("usage")
-    if isinstance(usage, dict):
-        rec.prompt_tokens = _count(usage.get("prompt_tokens"))
-        rec.completion_tokens = _count(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details") or {}
-        rec.cached_tokens = _count(details.get("cached_tokens"))
-    timings = event.get("timings")
-    if isinstance(timings, dict):
-        # Keep numbers only: the metrics do arithmetic on these.
-        rec.timings = {
-            str(k): v
-            for k, v in timings.items()
-            if isinstance(v, int | float) and not isinstance(v, bool)
-        }
-
-
-def _count(v: Any) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"token count {v!r} is not a non-negative integer")
-    return v
 
 
 class Replayer:
@@ -316,22 +237,14 @@ class Replayer:
                 rec.http_status = resp.status_code
                 if resp.status_code != 200:
                     text = (await resp.aread()).decode(errors="replace")
-                    rec.error = f"HTTP {resp.status_code}: {_error_message(text)}"
+                    rec.error = f"HTTP {resp.status_code}: {error_message(text)}"
                 else:
-                    last_progress = time.monotonic()
-                    async for line in resp.aiter_lines():
-                        event = parse_sse_line(line)
-                        if event == "DONE":
+                    events = EventStream(rec, stall_s=stall)
+                    async for data in resp.aiter_bytes():
+                        if events.feed(data, self.now()):
                             break
-                        if isinstance(event, dict):
-                            before = rec.chunks
-                            apply_event(rec, event, self.now())
-                            if rec.chunks != before or rec.finish_reason:
-                                last_progress = time.monotonic()
-                        # Keep-alive comments are bytes but not progress.
-                        if time.monotonic() - last_progress > stall:
-                            rec.error = f"stalled: no token for {stall:.0f} s"
-                            break
+                    else:
+                        events.end(self.now())
         except httpx.TimeoutException:
             rec.error = f"stalled: no bytes for {stall:.0f} s (server.stall_timeout_s)"
         except httpx.TransportError as exc:
@@ -356,7 +269,7 @@ class Replayer:
             with conn.stall_guard(stall):
                 if head.status != 200:
                     text = (await conn.read_rest()).decode(errors="replace")
-                    rec.error = f"HTTP {head.status}: {_error_message(text)}"
+                    rec.error = f"HTTP {head.status}: {error_message(text)}"
                 else:
                     rest = await self._read_sse(conn, rec, stall)
             if rest:
@@ -397,40 +310,26 @@ class Replayer:
         raise AssertionError("unreachable")
 
     async def _read_sse(self, conn: Http1Connection, rec: CallRecord, stall: float) -> bool:
-        """The SSE lines of a 200 response, as `_stream` reads them through httpx's
-        aiter_lines, each event timed by the receive time of the bytes that completed it.
-        True when [DONE] came before the end of the response (the rest is to be read)."""
-        last_progress = time.monotonic()
-        pending = b""
+        """The events of a 200 response, each timed by the kernel's receive time of the bytes
+        that completed it. True when [DONE] came before the end of the response (the rest is
+        to be read)."""
+        events = EventStream(rec, stall_s=stall)
         t_rx = self.now()
         while True:
             piece = await conn.body()
             if piece is None:
-                # httpx yields a last line that has no newline; so does this (timed by the
-                # piece that brought it).
-                lines, pending = ([pending] if pending else []), b""
+                # The last line may have no newline (timed by the piece that brought it).
+                events.end(t_rx)
+                over = False
             else:
                 data, t = piece
                 t_rx = t - self.t0
-                lines = (pending + data if pending else data).split(b"\n")
-                pending = lines.pop()
-            for raw in lines:
-                for line in _text_lines(raw):
-                    event = parse_sse_line(line)
-                    if event == "DONE":
-                        return piece is not None
-                    if isinstance(event, dict):
-                        before = rec.chunks
-                        apply_event(rec, event, t_rx)
-                        if rec.chunks != before or rec.finish_reason:
-                            last_progress = time.monotonic()
-                    # Keep-alive comments are bytes but not progress.
-                    if time.monotonic() - last_progress > stall:
-                        rec.error = f"stalled: no token for {stall:.0f} s"
-                        conn.close()
-                        return False
-            if piece is None:
+                over = events.feed(data, t_rx) and events.done
+            if events.stalled:
+                conn.close()
                 return False
+            if over or piece is None:
+                return over
 
     async def _worker(
         self, client: httpx.AsyncClient, queue: asyncio.Queue[Unit], repeat: int, worker: int
@@ -561,25 +460,3 @@ class Replayer:
 
 class _Stop(Exception):
     pass
-
-
-def _text_lines(raw: bytes) -> list[str]:
-    """A line cut at LF, as text, the way httpx's line decoder cuts lines (at LF, CR LF and
-    a lone CR); invalid UTF-8 is replaced as httpx replaces it."""
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    text = raw.decode(errors="replace")
-    return text.split("\r") if "\r" in text else [text]
-
-
-def _error_message(text: str) -> str:
-    try:
-        obj = json.loads(text)
-        err = obj.get("error", obj)
-        if isinstance(err, dict):
-            kind = err.get("type")
-            msg = err.get("message", "")
-            return f"{kind}: {msg}" if kind else str(msg)
-        return str(err)[:300]
-    except (ValueError, AttributeError):
-        return text.strip()[:300]

@@ -23,7 +23,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import h11
 import httpx
 
+from benchkit.client.stream import EventStream, StreamFacts, apply_event
 from benchkit.errors import UserError
 from benchkit.workload.model import (
     FIXTURE_CALLS_FILE,
@@ -70,117 +71,63 @@ def journal_path(out: Path) -> Path:
 # --------------------------------------------------------------------------- response tap
 
 
-@dataclass
 class Tap:
     """Reads a copy of a response as it passes: lengths, finish reason, first-token time.
 
-    Streams are parsed line by line as Server-Sent Events; other bodies are parsed as one
-    JSON document at the end. What the tap cannot read it leaves as None; it never changes
-    or delays what the client receives.
+    Streams are read event by event as they pass (benchkit.client.stream, as the replay reads
+    them); other bodies are read as one JSON document at the end. What the tap cannot read it
+    leaves as None; it never changes or delays what the client receives.
     """
 
-    stream: bool
-    t_first: float | None = None
-    chunks: int = 0
-    usage: dict[str, Any] | None = None
-    timings: dict[str, Any] | None = None
-    finish_reason: str | None = None
-    stream_error: str | None = None
-    _buf: bytearray = field(default_factory=bytearray)
+    def __init__(self, *, stream: bool) -> None:
+        self.stream = stream
+        self.facts = StreamFacts()
+        self._events = EventStream(self.facts, strict=False)
+        self._body = bytearray()
 
     def feed(self, data: bytes, now: float) -> None:
-        self._buf += data
-        if not self.stream:
-            return
-        while True:
-            i = self._buf.find(b"\n")
-            if i < 0:
-                return
-            line = bytes(self._buf[:i])
-            del self._buf[: i + 1]
-            self._line(line, now)
+        if self.stream:
+            self._events.feed(data, now)
+        else:
+            self._body += data
 
     def close(self, now: float) -> None:
         if self.stream:
-            if self._buf:
-                self._line(bytes(self._buf), now)
-            self._buf.clear()
+            self._events.end(now)
             return
         try:
-            obj = json.loads(bytes(self._buf))
+            obj = json.loads(bytes(self._body))
+            if isinstance(obj, dict):
+                apply_event(self.facts, obj, now)
         except ValueError:
             return
-        if isinstance(obj, dict):
-            self._event(obj, now, whole=True)
-
-    def _line(self, line: bytes, now: float) -> None:
-        if not line.startswith(b"data:"):
-            return
-        payload = line[5:].strip()
-        if not payload or payload == b"[DONE]":
-            return
-        try:
-            obj = json.loads(payload)
-        except ValueError:
-            return
-        if isinstance(obj, dict):
-            self._event(obj, now, whole=False)
-
-    def _event(self, obj: dict[str, Any], now: float, *, whole: bool) -> None:
-        if "error" in obj:
-            err = obj["error"]
-            self.stream_error = str(err.get("message") if isinstance(err, dict) else err)
-        choices = obj.get("choices")
-        for ch in choices if isinstance(choices, list) else ():
-            if not isinstance(ch, dict):
-                continue
-            if _choice_text(ch, whole=whole):
-                if self.t_first is None:
-                    self.t_first = now
-                self.chunks += 1
-            if ch.get("finish_reason"):
-                self.finish_reason = str(ch["finish_reason"])
-        if isinstance(obj.get("usage"), dict):
-            self.usage = obj["usage"]
-        if isinstance(obj.get("timings"), dict):
-            self.timings = obj["timings"]
 
     def completion_tokens(self) -> tuple[int | None, str | None]:
         """(count, where it came from): the server's usage, llama-server's timings, or the
         streamed chunks counted (one token a chunk, as llama-server streams)."""
-        n = _count(self.usage, "completion_tokens")
-        if n is not None:
-            return n, "usage"
-        n = _count(self.timings, "predicted_n")
+        f = self.facts
+        if f.completion_tokens is not None:
+            return f.completion_tokens, "usage"
+        n = _count(f.timings, "predicted_n")
         if n is not None:
             return n, "timings"
-        if self.stream and self.finish_reason is not None:
-            return self.chunks, "counted"
+        if self.stream and f.finish_reason is not None:
+            return f.chunks, "counted"
         return None, None
 
     def prompt_tokens(self) -> int | None:
         """usage.prompt_tokens, else llama-server's timings (evaluated + reused from cache)."""
-        n = _count(self.usage, "prompt_tokens")
-        if n is not None:
-            return n
-        evaluated = _count(self.timings, "prompt_n")
-        cached = _count(self.timings, "cache_n")
+        if self.facts.prompt_tokens is not None:
+            return self.facts.prompt_tokens
+        evaluated = _count(self.facts.timings, "prompt_n")
+        cached = _count(self.facts.timings, "cache_n")
         if evaluated is not None:
             return evaluated + (cached or 0)
         return None
 
 
-def _choice_text(ch: dict[str, Any], *, whole: bool) -> bool:
-    if isinstance(ch.get("text"), str):
-        return bool(ch["text"])
-    part = ch.get("message" if whole else "delta")
-    if not isinstance(part, dict):
-        return False
-    return bool(part.get("content") or part.get("reasoning_content") or part.get("tool_calls"))
-
-
-def _count(d: dict[str, Any] | None, key: str) -> int | None:
-    v = (d or {}).get(key)
+def _count(d: dict[str, float], key: str) -> int | None:
+    v = d.get(key)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         return None
     return v
@@ -461,20 +408,22 @@ class Recorder:
         now = time.perf_counter()
         completion, source = (None, None)
         prompt_tokens = None
+        facts = None
         if tap is not None:
             tap.close(now)
+            facts = tap.facts
             completion, source = tap.completion_tokens()
             prompt_tokens = tap.prompt_tokens()
-            if error is None and tap.stream_error:
-                error = f"server error in stream: {tap.stream_error}"
+            error = error or facts.error
+        t_first = None if facts is None else facts.t_first
         entry.update(
             status=status,
             error=error,
-            finish_reason=None if tap is None else tap.finish_reason,
+            finish_reason=None if facts is None else facts.finish_reason,
             completion_tokens=completion,
             completion_source=source,
             prompt_tokens=prompt_tokens,
-            ttft_ms=None if tap is None or tap.t_first is None else 1000 * (tap.t_first - t0),
+            ttft_ms=None if t_first is None else 1000 * (t_first - t0),
             total_ms=1000 * (now - t0),
         )
         try:
