@@ -29,6 +29,8 @@ from typing import Any
 
 import httpx
 
+from benchkit.client.fallback import fast_path_refusal
+from benchkit.client.http1 import ResponseHead
 from benchkit.client.stream import EventStream, StreamFacts, error_message
 from benchkit.client.transport import (
     CLIENT_HTTPX,
@@ -37,8 +39,6 @@ from benchkit.client.transport import (
     CONNECT_TIMEOUT_S,
     Http1Connection,
     RawPool,
-    ResponseHead,
-    fast_path_refusal,
 )
 from benchkit.config import OutputPolicy
 from benchkit.plan import ReplaySpec

@@ -31,16 +31,14 @@ import httpx
 import pytest
 
 from benchkit.client import transport
+from benchkit.client.fallback import fast_path_refusal
+from benchkit.client.http1 import FramingError, ResponseHead, ResponseParser
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.client.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,
     CLIENT_RAW_READ_TIME,
     RawPool,
-    ResponseHead,
-    _Bad,
-    _ResponseParser,
-    fast_path_refusal,
 )
 from benchkit.config import OutputPolicy
 from benchkit.plan import ReplaySpec
@@ -986,7 +984,7 @@ RESPONSE = (
 
 
 def parse(pieces: list[bytes]) -> list[Any]:
-    p = _ResponseParser()
+    p = ResponseParser()
     p.begin()
     out: Any = collections.deque()
     for i, piece in enumerate(pieces):
@@ -1013,7 +1011,7 @@ def test_want_ends_each_read_at_a_chunk_end() -> None:
     chunks = [chunk(token()), chunk(token(" two")), chunk(final(2))]
     wire = head + b"".join(chunks) + b"0\r\n\r\n"
     buf = bytearray(wire)
-    p = _ResponseParser()
+    p = ResponseParser()
     p.begin()
     out: Any = collections.deque()
     reads, off = [], 0
@@ -1039,7 +1037,7 @@ def test_want_ends_each_read_at_a_chunk_end() -> None:
     ],
 )
 def test_parser_refuses_broken_framing(wire: bytes, words: str) -> None:
-    with pytest.raises(_Bad, match=words):
+    with pytest.raises(FramingError, match=words):
         parse([wire])
 
 
@@ -1052,7 +1050,7 @@ def test_parser_bodyless_and_sized_responses() -> None:
     assert got[0].keep_alive and got[1] == (b"ok", 0.0) and got[2] is None
     got = parse([b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 2\r\n\r\nok"])
     assert not got[0].keep_alive
-    p = _ResponseParser()
+    p = ResponseParser()
     out: Any = collections.deque()
-    with pytest.raises(_Bad, match="no request was outstanding"):
+    with pytest.raises(FramingError, match="no request was outstanding"):
         p.feed(b"HTTP/1.1 200 OK\r\n\r\n", 0.0, out)
