@@ -27,14 +27,40 @@ _FRAMING_HEADERS: Final = frozenset(
 )
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
+# How the replay may be told which path to take: `replay_client` in the config (the
+# Replayer's `client`), else this environment variable; `auto` takes the raw path where it can.
+CLIENTS: Final = ("auto", "httpx")
+CLIENT_ENV: Final = "BENCHKIT_REPLAY_CLIENT"
+
+
+def check_client(choice: str | None) -> None:
+    """Refuse a `replay_client` that is neither unset, `auto` nor `httpx`."""
+    if choice is not None and choice not in CLIENTS:
+        raise ValueError(f"replay_client={choice!r}: use 'auto' or 'httpx' (or leave it unset)")
+
+
+def asked_for_httpx(choice: str | None) -> str | None:
+    """Why the replay was asked to take httpx, or None: `choice` (replay_client) when it is
+    set, else the environment's BENCHKIT_REPLAY_CLIENT."""
+    check_client(choice)
+    if choice is None:
+        if os.environ.get(CLIENT_ENV, "").strip().lower() == "httpx":
+            return f"{CLIENT_ENV}=httpx"
+        return None
+    return "replay_client=httpx" if choice == "httpx" else None
+
 
 def fast_path_refusal(
-    base_url: str, headers: Mapping[str, str], client: httpx.AsyncClient
+    base_url: str,
+    headers: Mapping[str, str],
+    client: httpx.AsyncClient,
+    choice: str | None = None,
 ) -> str | None:
     """Why a replay of `base_url` must go through httpx (`client`, as configured for the
-    replay), or None when the raw path carries it."""
-    if os.environ.get("BENCHKIT_REPLAY_CLIENT", "").strip().lower() == "httpx":
-        return "BENCHKIT_REPLAY_CLIENT=httpx"
+    replay; `choice`, the replay_client asked for), or None when the raw path carries it."""
+    asked = asked_for_httpx(choice)
+    if asked:
+        return asked
     try:
         url = httpx.URL(base_url)
     except httpx.InvalidURL as exc:

@@ -29,25 +29,20 @@ from typing import Any
 
 import httpx
 
-from benchkit.client.fallback import fast_path_refusal
+from benchkit import timeouts
+from benchkit.client.fallback import check_client, fast_path_refusal
 from benchkit.client.http1 import ResponseHead
 from benchkit.client.stream import EventStream, StreamFacts, error_message
 from benchkit.client.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,
     CLIENT_RAW_READ_TIME,
-    CONNECT_TIMEOUT_S,
     Http1Connection,
     RawPool,
 )
 from benchkit.config import OutputPolicy
 from benchkit.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload, token_ids
-
-# After `data: [DONE]` the raw path reads on to the end of the response, so the connection
-# can carry the next call; a server that leaves the response open that long loses the
-# connection, not the call (the httpx path stops reading at [DONE]).
-_AFTER_DONE_GRACE_S = 1.0
 
 
 @dataclass(kw_only=True)
@@ -151,10 +146,11 @@ class Replayer:
         progress: bool | None = None,
         repeat: int = 0,
         t0: float | None = None,
-        client: str = "auto",
+        client: str | None = None,
     ) -> None:
-        if client not in ("auto", "httpx"):
-            raise ValueError(f"client={client!r}: 'auto' or 'httpx'")
+        # `client` is the config's replay_client: "auto", "httpx", or None (then the
+        # environment's BENCHKIT_REPLAY_CLIENT decides, else auto).
+        check_client(client)
         self.base_url = base_url
         self.alias = alias
         self.spec = spec
@@ -171,7 +167,7 @@ class Replayer:
         self.interrupted: str | None = None
         self._units_done = 0
         self._tokens = 0
-        # "auto": the raw path where it can be used (decided in _run), else httpx.
+        # replay_client as asked; the path itself is decided in _run (fast_path_refusal).
         self.client_choice = client
         self.client_path = CLIENT_HTTPX
         self.client_fallback: str | None = None
@@ -274,7 +270,7 @@ class Replayer:
                     rest = await self._read_sse(conn, rec, stall)
             if rest:
                 # Outside the stall guard: the call is complete at [DONE] whatever follows.
-                await conn.discard_rest(_AFTER_DONE_GRACE_S)
+                await conn.discard_rest(timeouts.AFTER_DONE_S)
             clean = True
         except (httpx.TimeoutException, TimeoutError):
             rec.error = f"stalled: no bytes for {stall:.0f} s (server.stall_timeout_s)"
@@ -292,7 +288,7 @@ class Replayer:
     ) -> ResponseHead:
         """Send the request (stamping rec.t_sent) and read the response head."""
         for attempt in (0, 1):
-            await conn.open(CONNECT_TIMEOUT_S)
+            await conn.open(timeouts.REPLAY_CONNECT_S)
             reused = conn.requests > 0
             try:
                 with conn.stall_guard(stall):
@@ -357,12 +353,15 @@ class Replayer:
         if not self.alive():
             return "the server died during the run"
         try:
-            r = await client.get(self.base_url + "/health", timeout=5.0)
+            r = await client.get(self.base_url + "/health", timeout=timeouts.PROBE_S)
         except httpx.HTTPError:
             # A killed process may not have been reaped yet when its connections broke.
             if not self.alive():
                 return "the server died during the run"
-            return "the server stopped responding (its /health did not answer within 5 s)"
+            return (
+                "the server stopped responding (its /health did not answer within "
+                f"{timeouts.PROBE_S:.0f} s)"
+            )
         if r.status_code != 200:
             return f"the server's /health answered {r.status_code} during the run"
         return None
@@ -381,7 +380,12 @@ class Replayer:
         )
 
     async def _run(self) -> None:
-        timeout = httpx.Timeout(connect=10.0, read=self.spec.stall_timeout_s, write=60.0, pool=None)
+        timeout = httpx.Timeout(
+            connect=timeouts.REPLAY_CONNECT_S,
+            read=self.spec.stall_timeout_s,
+            write=timeouts.REPLAY_WRITE_S,
+            pool=None,
+        )
         limits = httpx.Limits(
             max_connections=self.spec.workers, max_keepalive_connections=self.spec.workers
         )
@@ -390,10 +394,9 @@ class Replayer:
         ) as client:
             # The httpx client stays for the /health probe after a failed call, and carries
             # the calls themselves where the raw path cannot.
-            if self.client_choice == "httpx":
-                self.client_fallback = "asked for (client='httpx')"
-            else:
-                self.client_fallback = fast_path_refusal(self.base_url, self.headers, client)
+            self.client_fallback = fast_path_refusal(
+                self.base_url, self.headers, client, self.client_choice
+            )
             if self.client_fallback is None:
                 self.client_path = CLIENT_RAW
                 self._pool = RawPool(self.base_url, self.headers, self.spec.workers)

@@ -41,7 +41,7 @@ from typing import Final
 
 import httpx
 
-from benchkit import __version__
+from benchkit import __version__, timeouts
 from benchkit.client.http1 import Event, FramingError, ResponseHead, ResponseParser
 
 # What measured a call (CallRecord.client) and a pass (ReplayOutcome.client).
@@ -51,7 +51,6 @@ CLIENT_RAW: Final = "raw-http/1.1+SO_TIMESTAMPNS"
 # the bounds `_stamp` checks), so it was timed when it was read, as httpx would time it.
 CLIENT_RAW_READ_TIME: Final = "raw-http/1.1"
 
-CONNECT_TIMEOUT_S: Final = 10.0  # the httpx path's connect timeout
 
 # SO_TIMESTAMPNS (SO_TIMESTAMPNS_OLD since Linux 5.1) is 35 in asm-generic; alpha, mips,
 # parisc and sparc number it differently, and Python does not export it. Its control message
@@ -171,7 +170,7 @@ class RawPool:
         except httpx.ConnectError:
             return
         await asyncio.gather(
-            *(c.open(CONNECT_TIMEOUT_S) for c in self.conns), return_exceptions=True
+            *(c.open(timeouts.REPLAY_CONNECT_S) for c in self.conns), return_exceptions=True
         )
 
     def close(self) -> None:

@@ -40,7 +40,7 @@ from benchkit.client.transport import (
     CLIENT_RAW_READ_TIME,
     RawPool,
 )
-from benchkit.config import OutputPolicy
+from benchkit.config import BenchConfig, OutputPolicy
 from benchkit.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload
 
@@ -281,7 +281,7 @@ def replay(
     stall: float = 5.0,
     deadline: float | None = None,
     headers: dict[str, str] | None = None,
-    client: str = "auto",
+    client: str | None = "auto",
     alive: Callable[[], bool] | None = None,
 ) -> ReplayOutcome:
     spec = ReplaySpec(
@@ -923,6 +923,31 @@ def test_fallback_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     assert why("http://127.0.0.1:8080") is None
     monkeypatch.setenv("BENCHKIT_REPLAY_CLIENT", "httpx")
     assert why("http://127.0.0.1:8080") == "BENCHKIT_REPLAY_CLIENT=httpx"
+
+
+def test_replay_client_key_before_the_environment(
+    serve: Callable[[Scenario], Server],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    compose_cfg: Callable[..., BenchConfig],
+) -> None:
+    """`replay_client` in the config decides; left unset, BENCHKIT_REPLAY_CLIENT does."""
+    assert compose_cfg().replay_client is None
+    assert compose_cfg("replay_client=httpx").replay_client == "httpx"
+    monkeypatch.delenv("BENCHKIT_REPLAY_CLIENT", raising=False)
+    srv = serve(chunked())
+    out = replay(srv.url, tmp_path, client=None)
+    assert (out.client, out.client_fallback) == (CLIENT_RAW, None)
+    out = replay(srv.url, tmp_path, client="httpx")
+    assert (out.client, out.client_fallback) == (CLIENT_HTTPX, "replay_client=httpx")
+    monkeypatch.setenv("BENCHKIT_REPLAY_CLIENT", "httpx")
+    out = replay(srv.url, tmp_path, client=None)
+    assert (out.client, out.client_fallback) == (CLIENT_HTTPX, "BENCHKIT_REPLAY_CLIENT=httpx")
+    out = replay(srv.url, tmp_path, client="auto")  # the key set: the environment is not asked
+    assert (out.client, out.client_fallback) == (CLIENT_RAW, None)
+    assert all(r.ok for r in out.records)
+    with pytest.raises(ValueError, match="replay_client='raw': use 'auto' or 'httpx'"):
+        replay(srv.url, tmp_path, client="raw")
 
 
 def test_without_kernel_timestamps_the_httpx_path_measures(
