@@ -795,15 +795,17 @@ def test_stall_when_bytes_come_but_tokens_do_not(
     assert raw.records[0].error == via_httpx.records[0].error == "stalled: no token for 1 s"
 
 
+async def one_token_then_silence(s: Server, req: Request, w: asyncio.StreamWriter) -> bool:
+    """A call in flight: one token, then nothing until the client hangs up."""
+    w.write(CHUNKED_HEAD + b"\r\n" + chunk(token()))
+    await w.drain()
+    return await req.until_closed()
+
+
 def test_deadline_records_the_call_in_flight_as_cancelled(
     serve: Callable[[Scenario], Server], tmp_path: Path
 ) -> None:
-    async def answer(s: Server, req: Request, w: asyncio.StreamWriter) -> bool:
-        w.write(CHUNKED_HEAD + b"\r\n" + chunk(token()))
-        await w.drain()
-        return await req.until_closed()
-
-    srv = serve(answer)
+    srv = serve(one_token_then_silence)
     out = replay(srv.url, tmp_path, workers=2, units=2, deadline=0.6)
     assert out.interrupted is not None and out.interrupted.startswith("job deadline of 1 s")
     assert len(out.records) == 2
@@ -816,12 +818,7 @@ def test_deadline_records_the_call_in_flight_as_cancelled(
 def test_ctrl_c_records_the_call_in_flight(
     serve: Callable[[Scenario], Server], tmp_path: Path
 ) -> None:
-    async def answer(s: Server, req: Request, w: asyncio.StreamWriter) -> bool:
-        w.write(CHUNKED_HEAD + b"\r\n" + chunk(token()))
-        await w.drain()
-        return await req.until_closed()
-
-    srv = serve(answer)
+    srv = serve(one_token_then_silence)
     script = textwrap.dedent(
         f"""
         import json, sys
