@@ -5,8 +5,9 @@
     python bench/harness.py --tools benchkit --concurrency 64,512  # one client, some points
 
 `benchkit` is the client as a job runs it (raw HTTP/1.1 with kernel receive times where it can,
-benchkit/transport.py); `benchkit-httpx` is the same client on its httpx path (its fallback for
-https, proxies and platforms without SO_TIMESTAMPNS; before the raw path shipped, its only one).
+benchkit/client/transport.py); `benchkit-httpx` is the same client on its httpx path (its
+fallback for https, proxies and platforms without SO_TIMESTAMPNS; before the raw path shipped,
+its only one).
 Each benchkit row says in `client` which path measured it.
 
 One scripted server (bench/scripted_server.py, its own process) is driven by each client in

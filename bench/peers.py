@@ -1,7 +1,7 @@
 """The clients compared: benchkit's replay client, guidellm and NVIDIA AIPerf.
 
 benchkit runs twice: `benchkit` as a job runs it (the raw HTTP/1.1 path with kernel receive
-times, benchkit/transport.py) and `benchkit-httpx` on its httpx path, which is what a job
+times, benchkit/client/transport.py) and `benchkit-httpx` on its httpx path, which is what a job
 falls back to for https, a proxy or a platform without SO_TIMESTAMPNS, and what benchkit
 used for every call before the raw path shipped.
 

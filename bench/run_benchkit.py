@@ -1,4 +1,4 @@
-"""Drive benchkit's own replay client (`benchkit.replay.Replayer`) at one concurrency.
+"""Drive benchkit's own replay client (`benchkit.client.replay.Replayer`) at one concurrency.
 
 Run as its own process by bench/harness.py, so that its CPU time is the client's alone and is
 measured exactly as the peers' is (process and children, from outside). The workload is
@@ -22,9 +22,13 @@ import time
 from pathlib import Path
 
 from benchkit.config import OutputPolicy
-from benchkit.replay import RecordSink, Replayer
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Segment, Unit, Workload
+
+try:
+    from benchkit.client.replay import RecordSink, Replayer
+except ImportError:  # a checkout from before benchkit/client/ (benchkit@DIR)
+    from benchkit.replay import RecordSink, Replayer  # type: ignore[no-redef]
 
 
 def workload(requests: int, prompt_tokens: int, output_tokens: int, chat: bool) -> Workload:

@@ -39,8 +39,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+from benchkit.client.replay import RecordSink, Replayer  # noqa: E402
 from benchkit.config import OutputPolicy  # noqa: E402
-from benchkit.replay import RecordSink, Replayer  # noqa: E402
 from benchkit.server.plan import ReplaySpec  # noqa: E402
 from benchkit.telemetry import GpuReader, NvmlReader, Sampler, open_reader  # noqa: E402
 

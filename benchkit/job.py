@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from benchkit import log
+from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
 from benchkit.provenance import benchkit_info, hardware_info
-from benchkit.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from benchkit.replay import CallRecord
+from benchkit.client.replay import CallRecord
 
 DEFINITIONS: dict[str, str] = {
     "wall_s": "Client wall clock from the first request sent to the last response received.",

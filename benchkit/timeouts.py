@@ -28,3 +28,17 @@ STOP_GRACE_S = 10.0
 # `llama-server --version` and `--list-devices`: the latter starts every device backend the
 # build has, and a GPU driver's first initialisation can take tens of seconds.
 SERVER_PROBE_S = 60.0
+# The replay's connection to the job's server: connecting (loopback or a LAN, so ten seconds
+# only expires when nothing listens or the server is stuck), and writing one request body
+# (a prompt of at most a few megabytes).
+REPLAY_CONNECT_S = 10.0
+REPLAY_WRITE_S = 60.0
+# After `data: [DONE]` the raw path reads on to the end of the response so that the connection
+# can carry the next call; llama-server ends it at once. A server that leaves it open longer
+# loses the connection, not the call.
+AFTER_DONE_S = 1.0
+# Recording proxy at Ctrl-C: calls in flight get this long to finish (the --grace default: a
+# typical agent call ends within it), then are cancelled, and their connections get
+# RECORD_CANCEL_S to close.
+RECORD_GRACE_S = 30.0
+RECORD_CANCEL_S = 5.0

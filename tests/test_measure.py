@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchkit.client.replay import CallRecord
 from benchkit.measure import compute_metrics, percentiles, union_length
-from benchkit.replay import CallRecord
 
 
 def rec(

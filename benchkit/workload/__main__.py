@@ -7,9 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+from benchkit import timeouts
 from benchkit.errors import UserError
+from benchkit.workload.journal import convert_cli
 from benchkit.workload.model import load_workload
-from benchkit.workload.record import convert_cli, record
+from benchkit.workload.record import record
 from benchkit.workload.stats import compute, render_text
 from benchkit.workload.synth import load_recipe, synth
 
@@ -43,8 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     p_rec.add_argument(
         "--grace",
         type=float,
-        default=30.0,
-        help="seconds calls in flight get to finish at shutdown (default 30)",
+        default=timeouts.RECORD_GRACE_S,
+        help="seconds calls in flight get to finish at shutdown "
+        f"(default {timeouts.RECORD_GRACE_S:.0f})",
     )
     p_rec.add_argument(
         "--keep-journal", action="store_true", help="keep the journal beside the fixture"

@@ -5,7 +5,9 @@
 responses back chunk by chunk as they arrive. Calls to ``/v1/chat/completions`` and
 ``/v1/completions`` are also recorded: one journal line per finished call, appended as
 calls finish so that a crash loses nothing, then converted into a fixture directory
-(``fixture.json`` + ``calls.jsonl``, docs/fixture-format.md) atomically on SIGINT/SIGTERM.
+(``fixture.json`` + ``calls.jsonl``, docs/fixture-format.md) atomically on SIGINT/SIGTERM
+(the journal and the fixture writer: benchkit/workload/journal.py). Responses are read as
+they pass by the replay's own stream reader (benchkit/client/stream.py).
 
 Units: the ``X-Benchkit-Unit`` header, else a ``"benchkit_unit"`` body field (removed
 before forwarding), else the single unit ``default``. Roles likewise from
@@ -18,12 +20,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,22 +31,28 @@ from urllib.parse import urlsplit
 import h11
 import httpx
 
+from benchkit import timeouts
+from benchkit.client.stream import EventStream, StreamFacts, apply_event
 from benchkit.errors import UserError
-from benchkit.workload.model import (
-    FIXTURE_CALLS_FILE,
-    FIXTURE_FILE,
-    FORMAT_VERSION,
-    Workload,
-    load_workload,
+from benchkit.workload.journal import (
+    Journal,
+    JournalEntry,
+    Prompt,
+    check_target,
+    convert,
+    journal_header,
+    journal_path,
+    read_journal,
+    say_written,
 )
 
-JOURNAL_VERSION = 1
 RECORDED_PATHS = {"/v1/chat/completions": "chat", "/v1/completions": "completion"}
 UNIT_HEADER = "x-benchkit-unit"
 ROLE_HEADER = "x-benchkit-role"
 UNIT_FIELD = "benchkit_unit"
 ROLE_FIELD = "benchkit_role"
 DEFAULT_UNIT = "default"
+SSE = "text/event-stream"
 # Request fields that are the prompt, the length limit or transport, not generation
 # parameters; everything else a client sends is kept as the call's `sampling`.
 _NOT_SAMPLING = frozenset(
@@ -61,126 +67,66 @@ _HOP = frozenset(
 )  # fmt: skip
 
 
-def journal_path(out: Path) -> Path:
-    """Where the journal of a recording into ``out`` is appended: beside it, so that the
-    fixture directory itself only ever appears whole."""
-    return out.parent / f"{out.name}.journal.jsonl"
-
-
 # --------------------------------------------------------------------------- response tap
 
 
-@dataclass
 class Tap:
     """Reads a copy of a response as it passes: lengths, finish reason, first-token time.
 
-    Streams are parsed line by line as Server-Sent Events; other bodies are parsed as one
-    JSON document at the end. What the tap cannot read it leaves as None; it never changes
-    or delays what the client receives.
+    Streams are read event by event as they pass (benchkit.client.stream, as the replay reads
+    them); other bodies are read as one JSON document at the end. What the tap cannot read it
+    leaves as None; it never changes or delays what the client receives.
     """
 
-    stream: bool
-    t_first: float | None = None
-    chunks: int = 0
-    usage: dict[str, Any] | None = None
-    timings: dict[str, Any] | None = None
-    finish_reason: str | None = None
-    stream_error: str | None = None
-    _buf: bytearray = field(default_factory=bytearray)
+    def __init__(self, *, stream: bool) -> None:
+        self.stream = stream
+        self.facts = StreamFacts()
+        self._events = EventStream(self.facts, strict=False)
+        self._body = bytearray()
 
     def feed(self, data: bytes, now: float) -> None:
-        self._buf += data
-        if not self.stream:
-            return
-        while True:
-            i = self._buf.find(b"\n")
-            if i < 0:
-                return
-            line = bytes(self._buf[:i])
-            del self._buf[: i + 1]
-            self._line(line, now)
+        if self.stream:
+            self._events.feed(data, now)
+        else:
+            self._body += data
 
     def close(self, now: float) -> None:
         if self.stream:
-            if self._buf:
-                self._line(bytes(self._buf), now)
-            self._buf.clear()
+            self._events.end(now)
             return
         try:
-            obj = json.loads(bytes(self._buf))
+            obj = json.loads(bytes(self._body))
+            if isinstance(obj, dict):
+                apply_event(self.facts, obj, now)
         except ValueError:
             return
-        if isinstance(obj, dict):
-            self._event(obj, now, whole=True)
-
-    def _line(self, line: bytes, now: float) -> None:
-        if not line.startswith(b"data:"):
-            return
-        payload = line[5:].strip()
-        if not payload or payload == b"[DONE]":
-            return
-        try:
-            obj = json.loads(payload)
-        except ValueError:
-            return
-        if isinstance(obj, dict):
-            self._event(obj, now, whole=False)
-
-    def _event(self, obj: dict[str, Any], now: float, *, whole: bool) -> None:
-        if "error" in obj:
-            err = obj["error"]
-            self.stream_error = str(err.get("message") if isinstance(err, dict) else err)
-        choices = obj.get("choices")
-        for ch in choices if isinstance(choices, list) else ():
-            if not isinstance(ch, dict):
-                continue
-            if _choice_text(ch, whole=whole):
-                if self.t_first is None:
-                    self.t_first = now
-                self.chunks += 1
-            if ch.get("finish_reason"):
-                self.finish_reason = str(ch["finish_reason"])
-        if isinstance(obj.get("usage"), dict):
-            self.usage = obj["usage"]
-        if isinstance(obj.get("timings"), dict):
-            self.timings = obj["timings"]
 
     def completion_tokens(self) -> tuple[int | None, str | None]:
         """(count, where it came from): the server's usage, llama-server's timings, or the
         streamed chunks counted (one token a chunk, as llama-server streams)."""
-        n = _count(self.usage, "completion_tokens")
-        if n is not None:
-            return n, "usage"
-        n = _count(self.timings, "predicted_n")
+        f = self.facts
+        if f.completion_tokens is not None:
+            return f.completion_tokens, "usage"
+        n = _count(f.timings, "predicted_n")
         if n is not None:
             return n, "timings"
-        if self.stream and self.finish_reason is not None:
-            return self.chunks, "counted"
+        if self.stream and f.finish_reason is not None:
+            return f.chunks, "counted"
         return None, None
 
     def prompt_tokens(self) -> int | None:
         """usage.prompt_tokens, else llama-server's timings (evaluated + reused from cache)."""
-        n = _count(self.usage, "prompt_tokens")
-        if n is not None:
-            return n
-        evaluated = _count(self.timings, "prompt_n")
-        cached = _count(self.timings, "cache_n")
+        if self.facts.prompt_tokens is not None:
+            return self.facts.prompt_tokens
+        evaluated = _count(self.facts.timings, "prompt_n")
+        cached = _count(self.facts.timings, "cache_n")
         if evaluated is not None:
             return evaluated + (cached or 0)
         return None
 
 
-def _choice_text(ch: dict[str, Any], *, whole: bool) -> bool:
-    if isinstance(ch.get("text"), str):
-        return bool(ch["text"])
-    part = ch.get("message" if whole else "delta")
-    if not isinstance(part, dict):
-        return False
-    return bool(part.get("content") or part.get("reasoning_content") or part.get("tool_calls"))
-
-
-def _count(d: dict[str, Any] | None, key: str) -> int | None:
-    v = (d or {}).get(key)
+def _count(d: dict[str, float], key: str) -> int | None:
+    v = d.get(key)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         return None
     return v
@@ -195,7 +141,7 @@ class Parsed:
 
     unit: str | None
     role: str | None
-    prompt: dict[str, Any] | None
+    prompt: Prompt | None
     prompt_ids: int | None
     sampling: dict[str, Any]
     max_tokens: int | None
@@ -219,7 +165,7 @@ def parse_request(body: bytes, endpoint: str, *, lengths_only: bool) -> Parsed:
     if unit is not None or role is not None:
         body = json.dumps(obj, ensure_ascii=False).encode("utf-8")
     problem = None
-    prompt: dict[str, Any] | None = None
+    prompt: Prompt | None = None
     ids: int | None = None
     if endpoint == "chat":
         msgs = obj.get("messages")
@@ -272,24 +218,6 @@ def _is_id(x: Any) -> bool:
 # --------------------------------------------------------------------------- the proxy
 
 
-class Journal:
-    """Appends one JSON line per finished call with a single write, so a line is whole."""
-
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
-        self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        self.write(header)
-
-    def write(self, obj: dict[str, Any]) -> None:
-        # ASCII escapes: a client's lone surrogate (valid JSON, not UTF-8) cannot break a line.
-        line = json.dumps(obj, separators=(",", ":")) + "\n"
-        os.write(self._fd, line.encode("ascii"))
-
-    def close(self) -> None:
-        os.fsync(self._fd)
-        os.close(self._fd)
-
-
 class Recorder:
     """The proxy: one asyncio task per client connection, one shared upstream client."""
 
@@ -305,7 +233,12 @@ class Recorder:
         self._conns: set[asyncio.Task[None]] = set()
         # No pool limit: concurrent client calls must never queue inside the proxy.
         self.client = httpx.AsyncClient(
-            timeout=httpx.Timeout(connect=10.0, read=None, write=60.0, pool=None),
+            timeout=httpx.Timeout(
+                connect=timeouts.UPSTREAM_CONNECT_S,
+                read=None,
+                write=timeouts.UPSTREAM_WRITE_S,
+                pool=None,
+            ),
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
         )
 
@@ -347,99 +280,105 @@ class Recorder:
     async def serve(
         self, conn: h11.Connection, writer: asyncio.StreamWriter, req: h11.Request, body: bytes
     ) -> None:
+        """Forward one request upstream and its response back; journal it if it is a call."""
         t0 = time.perf_counter()
         target = req.target.decode("latin-1")
-        path = urlsplit(target).path
         raw_headers = [(k.lower(), v) for k, v in req.headers]
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw_headers]
-        endpoint = RECORDED_PATHS.get(path) if req.method == b"POST" else None
-        parsed: Parsed | None = None
-        entry: dict[str, Any] | None = None
+        endpoint = RECORDED_PATHS.get(urlsplit(target).path) if req.method == b"POST" else None
+        entry: JournalEntry | None = None
         if endpoint is not None:
-            parsed = parse_request(body, endpoint, lengths_only=self.lengths_only)
-            body = parsed.body
-            unit = _header(headers, UNIT_HEADER) or parsed.unit or DEFAULT_UNIT
-            role = _header(headers, ROLE_HEADER) or parsed.role or endpoint
-            seq = self._seq.get(unit, 0)
-            self._seq[unit] = seq + 1
-            entry = {
-                "n": self.arrivals,
-                "unit": unit,
-                "seq": seq,
-                "role": role,
-                "endpoint": endpoint,
-                "stream": parsed.stream,
-                "prompt": parsed.prompt,
-                "prompt_ids": parsed.prompt_ids,
-                "sampling": parsed.sampling,
-                "max_tokens": parsed.max_tokens,
-                "problem": parsed.problem,
-            }
-            self.arrivals += 1
-            self._in_flight += 1
-            self._idle.clear()
-        forward = [
-            (k, v)
-            for k, v in raw_headers
-            # The tap must read what passes, so no compression; our own headers stay here.
-            if k.decode("latin-1") not in _HOP
-            and k != b"accept-encoding"
-            and not k.startswith(b"x-benchkit-")
-        ]
-        forward.append((b"accept-encoding", b"identity"))
-        tap: Tap | None = None
-        status: int | None = None
-        error: str | None = None
+            entry, body = self._arrive(raw_headers, endpoint, body)
+        out = _Outcome()
         try:
             request = self.client.build_request(
-                req.method.decode("latin-1"), self.upstream + target, headers=forward, content=body
+                req.method.decode("latin-1"),
+                self.upstream + target,
+                headers=_forwarded(raw_headers),
+                content=body,
             )
             try:
                 resp = await self._send(request)
             except httpx.HTTPError as e:
-                error = f"upstream unreachable: {type(e).__name__}: {e}"
-                status = 502
-                await _send_error(conn, writer, 502, error)
+                out.error = f"upstream unreachable: {type(e).__name__}: {e}"
+                out.status = 502
+                await _send_error(conn, writer, 502, out.error)
                 return
-            try:
-                status = resp.status_code
-                # Framing is h11's: the upstream's length is kept, its chunking redone.
-                out_headers = [
-                    (k, v)
-                    for k, v in resp.headers.raw
-                    if k.lower() == b"content-length" or k.lower().decode("latin-1") not in _HOP
-                ]
-                ctype = resp.headers.get("content-type", "")
-                tap = Tap(stream=ctype.startswith("text/event-stream"))
-                writer.write(
-                    conn.send(
-                        h11.Response(
-                            status_code=status, headers=out_headers, reason=resp.reason_phrase
-                        )
-                    )
-                )
-                async for chunk in resp.aiter_raw():
-                    # Forward first, read after: the tap never delays the client.
-                    writer.write(conn.send(h11.Data(data=chunk)))
-                    await writer.drain()
-                    if entry is not None:
-                        tap.feed(chunk, time.perf_counter())
-                writer.write(conn.send(h11.EndOfMessage()))
-                await writer.drain()
-            except httpx.HTTPError as e:
-                error = f"upstream broke off: {type(e).__name__}: {e}"
-                raise ConnectionError(error) from None
-            except (ConnectionError, OSError):
-                error = error or "the client went away before the response ended"
-                raise
-            finally:
-                await resp.aclose()
+            await self._relay(conn, writer, resp, out, tapped=entry is not None)
         except asyncio.CancelledError:
-            error = "cancelled at shutdown before the response ended"
+            out.error = "cancelled at shutdown before the response ended"
             raise
         finally:
             if entry is not None:
-                self._finish(entry, tap, status, error, t0)
+                self._finish(entry, out, t0)
+
+    def _arrive(
+        self, raw_headers: list[tuple[bytes, bytes]], endpoint: str, body: bytes
+    ) -> tuple[JournalEntry, bytes]:
+        """A call arrived: its journal entry so far, and the body to forward."""
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw_headers]
+        parsed = parse_request(body, endpoint, lengths_only=self.lengths_only)
+        unit = _header(headers, UNIT_HEADER) or parsed.unit or DEFAULT_UNIT
+        role = _header(headers, ROLE_HEADER) or parsed.role or endpoint
+        seq = self._seq.get(unit, 0)
+        self._seq[unit] = seq + 1
+        entry: JournalEntry = {
+            "n": self.arrivals,
+            "unit": unit,
+            "seq": seq,
+            "role": role,
+            "endpoint": endpoint,
+            "stream": parsed.stream,
+            "prompt": parsed.prompt,
+            "prompt_ids": parsed.prompt_ids,
+            "sampling": parsed.sampling,
+            "max_tokens": parsed.max_tokens,
+            "problem": parsed.problem,
+        }
+        self.arrivals += 1
+        self._in_flight += 1
+        self._idle.clear()
+        return entry, parsed.body
+
+    async def _relay(
+        self,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        resp: httpx.Response,
+        out: _Outcome,
+        *,
+        tapped: bool,
+    ) -> None:
+        """Send the upstream's response on to the client as it arrives; a copy passes the
+        tap when the call is recorded."""
+        try:
+            out.status = resp.status_code
+            # Framing is h11's: the upstream's length is kept, its chunking redone.
+            out_headers = [
+                (k, v)
+                for k, v in resp.headers.raw
+                if k.lower() == b"content-length" or k.lower().decode("latin-1") not in _HOP
+            ]
+            tap = out.tap = Tap(stream=resp.headers.get("content-type", "").startswith(SSE))
+            head = h11.Response(
+                status_code=out.status, headers=out_headers, reason=resp.reason_phrase
+            )
+            writer.write(conn.send(head))
+            async for chunk in resp.aiter_raw():
+                # Forward first, read after: the tap never delays the client.
+                writer.write(conn.send(h11.Data(data=chunk)))
+                await writer.drain()
+                if tapped:
+                    tap.feed(chunk, time.perf_counter())
+            writer.write(conn.send(h11.EndOfMessage()))
+            await writer.drain()
+        except httpx.HTTPError as e:
+            out.error = f"upstream broke off: {type(e).__name__}: {e}"
+            raise ConnectionError(out.error) from None
+        except (ConnectionError, OSError):
+            out.error = out.error or "the client went away before the response ended"
+            raise
+        finally:
+            await resp.aclose()
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
         try:
@@ -450,32 +389,27 @@ class Recorder:
             # new connection, as HTTP clients do.
             return await self.client.send(request, stream=True)
 
-    def _finish(
-        self,
-        entry: dict[str, Any],
-        tap: Tap | None,
-        status: int | None,
-        error: str | None,
-        t0: float,
-    ) -> None:
+    def _finish(self, entry: JournalEntry, out: _Outcome, t0: float) -> None:
         now = time.perf_counter()
         completion, source = (None, None)
         prompt_tokens = None
-        if tap is not None:
-            tap.close(now)
-            completion, source = tap.completion_tokens()
-            prompt_tokens = tap.prompt_tokens()
-            if error is None and tap.stream_error:
-                error = f"server error in stream: {tap.stream_error}"
+        facts = StreamFacts()
+        if out.tap is not None:
+            out.tap.close(now)
+            facts = out.tap.facts
+            completion, source = out.tap.completion_tokens()
+            prompt_tokens = out.tap.prompt_tokens()
         entry.update(
-            status=status,
-            error=error,
-            finish_reason=None if tap is None else tap.finish_reason,
-            completion_tokens=completion,
-            completion_source=source,
-            prompt_tokens=prompt_tokens,
-            ttft_ms=None if tap is None or tap.t_first is None else 1000 * (tap.t_first - t0),
-            total_ms=1000 * (now - t0),
+            {
+                "status": out.status,
+                "error": out.error or facts.error,
+                "finish_reason": facts.finish_reason,
+                "completion_tokens": completion,
+                "completion_source": source,
+                "prompt_tokens": prompt_tokens,
+                "ttft_ms": None if facts.t_first is None else 1000 * (facts.t_first - t0),
+                "total_ms": 1000 * (now - t0),
+            }
         )
         try:
             self.journal.write(entry)
@@ -493,9 +427,33 @@ class Recorder:
         for t in list(self._conns):
             t.cancel()
         if self._conns:
-            await asyncio.wait(list(self._conns), timeout=5)
+            await asyncio.wait(list(self._conns), timeout=timeouts.RECORD_CANCEL_S)
         await self.client.aclose()
         return cut
+
+
+@dataclass
+class _Outcome:
+    """What became of one forwarded call, for its journal line."""
+
+    status: int | None = None
+    error: str | None = None
+    tap: Tap | None = None
+
+
+def _forwarded(raw_headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The request's headers as they go upstream: each side of the proxy has its own
+    hop-by-hop headers; ours (x-benchkit-*) stay here; no compression, so that the tap
+    can read what passes."""
+    forward = [
+        (k, v)
+        for k, v in raw_headers
+        if k.decode("latin-1") not in _HOP
+        and k != b"accept-encoding"
+        and not k.startswith(b"x-benchkit-")
+    ]
+    forward.append((b"accept-encoding", b"identity"))
+    return forward
 
 
 def _header(headers: list[tuple[str, str]], name: str) -> str | None:
@@ -530,288 +488,6 @@ async def _send_error(
     await writer.drain()
 
 
-# --------------------------------------------------------------------------- journal -> fixture
-
-
-@dataclass
-class Converted:
-    """A fixture written from a journal, and what was left out of it."""
-
-    workload: Workload
-    dropped: int
-    notes: list[str]
-
-
-def read_journal(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(header, entries) of a journal; a torn last line (a crash mid-write) is skipped."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise UserError(f"{path}: cannot be read ({e.strerror}); expected a journal") from None
-    lines = data.split(b"\n")
-    header: dict[str, Any] | None = None
-    entries: list[dict[str, Any]] = []
-    for i, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            if i == len(lines):
-                continue  # the last line, cut short by a crash: that call is lost
-            raise UserError(f"{path}:{i}: not a JSON line; expected a recorder journal") from None
-        if not isinstance(obj, dict):
-            raise UserError(f"{path}:{i}: not a JSON object; expected a recorder journal")
-        if header is None:
-            if obj.get("benchkit_journal") != JOURNAL_VERSION:
-                raise UserError(
-                    f"{path}:{i}: not a benchkit recorder journal (version {JOURNAL_VERSION})"
-                )
-            header = obj
-        else:
-            entries.append(obj)
-    if header is None:
-        raise UserError(f"{path}: empty; expected a recorder journal")
-    return header, entries
-
-
-def convert(journal: Path, out: Path, *, name: str | None = None) -> Converted:
-    """Write the fixture directory ``out`` from a journal, atomically: the whole fixture,
-    checked by the loader, or nothing. ``out`` must not exist (an empty directory is fine)."""
-    header, entries = read_journal(journal)
-    calls, dropped, notes = fixture_calls(entries, lengths_only=bool(header.get("lengths_only")))
-    if not calls:
-        raise UserError(
-            f"{journal}: no finished call to write ({dropped} failed or cut short); "
-            "no fixture written"
-        )
-    kind = calls[0][0]
-    cap = max(c["max_tokens"] for _, c in calls)
-    meta = {
-        "format": FORMAT_VERSION,
-        "name": name or out.name,
-        "kind": kind,
-        "cap": cap,
-        # Recorded content is what the pipeline's users wait for: let the model decide.
-        # Token prompts (lengths only) are made-up ids: force the recorded lengths.
-        "output_policy": "replay" if kind == "tokens" else "natural",
-        "description": _description(header, calls, dropped, notes),
-        "recipe": None,
-    }
-    _check_target(out)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
-        _write(tmp / FIXTURE_FILE, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-        lines = "".join(
-            json.dumps(c, ensure_ascii=False, separators=(",", ":")) + "\n" for _, c in calls
-        )
-        _write(tmp / FIXTURE_CALLS_FILE, lines)
-        load_workload(tmp)  # never leave a fixture the loader would refuse
-        if out.exists():
-            out.rmdir()
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return Converted(workload=load_workload(out), dropped=dropped, notes=notes)
-
-
-def _check_target(out: Path) -> None:
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UserError(f"{out}: already exists; expected a new (or empty) fixture directory")
-
-
-def _write(path: Path, text: str) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def fixture_calls(
-    entries: list[dict[str, Any]], *, lengths_only: bool
-) -> tuple[list[tuple[str, dict[str, Any]]], int, list[str]]:
-    """(kind, calls.jsonl object) per kept call, in arrival order with seq renumbered per
-    unit; how many entries were left out; notes on what could not be kept as recorded."""
-    notes: list[str] = []
-    kept: list[dict[str, Any]] = []
-    for e in sorted(entries, key=lambda e: int(e.get("n", 0))):
-        ok = e.get("status") == 200 and not e.get("error")
-        if ok and isinstance(e.get("completion_tokens"), int):
-            kept.append(e)
-    if not lengths_only:
-        # A prompt the recorder could not read (a batch of prompts) cannot be replayed.
-        unread = [e for e in kept if _prompt_kind(e) == "none"]
-        if unread:
-            notes.append(f"{len(unread)} calls with unreadable prompts left out")
-            kept = [e for e in kept if _prompt_kind(e) != "none"]
-    dropped = len(entries) - len(kept)
-    kinds = {_prompt_kind(e) for e in kept}
-    if lengths_only:
-        kind = "tokens"
-    elif kinds == {"ids"}:
-        kind = "tokens"
-        notes.append("token-id prompts kept as lengths (format 1 holds no ids)")
-    elif len(kinds) == 1:
-        kind = kinds.pop()
-    else:
-        # One fixture has one kind; lengths are what chat, text and ids have in common.
-        kind = "tokens"
-        if kinds:
-            notes.append(f"mixed prompt kinds ({', '.join(sorted(kinds))}) kept as lengths only")
-    if kind == "tokens":
-        before = len(kept)
-        kept = [e for e in kept if _prompt_len(e) is not None]
-        if len(kept) < before:
-            notes.append(f"{before - len(kept)} calls with no prompt length left out")
-            dropped += before - len(kept)
-    prompts: list[dict[str, Any]] = []
-    usable: list[dict[str, Any]] = []
-    for e in kept:
-        prompt = _prompt(e, kind, notes)
-        if prompt is None:
-            continue
-        prompts.append(prompt)
-        usable.append(e)
-    if len(usable) < len(kept):
-        notes.append(f"{len(kept) - len(usable)} calls whose prompt format 1 cannot hold left out")
-        dropped += len(kept) - len(usable)
-    cap = _cap(usable)
-    seq: dict[str, int] = {}
-    out: list[tuple[str, dict[str, Any]]] = []
-    for e, prompt in zip(usable, prompts, strict=True):
-        unit = str(e["unit"])
-        n = seq.get(unit, 0)
-        seq[unit] = n + 1
-        completion = max(1, int(e["completion_tokens"]))
-        role = str(e.get("role") or "call")
-        call: dict[str, Any] = {"unit": unit, "seq": n, "role": role, "prompt": prompt}
-        call["max_tokens"] = _max_tokens(e, completion, cap)
-        call["completion_tokens"] = completion
-        pt = e.get("prompt_tokens")
-        if kind != "tokens" and isinstance(pt, int) and pt >= 1:
-            call["prompt_tokens"] = pt
-        if e.get("sampling"):
-            call["sampling"] = e["sampling"]
-        out.append((kind, call))
-    return out, dropped, notes
-
-
-def _prompt(e: dict[str, Any], kind: str, notes: list[str]) -> dict[str, Any] | None:
-    """The call's prompt as format 1 holds it, or None when it cannot (no message left,
-    text that is not valid Unicode)."""
-    if kind == "tokens":
-        return {"segments": [{"key": None, "len": _prompt_len(e)}]}
-    if kind == "chat":
-        msgs = _messages(e["prompt"]["messages"], notes)
-        prompt: dict[str, Any] = {"messages": msgs}
-        if not msgs:
-            return None
-    else:
-        prompt = {"text": e["prompt"]["text"]}
-    try:
-        json.dumps(prompt, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return prompt
-
-
-def _prompt_kind(e: dict[str, Any]) -> str:
-    p = e.get("prompt") or {}
-    if "messages" in p:
-        return "chat"
-    if "text" in p:
-        return "text"
-    if "ids" in p:
-        return "ids"
-    return "none"
-
-
-def _prompt_len(e: dict[str, Any]) -> int | None:
-    for v in (e.get("prompt_tokens"), e.get("prompt_ids")):
-        if isinstance(v, int) and v >= 1:
-            return v
-    return None
-
-
-def _cap(entries: list[dict[str, Any]]) -> int:
-    """The fixture's cap: the largest limit a call asked for. A call that set none and
-    stopped on its own must stay below the cap, or it would read as a runaway output."""
-    cap = 1
-    for e in entries:
-        completion = max(1, int(e["completion_tokens"]))
-        limit = e.get("max_tokens")
-        if isinstance(limit, int) and limit >= 1:
-            cap = max(cap, limit, completion)
-        elif e.get("finish_reason") == "length":
-            cap = max(cap, completion)
-        else:
-            cap = max(cap, completion + 1)
-    return cap
-
-
-def _max_tokens(e: dict[str, Any], completion: int, cap: int) -> int:
-    limit = e.get("max_tokens")
-    if isinstance(limit, int) and limit >= 1:
-        return max(limit, completion)
-    # No limit asked: the call ran under the cap; one stopped by length hit some limit
-    # (the server's context), which the fixture shows as running to its max_tokens.
-    return completion if e.get("finish_reason") == "length" else cap
-
-
-def _messages(msgs: list[Any], notes: list[str]) -> list[dict[str, str]]:
-    """Messages as format 1 holds them: string fields only. Text parts of multi-part
-    content are joined; other parts (images) and non-string fields (tool calls) are left out."""
-    out: list[dict[str, str]] = []
-    lost = False
-    for m in msgs:
-        if not isinstance(m, dict):
-            lost = True
-            continue
-        msg: dict[str, str] = {}
-        for k, v in m.items():
-            if k == "content" and isinstance(v, list):
-                texts = [
-                    p.get("text") for p in v if isinstance(p, dict) and p.get("type") == "text"
-                ]
-                lost = lost or len(texts) != len(v)
-                msg[k] = "".join(t for t in texts if isinstance(t, str))
-            elif k == "content" and v is None:
-                msg[k] = ""
-            elif isinstance(v, str):
-                msg[k] = v
-            else:
-                lost = True
-        msg.setdefault("content", "")
-        if msg.get("role"):
-            out.append(msg)
-        else:
-            lost = True
-    note = "non-text message parts or fields left out"
-    if lost and note not in notes:
-        notes.append(note)
-    return out
-
-
-def _description(
-    header: dict[str, Any], calls: list[tuple[str, dict[str, Any]]], dropped: int, notes: list[str]
-) -> str:
-    units = len({c["unit"] for _, c in calls})
-    what = "lengths only, " if header.get("lengths_only") else ""
-    text = (
-        f"Recorded by benchkit.workload record from {header.get('upstream', '?')} "
-        f"({what}started {header.get('started_utc', '?')}): {len(calls)} calls in {units} units"
-    )
-    if dropped:
-        text += f"; {dropped} failed or unfinished calls left out"
-    if notes:
-        text += "; " + "; ".join(notes)
-    return text + "."
-
-
 # --------------------------------------------------------------------------- entry point
 
 
@@ -821,14 +497,14 @@ def record(
     port: int,
     out: Path,
     lengths_only: bool = False,
-    grace_s: float = 30.0,
+    grace_s: float = timeouts.RECORD_GRACE_S,
     keep_journal: bool = False,
 ) -> int:
     """Run the recorder until SIGINT/SIGTERM, then write the fixture. Returns an exit code."""
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UserError(f"--upstream {upstream!r} is not a URL; expected http://HOST:PORT")
-    _check_target(out)
+    check_target(out)
     journal = journal_path(out)
     if journal.exists():
         raise UserError(
@@ -836,12 +512,7 @@ def record(
             f"`record --convert {journal} --out DIR` (or remove it)"
         )
     out.parent.mkdir(parents=True, exist_ok=True)
-    header = {
-        "benchkit_journal": JOURNAL_VERSION,
-        "upstream": upstream,
-        "lengths_only": lengths_only,
-        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+    header = journal_header(upstream, lengths_only=lengths_only)
     jr = Journal(journal, header)
     try:
         cut = asyncio.run(_serve(upstream, port, jr, lengths_only=lengths_only, grace_s=grace_s))
@@ -858,24 +529,7 @@ def record(
         raise
     if not keep_journal:
         journal.unlink()
-    _say_written(done, out)
-    return 0
-
-
-def _say_written(done: Converted, out: Path) -> None:
-    w = done.workload
-    extra = f", {done.dropped} left out" if done.dropped else ""
-    notes = f" ({'; '.join(done.notes)})" if done.notes else ""
-    print(
-        f"wrote {out}: {w.kind} fixture, {w.n_calls} calls in {len(w.units)} units{extra}, "
-        f"cap {w.cap}, fingerprint {w.fingerprint()}{notes}",
-        file=sys.stderr,
-    )
-
-
-def convert_cli(journal: Path, out: Path) -> int:
-    """``record --convert JOURNAL --out DIR``: the fixture of a recording that was killed."""
-    _say_written(convert(journal, out), out)
+    say_written(done, out)
     return 0
 
 

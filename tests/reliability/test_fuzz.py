@@ -9,9 +9,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchkit.client.replay import CallRecord
+from benchkit.client.stream import apply_event, parse_sse_line
 from benchkit.errors import UserError
 from benchkit.measure import compute_metrics
-from benchkit.replay import CallRecord, apply_event, parse_sse_line
 from benchkit.results import load_result
 
 json_values = st.recursive(

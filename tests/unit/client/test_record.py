@@ -19,15 +19,14 @@ import pytest
 
 from benchkit.errors import UserError
 from benchkit.workload import load_workload
-from benchkit.workload.record import (
+from benchkit.workload.journal import (
     JOURNAL_VERSION,
     Journal,
-    Recorder,
     convert,
     journal_path,
-    parse_request,
     read_journal,
 )
+from benchkit.workload.record import Recorder, parse_request
 
 HEADER = {
     "benchkit_journal": JOURNAL_VERSION,

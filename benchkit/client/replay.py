@@ -7,7 +7,7 @@ request, when the first and last tokens arrived, and keeps the server's own `tim
 calls.jsonl as calls finish, so a job that dies keeps what it measured.
 
 How a call is timed: against an ``http://`` server each worker has its own kept-alive
-connection (benchkit/transport.py), `t_sent` is taken right before the request is written and
+connection (benchkit/client/transport.py), `t_sent` is taken right before the request is written and
 a token's time is when the kernel received it, so neither the client's own work nor a busy
 machine lands in TTFT or ITL. Where that path cannot be used (https, a proxy, no
 SO_TIMESTAMPNS here) the calls go through httpx as they always did, timed when the event
@@ -23,35 +23,33 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from benchkit.config import OutputPolicy
-from benchkit.server.plan import ReplaySpec
-from benchkit.transport import (
+from benchkit import timeouts
+from benchkit.client.fallback import check_client, fast_path_refusal
+from benchkit.client.http1 import ResponseHead
+from benchkit.client.stream import EventStream, StreamFacts, error_message
+from benchkit.client.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,
     CLIENT_RAW_READ_TIME,
-    CONNECT_TIMEOUT_S,
     Http1Connection,
     RawPool,
-    ResponseHead,
-    fast_path_refusal,
 )
+from benchkit.config import OutputPolicy
+from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload, token_ids
 
-# After `data: [DONE]` the raw path reads on to the end of the response, so the connection
-# can carry the next call; a server that leaves the response open that long loses the
-# connection, not the call (the httpx path stops reading at [DONE]).
-_AFTER_DONE_GRACE_S = 1.0
 
-
-@dataclass
-class CallRecord:
-    """One call as measured. Times are seconds since the replay started (monotonic clock)."""
+@dataclass(kw_only=True)
+class CallRecord(StreamFacts):
+    """One call as measured: the stream's facts (first/last token times, counts, timings,
+    error; benchkit.client.stream) and the call's own. Times are seconds since the replay
+    started (monotonic clock)."""
 
     repeat: int
     unit: str
@@ -59,24 +57,14 @@ class CallRecord:
     role: str
     worker: int
     t_sent: float
-    t_first: float | None = None
-    t_last: float | None = None
     t_done: float | None = None
     ok: bool = False
-    error: str | None = None
     http_status: int | None = None
-    finish_reason: str | None = None
-    model: str | None = None
     max_tokens: int = 0
     # The workload's generation cap (max_tokens may be lower when replaying recorded lengths).
     cap: int = 0
     fixture_prompt_tokens: int | None = None
     fixture_completion_tokens: int | None = None
-    prompt_tokens: int | None = None
-    cached_tokens: int | None = None
-    completion_tokens: int | None = None
-    chunks: int = 0
-    timings: dict[str, Any] = field(default_factory=dict)
     # What measured this call: transport.CLIENT_RAW (kernel receive times), CLIENT_RAW_READ_TIME
     # (the raw path, but some read was timed when read) or CLIENT_HTTPX.
     client: str = CLIENT_HTTPX
@@ -143,78 +131,6 @@ def build_request(
     return "/v1/completions", body
 
 
-def _chunk_text(choice: dict[str, Any]) -> str:
-    if "text" in choice:
-        return str(choice.get("text") or "")
-    delta = choice.get("delta") or {}
-    return str(delta.get("content") or "") + str(delta.get("reasoning_content") or "")
-
-
-def parse_sse_line(line: str) -> dict[str, Any] | str | None:
-    """One SSE line: a JSON event (dict), "DONE", or None for comments and blank lines."""
-    if not line.startswith("data:"):
-        return None
-    payload = line[5:].strip()
-    if payload == "[DONE]":
-        return "DONE"
-    if not payload:
-        return None
-    obj = json.loads(payload)
-    if not isinstance(obj, dict):
-        raise ValueError("SSE data is not a JSON object")
-    return obj
-
-
-def apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
-    """Fold one streamed event into the record (first/last token times, usage, timings).
-
-    An event of an unexpected shape raises ValueError, which ends the call as malformed."""
-    try:
-        _apply_event(rec, event, now)
-    except (TypeError, AttributeError, KeyError) as exc:
-        raise ValueError(f"unexpected event shape ({type(exc).__name__}: {exc})") from exc
-
-
-def _apply_event(rec: CallRecord, event: dict[str, Any], now: float) -> None:
-    if "error" in event:
-        err = event["error"]
-        msg = err.get("message") if isinstance(err, dict) else str(err)
-        rec.error = f"server error in stream: {msg}"
-        return
-    if event.get("model"):
-        rec.model = str(event["model"])
-    for choice in event.get("choices") or []:
-        if _chunk_text(choice):
-            if rec.t_first is None:
-                rec.t_first = now
-            rec.t_last = now
-            rec.chunks += 1
-        if choice.get("finish_reason"):
-            rec.finish_reason = str(choice["finish_reason"])
-    usage = event.get("usage")
-    if isinstance(usage, dict):
-        rec.prompt_tokens = _count(usage.get("prompt_tokens"))
-        rec.completion_tokens = _count(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details") or {}
-        rec.cached_tokens = _count(details.get("cached_tokens"))
-    timings = event.get("timings")
-    if isinstance(timings, dict):
-        # Keep numbers only: the metrics do arithmetic on these.
-        rec.timings = {
-            str(k): v
-            for k, v in timings.items()
-            if isinstance(v, int | float) and not isinstance(v, bool)
-        }
-
-
-def _count(v: Any) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"token count {v!r} is not a non-negative integer")
-    return v
-
-
 class Replayer:
     def __init__(
         self,
@@ -230,10 +146,11 @@ class Replayer:
         progress: bool | None = None,
         repeat: int = 0,
         t0: float | None = None,
-        client: str = "auto",
+        client: str | None = None,
     ) -> None:
-        if client not in ("auto", "httpx"):
-            raise ValueError(f"client={client!r}: 'auto' or 'httpx'")
+        # `client` is the config's replay_client: "auto", "httpx", or None (then the
+        # environment's BENCHKIT_REPLAY_CLIENT decides, else auto).
+        check_client(client)
         self.base_url = base_url
         self.alias = alias
         self.spec = spec
@@ -250,7 +167,7 @@ class Replayer:
         self.interrupted: str | None = None
         self._units_done = 0
         self._tokens = 0
-        # "auto": the raw path where it can be used (decided in _run), else httpx.
+        # replay_client as asked; the path itself is decided in _run (fast_path_refusal).
         self.client_choice = client
         self.client_path = CLIENT_HTTPX
         self.client_fallback: str | None = None
@@ -316,22 +233,14 @@ class Replayer:
                 rec.http_status = resp.status_code
                 if resp.status_code != 200:
                     text = (await resp.aread()).decode(errors="replace")
-                    rec.error = f"HTTP {resp.status_code}: {_error_message(text)}"
+                    rec.error = f"HTTP {resp.status_code}: {error_message(text)}"
                 else:
-                    last_progress = time.monotonic()
-                    async for line in resp.aiter_lines():
-                        event = parse_sse_line(line)
-                        if event == "DONE":
+                    events = EventStream(rec, stall_s=stall)
+                    async for data in resp.aiter_bytes():
+                        if events.feed(data, self.now()):
                             break
-                        if isinstance(event, dict):
-                            before = rec.chunks
-                            apply_event(rec, event, self.now())
-                            if rec.chunks != before or rec.finish_reason:
-                                last_progress = time.monotonic()
-                        # Keep-alive comments are bytes but not progress.
-                        if time.monotonic() - last_progress > stall:
-                            rec.error = f"stalled: no token for {stall:.0f} s"
-                            break
+                    else:
+                        events.end(self.now())
         except httpx.TimeoutException:
             rec.error = f"stalled: no bytes for {stall:.0f} s (server.stall_timeout_s)"
         except httpx.TransportError as exc:
@@ -356,12 +265,12 @@ class Replayer:
             with conn.stall_guard(stall):
                 if head.status != 200:
                     text = (await conn.read_rest()).decode(errors="replace")
-                    rec.error = f"HTTP {head.status}: {_error_message(text)}"
+                    rec.error = f"HTTP {head.status}: {error_message(text)}"
                 else:
                     rest = await self._read_sse(conn, rec, stall)
             if rest:
                 # Outside the stall guard: the call is complete at [DONE] whatever follows.
-                await conn.discard_rest(_AFTER_DONE_GRACE_S)
+                await conn.discard_rest(timeouts.AFTER_DONE_S)
             clean = True
         except (httpx.TimeoutException, TimeoutError):
             rec.error = f"stalled: no bytes for {stall:.0f} s (server.stall_timeout_s)"
@@ -379,7 +288,7 @@ class Replayer:
     ) -> ResponseHead:
         """Send the request (stamping rec.t_sent) and read the response head."""
         for attempt in (0, 1):
-            await conn.open(CONNECT_TIMEOUT_S)
+            await conn.open(timeouts.REPLAY_CONNECT_S)
             reused = conn.requests > 0
             try:
                 with conn.stall_guard(stall):
@@ -397,40 +306,26 @@ class Replayer:
         raise AssertionError("unreachable")
 
     async def _read_sse(self, conn: Http1Connection, rec: CallRecord, stall: float) -> bool:
-        """The SSE lines of a 200 response, as `_stream` reads them through httpx's
-        aiter_lines, each event timed by the receive time of the bytes that completed it.
-        True when [DONE] came before the end of the response (the rest is to be read)."""
-        last_progress = time.monotonic()
-        pending = b""
+        """The events of a 200 response, each timed by the kernel's receive time of the bytes
+        that completed it. True when [DONE] came before the end of the response (the rest is
+        to be read)."""
+        events = EventStream(rec, stall_s=stall)
         t_rx = self.now()
         while True:
             piece = await conn.body()
             if piece is None:
-                # httpx yields a last line that has no newline; so does this (timed by the
-                # piece that brought it).
-                lines, pending = ([pending] if pending else []), b""
+                # The last line may have no newline (timed by the piece that brought it).
+                events.end(t_rx)
+                over = False
             else:
                 data, t = piece
                 t_rx = t - self.t0
-                lines = (pending + data if pending else data).split(b"\n")
-                pending = lines.pop()
-            for raw in lines:
-                for line in _text_lines(raw):
-                    event = parse_sse_line(line)
-                    if event == "DONE":
-                        return piece is not None
-                    if isinstance(event, dict):
-                        before = rec.chunks
-                        apply_event(rec, event, t_rx)
-                        if rec.chunks != before or rec.finish_reason:
-                            last_progress = time.monotonic()
-                    # Keep-alive comments are bytes but not progress.
-                    if time.monotonic() - last_progress > stall:
-                        rec.error = f"stalled: no token for {stall:.0f} s"
-                        conn.close()
-                        return False
-            if piece is None:
+                over = events.feed(data, t_rx) and events.done
+            if events.stalled:
+                conn.close()
                 return False
+            if over or piece is None:
+                return over
 
     async def _worker(
         self, client: httpx.AsyncClient, queue: asyncio.Queue[Unit], repeat: int, worker: int
@@ -458,12 +353,15 @@ class Replayer:
         if not self.alive():
             return "the server died during the run"
         try:
-            r = await client.get(self.base_url + "/health", timeout=5.0)
+            r = await client.get(self.base_url + "/health", timeout=timeouts.PROBE_S)
         except httpx.HTTPError:
             # A killed process may not have been reaped yet when its connections broke.
             if not self.alive():
                 return "the server died during the run"
-            return "the server stopped responding (its /health did not answer within 5 s)"
+            return (
+                "the server stopped responding (its /health did not answer within "
+                f"{timeouts.PROBE_S:.0f} s)"
+            )
         if r.status_code != 200:
             return f"the server's /health answered {r.status_code} during the run"
         return None
@@ -482,7 +380,12 @@ class Replayer:
         )
 
     async def _run(self) -> None:
-        timeout = httpx.Timeout(connect=10.0, read=self.spec.stall_timeout_s, write=60.0, pool=None)
+        timeout = httpx.Timeout(
+            connect=timeouts.REPLAY_CONNECT_S,
+            read=self.spec.stall_timeout_s,
+            write=timeouts.REPLAY_WRITE_S,
+            pool=None,
+        )
         limits = httpx.Limits(
             max_connections=self.spec.workers, max_keepalive_connections=self.spec.workers
         )
@@ -491,10 +394,9 @@ class Replayer:
         ) as client:
             # The httpx client stays for the /health probe after a failed call, and carries
             # the calls themselves where the raw path cannot.
-            if self.client_choice == "httpx":
-                self.client_fallback = "asked for (client='httpx')"
-            else:
-                self.client_fallback = fast_path_refusal(self.base_url, self.headers, client)
+            self.client_fallback = fast_path_refusal(
+                self.base_url, self.headers, client, self.client_choice
+            )
             if self.client_fallback is None:
                 self.client_path = CLIENT_RAW
                 self._pool = RawPool(self.base_url, self.headers, self.spec.workers)
@@ -561,25 +463,3 @@ class Replayer:
 
 class _Stop(Exception):
     pass
-
-
-def _text_lines(raw: bytes) -> list[str]:
-    """A line cut at LF, as text, the way httpx's line decoder cuts lines (at LF, CR LF and
-    a lone CR); invalid UTF-8 is replaced as httpx replaces it."""
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    text = raw.decode(errors="replace")
-    return text.split("\r") if "\r" in text else [text]
-
-
-def _error_message(text: str) -> str:
-    try:
-        obj = json.loads(text)
-        err = obj.get("error", obj)
-        if isinstance(err, dict):
-            kind = err.get("type")
-            msg = err.get("message", "")
-            return f"{kind}: {msg}" if kind else str(msg)
-        return str(err)[:300]
-    except (ValueError, AttributeError):
-        return text.strip()[:300]

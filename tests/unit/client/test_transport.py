@@ -1,4 +1,5 @@
-"""The replay client's raw HTTP/1.1 path (benchkit/transport.py) against small real servers.
+"""The replay client's raw HTTP/1.1 path (benchkit/client/transport.py) against small real
+servers.
 
 Each test starts an asyncio server of its own in a thread (the replay runs its own event
 loop) that answers the way a case needs: chunked or sized or close-delimited SSE, error
@@ -29,20 +30,18 @@ from typing import Any
 import httpx
 import pytest
 
-from benchkit import transport
-from benchkit.config import OutputPolicy
-from benchkit.replay import RecordSink, Replayer, ReplayOutcome
-from benchkit.server.plan import ReplaySpec
-from benchkit.transport import (
+from benchkit.client import transport
+from benchkit.client.fallback import fast_path_refusal
+from benchkit.client.http1 import FramingError, ResponseHead, ResponseParser
+from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
+from benchkit.client.transport import (
     CLIENT_HTTPX,
     CLIENT_RAW,
     CLIENT_RAW_READ_TIME,
     RawPool,
-    ResponseHead,
-    _Bad,
-    _ResponseParser,
-    fast_path_refusal,
 )
+from benchkit.config import BenchConfig, OutputPolicy
+from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload
 
 pytestmark = pytest.mark.skipif(
@@ -282,7 +281,7 @@ def replay(
     stall: float = 5.0,
     deadline: float | None = None,
     headers: dict[str, str] | None = None,
-    client: str = "auto",
+    client: str | None = "auto",
     alive: Callable[[], bool] | None = None,
 ) -> ReplayOutcome:
     spec = ReplaySpec(
@@ -796,15 +795,17 @@ def test_stall_when_bytes_come_but_tokens_do_not(
     assert raw.records[0].error == via_httpx.records[0].error == "stalled: no token for 1 s"
 
 
+async def one_token_then_silence(s: Server, req: Request, w: asyncio.StreamWriter) -> bool:
+    """A call in flight: one token, then nothing until the client hangs up."""
+    w.write(CHUNKED_HEAD + b"\r\n" + chunk(token()))
+    await w.drain()
+    return await req.until_closed()
+
+
 def test_deadline_records_the_call_in_flight_as_cancelled(
     serve: Callable[[Scenario], Server], tmp_path: Path
 ) -> None:
-    async def answer(s: Server, req: Request, w: asyncio.StreamWriter) -> bool:
-        w.write(CHUNKED_HEAD + b"\r\n" + chunk(token()))
-        await w.drain()
-        return await req.until_closed()
-
-    srv = serve(answer)
+    srv = serve(one_token_then_silence)
     out = replay(srv.url, tmp_path, workers=2, units=2, deadline=0.6)
     assert out.interrupted is not None and out.interrupted.startswith("job deadline of 1 s")
     assert len(out.records) == 2
@@ -817,12 +818,7 @@ def test_deadline_records_the_call_in_flight_as_cancelled(
 def test_ctrl_c_records_the_call_in_flight(
     serve: Callable[[Scenario], Server], tmp_path: Path
 ) -> None:
-    async def answer(s: Server, req: Request, w: asyncio.StreamWriter) -> bool:
-        w.write(CHUNKED_HEAD + b"\r\n" + chunk(token()))
-        await w.drain()
-        return await req.until_closed()
-
-    srv = serve(answer)
+    srv = serve(one_token_then_silence)
     script = textwrap.dedent(
         f"""
         import json, sys
@@ -926,6 +922,31 @@ def test_fallback_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     assert why("http://127.0.0.1:8080") == "BENCHKIT_REPLAY_CLIENT=httpx"
 
 
+def test_replay_client_key_before_the_environment(
+    serve: Callable[[Scenario], Server],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    compose_cfg: Callable[..., BenchConfig],
+) -> None:
+    """`replay_client` in the config decides; left unset, BENCHKIT_REPLAY_CLIENT does."""
+    assert compose_cfg().replay_client is None
+    assert compose_cfg("replay_client=httpx").replay_client == "httpx"
+    monkeypatch.delenv("BENCHKIT_REPLAY_CLIENT", raising=False)
+    srv = serve(chunked())
+    out = replay(srv.url, tmp_path, client=None)
+    assert (out.client, out.client_fallback) == (CLIENT_RAW, None)
+    out = replay(srv.url, tmp_path, client="httpx")
+    assert (out.client, out.client_fallback) == (CLIENT_HTTPX, "replay_client=httpx")
+    monkeypatch.setenv("BENCHKIT_REPLAY_CLIENT", "httpx")
+    out = replay(srv.url, tmp_path, client=None)
+    assert (out.client, out.client_fallback) == (CLIENT_HTTPX, "BENCHKIT_REPLAY_CLIENT=httpx")
+    out = replay(srv.url, tmp_path, client="auto")  # the key set: the environment is not asked
+    assert (out.client, out.client_fallback) == (CLIENT_RAW, None)
+    assert all(r.ok for r in out.records)
+    with pytest.raises(ValueError, match="replay_client='raw': use 'auto' or 'httpx'"):
+        replay(srv.url, tmp_path, client="raw")
+
+
 def test_without_kernel_timestamps_the_httpx_path_measures(
     serve: Callable[[Scenario], Server], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -985,7 +1006,7 @@ RESPONSE = (
 
 
 def parse(pieces: list[bytes]) -> list[Any]:
-    p = _ResponseParser()
+    p = ResponseParser()
     p.begin()
     out: Any = collections.deque()
     for i, piece in enumerate(pieces):
@@ -1012,7 +1033,7 @@ def test_want_ends_each_read_at_a_chunk_end() -> None:
     chunks = [chunk(token()), chunk(token(" two")), chunk(final(2))]
     wire = head + b"".join(chunks) + b"0\r\n\r\n"
     buf = bytearray(wire)
-    p = _ResponseParser()
+    p = ResponseParser()
     p.begin()
     out: Any = collections.deque()
     reads, off = [], 0
@@ -1038,7 +1059,7 @@ def test_want_ends_each_read_at_a_chunk_end() -> None:
     ],
 )
 def test_parser_refuses_broken_framing(wire: bytes, words: str) -> None:
-    with pytest.raises(_Bad, match=words):
+    with pytest.raises(FramingError, match=words):
         parse([wire])
 
 
@@ -1051,7 +1072,7 @@ def test_parser_bodyless_and_sized_responses() -> None:
     assert got[0].keep_alive and got[1] == (b"ok", 0.0) and got[2] is None
     got = parse([b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 2\r\n\r\nok"])
     assert not got[0].keep_alive
-    p = _ResponseParser()
+    p = ResponseParser()
     out: Any = collections.deque()
-    with pytest.raises(_Bad, match="no request was outstanding"):
+    with pytest.raises(FramingError, match="no request was outstanding"):
         p.feed(b"HTTP/1.1 200 OK\r\n\r\n", 0.0, out)

@@ -14,11 +14,18 @@ server that put the TTFT error at +995 %; this path measured +0.01 % at a fifth 
 needs no pool: it writes its request on its own socket, stamped right before the write, and
 a reader callback on that socket reads the response one HTTP chunk at a time.
 
-Where this path is not used, `fast_path_refusal` says why and the replay goes through httpx
-exactly as before: an https URL, a proxy httpx would use, credentials or a query in the URL,
-a header httpx would refuse or that frames the request, a platform without SO_TIMESTAMPNS
-(anything but Linux on the common architectures), or ``BENCHKIT_REPLAY_CLIENT=httpx`` in the
-environment (the escape hatch). Which path measured is written in every call's record.
+Where this path is not used, `fast_path_refusal` (benchkit/client/fallback.py) says why and
+the replay goes through httpx exactly as before. Which path measured is written in every
+call's record. The response's HTTP/1.1 framing is benchkit/client/http1.py.
+
+Why the framing is ours and not h11's (h11 is a dependency already): measured on 2026-12-03
+(docs/perf/README.md, section 5; docs/perf/transport-h11.patch is the h11 variant, with the
+same read-to-chunk-end lookahead), h11 cost more CPU per 1,000 tokens at every concurrency
+(medians of four rounds, ours / h11: 242 / 287 ms at 1 stream, 50 / 59 at 64, 25 / 37 at
+512), and on that loaded machine its slower reads let the loop fall more than a token gap
+behind when 512 first tokens arrived together: TTFT error up to +5.8 % at 512 streams (+6.9 %
+at 256) against at most +0.02 % for this parser. h11 takes about 10 µs to take in one chunk;
+this parser 3 to 5.
 
 Faults are raised as the httpx exceptions httpx raises for the same fault, with httpx's
 messages where it has one (``Server disconnected without sending a response.``, ``peer closed
@@ -32,21 +39,19 @@ import asyncio
 import collections
 import functools
 import itertools
-import os
 import platform
-import re
 import socket
 import struct
 import sys
 import time
-import urllib.request
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Final, NamedTuple
+from typing import Final
 
 import httpx
 
-from benchkit import __version__
+from benchkit import __version__, timeouts
+from benchkit.client.http1 import Event, FramingError, ResponseHead, ResponseParser
 
 # What measured a call (CallRecord.client) and a pass (ReplayOutcome.client).
 CLIENT_HTTPX: Final = "httpx"
@@ -55,7 +60,6 @@ CLIENT_RAW: Final = "raw-http/1.1+SO_TIMESTAMPNS"
 # the bounds `_stamp` checks), so it was timed when it was read, as httpx would time it.
 CLIENT_RAW_READ_TIME: Final = "raw-http/1.1"
 
-CONNECT_TIMEOUT_S: Final = 10.0  # the httpx path's connect timeout
 
 # SO_TIMESTAMPNS (SO_TIMESTAMPNS_OLD since Linux 5.1) is 35 in asm-generic; alpha, mips,
 # parisc and sparc number it differently, and Python does not export it. Its control message
@@ -65,13 +69,6 @@ _OTHER_NUMBERING: Final = ("alpha", "mips", "parisc", "sparc")
 _TIMESPEC: Final = struct.Struct("@ll")
 _ANCBUF: Final = socket.CMSG_SPACE(_TIMESPEC.size)
 _PEEK_BYTES: Final = 65536
-
-# Headers that frame the request or the connection: this client writes its own, so a caller
-# that sets one of them gets httpx, which knows what to do with it.
-_FRAMING_HEADERS: Final = frozenset(
-    {"content-length", "transfer-encoding", "connection", "upgrade", "expect", "te", "trailer"}
-)
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 # --------------------------------------------------------------------------- when to use it
@@ -97,53 +94,6 @@ def kernel_timestamps_refusal() -> str | None:
                 return "SO_TIMESTAMPNS did not stay set"
     except OSError as exc:
         return f"SO_TIMESTAMPNS refused ({exc})"
-    return None
-
-
-def fast_path_refusal(
-    base_url: str, headers: Mapping[str, str], client: httpx.AsyncClient
-) -> str | None:
-    """Why a replay of `base_url` must go through httpx (`client`, as configured for the
-    replay), or None when the raw path carries it."""
-    if os.environ.get("BENCHKIT_REPLAY_CLIENT", "").strip().lower() == "httpx":
-        return "BENCHKIT_REPLAY_CLIENT=httpx"
-    try:
-        url = httpx.URL(base_url)
-    except httpx.InvalidURL as exc:
-        return f"httpx must judge this URL ({exc})"
-    if url.scheme != "http":
-        return f"a {url.scheme or 'scheme-less'} URL"
-    if not url.host:
-        return "a URL without a host"
-    if url.userinfo:
-        return "credentials in the URL"
-    if url.query or url.fragment:
-        return "a query or fragment in the base URL"
-    if _proxied(client, url):
-        return "httpx would go through a proxy (from the environment)"
-    problem = _header_problem(headers)
-    if problem:
-        return problem
-    return kernel_timestamps_refusal()
-
-
-def _proxied(client: httpx.AsyncClient, url: httpx.URL) -> bool:
-    """Whether httpx would send a request for `url` through a proxy: asked of httpx itself,
-    so that HTTP(S)_PROXY, ALL_PROXY and NO_PROXY mean exactly what they mean to httpx."""
-    try:
-        return client._transport_for_url(url) is not client._transport
-    except AttributeError:  # httpx changed inside: assume any proxy setting applies
-        return bool(urllib.request.getproxies())
-
-
-def _header_problem(headers: Mapping[str, str]) -> str | None:
-    for name, value in headers.items():
-        if not _TOKEN.fullmatch(name):
-            return f"a header name httpx must judge ({name!r})"
-        if name.lower() in _FRAMING_HEADERS:
-            return f"a {name} header set by the caller"
-        if not value.isascii() or any(c in value for c in "\r\n\0"):
-            return f"a {name} header value httpx must judge"
     return None
 
 
@@ -208,243 +158,6 @@ def request_head(endpoint: Endpoint, headers: Mapping[str, str]) -> bytes:
     return "".join(f"{n}: {v}\r\n" for n, v in fields.values()).encode("ascii")
 
 
-# --------------------------------------------------------------------------- the response
-
-
-class ResponseHead(NamedTuple):
-    status: int
-    headers: list[tuple[bytes, bytes]]  # names lower-cased, in order
-    keep_alive: bool
-
-
-class _Bad(Exception):
-    """The response breaks HTTP/1.1 framing (raised as httpx.RemoteProtocolError)."""
-
-
-_IDLE, _HEAD, _SIZE, _DATA, _DATA_END, _TRAILER, _SIZED, _TO_CLOSE = range(8)
-_STATUS_LINE: Final = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?:[ \t][^\r\n]*)?")
-_HEX: Final = re.compile(rb"[0-9A-Fa-f]{1,16}")
-_MAX_HEAD: Final = 65536
-_MAX_LINE: Final = 8192
-
-# What the parser hands the reader of a connection: the head, body pieces with the receive
-# time (perf_counter seconds) of their last byte, and None at the end of the message.
-_Event = ResponseHead | tuple[bytes, float] | None
-
-
-class _ResponseParser:
-    """An incremental HTTP/1.1 response parser (chunked, sized and close-delimited bodies,
-    interim 1xx heads, trailers), fed whatever the socket gave, in order.
-
-    `want` is the other half: how many of the bytes waiting in the socket to read next so
-    that the read ends where a piece of body ends. The parser is right for any split of the
-    bytes; `want` only decides which receive time each piece carries."""
-
-    __slots__ = (
-        "buf",
-        "expected",
-        "head_bytes",
-        "keep_alive",
-        "left",
-        "lines",
-        "received",
-        "state",
-    )
-
-    def __init__(self) -> None:
-        self.state = _IDLE
-        self.buf = bytearray()  # a line not yet complete
-        self.lines: list[bytes] = []  # the head so far
-        self.head_bytes = 0
-        self.left = 0  # bytes left of the current chunk, CRLF or sized body
-        self.received = 0  # bytes of a sized body so far
-        self.expected = 0  # its Content-Length
-        self.keep_alive = True
-
-    def begin(self) -> None:
-        """A request was sent: a response head comes next."""
-        self.state = _HEAD
-        self.buf.clear()
-        self.lines = []
-        self.head_bytes = 0
-
-    @property
-    def idle(self) -> bool:
-        return self.state == _IDLE
-
-    def want(self, b: bytearray, off: int, end: int) -> int:
-        """How many bytes of b[off:end] (what the socket holds, peeked) to read next."""
-        st = self.state
-        avail = end - off
-        if st == _DATA:
-            return min(self.left + 2, avail)  # the rest of the chunk and its CRLF
-        if st == _DATA_END:
-            return min(self.left, avail)
-        if st == _SIZE:
-            j = b.find(b"\n", off, end)
-            if j < 0:
-                return avail
-            m = None if self.buf else _HEX.match(b, off, j)
-            if m is None or not int(m.group(), 16):
-                return j + 1 - off  # the line alone (a split line, the last chunk, or junk)
-            return min(j + 1 + int(m.group(), 16) + 2 - off, avail)
-        if st == _HEAD and not self.buf and not self.lines:
-            j = b.find(b"\r\n\r\n", off, end)
-            return j + 4 - off if j >= 0 else avail
-        if st in (_SIZED, _TO_CLOSE):
-            # No chunks to go by: end a read at the end of an SSE event instead.
-            lim = min(off + self.left, end) if st == _SIZED else end
-            ends = [j for j in (b.find(b"\n\n", off, lim), b.find(b"\n\r\n", off, lim)) if j >= 0]
-            if ends:
-                j = min(ends)
-                return j + (2 if b[j + 1] == 0x0A else 3) - off
-            return lim - off
-        return avail
-
-    def feed(self, data: bytes, t: float, out: collections.deque[_Event]) -> None:
-        """Parse `data`, received at `t`, appending what it completes to `out`."""
-        pos, n = 0, len(data)
-        while pos < n:
-            st = self.state
-            if st in (_DATA, _SIZED):
-                take = min(self.left, n - pos)
-                out.append((data if take == n else data[pos : pos + take], t))
-                self.left -= take
-                pos += take
-                if st == _SIZED:
-                    self.received += take
-                    if not self.left:
-                        self._end(out)
-                elif not self.left:
-                    self.state, self.left = _DATA_END, 2
-            elif st == _DATA_END:
-                if self.left == 2 and data.startswith(b"\r\n", pos):
-                    pos += 2
-                elif data[pos] == b"\r\n"[2 - self.left]:
-                    pos += 1
-                    self.left -= 1
-                    if self.left:
-                        continue
-                else:
-                    raise _Bad("chunk data not followed by CRLF")
-                self.state = _SIZE
-            elif st == _TO_CLOSE:
-                out.append((data[pos:] if pos else data, t))
-                pos = n
-            elif st == _IDLE:
-                raise _Bad("bytes from the server while no request was outstanding")
-            else:  # _HEAD, _SIZE, _TRAILER: line by line
-                j = data.find(b"\n", pos)
-                if j < 0:
-                    self.buf += data[pos:]
-                    if len(self.buf) > _MAX_LINE:
-                        raise _Bad("a line of the response head or chunking is too long")
-                    return
-                line = data[pos:j]
-                if self.buf:
-                    line = bytes(self.buf) + line
-                    self.buf.clear()
-                pos = j + 1
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if st == _SIZE:
-                    self._size(line)
-                elif st == _TRAILER:
-                    if not line:
-                        self._end(out)
-                else:
-                    self._head_line(line, out)
-
-    def _size(self, line: bytes) -> None:
-        size = line.split(b";", 1)[0].strip()
-        if not _HEX.fullmatch(size):
-            raise _Bad(f"illegal chunk header: {line[:80]!r}")
-        self.left = int(size, 16)
-        self.state = _DATA if self.left else _TRAILER
-
-    def _head_line(self, line: bytes, out: collections.deque[_Event]) -> None:
-        self.head_bytes += len(line) + 2
-        if self.head_bytes > _MAX_HEAD:
-            raise _Bad("response head over 64 KiB")
-        if line:
-            self.lines.append(line)
-        elif self.lines:  # the blank line that ends a head (blank lines before it are skipped)
-            lines, self.lines, self.head_bytes = self.lines, [], 0
-            self._head(lines, out)
-
-    def _head(self, lines: list[bytes], out: collections.deque[_Event]) -> None:
-        m = _STATUS_LINE.fullmatch(lines[0])
-        if m is None:
-            raise _Bad(f"illegal status line: {lines[0][:80]!r}")
-        http10, status = m.group(1) == b"0", int(m.group(2))
-        headers: list[tuple[bytes, bytes]] = []
-        for raw in lines[1:]:
-            name, sep, value = raw.partition(b":")
-            if not sep or not name or name != name.strip() or raw[:1] in (b" ", b"\t"):
-                raise _Bad(f"illegal header line: {raw[:80]!r}")
-            headers.append((name.lower(), value.strip()))
-        if 100 <= status < 200:
-            if status == 101:
-                raise _Bad("unexpected 101 Switching Protocols")
-            return  # an interim response: the real head follows
-        tokens = {
-            tok.strip().lower() for k, v in headers if k == b"connection" for tok in v.split(b",")
-        }
-        keep = b"keep-alive" in tokens if http10 else b"close" not in tokens
-        te = [v.lower() for k, v in headers if k == b"transfer-encoding"]
-        cl = {x.strip() for k, v in headers if k == b"content-length" for x in v.split(b",")}
-        coding = [v.lower() for k, v in headers if k == b"content-encoding"]
-        if any(c not in (b"", b"identity") for c in coding):
-            named = coding[0].decode(errors="replace")
-            raise _Bad(f"Content-Encoding {named} although identity was asked for")
-        if status in (204, 304):  # never a body (RFC 9112 6.3)
-            self.keep_alive = keep
-            out.append(ResponseHead(status, headers, keep))
-            self._end(out)
-            return
-        if te:
-            # RFC 9112 6.3: chunked must be the last coding; anything else runs to the close.
-            chunked = b",".join(te).split(b",")[-1].strip() == b"chunked"
-            self.state = _SIZE if chunked else _TO_CLOSE
-            keep = keep and chunked
-        elif cl:
-            value = next(iter(cl))
-            if len(cl) > 1 or not value.isdigit():
-                raise _Bad(f"bad Content-Length {b', '.join(sorted(cl))[:80]!r}")
-            self.state, self.left = _SIZED, int(value)
-            self.expected, self.received = self.left, 0
-        else:
-            self.state, keep = _TO_CLOSE, False
-        self.keep_alive = keep
-        out.append(ResponseHead(status, headers, keep))
-        if self.state == _SIZED and not self.left:
-            self._end(out)
-
-    def _end(self, out: collections.deque[_Event]) -> None:
-        out.append(None)
-        self.state = _IDLE
-
-    def eof(self, out: collections.deque[_Event]) -> None:
-        """The server closed its side: the end of a close-delimited body, or an error."""
-        st = self.state
-        if st == _IDLE:
-            return
-        if st == _TO_CLOSE:
-            self._end(out)
-            return
-        self.state = _IDLE
-        if st == _HEAD:
-            raise _Bad("Server disconnected without sending a response.")
-        if st == _SIZED:
-            raise _Bad(
-                "peer closed connection without sending complete message body "
-                f"(received {self.received} bytes, expected {self.expected})"
-            )
-        raise _Bad(
-            "peer closed connection without sending complete message body (incomplete chunked read)"
-        )
-
-
 # --------------------------------------------------------------------------- a connection
 
 
@@ -466,7 +179,7 @@ class RawPool:
         except httpx.ConnectError:
             return
         await asyncio.gather(
-            *(c.open(CONNECT_TIMEOUT_S) for c in self.conns), return_exceptions=True
+            *(c.open(timeouts.REPLAY_CONNECT_S) for c in self.conns), return_exceptions=True
         )
 
     def close(self) -> None:
@@ -483,8 +196,8 @@ class Http1Connection:
         self._pool = pool
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sock: socket.socket | None = None
-        self._parser = _ResponseParser()
-        self._events: collections.deque[_Event] = collections.deque()
+        self._parser = ResponseParser()
+        self._events: collections.deque[Event] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
         self._exc: httpx.TransportError | None = None
         self._eof = False
@@ -544,7 +257,7 @@ class Http1Connection:
     def _attach(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
         self._loop = loop
         self._sock = sock
-        self._parser = _ResponseParser()
+        self._parser = ResponseParser()
         self._events.clear()
         self._exc = None
         self._eof = False
@@ -643,7 +356,7 @@ class Http1Connection:
     def stall_guard(self, limit: float) -> StallGuard:
         return StallGuard(self, limit)
 
-    async def _next(self) -> _Event:
+    async def _next(self) -> Event:
         while not self._events:
             if self._exc is not None:
                 raise self._exc
@@ -664,9 +377,9 @@ class Http1Connection:
         # a time (the head, then each chunk: llama-server writes one per token event), so
         # that a piece is not given the time of a later one read with it.
         #
-        # The limit (tests/test_transport.py shows it): segments that queue up behind one
-        # not yet read are merged by the kernel, which keeps the latest stamp, so reading
-        # them one at a time cannot tell them apart any more. Kernel times are exact for
+        # The limit (tests/unit/client/test_transport.py shows it): segments that queue up
+        # behind one not yet read are merged by the kernel, which keeps the latest stamp, so
+        # reading them one at a time cannot tell them apart any more. Kernel times are exact for
         # a client that reads each chunk before the next one reaches the same connection
         # (a loop busy for less than a token gap); one that falls further behind times the
         # queued tokens at the last arrival among them (at most about 17 chunks, the
@@ -706,7 +419,7 @@ class Http1Connection:
                     break
         except (BlockingIOError, InterruptedError):
             pass
-        except _Bad as exc:
+        except FramingError as exc:
             self._fail(httpx.RemoteProtocolError(str(exc)))
         except OSError as exc:
             self._fail(httpx.ReadError(str(exc)))
@@ -756,14 +469,14 @@ class Http1Connection:
         self._eof = True
         try:
             self._parser.eof(self._events)
-        except _Bad as exc:
+        except FramingError as exc:
             self._exc = httpx.RemoteProtocolError(str(exc))
 
     def _fail(self, exc: httpx.TransportError) -> None:
         assert self._loop is not None and self._sock is not None
         self._loop.remove_reader(self._sock.fileno())
         self._eof = True
-        self._parser.state = _IDLE
+        self._parser.reset()
         self._exc = exc
 
 
