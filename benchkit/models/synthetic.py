@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -30,9 +29,10 @@ import numpy as np
 import numpy.typing as npt
 
 from benchkit.errors import UserError
-from benchkit.models.recipe import (
-    SynthRecipe as SynthRecipe,  # re-exported: writer and recipe together
-)
+from benchkit.models.recipe import SynthRecipe as SynthRecipe  # re-exported
+from benchkit.models.tokenizer import N_BYTES as _N_BYTES
+from benchkit.models.tokenizer import SPECIALS as _SPECIALS
+from benchkit.models.tokenizer import add_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +81,6 @@ _INIT_STD = 0.02
 # exactly as they do for the real model.
 _ROPE_FREQ_BASE = 1_000_000.0
 _RMS_EPS = 1e-6
-
-# Qwen's special tokens, placed after the byte tokens and merges.
-_SPECIALS: tuple[str, ...] = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
-_N_BYTES = 256
 
 
 @dataclass(frozen=True)
@@ -482,70 +478,6 @@ def _random_q4_k(recipe: SynthRecipe, index: int, shape: tuple[int, ...]) -> npt
     return data.reshape(byte_shape)
 
 
-def _byte_tokens() -> list[str]:
-    """GPT-2's byte-to-unicode table: byte b is the token text at index b."""
-    printable = [
-        *range(ord("!"), ord("~") + 1),
-        *range(ord("¡"), ord("¬") + 1),
-        *range(ord("®"), ord("ÿ") + 1),
-    ]
-    chars: dict[int, int] = {b: b for b in printable}
-    extra = 0
-    for b in range(_N_BYTES):
-        if b not in chars:
-            chars[b] = _N_BYTES + extra
-            extra += 1
-    return [chr(chars[b]) for b in range(_N_BYTES)]
-
-
-def _merges(byte_tokens: list[str], count: int) -> Iterator[tuple[str, str]]:
-    """`count` BPE merges whose results are all distinct and not byte tokens.
-
-    Each merge appends one byte to an earlier token (bytes first, then merged ones), so any
-    vocab size can be filled and every merge result is a token in the vocab, which is all
-    llama.cpp checks. Which merges they are does not matter: prompts arrive as token ids.
-    """
-    seen = set(byte_tokens)
-    lefts = list(byte_tokens)
-    made = i = 0
-    while made < count:
-        left = lefts[i]
-        i += 1
-        for right in byte_tokens:
-            merged = left + right
-            if merged in seen:
-                continue
-            seen.add(merged)
-            lefts.append(merged)
-            yield left, right
-            made += 1
-            if made == count:
-                return
-
-
-def _add_tokenizer(writer: gguf.GGUFWriter, recipe: SynthRecipe) -> None:
-    byte_tokens = _byte_tokens()
-    n_merges = recipe.n_vocab - _N_BYTES - len(_SPECIALS)
-    merges = list(_merges(byte_tokens, n_merges))
-    tokens = byte_tokens + [a + b for a, b in merges] + list(_SPECIALS)
-    types = [gguf.TokenType.NORMAL] * (len(tokens) - len(_SPECIALS)) + [
-        gguf.TokenType.CONTROL
-    ] * len(_SPECIALS)
-    special_id = {text: len(tokens) - len(_SPECIALS) + k for k, text in enumerate(_SPECIALS)}
-
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("qwen2")
-    writer.add_token_list(tokens)
-    writer.add_token_types(types)
-    writer.add_token_merges([f"{a} {b}" for a, b in merges])
-    writer.add_bos_token_id(special_id["<|endoftext|>"])
-    writer.add_eos_token_id(special_id["<|im_end|>"])
-    writer.add_eot_token_id(special_id["<|im_end|>"])
-    writer.add_pad_token_id(special_id["<|endoftext|>"])
-    # Qwen adds no BOS; the bench sends token ids and the prompt must stay exactly those.
-    writer.add_add_bos_token(False)
-
-
 def _add_glm4moe_keys(writer: gguf.GGUFWriter, recipe: SynthRecipe) -> None:
     """GLM-4.5-Air's routing and rope settings, so the same kernels run as for the real one."""
     writer.add_expert_shared_count(recipe.n_shared_experts)
@@ -581,7 +513,7 @@ def _write_gguf(recipe: SynthRecipe, path: Path) -> None:
     writer.add_expert_feed_forward_length(recipe.expert_ff)
     if recipe.arch == "glm4moe":
         _add_glm4moe_keys(writer, recipe)
-    _add_tokenizer(writer, recipe)
+    add_tokenizer(writer, recipe)
 
     # Declare every tensor first, then generate and write them one at a time, so a large
     # model never has to sit in memory whole.

@@ -276,23 +276,7 @@ class _Plan:
 
 def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The fixture.json object and the calls.jsonl objects for a recipe (no I/O)."""
-    # Calls per unit, then (if asked) nudged so that the total is exact.
-    allowed = sorted(set(r.calls_per_unit))
-    rng = _rng(r, "calls")
-    counts = [rng.choice(allowed) for _ in range(r.units)]
-    if r.total_calls is not None:
-        order = list(range(r.units))
-        rng.shuffle(order)
-        while sum(counts) != r.total_calls:
-            up = sum(counts) < r.total_calls
-            for u in order:
-                i = allowed.index(counts[u])
-                if up and i + 1 < len(allowed):
-                    counts[u] = allowed[i + 1]
-                    break
-                if not up and i > 0:
-                    counts[u] = allowed[i - 1]
-                    break
+    counts = _calls_per_unit(r)
     width = max(3, len(str(r.units - 1)))
     unit_ids = [f"u{u:0{width}d}" for u in range(r.units)]
 
@@ -400,6 +384,28 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         for p in plans
     ]
     return fixture, calls
+
+
+def _calls_per_unit(r: Recipe) -> list[int]:
+    """Calls per unit, drawn from the recipe's choices, then (if asked) nudged one unit at a
+    time so that the total is exact."""
+    allowed = sorted(set(r.calls_per_unit))
+    rng = _rng(r, "calls")
+    counts = [rng.choice(allowed) for _ in range(r.units)]
+    if r.total_calls is not None:
+        order = list(range(r.units))
+        rng.shuffle(order)
+        while sum(counts) != r.total_calls:
+            up = sum(counts) < r.total_calls
+            for u in order:
+                i = allowed.index(counts[u])
+                if up and i + 1 < len(allowed):
+                    counts[u] = allowed[i + 1]
+                    break
+                if not up and i > 0:
+                    counts[u] = allowed[i - 1]
+                    break
+    return counts
 
 
 def _len(segs: list[tuple[str, int]]) -> int:
