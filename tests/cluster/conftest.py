@@ -115,4 +115,5 @@ def span(res: dict[str, Any]) -> tuple[float, float]:
 
 def report_rows(sweep: Path) -> list[str]:
     md = (sweep / "report" / "report.md").read_text()
-    return [x for x in md.splitlines() if x.startswith("| ") and "| cpu |" in x]
+    table = md.split("## All results", 1)[1].split("\n## ", 1)[0]  # not the energy table's
+    return [x for x in table.splitlines() if x.startswith("| ") and "| cpu |" in x]
