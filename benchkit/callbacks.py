@@ -15,7 +15,10 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from benchkit import log
 from benchkit.errors import UserError
+
+_log = log.get(__name__)
 
 
 class ReportCallback(Callback):
@@ -40,5 +43,5 @@ class ReportCallback(Callback):
         except UserError as exc:
             print(f"benchkit: {exc}", file=sys.stderr)
             return
-        print(f"[benchkit] sweep report: {out / 'report.html'}", file=sys.stderr)
+        _log.info(f"sweep report: {out / 'report.html'}")
         print(str(out / "report.html"))

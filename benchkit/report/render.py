@@ -15,7 +15,6 @@ import base64
 import json
 import re
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -31,7 +30,7 @@ from markdown_it import MarkdownIt
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from benchkit import __version__
+from benchkit import __version__, log
 from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
@@ -50,6 +49,7 @@ from benchkit.results import (
     find_results,
 )
 
+_log = log.get(__name__)
 MULTIRUN_FILE = "multirun.yaml"
 
 
@@ -961,7 +961,7 @@ def _write_report(
 ) -> None:
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
     for hole in prose.holes(md):
-        print(f"[benchkit] warning: the report's prose has a hole ({hole})", file=sys.stderr)
+        _log.warning(f"the report's prose has a hole ({hole})")
     atomic_write_text(folder / md_name, front_matter + md)
     body = markdown_to_html(_inline_images(md, folder))
     html = (
