@@ -5,7 +5,7 @@ half of reading with kernel receive times: `want` says how many of the bytes wai
 socket to read next so that a read ends where a piece of body (a chunk) ends, and each
 piece gets the receive time of its own last byte. Its errors are worded as httpx (h11)
 words them, so a call's record reads the same on either path. Why not h11 itself: it cost
-more CPU and, under load, timing (benchkit/client/transport.py; docs/perf/README.md, section 5).
+more CPU and, under load, timing (benchkit/client/transport.py; docs/perf/README.md, section 6).
 """
 
 from __future__ import annotations
