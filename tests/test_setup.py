@@ -39,9 +39,12 @@ def make_dry_run(target: str) -> str:
     """The commands `make TARGET` would run from a fresh checkout (no .venv yet)."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
+    # Under `make test` (CI) the parent make's variables would make this a sub-make, which
+    # prints "make[1]: Entering/Leaving directory" around the commands: run it as a user would.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     proc = subprocess.run(
         ["make", "-n", "-B", target, "VENV=/nonexistent/venv"],
-        capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
+        capture_output=True, text=True, cwd=ROOT, timeout=60, env=env, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
