@@ -4,9 +4,9 @@ A result is `Result` (status, reason, factors, provenance, metrics, passes); its
 provenance blocks the report reads are frozen dataclasses, so a renamed key fails where it is
 read (mypy), not when a report renders. Keys this benchkit does not type (an engine's own
 counters, a newer block) are kept in each level's `extra` and written back as they were;
-`to_json` writes every contract key of the result and its metrics (null where not measured)
-and leaves out other blocks a job did not have, so writing a loaded result keeps every value
-it had and adds only nulls. The contract keys (architecture.md) are unchanged;
+`to_json` writes every typed key (null where not known) except the provenance blocks a job did
+not have, which stay absent, so writing a loaded result keeps every value it had and adds only
+nulls. The contract keys (architecture.md) are unchanged;
 `SCHEMA_VERSION` is checked on load and `migrate` brings older versions up.
 """
 
@@ -243,8 +243,8 @@ def to_json(obj: Any) -> Any:
             if f.name == "extra":
                 continue
             v = getattr(obj, f.name)
-            if v is None and (f.name == "passes" or not isinstance(obj, _WRITE_NULLS)):
-                continue  # a block or key the job did not have stays absent
+            if v is None and (f.name == "passes" or isinstance(obj, Provenance)):
+                continue  # a provenance block the job did not have stays absent
             out[f.name] = to_json(v)
         out.update(getattr(obj, "extra", {}) or {})
         return out
@@ -253,11 +253,6 @@ def to_json(obj: Any) -> Any:
     if isinstance(obj, list):
         return [to_json(v) for v in obj]
     return obj
-
-
-# The contract's keys are written even when null (metrics the job did not measure, no reason);
-# elsewhere a block or key the job did not have is left out, as it was.
-_WRITE_NULLS = (Result, Metrics, Percentiles)
 
 
 def load(data: Mapping[str, Any]) -> Result:
