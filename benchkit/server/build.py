@@ -250,7 +250,12 @@ def build_server(backend: BackendConfig, portable: bool = False) -> tuple[Path, 
 
 def carried_build(backend: BackendConfig) -> tuple[Path, dict[str, Any]] | None:
     """A portable build of this backend from the pinned source, unpacked into the cache from
-    a pack made elsewhere (`python -m benchkit.provide BACKEND --portable --pack FILE`)."""
+    a pack made elsewhere (`python -m benchkit.provide BACKEND --portable --pack FILE`).
+
+    Only a pack's record counts (pack_build marks it): a portable build made on this machine,
+    to be packed for another, is not a stand-in when this machine's own prerequisites are
+    missing, or a job asking for an unmet tool would run anyway on whatever device that
+    build finds (on CI, llvmpipe, for half an hour)."""
     build = build_dir(backend, portable=True)
     binary = build / "bin" / "llama-server"
     stamp = read_stamp(build)
@@ -260,9 +265,15 @@ def carried_build(backend: BackendConfig) -> tuple[Path, dict[str, Any]] | None:
     ok = (
         stamp.get("source") == f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}"
         and stamp.get("portable") is True
+        and _from_a_pack(stamp)
         and all(f in flags for f in backend.cmake_flags)
     )
     return (binary, stamp) if ok else None
+
+
+def _from_a_pack(stamp: dict[str, Any]) -> bool:
+    # Packs made before the "packed" mark are known by the runtime libraries they list.
+    return stamp.get("packed") is True or "bundled_libs" in stamp
 
 
 # Libraries a carried build takes from the machine it runs on: the C and C++ runtimes (any
@@ -319,7 +330,7 @@ def pack_build(build: Path, dest: Path) -> Path:
                 if strip:
                     subprocess.run([strip, "--strip-unneeded", str(dst)], check=False)
         bundled = _bundle_runtime_libs(top / "bin")
-        stamp = {**stamp, "bundled_libs": bundled}
+        stamp = {**stamp, "packed": True, "bundled_libs": bundled}
         (top / BUILD_STAMP).write_text(json.dumps(stamp, indent=1))
         dest.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(dest, "w:xz", preset=9) as tar:

@@ -54,7 +54,9 @@ def fake_glslc(cache: Path, version: str) -> Path:
     return g
 
 
-def fake_build(cache: Path, flags: list[str], source: str | None = None) -> Path:
+def fake_build(
+    cache: Path, flags: list[str], source: str | None = None, packed: bool = True
+) -> Path:
     build = build_dir(backend_from_conf("vulkan"), portable=True)
     (build / "bin").mkdir(parents=True)
     server = build / "bin" / "llama-server"
@@ -69,6 +71,8 @@ def fake_build(cache: Path, flags: list[str], source: str | None = None) -> Path
         "portable": True,
         "built_on": {"host": "cpu-box", "cpu": "AMD EPYC", "libc": "glibc 2.36"},
     }
+    if packed:  # what pack_build adds to the record it carries
+        stamp.update(packed=True, bundled_libs=[])
     (build / BUILD_STAMP).write_text(json.dumps(stamp))
     return build
 
@@ -112,6 +116,13 @@ def test_a_carried_build_is_found_only_when_it_is_the_pinned_source(cache: Path)
     assert carried_build(vk) is None
 
 
+def test_a_portable_build_made_here_is_not_a_stand_in(cache: Path) -> None:
+    # Built here to be packed for another machine, never unpacked from a pack: a job whose
+    # prerequisites are missing stays unavailable instead of running on this build.
+    fake_build(cache, ["-DGGML_VULKAN=ON", *PORTABLE_FLAGS], packed=False)
+    assert carried_build(backend_from_conf("vulkan")) is None
+
+
 def test_a_machine_that_cannot_build_uses_the_carried_build_and_says_so(
     cache: Path, monkeypatch: pytest.MonkeyPatch, compose_cfg: Callable[..., BenchConfig]
 ) -> None:
@@ -148,4 +159,4 @@ def test_pack_keeps_the_binaries_links_and_record(cache: Path, tmp_path: Path) -
     } <= names
     assert "build-vulkan-portable/bin/notes.txt" not in names
     assert link.issym() and link.linkname == "libggml.so.0.26.0"
-    assert stamp["portable"] is True and "bundled_libs" in stamp
+    assert stamp["portable"] is True and stamp["packed"] is True and "bundled_libs" in stamp
