@@ -254,6 +254,7 @@ def _measure(
                     alive=srv.alive,
                     repeat=rep,
                     t0=t0,
+                    client=cfg.replay_client,
                 )
                 outcome = _replay(replayer, tel, srv, t0)
                 outcomes.append(outcome)
@@ -312,6 +313,10 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
     """What makes two jobs the same measurement: resolved config, workload and server build."""
     conf = to_plain(cfg)
     conf.pop("resume", None)
+    # replay_client came after jobs were measured: unset, it must not change their keys (a
+    # folder measured before it could not be resumed otherwise). Set, it is part of the key.
+    if conf.get("replay_client") is None:
+        conf.pop("replay_client", None)
     blob = json.dumps([conf, workload_fingerprint, build], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
@@ -407,7 +412,7 @@ def _finish(
 ) -> None:
     if outcomes:
         # How the calls were timed: kernel receive times on the raw path, or when the event
-        # loop read each line on the httpx fallback (benchkit/transport.py), and why.
+        # loop read each line on the httpx fallback (benchkit/client/transport.py), and why.
         result["provenance"]["client"] = {
             "path": outcomes[-1].client,
             "fallback": outcomes[-1].client_fallback,

@@ -5,6 +5,7 @@ in tests/reliability and tests/test_sweep_integration.py."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from benchkit import job
-from benchkit.config import BenchConfig
+from benchkit.config import BenchConfig, to_plain
 from benchkit.server.engines import Engine, engine_for
 from benchkit.server.plan import ServerSpec
 from benchkit.server.serve import RunningServer, free_port
@@ -140,3 +141,17 @@ def test_a_complete_job_is_reused_without_starting_a_server(
     assert again["status"] == "complete"
     assert again["provenance"]["reused_from"] == str(tmp_path / "job")
     assert again["metrics"] == first["metrics"]
+
+
+def test_resume_key_leaves_an_unset_replay_client_out(compose_cfg: Compose) -> None:
+    """Jobs measured before `replay_client` existed keep their keys (they can be resumed);
+    setting it is a different measurement, so a different key."""
+    cfg = compose_cfg()
+    assert cfg.replay_client is None
+    conf = to_plain(cfg)
+    conf.pop("resume", None)
+    conf.pop("replay_client")
+    blob = json.dumps([conf, "fp", "build"], sort_keys=True, default=str)
+    before = hashlib.sha256(blob.encode()).hexdigest()[:20]
+    assert job.resume_key(cfg, "fp", "build") == before
+    assert job.resume_key(compose_cfg("replay_client=httpx"), "fp", "build") != before
