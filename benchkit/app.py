@@ -7,14 +7,17 @@ report is rendered by benchkit.callbacks.ReportCallback when the sweep ends.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
 import traceback
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import hydra
+from hydra.conf import HydraConf
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
@@ -23,10 +26,10 @@ from benchkit import log
 from benchkit.config import BenchConfig, register_configs
 from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import UserError
-from benchkit.job import JobContext, factors_of, run_job
+from benchkit.job import JobContext, new_result, run_job
 from benchkit.paths import conf_dir
-from benchkit.provenance import benchkit_info, hardware_info
-from benchkit.results import RESULT_FILE, SCHEMA_VERSION, write_result
+from benchkit.results import RESULT_FILE, write_result
+from benchkit.schema import Status, load
 
 register_configs()
 
@@ -81,24 +84,33 @@ def _hydra_main(cfg: DictConfig) -> None:
     # joblib, submitit) hands every job back and the sweep report renders once they all
     # ended (benchkit.callbacks). Exit codes are for single runs only.
     if not sweep:
-        from benchkit.report.render import render_report
-
-        try:
-            out = render_report(job_dir, job_dir / "report")
-        except UserError as exc:
-            print(f"benchkit: {exc}", file=sys.stderr)
+        if not report_of(job_dir, "report"):
             return
-        _log.info(f"report: {out / 'report.html'}")
-        print(str(out / "report.html"))  # stdout: the path alone, for scripts
         # A single run's exit code says whether it measured: scripts can rely on it.
         code = {"complete": 0, "unavailable": 3}.get(str(result["status"]), 1)
         if code:
             sys.exit(code)
 
 
+def report_of(folder: Path, what: str) -> bool:
+    """Render the report of a run or sweep folder into its report/, and print where it is
+    (stdout: the path alone, for scripts); False, with the reason on stderr, when it cannot
+    be rendered."""
+    from benchkit.report.render import render_report
+
+    try:
+        out = render_report(folder, folder / "report")
+    except UserError as exc:
+        print(f"benchkit: {exc}", file=sys.stderr)
+        return False
+    _log.info(f"{what}: {out / 'report.html'}")
+    print(str(out / "report.html"))
+    return True
+
+
 def run_placed(
     cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
-) -> dict[str, Any]:
+) -> Mapping[str, object]:
     """run_job on the devices this job was given (benchkit.devices.placement), with what was
     used in result.json as provenance.allocation.
 
@@ -112,15 +124,21 @@ def run_placed(
             slurm_time_limit_watch() as limit,
         ):
             result = run_job(cfg, ctx)
-            if limit.signalled and result["status"] != "complete":
+            if alloc is None and not limit.signalled:
+                return result
+            # Adds what job.py cannot know (the allocation, why a stop) to the result it has
+            # just written.
+            typed = load(result)
+            extra = dict(typed.provenance.extra)
+            reason = typed.reason
+            if limit.signalled and typed.status is not Status.complete:
                 # submitit stopped the job by raising in it; say why in the user's terms.
-                result["provenance"]["stopped"] = result["reason"]
-                result["reason"] = limit.reason
+                extra["stopped"] = typed.reason
+                reason = limit.reason
             if alloc is not None:
-                result["provenance"]["allocation"] = alloc.record()
-            if alloc is not None or limit.signalled:
-                _rewrite(ctx.job_dir / RESULT_FILE, result)
-            return result
+                extra["allocation"] = alloc.record()
+            typed = replace(typed, reason=reason, provenance=replace(typed.provenance, extra=extra))
+            return write_result(ctx.job_dir / RESULT_FILE, typed)
     except UserError as exc:
         return write_failed(cfg, ctx, str(exc))
     except Exception as exc:
@@ -130,39 +148,19 @@ def run_placed(
         )
 
 
-def _rewrite(path: Path, result: dict[str, Any]) -> None:
-    # Adds what job.py cannot know (the allocation) to the result it has just written.
-    write_result(path, result)
-
-
-def write_failed(cfg: BenchConfig, ctx: JobContext, reason: str) -> dict[str, Any]:
+def write_failed(cfg: BenchConfig, ctx: JobContext, reason: str) -> Mapping[str, object]:
     """A failed result.json for a job that never reached run_job, with the reason."""
-    from omegaconf import OmegaConf
-
     ctx.job_dir.mkdir(parents=True, exist_ok=True)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    result: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "status": "failed",
-        "reason": reason,
-        "factors": factors_of(cfg, ctx),
-        "provenance": {
-            "benchkit": benchkit_info(),
-            "hardware": hardware_info(cfg.hardware),
-            "choices": dict(ctx.choices),
-            "overrides": list(ctx.overrides),
-            "started_utc": now,
-            "finished_utc": now,
-            "study": OmegaConf.to_container(OmegaConf.structured(cfg.study), enum_to_str=True),
-        },
-        "metrics": {},
-    }
-    _rewrite(ctx.job_dir / RESULT_FILE, result)
+    result = new_result(cfg, ctx, now, reason)
+    result["provenance"]["finished_utc"] = now
+    # As JSON (its values as they will be written), through the schema writer.
+    written = write_result(ctx.job_dir / RESULT_FILE, json.loads(json.dumps(result, default=str)))
     _log.info(f"job {ctx.label} failed ({reason})")
-    return result
+    return written
 
 
-def _resume_roots(hc: Any) -> list[Path]:
+def _resume_roots(hc: HydraConf) -> list[Path]:
     """outputs/sweeps and outputs/runs (wherever hydra.sweep.dir / hydra.run.dir point)."""
     roots = []
     for d in (hc.sweep.dir, hc.run.dir):

@@ -15,11 +15,6 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from benchkit import log
-from benchkit.errors import UserError
-
-_log = log.get(__name__)
-
 
 class ReportCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -35,13 +30,7 @@ class ReportCallback(Callback):
             )
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from benchkit.report.render import render_report
+        # The entry point's own rendering, which this process has already imported.
+        from benchkit.app import report_of
 
-        sweep_dir = Path(str(config.hydra.sweep.dir))
-        try:
-            out = render_report(sweep_dir, sweep_dir / "report")
-        except UserError as exc:
-            print(f"benchkit: {exc}", file=sys.stderr)
-            return
-        _log.info(f"sweep report: {out / 'report.html'}")
-        print(str(out / "report.html"))
+        report_of(Path(str(config.hydra.sweep.dir)), "sweep report")

@@ -14,9 +14,10 @@ import shutil
 import tempfile
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from benchkit import log
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
@@ -31,14 +32,144 @@ from benchkit.results import (
     atomic_write_text,
     write_result,
 )
-from benchkit.server.engines import Engine, Launch, Target, engine_for
+from benchkit.server.engines import (
+    Engine,
+    Launch,
+    LaunchInfo,
+    ModelBlock,
+    PropsBlock,
+    Target,
+    engine_for,
+)
+from benchkit.server.metrics import ServerCounters
 from benchkit.server.plan import ReplaySpec, api_key, new_alias, plan_replay
+from benchkit.server.provide import ServerBuildInfo
 from benchkit.server.serve import Server, ServerError, free_port, n_vocab
 from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader
 from benchkit.telemetry import absent as telemetry_absent
 from benchkit.workload import Unit, Workload, load_workload
 
 _log = log.get(__name__)
+
+# A factor's value: a swept scalar or a group's choice.
+Factor = str | int | float | bool | None
+
+
+class SamplingBlock(TypedDict):
+    """provenance.sampling: the profile, and the fields every request sent."""
+
+    profile: str
+    sent: dict[str, object]
+
+
+class WorkloadBlock(TypedDict):
+    """provenance.workload: the fixture replayed and how."""
+
+    fixture: str
+    path: str
+    fingerprint: str
+    kind: str
+    units: int
+    calls: int
+    prompt_tokens: int | None
+    max_prompt_tokens: int | None
+    completion_tokens: int
+    output_policy: str
+    cap: int
+    units_replayed: int
+
+
+class ClientBlock(TypedDict):
+    """provenance.client: which client path timed the calls, and why the fallback."""
+
+    path: str
+    fallback: str | None
+
+
+# provenance.reuse: when and by what a job was reused ("from" is a Python keyword).
+ReuseBlock = TypedDict(
+    "ReuseBlock",
+    {
+        "started_utc": str | None,
+        "host_load_start": list[float] | None,
+        "benchkit": dict[str, object] | None,
+        "from": str,
+        "finished_utc": str,
+        "host_load_end": list[float] | None,
+        "job_seconds": float,
+    },
+    total=False,
+)
+
+
+class JobProvenance(TypedDict, total=False):
+    """What a job records of where its measurement came from, in the order it is added;
+    the schema writer (benchkit.schema.Provenance) puts its typed blocks in their order and
+    keeps the others (benchkit, host_load_*, resume_key, reuse, ...) in this one."""
+
+    benchkit: dict[str, object]
+    hardware: dict[str, object]
+    choices: dict[str, str]
+    overrides: list[str]
+    started_utc: str
+    # Other work on the host skews CPU timings badly (llama.cpp's threads spin-wait); the
+    # report flags a load above the core count.
+    host_load_start: list[float] | None
+    model: ModelBlock
+    sampling: SamplingBlock
+    # The write-up's settings travel with every result so a report renders from results
+    # alone.
+    study: dict[str, object]
+    workload: WorkloadBlock
+    server_build: ServerBuildInfo
+    resume_key: str
+    server: LaunchInfo
+    client: ClientBlock
+    replay_started_utc: str | None
+    finished_utc: str
+    host_load_end: list[float] | None
+    job_seconds: float
+    reused_from: str
+    measured_utc: str | None
+    reuse: ReuseBlock
+    telemetry: object
+    # Added by benchkit.app: the devices the job was given, and why a stopped job stopped.
+    allocation: dict[str, object]
+    stopped: str | None
+
+
+class JobResult(TypedDict):
+    """The result a job assembles; benchkit.results.write_result writes it through the
+    schema (result.json)."""
+
+    schema_version: int
+    status: str
+    reason: str | None
+    factors: dict[str, Factor]
+    provenance: JobProvenance
+    # benchkit.measure's block, the telemetry's, and the server's counters (`server`).
+    metrics: dict[str, object]
+    passes: NotRequired[list[dict[str, object]]]
+
+
+def new_result(cfg: BenchConfig, ctx: JobContext, started: str, reason: str | None) -> JobResult:
+    """A failed result of this job with what is known before anything runs; the job (or
+    benchkit.app, for a job that never ran) fills in the rest."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "status": "failed",
+        "reason": reason,
+        "factors": factors_of(cfg, ctx),
+        "provenance": {
+            "benchkit": benchkit_info(),
+            "hardware": hardware_info(cfg.hardware),
+            "choices": dict(ctx.choices),
+            "overrides": list(ctx.overrides),
+            "started_utc": started,
+            "study": to_plain(cfg.study),
+        },
+        "metrics": {},
+    }
 
 
 @dataclass
@@ -58,9 +189,9 @@ class JobContext:
     extra_scrub: list[Path] = field(default_factory=list)
 
 
-def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
+def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
     """The swept values and group choices that identify this point of the study."""
-    f: dict[str, Any] = {
+    f: dict[str, Factor] = {
         "backend": cfg.backend.name.value,
         "slots": cfg.slots,
         "mtp": cfg.mtp,
@@ -83,43 +214,25 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
     return f
 
 
-def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
+def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     """Run one job and write its result.json; returns what was written."""
     job_dir = ctx.job_dir
     job_dir.mkdir(parents=True, exist_ok=True)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.monotonic()
-    result: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "status": "failed",
-        "reason": None,
-        "factors": factors_of(cfg, ctx),
-        "provenance": {
-            "benchkit": benchkit_info(),
-            "hardware": hardware_info(cfg.hardware),
-            "choices": dict(ctx.choices),
-            "overrides": list(ctx.overrides),
-            "started_utc": started,
-            # Other work on the host skews CPU timings badly (llama.cpp's threads spin-wait);
-            # the report flags a load above the core count.
-            "host_load_start": _loadavg(),
-            "model": {
-                "name": cfg.model.name,
-                "architecture": cfg.model.architecture,
-                "params_total_b": cfg.model.params_total_b,
-                "params_active_b": cfg.model.params_active_b,
-                "quant": cfg.model.quant,
-                "size_gb": cfg.model.size_gb,
-                "synthetic": cfg.model.synthetic is not None and cfg.model.path is None,
-            },
-            "sampling": {"profile": cfg.sampling.name, "sent": {}},
-            # The write-up's settings travel with every result so a report renders from
-            # results alone.
-            "study": to_plain(cfg.study),
-        },
-        "metrics": {},
-    }
+    result = new_result(cfg, ctx, started, None)
     prov = result["provenance"]
+    prov["host_load_start"] = _loadavg()
+    prov["model"] = {
+        "name": cfg.model.name,
+        "architecture": cfg.model.architecture,
+        "params_total_b": cfg.model.params_total_b,
+        "params_active_b": cfg.model.params_active_b,
+        "quant": cfg.model.quant,
+        "size_gb": cfg.model.size_gb,
+        "synthetic": cfg.model.synthetic is not None and cfg.model.path is None,
+    }
+    prov["sampling"] = {"profile": cfg.sampling.name, "sent": {}}
     interrupted = False
     try:
         _run(cfg, ctx, result)
@@ -136,24 +249,25 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
         (job_dir / "error.txt").write_text(traceback.format_exc())
         result["status"] = "failed"
         result["reason"] = f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
-    ended = {
-        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "host_load_end": _loadavg(),
-        "job_seconds": round(time.monotonic() - t0, 3),
-    }
+    finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    load_end, took = _loadavg(), round(time.monotonic() - t0, 3)
     # A reused job's own times describe the reuse, never the measurement.
-    (prov["reuse"] if isinstance(prov.get("reuse"), dict) else prov).update(ended)
+    reuse = prov.get("reuse")
+    if reuse is not None:
+        reuse.update({"finished_utc": finished, "host_load_end": load_end, "job_seconds": took})
+    else:
+        prov.update({"finished_utc": finished, "host_load_end": load_end, "job_seconds": took})
     secret = api_key(cfg)
     text = json.dumps(result, default=str)
     if secret and secret in text:
         # The override list and any error text may quote it; the result never does.
-        result = json.loads(text.replace(secret, "***"))
+        text = text.replace(secret, "***")
     # Through the schema, the one writer: what is written is what the loader reads.
-    result = write_result(job_dir / RESULT_FILE, json.loads(json.dumps(result, default=str)))
+    written = write_result(job_dir / RESULT_FILE, json.loads(text))
     scrub_secret(
         api_key(cfg), [*job_dir.glob(".hydra/*.yaml"), *job_dir.glob("*.log"), *ctx.extra_scrub]
     )
-    m = result["metrics"]
+    m = written["metrics"]
     detail = ""
     if m.get("s_per_unit_throughput") is not None:
         detail = (
@@ -161,20 +275,20 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> dict[str, Any]:
             f"{m['s_per_unit_slot_latency']:.2f} s/unit (slot latency), "
             f"decode {m['decode_tok_s'] or 0:,.0f} tok/s aggregate"
         )
-    why = f" ({result['reason']})" if result["reason"] else ""
-    reused = result["provenance"].get("reused_from")
+    why = f" ({written['reason']})" if written["reason"] else ""
+    reused = written["provenance"].get("reused_from")
     how = f" (reused from {reused})" if reused else ""
-    _log.info(f"job {ctx.label} {result['status']}{how}{why}{detail}")
+    _log.info(f"job {ctx.label} {written['status']}{how}{why}{detail}")
     if interrupted:
         raise KeyboardInterrupt
-    return result
+    return written
 
 
 class _UserInterrupt(Exception):
     """Ctrl-C during the replay: the job is written as incomplete, then the sweep stops."""
 
 
-def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
+def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     """The one job path, for every engine: provide, plan, then measure (or reuse)."""
     prov = result["provenance"]
     engine = engine_for(cfg)
@@ -182,9 +296,8 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
     prov["sampling"]["sent"] = dict(replay.sampling)
     units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
-    prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap)
     # workload.units=N replays the first N units only: the write-up must say so.
-    prov["workload"]["units_replayed"] = len(units)
+    prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap, len(units))
     build = engine.provide()
     if build.info is not None:
         prov["server_build"] = build.info
@@ -203,14 +316,14 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: dict[str, Any]) -> None:
             scratch=Path(scratch),
         )
         launch = engine.plan(build, models, units, target=target)
-        prov["server"] = launch.info
+        prov["server"] = launch.info.copy()
         _measure(cfg, ctx, result, engine, launch, workload, replay, units)
 
 
 def _measure(
     cfg: BenchConfig,
     ctx: JobContext,
-    result: dict[str, Any],
+    result: JobResult,
     engine: Engine,
     launch: Launch,
     workload: Workload,
@@ -227,7 +340,7 @@ def _measure(
     calls_path.unlink(missing_ok=True)
     sink = RecordSink(calls_path)
     outcomes: list[ReplayOutcome] = []
-    server_side: list[dict[str, Any] | None] = []
+    server_side: list[ServerCounters | None] = []
     end_problem: str | None = None
     # Only a server this job started has a process and a GPU known to be this job's.
     tel = job_telemetry(cfg) if engine.started_here else None
@@ -278,7 +391,8 @@ def _measure(
         )
     else:
         # GPU energy, power, busy shares and the server's CPU time over the replay passes.
-        m.update(tel.metrics(int(m.get("units_completed") or 0)))
+        completed = m.get("units_completed")
+        m.update(tel.metrics(completed if isinstance(completed, int) else 0))
         if tel.passes and any(p.samples for p in tel.passes):
             tel.write_samples(ctx.job_dir / TELEMETRY_FILE)
         # The server's own counters from /metrics, per pass, beside the client's measurements.
@@ -321,8 +435,23 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+MeasuredKey = Literal[
+    "server",
+    "model",
+    "workload",
+    "replay_started_utc",
+    "server_build",
+    "started_utc",
+    "finished_utc",
+    "host_load_start",
+    "host_load_end",
+    "job_seconds",
+    "client",
+    "benchkit",
+    "telemetry",
+]
 # Provenance that describes the measurement itself: a reused job keeps the measuring pass's.
-MEASURED_PROVENANCE = (
+MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = (
     "server",
     "model",
     "workload",
@@ -339,7 +468,7 @@ MEASURED_PROVENANCE = (
 )
 
 
-def _reuse(key: str, ctx: JobContext, result: dict[str, Any]) -> bool:
+def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:
     """Take a complete earlier job with the same resume key: this job's own folder from an
     earlier pass, else a copy from another sweep or run."""
     own = ctx.job_dir / RESULT_FILE
@@ -372,12 +501,14 @@ def _reuse(key: str, ctx: JobContext, result: dict[str, Any]) -> bool:
         # What was true when the job was measured stays as it was (times, host load, the
         # client path, the benchkit that measured it); the reuse is recorded beside it.
         now = result["provenance"]
-        reuse = {
+        reuse: ReuseBlock = {
             "started_utc": now.get("started_utc"),
             "host_load_start": now.get("host_load_start"),
             "benchkit": now.get("benchkit"),
             "from": str(path.parent),
         }
+        # The earlier result's blocks are passed on as they were read: they were written
+        # by a benchkit job through the same schema.
         for k in MEASURED_PROVENANCE:
             if k in prov:
                 now[k] = prov[k]
@@ -403,9 +534,9 @@ def scrub_secret(secret: str | None, paths: list[Path]) -> None:
 
 
 def _finish(
-    result: dict[str, Any],
+    result: JobResult,
     outcomes: list[ReplayOutcome],
-    units: list[Any],
+    units: list[Unit],
     repeats: int,
     end_problem: str | None,
     cfg: BenchConfig,
@@ -470,7 +601,7 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def _workload_info(w: Workload, policy: str, cap: int) -> dict[str, Any]:
+def _workload_info(w: Workload, policy: str, cap: int, replayed: int) -> WorkloadBlock:
     return {
         "fixture": w.name,
         "path": str(w.path),
@@ -483,12 +614,15 @@ def _workload_info(w: Workload, policy: str, cap: int) -> dict[str, Any]:
         "completion_tokens": w.completion_tokens,
         "output_policy": policy,
         "cap": cap,
+        "units_replayed": replayed,
     }
 
 
-def _props_info(props: dict[str, Any]) -> dict[str, Any]:
-    dgs = props.get("default_generation_settings") or {}
-    params = dgs.get("params") or {}
+def _props_info(props: Mapping[str, object]) -> PropsBlock:
+    dgs = props.get("default_generation_settings")
+    dgs = dgs if isinstance(dgs, dict) else {}
+    params = dgs.get("params")
+    params = params if isinstance(params, dict) else {}
     keep = ("temperature", "top_k", "top_p", "min_p", "presence_penalty", "n_predict", "seed")
     return {
         "build_info": props.get("build_info"),

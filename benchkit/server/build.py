@@ -19,7 +19,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from benchkit import log, timeouts
 from benchkit.config import BackendConfig, BackendName
@@ -64,6 +64,38 @@ PORTABLE_FLAGS = ("-DGGML_NATIVE=OFF", "-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON")
 BUILD_STAMP = "benchkit-build.json"
 
 
+class Machine(TypedDict):
+    """Where a build was made (BuildStamp.built_on)."""
+
+    host: str
+    cpu: str | None
+    os: str
+    libc: str
+    debian: str | None
+
+
+class BuildStamp(TypedDict, total=False):
+    """A build folder's record (BUILD_STAMP), in the order it is written; also what
+    provenance.server_build.build keeps. Not every key is in every record: facts are written
+    where the configure step showed them, `packed`/`bundled_libs` by pack_build, `carried`
+    and `why_carried` only in provenance, and older records lack newer keys."""
+
+    source: str
+    flags: list[str]
+    targets: list[str]
+    portable: bool
+    built_on: Machine
+    built_utc: str
+    build_s: float
+    shader_extensions: list[str]
+    glslc: str
+    cpu_variants: dict[str, str]
+    packed: bool
+    bundled_libs: list[str]
+    carried: bool
+    why_carried: str
+
+
 def check_prerequisites(backend: BackendConfig) -> None:
     """Raise Unavailable, with the reason, when this machine cannot build or run the backend."""
     for exe in backend.build_requires:
@@ -106,16 +138,18 @@ def build_dir(backend: BackendConfig, portable: bool = False) -> Path:
     return llama_root() / f"build-{backend.name.value}{'-portable' if portable else ''}"
 
 
-def read_stamp(build: Path) -> dict[str, Any] | None:
+def read_stamp(build: Path) -> BuildStamp | None:
     """A build folder's record (BUILD_STAMP), None when it has none or it is unreadable."""
     try:
         data = json.loads((build / BUILD_STAMP).read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    # benchkit wrote it (here or where a pack was made): its keys are BuildStamp's, and every
+    # reader compares values with .get, so a record from an older benchkit only lacks keys.
+    return cast(BuildStamp, data) if isinstance(data, dict) else None
 
 
-def _machine() -> dict[str, Any]:
+def _machine() -> Machine:
     """Where a build is made: host, CPU, OS and C library (a carried build needs a C library
     at least this new where it runs)."""
     from benchkit.provenance import _cpu_model
@@ -137,10 +171,10 @@ def _read_first(path: Path) -> str | None:
         return None
 
 
-def _build_facts(flags: list[str], log: Path) -> dict[str, Any]:
+def _build_facts(flags: list[str], log: Path) -> BuildStamp:
     """What a build's configure step decided that its flags do not say: the glslc used and
     the shader extensions it supports (Vulkan), the CPU instruction sets (portable)."""
-    facts: dict[str, Any] = {}
+    facts: BuildStamp = {}
     glslc = next(
         (f.split("=", 1)[1] for f in flags if f.startswith("-DVulkan_GLSLC_EXECUTABLE=")),
         shutil.which("glslc"),
@@ -195,7 +229,7 @@ def build_server(backend: BackendConfig, portable: bool = False) -> tuple[Path, 
     # Checked even when a build is cached: a backend that lacks what it needs is unavailable.
     check_prerequisites(backend)
     flags = build_flags(backend, portable)
-    want = {
+    want: BuildStamp = {
         "source": f"{LLAMA_CPP_PACKAGE}=={LLAMA_CPP_VERSION}",
         "flags": flags,
         "targets": list(BUILD_TARGETS),
@@ -233,14 +267,16 @@ def build_server(backend: BackendConfig, portable: bool = False) -> tuple[Path, 
             BUILD_TARGETS,
         )
         took = time.monotonic() - t0
-        record = {
-            **want,
-            "portable": portable,
-            "built_on": _machine(),
-            "built_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "build_s": round(took, 1),
-            **_build_facts(flags, log),
-        }
+        record = want.copy()
+        record.update(
+            {
+                "portable": portable,
+                "built_on": _machine(),
+                "built_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "build_s": round(took, 1),
+            }
+        )
+        record.update(_build_facts(flags, log))
         tmp = stamp.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1))
         os.replace(tmp, stamp)
@@ -248,7 +284,7 @@ def build_server(backend: BackendConfig, portable: bool = False) -> tuple[Path, 
         return binary, took
 
 
-def carried_build(backend: BackendConfig) -> tuple[Path, dict[str, Any]] | None:
+def carried_build(backend: BackendConfig) -> tuple[Path, BuildStamp] | None:
     """A portable build of this backend from the pinned source, unpacked into the cache from
     a pack made elsewhere (`python -m benchkit.provide BACKEND --portable --pack FILE`).
 
@@ -271,7 +307,7 @@ def carried_build(backend: BackendConfig) -> tuple[Path, dict[str, Any]] | None:
     return (binary, stamp) if ok else None
 
 
-def _from_a_pack(stamp: dict[str, Any]) -> bool:
+def _from_a_pack(stamp: BuildStamp) -> bool:
     # Packs made before the "packed" mark are known by the runtime libraries they list.
     return stamp.get("packed") is True or "bundled_libs" in stamp
 
@@ -330,8 +366,9 @@ def pack_build(build: Path, dest: Path) -> Path:
                 if strip:
                     subprocess.run([strip, "--strip-unneeded", str(dst)], check=False)
         bundled = _bundle_runtime_libs(top / "bin")
-        stamp = {**stamp, "packed": True, "bundled_libs": bundled}
-        (top / BUILD_STAMP).write_text(json.dumps(stamp, indent=1))
+        packed = stamp.copy()
+        packed.update({"packed": True, "bundled_libs": bundled})
+        (top / BUILD_STAMP).write_text(json.dumps(packed, indent=1))
         dest.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(dest, "w:xz", preset=9) as tar:
             tar.add(top, arcname=build.name)

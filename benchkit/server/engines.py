@@ -14,14 +14,19 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 import httpx
 
 from benchkit.config import BackendName, BenchConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.models.draft import provide_draft_model
-from benchkit.server.metrics import engine_counters, parse_prometheus, server_counters
+from benchkit.server.metrics import (
+    ServerCounters,
+    engine_counters,
+    parse_prometheus,
+    server_counters,
+)
 from benchkit.server.plan import (
     ServerSecret,
     ServerSpec,
@@ -30,7 +35,12 @@ from benchkit.server.plan import (
     longest_prompt,
     plan_server,
 )
-from benchkit.server.provide import fit_flash_attn, provide_model, provide_server
+from benchkit.server.provide import (
+    ServerBuildInfo,
+    fit_flash_attn,
+    provide_model,
+    provide_server,
+)
 from benchkit.server.serve import (
     ENGINE_TERMS,
     NOT_OURS,
@@ -62,6 +72,57 @@ from benchkit.server.vllm_sglang import (
 from benchkit.workload import Unit
 
 
+class DraftFile(TypedDict, total=False):
+    """provenance.model.draft: the draft model spec=draft loads."""
+
+    name: str
+    path: str
+
+
+class ModelBlock(TypedDict, total=False):
+    """provenance.model: the config's model (filled by the job), then the files the engine
+    loads (Models.info: path, file_bytes, draft)."""
+
+    name: str
+    architecture: str | None
+    params_total_b: float | None
+    params_active_b: float | None
+    quant: str | None
+    size_gb: float | None
+    synthetic: bool
+    path: str | None
+    file_bytes: int
+    draft: DraftFile
+
+
+class PropsBlock(TypedDict):
+    """provenance.server.props: what the server said of itself on its first start."""
+
+    build_info: object
+    model_alias: object
+    model_path: object
+    total_slots: object
+    n_ctx_per_slot: object
+    default_sampling: dict[str, object]
+
+
+class LaunchInfo(TypedDict, total=False):
+    """provenance.server: a started server's command and sizes (server_info), or an external
+    server's URL; `props` is added by the job from the server's own answers."""
+
+    argv: list[str]
+    env: dict[str, str]
+    host: str
+    port: int
+    alias: str
+    ctx_total: int
+    ctx_per_slot: int
+    slots: int
+    url: str
+    external: bool
+    props: PropsBlock
+
+
 @dataclass(frozen=True)
 class Build:
     """What runs a job's server."""
@@ -72,7 +133,7 @@ class Build:
     # The program the server's flags follow (llama-server's path, the engine's launcher).
     command: tuple[str, ...]
     # provenance.server_build; None for a server benchkit did not start.
-    info: dict[str, Any] | None
+    info: ServerBuildInfo | None
 
 
 @dataclass(frozen=True)
@@ -82,7 +143,7 @@ class Models:
     path: str | None = None
     draft: str | None = None
     # Merged into provenance.model.
-    info: dict[str, Any] = field(default_factory=dict)
+    info: ModelBlock = field(default_factory=lambda: ModelBlock())
 
 
 @dataclass(frozen=True)
@@ -90,8 +151,7 @@ class Launch:
     """A planned server: how each pass starts it, and what provenance records about it."""
 
     spec: ServerSpec
-    # provenance.server
-    info: dict[str, Any]
+    info: LaunchInfo
     secret: ServerSecret | None = None
 
 
@@ -134,7 +194,7 @@ class Engine(Protocol):
     def server(self, launch: Launch, log: Path) -> Server:
         """One pass's server, not started yet; it proves its identity when started."""
 
-    def counters(self, srv: Server) -> dict[str, Any] | None:
+    def counters(self, srv: Server) -> ServerCounters | None:
         """The server's own counters under llama-server's keys (None: none to read)."""
 
 
@@ -150,7 +210,7 @@ def engine_for(cfg: BenchConfig) -> Engine:
     return Checkpoint(cfg, name)
 
 
-def server_info(spec: ServerSpec) -> dict[str, Any]:
+def server_info(spec: ServerSpec) -> LaunchInfo:
     """provenance.server of a server benchkit starts (the API key never in it)."""
     return {
         "argv": spec.redacted_argv(),
@@ -164,7 +224,7 @@ def server_info(spec: ServerSpec) -> dict[str, Any]:
     }
 
 
-def _read_counters(srv: Server, parse: Callable[[str], dict[str, Any]]) -> dict[str, Any] | None:
+def _read_counters(srv: Server, parse: Callable[[str], ServerCounters]) -> ServerCounters | None:
     """/metrics through `parse`; None when it cannot be read (not worth a failure)."""
     try:
         return parse(control_get(srv.base_url, METRICS_PATH, srv.headers()).text)
@@ -190,14 +250,12 @@ class LlamaCpp(_Started):
 
     def provide(self) -> Build:
         binary = provide_server(self.cfg)
-        info = {
+        info: ServerBuildInfo = {
             "binary": str(binary.path),
             "source": binary.source,
             "version": binary.version,
             "devices": binary.devices,
             "built_now_s": binary.build_seconds,
-            # A software rasteriser (llvmpipe) is the CPU behind a Vulkan API: the report
-            # says so.
             "software_device": binary.software_device,
             # Where and how it was built: flags, machine, portable or native, carried or not.
             "build": binary.build,
@@ -209,7 +267,7 @@ class LlamaCpp(_Started):
     def models(self) -> Models:
         cfg = self.cfg
         path = provide_model(cfg)
-        info: dict[str, Any] = {"path": str(path), "file_bytes": path.stat().st_size}
+        info: ModelBlock = {"path": str(path), "file_bytes": path.stat().st_size}
         draft = provide_draft_model(cfg)
         if draft is not None and cfg.spec.draft_model is not None:
             info["draft"] = {"name": cfg.spec.draft_model.name, "path": str(draft)}
@@ -231,7 +289,7 @@ class LlamaCpp(_Started):
     def server(self, launch: Launch, log: Path) -> Server:
         return RunningServer(launch.spec, log)
 
-    def counters(self, srv: Server) -> dict[str, Any] | None:
+    def counters(self, srv: Server) -> ServerCounters | None:
         return _read_counters(srv, lambda text: server_counters(parse_prometheus(text)))
 
 
@@ -244,7 +302,7 @@ class Checkpoint(_Started):
 
     def provide(self) -> Build:
         launcher = engine_launcher(self.cfg)
-        info = {
+        info: ServerBuildInfo = {
             "engine": self.name.value,
             "source": ENGINE_LABEL[self.name],
             "launcher": launcher,
@@ -256,7 +314,7 @@ class Checkpoint(_Started):
 
     def models(self) -> Models:
         path, draft = engine_models(self.cfg)
-        info: dict[str, Any] = {"path": path}
+        info: ModelBlock = {"path": path}
         if draft is not None:
             info["draft"] = {"path": draft}
         return Models(path, draft, info)
@@ -293,7 +351,7 @@ class Checkpoint(_Started):
             secret=launch.secret,
         )  # fmt: skip
 
-    def identify(self, srv: RunningServer) -> dict[str, Any]:
+    def identify(self, srv: RunningServer) -> dict[str, object]:
         """The engine's proof that it is this job's server: its served model name is the
         job's alias nonce and, where it shows one, its slot count is the job's."""
         info_path = engine_info_path(self.cfg)
@@ -313,7 +371,7 @@ class Checkpoint(_Started):
             raise ServerError(NOT_OURS + "; ".join(problems))
         return {"model_alias": alias, "total_slots": slots}
 
-    def counters(self, srv: Server) -> dict[str, Any] | None:
+    def counters(self, srv: Server) -> ServerCounters | None:
         return _read_counters(srv, lambda text: engine_counters(self.name, text))
 
 
@@ -352,5 +410,5 @@ class External:
     def server(self, launch: Launch, log: Path) -> Server:
         return ExternalServer(launch.spec, self.cfg.model.name)
 
-    def counters(self, srv: Server) -> dict[str, Any] | None:
+    def counters(self, srv: Server) -> ServerCounters | None:
         return None

@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -38,6 +38,37 @@ COUNTER_KEYS = (
     "draft_tokens", "draft_tokens_accepted", "draft_steps", "draft_acceptance",
     "draft_accepted_by_position", "draft_acceptance_by_position",
 )  # fmt: skip
+
+
+class ServerCounters(TypedDict, total=False):
+    """A server's counters as result.json keeps them (metrics.server), COUNTER_KEYS first.
+
+    A TypedDict, not a dataclass: it is written into result.json as it is, key order kept, and
+    each engine fills the keys it has (an engine that is not llama-server adds `engine` and
+    the keys after it).
+    """
+
+    prompt_tokens: int | None
+    prompt_tokens_cached: int | None
+    prompt_seconds: float | None
+    tokens_predicted: int | None
+    tokens_predicted_seconds: float | None
+    n_decode: int | None
+    n_tokens_max: int | None
+    busy_slots_per_decode: float | None
+    draft_tokens: int | None
+    draft_tokens_accepted: int | None
+    draft_steps: int | None
+    draft_acceptance: float | None
+    draft_accepted_by_position: list[int]
+    draft_acceptance_by_position: list[float]
+    engine: str
+    requests: int | None
+    requests_running: int | None
+    requests_waiting: int | None
+    draft_accept_length: float | None
+    draft_accept_length_recent: float | None
+    draft_acceptance_recent: float | None
 
 
 @dataclass(frozen=True)
@@ -134,11 +165,11 @@ def _count(v: float | None) -> int | None:
 
 def draft_fields(
     drafted: int | None, accepted: int | None, steps: int | None, by_position: dict[int, int]
-) -> dict[str, Any]:
-    """The speculative-decoding counters as result fields. `draft_acceptance` = accepted /
-    drafted tokens (None when nothing was drafted), the server's view of what measure.py
-    computes from per-call timings; `draft_acceptance_by_position[i]` = accepted at draft
-    position i / verification steps."""
+) -> ServerCounters:
+    """The speculative-decoding counters as result fields (these six keys).
+    `draft_acceptance` = accepted / drafted tokens (None when nothing was drafted), the
+    server's view of what measure.py computes from per-call timings;
+    `draft_acceptance_by_position[i]` = accepted at draft position i / verification steps."""
     positions = [by_position.get(i, 0) for i in range(max(by_position) + 1)] if by_position else []
     return {
         "draft_tokens": drafted,
@@ -150,7 +181,7 @@ def draft_fields(
     }
 
 
-def _spec_decode(samples: Samples, prefix: str) -> dict[str, Any]:
+def _spec_decode(samples: Samples, prefix: str) -> ServerCounters:
     """llama-server's and vLLM's speculative counters (the same names under their prefix)."""
     name = prefix + "spec_decode_num_"
     return draft_fields(
@@ -161,7 +192,7 @@ def _spec_decode(samples: Samples, prefix: str) -> dict[str, Any]:
     )
 
 
-def server_counters(samples: Samples) -> dict[str, Any]:
+def server_counters(samples: Samples) -> ServerCounters:
     """llama-server's counters as result fields; absent counters are None, not zero."""
 
     def get(name: str) -> float | None:
@@ -170,7 +201,7 @@ def server_counters(samples: Samples) -> dict[str, Any]:
     def count(name: str) -> int | None:
         return _count(get(name))
 
-    return {
+    out: ServerCounters = {
         "prompt_tokens": count("prompt_tokens_total"),
         "prompt_tokens_cached": count("prompt_tokens_cached_total"),
         "prompt_seconds": get("prompt_seconds_total"),
@@ -179,25 +210,39 @@ def server_counters(samples: Samples) -> dict[str, Any]:
         "n_decode": count("n_decode_total"),
         "n_tokens_max": count("n_tokens_max"),
         "busy_slots_per_decode": get("n_busy_slots_per_decode"),
-        **_spec_decode(samples, _PREFIX),
     }
+    out.update(_spec_decode(samples, _PREFIX))
+    return out
 
 
-def engine_counters(engine: EngineName, prometheus_text: str) -> dict[str, Any]:
+def engine_counters(engine: EngineName, prometheus_text: str) -> ServerCounters:
     """The engine's /metrics as the result fields server_counters gives for llama-server
     (same keys, None where the engine has no equivalent), plus `requests` (finished),
     `requests_running`, `requests_waiting` and `draft_accept_length` (mean tokens per
     verification step, bonus token included). Sums over label sets (engines, finish reasons,
     streaming or not). ValueError for text that is not Prometheus'."""
     samples = parse_prometheus(prometheus_text)
-    out: dict[str, Any] = dict.fromkeys(COUNTER_KEYS)
-    out["draft_accepted_by_position"] = []
-    out["draft_acceptance_by_position"] = []
-    out["engine"] = engine.value
+    out = ServerCounters(
+        prompt_tokens=None,
+        prompt_tokens_cached=None,
+        prompt_seconds=None,
+        tokens_predicted=None,
+        tokens_predicted_seconds=None,
+        n_decode=None,
+        n_tokens_max=None,
+        busy_slots_per_decode=None,
+        draft_tokens=None,
+        draft_tokens_accepted=None,
+        draft_steps=None,
+        draft_acceptance=None,
+        draft_accepted_by_position=[],
+        draft_acceptance_by_position=[],
+        engine=engine.value,
+    )
     if engine is EngineName.vllm:
-        out.update(_vllm(samples))
+        _vllm(samples, out)
     else:
-        out.update(_sglang(samples))
+        _sglang(samples, out)
     return out
 
 
@@ -211,30 +256,32 @@ def _gauge(samples: Samples, name: str) -> float | None:
     return sum(vals) if vals else None
 
 
-def _vllm(samples: Samples) -> dict[str, Any]:
+def _vllm(samples: Samples, out: ServerCounters) -> None:
     p = "vllm:"
     all_prompt = samples.total(p + "prompt_tokens_total")
     cached = samples.total(p + "prompt_tokens_cached_total")
     computed = samples.total(p + "prompt_tokens_by_source_total", source="local_compute")
     if computed is None and all_prompt is not None:
         computed = all_prompt - (cached or 0.0)
-    out: dict[str, Any] = {
-        # llama-server's prompt_tokens_total excludes cached tokens; so does this.
-        "prompt_tokens": _count(computed),
-        "prompt_tokens_cached": _count(cached),
-        "tokens_predicted": _count(samples.total(p + "generation_tokens_total")),
-        "requests": _count(samples.total(p + "request_success_total")),
-        "requests_running": _count(_gauge(samples, p + "num_requests_running")),
-        "requests_waiting": _count(_gauge(samples, p + "num_requests_waiting")),
-        **_spec_decode(samples, p),
-    }
-    accepted, steps = out["draft_tokens_accepted"], out["draft_steps"]
+    out.update(
+        {
+            # llama-server's prompt_tokens_total excludes cached tokens; so does this.
+            "prompt_tokens": _count(computed),
+            "prompt_tokens_cached": _count(cached),
+            "tokens_predicted": _count(samples.total(p + "generation_tokens_total")),
+            "requests": _count(samples.total(p + "request_success_total")),
+            "requests_running": _count(_gauge(samples, p + "num_requests_running")),
+            "requests_waiting": _count(_gauge(samples, p + "num_requests_waiting")),
+        }
+    )
+    draft = _spec_decode(samples, p)
+    out.update(draft)
+    accepted, steps = draft["draft_tokens_accepted"], draft["draft_steps"]
     # vLLM's own definition (v1/spec_decode/metrics.py): 1 + accepted / drafts.
     out["draft_accept_length"] = 1 + accepted / steps if steps and accepted is not None else None
-    return out
 
 
-def _sglang(samples: Samples) -> dict[str, Any]:
+def _sglang(samples: Samples, out: ServerCounters) -> None:
     p = "sglang:"
     all_prompt = samples.total(p + "prompt_tokens_total")
     cached = samples.total(p + "cached_tokens_total")
@@ -243,17 +290,20 @@ def _sglang(samples: Samples) -> dict[str, Any]:
     generated = samples.total(p + "generation_tokens_total")
     # SGLang counts verification steps only; drafted and accepted tokens are not counters.
     steps = _count(samples.total(p + "spec_verify_calls_total"))
-    return {
-        "prompt_tokens": _count(None if all_prompt is None else all_prompt - (cached or 0.0)),
-        "prompt_tokens_cached": _count(cached),
-        "tokens_predicted": _count(generated),
-        "requests": _count(samples.total(p + "num_requests_total")),
-        "requests_running": _count(_gauge(samples, p + "num_running_reqs")),
-        "requests_waiting": _count(_gauge(samples, p + "num_queue_reqs")),
-        "draft_steps": steps,
-        # SGLang's own definition (managers/tokenizer_manager.py): completion tokens / steps.
-        "draft_accept_length": generated / steps if steps and generated is not None else None,
-        # Gauges of the last logging interval, not totals: kept apart under their own names.
-        "draft_accept_length_recent": _gauge(samples, p + "spec_accept_length"),
-        "draft_acceptance_recent": _gauge(samples, p + "spec_accept_rate"),
-    }
+    out.update(
+        {
+            "prompt_tokens": _count(None if all_prompt is None else all_prompt - (cached or 0.0)),
+            "prompt_tokens_cached": _count(cached),
+            "tokens_predicted": _count(generated),
+            "requests": _count(samples.total(p + "num_requests_total")),
+            "requests_running": _count(_gauge(samples, p + "num_running_reqs")),
+            "requests_waiting": _count(_gauge(samples, p + "num_queue_reqs")),
+            "draft_steps": steps,
+            # SGLang's own definition (managers/tokenizer_manager.py): completion tokens /
+            # steps.
+            "draft_accept_length": generated / steps if steps and generated is not None else None,
+            # Gauges of the last logging interval, not totals: kept apart under their own names.
+            "draft_accept_length_recent": _gauge(samples, p + "spec_accept_length"),
+            "draft_acceptance_recent": _gauge(samples, p + "spec_accept_rate"),
+        }
+    )

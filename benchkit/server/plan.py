@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
 
 from benchkit.config import (
     BenchConfig,
@@ -96,7 +95,7 @@ class ReplaySpec:
     workers: int
     output_policy: OutputPolicy
     cap: int
-    sampling: dict[str, Any]
+    sampling: dict[str, object]
     stall_timeout_s: float
     job_deadline_s: float | None
     units: int | None
@@ -157,7 +156,7 @@ def api_key(cfg: BenchConfig) -> str | None:
     return cfg.backend.api_key or os.environ.get("BENCHKIT_API_KEY") or None
 
 
-def sampling_fields(cfg: BenchConfig) -> dict[str, Any]:
+def sampling_fields(cfg: BenchConfig) -> dict[str, object]:
     """The sampling fields sent with every request; empty for `unspecified`."""
     s = cfg.sampling
     if not s.send:

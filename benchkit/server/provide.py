@@ -8,13 +8,13 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from benchkit import timeouts
 from benchkit.config import BackendConfig, BackendName, BenchConfig, FlashAttn
 from benchkit.errors import Unavailable, UserError
 from benchkit.paths import cache_dir
-from benchkit.server.build import build_server, carried_build, read_stamp
+from benchkit.server.build import BuildStamp, build_server, carried_build, read_stamp
 from benchkit.server.source import LLAMA_CPP_BUILD, LLAMA_CPP_PACKAGE, LLAMA_CPP_VERSION
 from benchkit.server.vulkan import flash_attn_off_reason, software_device
 
@@ -34,7 +34,25 @@ class ServerBinary:
     flash_attn_off: str | None = None
     # The build's record (BUILD_STAMP): flags, where and when it was built, portable or not,
     # and, for a build carried from elsewhere, why this machine did not build its own.
-    build: dict[str, Any] | None = None
+    build: BuildStamp | None = None
+
+
+class ServerBuildInfo(TypedDict, total=False):
+    """provenance.server_build: llama-server's binary and build, or a vLLM/SGLang launcher
+    (the keys each fills, in the order written)."""
+
+    binary: str
+    source: str
+    version: str
+    devices: str
+    built_now_s: float | None
+    # A software rasteriser (llvmpipe) is the CPU behind a Vulkan API: the report says so.
+    software_device: str | None
+    build: BuildStamp | None
+    flash_attn_forced_off: str
+    engine: str
+    launcher: list[str]
+    flags_checked_against: str
 
 
 def _probe(binary: Path, arg: str, env: dict[str, str]) -> str:
@@ -82,11 +100,15 @@ def provide_server(cfg: BenchConfig) -> ServerBinary:
                 raise
             path, build = carried
             built, took = False, None
-            where = build.get("built_on") or {}
-            build = {**build, "carried": True, "why_carried": str(exc)}
+            where = build.get("built_on")
+            host, cpu, libc = (
+                (where.get("host"), where.get("cpu"), where.get("libc")) if where else (None,) * 3
+            )
+            build = build.copy()
+            build.update({"carried": True, "why_carried": str(exc)})
             source += (
-                f", portable build (GGML_NATIVE=OFF) made by benchkit on {where.get('host')} "
-                f"({where.get('cpu')}, {where.get('libc')}) and carried here"
+                f", portable build (GGML_NATIVE=OFF) made by benchkit on {host} "
+                f"({cpu}, {libc}) and carried here"
             )
     version = _probe(path, "--version", env)
     devices = _probe(path, "--list-devices", env)
@@ -101,7 +123,7 @@ def provide_server(cfg: BenchConfig) -> ServerBinary:
     )
 
 
-def _stamp_near(binary: Path) -> dict[str, Any] | None:
+def _stamp_near(binary: Path) -> BuildStamp | None:
     """The build record of a user's binary when it is a benchkit build folder's bin/."""
     return read_stamp(binary.parent.parent)
 
@@ -115,7 +137,7 @@ def _no_devices(listing: str) -> bool:
     return not after or after == ["(none)"]
 
 
-def fit_flash_attn(cfg: BenchConfig, binary: ServerBinary, server_build: dict[str, Any]) -> None:
+def fit_flash_attn(cfg: BenchConfig, binary: ServerBinary, server_build: ServerBuildInfo) -> None:
     """`server.flash_attn=auto` means off on a device where this build's flash attention
     crashes (llvmpipe), recorded in `server_build` (provenance.server_build); asking for `on`
     there is refused before the server starts."""

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
 import httpx
 
@@ -115,7 +115,7 @@ def identity_problems(
     problems = []
     names = {shown.name, *shown.other_names}
     if name not in names:
-        got: Any = sorted(n for n in names if n) if shown.other_names else shown.name
+        got: object = sorted(n for n in names if n) if shown.other_names else shown.name
         problems.append(terms.name.format(got=got, want=name))
     if shown.slots != slots and not (terms.slots_optional and shown.slots is None):
         problems.append(terms.slots.format(got=shown.slots, want=slots))
@@ -132,7 +132,7 @@ def control_get(base_url: str, path: str, headers: dict[str, str]) -> httpx.Resp
     return r
 
 
-def llama_identify(srv: RunningServer) -> dict[str, Any]:
+def llama_identify(srv: RunningServer) -> dict[str, object]:
     """llama-server's /props, or ServerError unless it proves this is the job's server."""
     try:
         props = control_get(srv.base_url, "/props", srv.headers()).json()
@@ -157,7 +157,7 @@ def _arg(argv: tuple[str, ...], flag: str = "--model") -> str | None:
     return None
 
 
-def external_identity(spec: ServerSpec, *, model: str) -> dict[str, Any]:
+def external_identity(spec: ServerSpec, *, model: str) -> dict[str, object]:
     """/props of a server someone else started, or UserError unless it serves `model` with
     the job's slot count."""
     url = spec.base_url
@@ -205,7 +205,7 @@ class Server(Protocol):
     started, whatever happens."""
 
     spec: ServerSpec
-    props: dict[str, Any]
+    props: dict[str, object]
 
     @property
     def base_url(self) -> str: ...
@@ -236,13 +236,13 @@ class RunningServer(contextlib.AbstractContextManager["RunningServer"]):
     spec: ServerSpec
     log_path: Path
     proc: subprocess.Popen[bytes] | None = None
-    props: dict[str, Any] = field(default_factory=dict)
+    props: dict[str, object] = field(default_factory=dict)
     _log: IO[bytes] | None = None
     # For messages: "llama-server", "vLLM", "SGLang".
     name: str = "llama-server"
     # The engine's proof that it is this job's server (raises ServerError, returns what to
     # record as its props); None: llama-server's /props check.
-    identify: Callable[[RunningServer], dict[str, Any]] | None = None
+    identify: Callable[[RunningServer], dict[str, object]] | None = None
     # How the API key reaches the process (never recorded); None: llama-server's way.
     secret: ServerSecret | None = field(default=None, repr=False)
 
@@ -308,7 +308,7 @@ class RunningServer(contextlib.AbstractContextManager["RunningServer"]):
                     )
                 time.sleep(timeouts.STARTUP_POLL_S)
 
-    def verify_identity(self) -> dict[str, Any]:
+    def verify_identity(self) -> dict[str, object]:
         """Raise ServerError unless the server proves it is the one this job started."""
         return (self.identify or llama_identify)(self)
 
@@ -355,7 +355,7 @@ class ExternalServer(contextlib.AbstractContextManager["ExternalServer"]):
 
     spec: ServerSpec
     model: str
-    props: dict[str, Any] = field(default_factory=dict)
+    props: dict[str, object] = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:
