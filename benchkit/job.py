@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict, get_args
 
 from benchkit import log
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
@@ -435,6 +435,7 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+# Provenance that describes the measurement itself: a reused job keeps the measuring pass's.
 MeasuredKey = Literal[
     "server",
     "model",
@@ -450,22 +451,7 @@ MeasuredKey = Literal[
     "benchkit",
     "telemetry",
 ]
-# Provenance that describes the measurement itself: a reused job keeps the measuring pass's.
-MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = (
-    "server",
-    "model",
-    "workload",
-    "replay_started_utc",
-    "server_build",
-    "started_utc",
-    "finished_utc",
-    "host_load_start",
-    "host_load_end",
-    "job_seconds",
-    "client",
-    "benchkit",
-    "telemetry",
-)
+MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = get_args(MeasuredKey)
 
 
 def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:

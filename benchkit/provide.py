@@ -32,12 +32,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.pack:
             pack_build(binary.parent.parent, args.pack)
             print(f"{args.pack} ({args.pack.stat().st_size / 2**20:.1f} MiB)")
-    except UserError as exc:
-        print(f"benchkit.provide: {exc}", file=sys.stderr)
-        return 2
-    except Unavailable as exc:
-        print(f"benchkit.provide: {args.backend} is unavailable here: {exc}", file=sys.stderr)
-        return 3
+    except (UserError, Unavailable) as exc:
+        # Exit 3: this machine cannot build it (make server goes on); 2: the request is wrong.
+        unavailable = isinstance(exc, Unavailable)
+        why = f"{args.backend} is unavailable here: {exc}" if unavailable else str(exc)
+        print(f"benchkit.provide: {why}", file=sys.stderr)
+        return 3 if unavailable else 2
     state = f"built in {took:.0f} s" if took is not None else "cached"
     print(f"{binary} ({state})")
     return 0

@@ -286,31 +286,26 @@ def _validate(recipe: SynthRecipe) -> None:
             f"(256 byte tokens, one merge, {len(_SPECIALS)} specials)."
         )
     if recipe.dtype == "q8_0":
-        block = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q8_0][0]
-        rows = {
-            "d_model": recipe.d_model,
-            "n_heads*head_dim": recipe.n_heads * recipe.head_dim,
-            "expert_ff": recipe.expert_ff,
-        }
-        for field, value in rows.items():
-            if value % block:
-                raise UserError(
-                    f"Synthetic model {field}={value} must be a multiple of {block} for q8_0."
-                )
+        _check_row_blocks(recipe, gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q8_0][0], "")
     if recipe.dtype in _QUANTIZE_TYPES or recipe.dtype == "q4_k_random":
         # llama-quantize would quietly give such rows another type, and the file would not
         # be the quantization its name says.
-        rows = {
-            "d_model": recipe.d_model,
-            "n_heads*head_dim": recipe.n_heads * recipe.head_dim,
-            "expert_ff": recipe.expert_ff,
-        }
-        for field, value in rows.items():
-            if value % _QK_K:
-                raise UserError(
-                    f"Synthetic model {field}={value} must be a multiple of {_QK_K} for "
-                    f"{recipe.dtype} (K-quant blocks are {_QK_K} wide)."
-                )
+        _check_row_blocks(recipe, _QK_K, f" (K-quant blocks are {_QK_K} wide)")
+
+
+def _check_row_blocks(recipe: SynthRecipe, block: int, why: str) -> None:
+    """UserError unless every quantized row length is a whole number of `block`-wide blocks."""
+    rows = {
+        "d_model": recipe.d_model,
+        "n_heads*head_dim": recipe.n_heads * recipe.head_dim,
+        "expert_ff": recipe.expert_ff,
+    }
+    for field, value in rows.items():
+        if value % block:
+            raise UserError(
+                f"Synthetic model {field}={value} must be a multiple of {block} for "
+                f"{recipe.dtype}{why}."
+            )
 
 
 def _tensor_plan(recipe: SynthRecipe) -> list[_TensorSpec]:

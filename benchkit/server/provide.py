@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypedDict
 
 from benchkit import timeouts
-from benchkit.config import BackendConfig, BackendName, BenchConfig, FlashAttn
+from benchkit.config import BackendConfig, BackendName, BenchConfig, FlashAttn, ModelConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.paths import cache_dir
 from benchkit.server.build import BuildStamp, build_server, carried_build, read_stamp
@@ -154,23 +154,29 @@ def fit_flash_attn(cfg: BenchConfig, binary: ServerBinary, server_build: ServerB
 
 def provide_model(cfg: BenchConfig) -> Path:
     """The model file: the user's `model.path`, or the synthetic recipe written into the cache."""
-    m = cfg.model
+    return model_file(
+        cfg.model, "model", "model", "or choose a synthetic model such as model=tiny-moe"
+    )
+
+
+def model_file(m: ModelConfig, setting: str, what: str, hint: str) -> Path:
+    """A model's file, the target's or the draft's (`setting`: its config key): its `path`,
+    else its synthetic recipe written into the cache. `hint` says what a file must be."""
     if m.path:
         p = Path(m.path).expanduser()
         if not p.is_file():
             raise UserError(
-                f"model.path={m.path} does not exist: point it at a GGUF file or choose a "
-                "synthetic model such as model=tiny-moe."
+                f"{setting}.path={m.path} does not exist: point it at a GGUF file {hint}."
             )
         return p
     if m.synthetic is None:
         raise UserError(
-            f"model {m.name} has neither a path nor a synthetic recipe: set model.path=FILE."
+            f"{what} {m.name} has neither a path nor a synthetic recipe: set {setting}.path=FILE."
         )
-    from benchkit.models.synthetic import SynthRecipe, ensure_model
+    from benchkit.models.synthetic import ensure_model
 
-    recipe = SynthRecipe(**{k: getattr(m.synthetic, k) for k in vars(m.synthetic)})
-    return ensure_model(recipe, cache_dir())
+    # A copy: the config's node is not frozen.
+    return ensure_model(replace(m.synthetic), cache_dir())
 
 
 def backend_from_conf(name: str) -> BackendConfig:

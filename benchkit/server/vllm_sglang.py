@@ -31,10 +31,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from importlib.util import find_spec
 from shutil import which
-from typing import Any
 
 from benchkit.config import BackendName, BenchConfig, CacheType, FlashAttn, SpecType
 from benchkit.errors import UserError
@@ -251,6 +251,39 @@ def engine_models(cfg: BenchConfig) -> tuple[str, str | None]:
     return model, draft
 
 
+@dataclass(frozen=True)
+class _Flags:
+    """One engine's flags for the settings engine_argv passes to every engine."""
+
+    # None: the model is the first positional argument (`vllm serve MODEL`).
+    model: str | None
+    seqs: str  # sequences at once (llama-server's slots)
+    context: str  # context per sequence
+    batch: str  # prompt tokens per step (llama-server's --batch-size)
+    # What llama-server does unasked that the engine does only when asked.
+    llama_default: str
+
+
+_FLAGS = {
+    EngineName.vllm: _Flags(
+        model=None,
+        seqs="--max-num-seqs",
+        context="--max-model-len",
+        batch="--max-num-batched-tokens",
+        # llama-server reuses a slot's cached prompt prefix (cache_prompt, its default).
+        llama_default="--enable-prefix-caching",
+    ),
+    EngineName.sglang: _Flags(
+        model="--model-path",
+        seqs="--max-running-requests",
+        context="--context-length",
+        batch="--chunked-prefill-size",
+        # /metrics is off unless asked for; the radix (prefix) cache is on by default.
+        llama_default="--enable-metrics",
+    ),
+}
+
+
 def engine_argv(
     cfg: BenchConfig,
     *,
@@ -291,37 +324,24 @@ def engine_argv(
         if any(a == flag or a.startswith(flag + "=") for a in extra):
             raise UserError(f"{flag} in extra_args is refused: {why}.")
 
+    f = _FLAGS[engine]
+    argv = [
+        *head,
+        *([f.model] if f.model else []), model_path,
+        "--served-model-name", alias,
+        "--host", srv.host,
+        "--port", str(port),
+        f.seqs, str(cfg.slots),
+        f.context, str(per_slot),
+        f.batch, str(srv.batch),
+        "--kv-cache-dtype", kv_dtype,
+        f.llama_default,
+    ]  # fmt: skip
     if engine is EngineName.vllm:
-        argv = [
-            *head,
-            model_path,
-            "--served-model-name", alias,
-            "--host", srv.host,
-            "--port", str(port),
-            "--max-num-seqs", str(cfg.slots),
-            "--max-model-len", str(per_slot),
-            "--max-num-batched-tokens", str(srv.batch),
-            "--kv-cache-dtype", kv_dtype,
-            # llama-server reuses a slot's cached prompt prefix (cache_prompt, its default).
-            "--enable-prefix-caching",
-        ]  # fmt: skip
         spec = vllm_speculative_config(cfg, draft_model_path)
         if spec is not None:
             argv += ["--speculative-config", json.dumps(spec, separators=(",", ":"))]
     else:
-        argv = [
-            *head,
-            "--model-path", model_path,
-            "--served-model-name", alias,
-            "--host", srv.host,
-            "--port", str(port),
-            "--max-running-requests", str(cfg.slots),
-            "--context-length", str(per_slot),
-            "--chunked-prefill-size", str(srv.batch),
-            "--kv-cache-dtype", kv_dtype,
-            # /metrics is off unless asked for; the radix (prefix) cache is on by default.
-            "--enable-metrics",
-        ]  # fmt: skip
         argv += sglang_speculative_args(cfg, draft_model_path)
         if api_key(cfg):
             if not secret_config_path:
@@ -417,10 +437,10 @@ def _ngram_simple(cfg: BenchConfig, label: str) -> None:
 
 def vllm_speculative_config(
     cfg: BenchConfig, draft_model_path: str | None = None
-) -> dict[str, Any] | None:
+) -> dict[str, str | int | float] | None:
     """vLLM's --speculative-config (a JSON object), or None without speculative decoding."""
     label = ENGINE_LABEL[EngineName.vllm]
-    spec: dict[str, Any]
+    spec: dict[str, str | int | float]
     if cfg.mtp:
         _mtp_family(cfg, label)
         n = _draft_steps(cfg)
@@ -558,7 +578,7 @@ def engine_info_path(cfg: BenchConfig) -> str | None:
 
 
 def engine_identity(
-    engine: EngineName, models_json: Any, info_json: Any | None = None
+    engine: EngineName, models_json: object, info_json: object = None
 ) -> tuple[str | None, int | None]:
     """(served model name, slot count) as the running engine reports them, from GET
     /v1/models and, when there is one, engine_info_path's JSON; None for what it did not
@@ -590,5 +610,5 @@ def engine_identity(
     return alias, slots
 
 
-def _int(v: Any) -> int | None:
+def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
