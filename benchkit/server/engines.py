@@ -332,12 +332,11 @@ class Checkpoint(_Started):
             with os.fdopen(fd, "w") as f:
                 f.write(secret.config_text)
             secret_path = str(path)
-        argv = engine_argv(
-            cfg, model_path=str(models.path), port=port, alias=alias, longest_prompt=longest,
-            cap=cap, draft_model_path=models.draft, launcher=build.command,
-            secret_config_path=secret_path,
-        )  # fmt: skip
         total, per_slot = context_size(cfg, longest, cap)
+        argv = engine_argv(
+            cfg, model_path=str(models.path), port=port, alias=alias, per_slot=per_slot,
+            draft_model_path=models.draft, launcher=build.command, secret_config_path=secret_path,
+        )  # fmt: skip
         spec = ServerSpec(
             argv=tuple(argv), env=engine_env(cfg), host=cfg.server.host, port=port,
             alias=alias, ctx_total=total, ctx_per_slot=per_slot, slots=cfg.slots,

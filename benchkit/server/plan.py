@@ -111,6 +111,8 @@ def new_alias(job_label: str) -> str:
 def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, int]:
     """(total -c, per-slot context) so that every slot holds the longest prompt plus the cap."""
     slots = cfg.slots
+    if slots < 1:
+        raise UserError(f"slots={slots} is not a slot count: use an integer of 1 or more.")
     if cfg.server.ctx_policy is CtxPolicy.fixed:
         if not cfg.server.ctx:
             raise UserError("server.ctx_policy=fixed needs server.ctx: set server.ctx=N.")
@@ -188,8 +190,6 @@ def plan_server(
 
     `draft_model_path` is the draft model's file, needed when spec=draft.
     """
-    if cfg.slots < 1:
-        raise UserError(f"slots={cfg.slots} is not a slot count: use an integer of 1 or more.")
     total, per_slot = context_size(cfg, longest_prompt, cap)
     srv = cfg.server
     if srv.flash_attn is FlashAttn.off and srv.cache_type_v not in _FLOAT_CACHE:

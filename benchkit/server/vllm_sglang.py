@@ -38,7 +38,7 @@ from shutil import which
 
 from benchkit.config import BackendName, BenchConfig, CacheType, FlashAttn, SpecType
 from benchkit.errors import UserError
-from benchkit.server.plan import ServerSecret, api_key, context_size
+from benchkit.server.plan import ServerSecret, api_key
 
 
 class EngineName(StrEnum):
@@ -290,8 +290,7 @@ def engine_argv(
     model_path: str,
     port: int,
     alias: str,
-    longest_prompt: int,
-    cap: int,
+    per_slot: int,
     draft_model_path: str | None = None,
     launcher: Sequence[str] | None = None,
     secret_config_path: str | None = None,
@@ -299,15 +298,13 @@ def engine_argv(
     """The engine's command line for this job; UserError, in one sentence, for a setting the
     engine has no equivalent of. Never holds the API key.
 
-    `model_path`/`draft_model_path`: from engine_models(). `longest_prompt`/`cap` size the
-    per-sequence context as plan.context_size does for a llama-server slot. `launcher`:
+    `model_path`/`draft_model_path`: from engine_models(). `per_slot`: each sequence's
+    context, from plan.context_size as for a llama-server slot (which also refuses a slot
+    count below 1). `launcher`:
     engine_launcher(cfg) when None. `secret_config_path`: SGLang with an API key only, the
     file engine_secret(cfg).config_text is written to (passed as --config).
     """
     engine = _engine(cfg)
-    if cfg.slots < 1:
-        raise UserError(f"slots={cfg.slots} is not a slot count: use an integer of 1 or more.")
-    _, per_slot = context_size(cfg, longest_prompt, cap)
     srv = cfg.server
     label = ENGINE_LABEL[engine]
     if srv.flash_attn is FlashAttn.off:

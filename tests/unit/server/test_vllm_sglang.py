@@ -14,6 +14,7 @@ from benchkit.errors import UserError
 from benchkit.paths import repo_root
 from benchkit.server import vllm_sglang as engines
 from benchkit.server.metrics import engine_counters, parse_prometheus
+from benchkit.server.plan import context_size
 from benchkit.server.vllm_sglang import (
     ENGINE_VERSIONS,
     engine_argv,
@@ -38,13 +39,13 @@ SGLANG = ["/usr/bin/python3", "-m", "sglang.launch_server"]
 
 def _argv(cfg: BenchConfig, secret_config_path: str | None = None) -> list[str]:
     model, draft = engine_models(cfg)
+    _, per_slot = context_size(cfg, 1000, 256)
     return engine_argv(
         cfg,
         model_path=model,
         port=8123,
         alias=ALIAS,
-        longest_prompt=1000,
-        cap=256,
+        per_slot=per_slot,
         draft_model_path=draft,
         launcher=VLLM if engine_of(cfg) is Engine.vllm else SGLANG,
         secret_config_path=secret_config_path,
