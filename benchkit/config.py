@@ -284,6 +284,12 @@ class BenchConfig:
     # per worker with the kernel's receive time of every token wherever it can, else httpx;
     # `httpx`, always httpx. Unset: the environment's BENCHKIT_REPLAY_CLIENT, else auto.
     replay_client: str | None = None
+    # Where builds and synthetic models are kept (benchkit.paths). Unset: $BENCHKIT_CACHE,
+    # else $XDG_CACHE_HOME/benchkit, else ~/.cache/benchkit.
+    cache_dir: str | None = None
+    # llama.cpp's llama-quantize, for K-quant synthetic models. Unset: $BENCHKIT_LLAMA_QUANTIZE,
+    # else on PATH, else the one built beside the CPU llama-server in the cache.
+    llama_quantize: str | None = None
 
 
 GROUPS: dict[str, type[Any]] = {
