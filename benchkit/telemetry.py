@@ -24,11 +24,11 @@ import math
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, NotRequired, Protocol, TypedDict, TypeGuard
 
 # The server's CPU time comes from /proc; the names stay importable from here for callers.
 from benchkit.proc_cpu import CpuSnapshot as CpuSnapshot
@@ -72,12 +72,77 @@ DEFINITIONS: dict[str, str] = {
 }
 
 
+class GpuDevice(TypedDict):
+    """One sampled GPU as result.json's `telemetry.devices` lists it."""
+
+    index: int
+    name: str | None
+    uuid: str | None
+    driver: str | None
+    power_limit_w: NotRequired[float | None]  # NVML only
+
+
+class MeanMax(TypedDict):
+    mean: float | None
+    max: float | None
+
+
+class TelemetryInfo(TypedDict):
+    """result.json's `metrics.telemetry`: where the readings came from and what sampling cost."""
+
+    source: str | None
+    reason: str | None
+    devices: list[GpuDevice]
+    interval_s: float
+    samples: int
+    window_s: float
+    energy_basis: str | list[str] | None
+    sm_clock_mhz: MeanMax
+    temp_c_max: float | None
+    mem_used_mib_max: float | None
+    sampler_cpu_s: float
+    sampler_cpu_share: float | None
+    sampler_late_ticks: int
+    file: str | None
+
+
+class TelemetryMetrics(TypedDict):
+    """The telemetry keys a job adds to result.json's `metrics` (DEFINITIONS says how)."""
+
+    energy_j: float | None
+    j_per_unit: float | None
+    power_w: MeanMax
+    gpu_busy_share: float | None
+    mem_busy_share: float | None
+    server_cpu_share: float | None
+    server_busiest_thread_share: float | None
+    telemetry: TelemetryInfo
+
+
+# One line of telemetry.jsonl as read back: the pass and time always, then each reading the
+# sampler had (None where the device gave none). Functional form: `pass` is a keyword.
+SampleRow = TypedDict(
+    "SampleRow",
+    {
+        "pass": int,
+        "t": float,
+        "power_w": NotRequired[float | None],
+        "gpu_util": NotRequired[float | None],
+        "mem_util": NotRequired[float | None],
+        "mem_used_mib": NotRequired[float | None],
+        "sm_clock_mhz": NotRequired[float | None],
+        "temp_c": NotRequired[float | None],
+        "server_cpu_s": NotRequired[float | None],
+    },
+)
+
+
 class GpuReader(Protocol):
     """One vendor's view of the job's GPUs. `sample` never raises: a reading the device
     does not support is None."""
 
     source: str
-    devices: list[dict[str, Any]]
+    devices: list[GpuDevice]
 
     def sample(self) -> dict[str, float | None]: ...
 
@@ -123,23 +188,27 @@ def _text(x: Any) -> str | None:
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
-def _reading(
-    power: list[float | None],
-    gpu: list[float | None],
-    mem: list[float | None],
-    used: list[float | None],
-    clock: list[float | None],
-    temp: list[float | None],
-) -> dict[str, float | None]:
+class DeviceReading(NamedTuple):
+    """One GPU's readings at one tick, None where the device does not give one."""
+
+    power_w: float | None
+    gpu_util: float | None
+    mem_util: float | None
+    mem_used_mib: float | None
+    sm_clock_mhz: float | None
+    temp_c: float | None
+
+
+def _reading(devices: Sequence[DeviceReading]) -> dict[str, float | None]:
     """One sample over the job's GPUs: power and memory summed, utilisation and clock
     averaged, the hottest temperature."""
     return {
-        "power_w": _sum(power),
-        "gpu_util": _avg(gpu),
-        "mem_util": _avg(mem),
-        "mem_used_mib": _sum(used),
-        "sm_clock_mhz": _avg(clock),
-        "temp_c": _max(temp),
+        "power_w": _sum([d.power_w for d in devices]),
+        "gpu_util": _avg([d.gpu_util for d in devices]),
+        "mem_util": _avg([d.mem_util for d in devices]),
+        "mem_used_mib": _sum([d.mem_used_mib for d in devices]),
+        "sm_clock_mhz": _avg([d.sm_clock_mhz for d in devices]),
+        "temp_c": _max([d.temp_c for d in devices]),
     }
 
 
@@ -159,7 +228,7 @@ class NvmlReader:
                 raise LookupError(f"NVML sees {count} GPU(s), none with index {asked}")
             self.handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in wanted]
             driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
-            self.devices: list[dict[str, Any]] = [
+            self.devices: list[GpuDevice] = [
                 {
                     "index": i,
                     "name": _text(_call(nvml.nvmlDeviceGetName, h)),
@@ -174,18 +243,20 @@ class NvmlReader:
             raise
 
     def sample(self) -> dict[str, float | None]:
+        return _reading([self._read(h) for h in self.handles])
+
+    def _read(self, h: object) -> DeviceReading:
         n = self.nvml
-        power, gpu, mem, used, clock, temp = [], [], [], [], [], []
-        for h in self.handles:
-            power.append(_num(_call(n.nvmlDeviceGetPowerUsage, h), 1000))  # mW
-            util = _call(n.nvmlDeviceGetUtilizationRates, h)
-            gpu.append(_num(getattr(util, "gpu", None)))
-            mem.append(_num(getattr(util, "memory", None)))
-            info = _call(n.nvmlDeviceGetMemoryInfo, h)
-            used.append(_num(getattr(info, "used", None), 2**20))
-            clock.append(_num(_call(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM)))
-            temp.append(_num(_call(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU)))
-        return _reading(power, gpu, mem, used, clock, temp)
+        util = _call(n.nvmlDeviceGetUtilizationRates, h)
+        info = _call(n.nvmlDeviceGetMemoryInfo, h)
+        return DeviceReading(
+            power_w=_num(_call(n.nvmlDeviceGetPowerUsage, h), 1000),  # mW
+            gpu_util=_num(getattr(util, "gpu", None)),
+            mem_util=_num(getattr(util, "memory", None)),
+            mem_used_mib=_num(getattr(info, "used", None), 2**20),
+            sm_clock_mhz=_num(_call(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM)),
+            temp_c=_num(_call(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU)),
+        )
 
     def energy_j(self) -> float | None:
         vals = [
@@ -227,7 +298,7 @@ class AmdSmiReader:
             self.handles = [handles[i] for i in wanted]
             info = _call(amd.amdsmi_get_gpu_driver_info, self.handles[0])
             driver = info.get("driver_version") if isinstance(info, dict) else None
-            self.devices: list[dict[str, Any]] = []
+            self.devices: list[GpuDevice] = []
             for i, h in zip(wanted, self.handles, strict=True):
                 asic = _call(amd.amdsmi_get_gpu_asic_info, h)
                 self.devices.append(
@@ -243,25 +314,27 @@ class AmdSmiReader:
             raise
 
     def sample(self) -> dict[str, float | None]:
+        return _reading([self._read(h) for h in self.handles])
+
+    def _read(self, h: object) -> DeviceReading:
         a = self.amd
-        power, gpu, mem, used, clock, temp = [], [], [], [], [], []
-        for h in self.handles:
-            p = _call(a.amdsmi_get_power_info, h)
-            power.append(_pick(p, "current_socket_power", "average_socket_power"))
-            act = _call(a.amdsmi_get_gpu_activity, h)
-            gpu.append(_pick(act, "gfx_activity"))
-            mem.append(_pick(act, "umc_activity"))
-            used.append(_pick(_call(a.amdsmi_get_gpu_vram_usage, h), "vram_used"))  # MB
-            clk = _call(a.amdsmi_get_clock_info, h, a.AmdSmiClkType.GFX)
-            clock.append(_pick(clk, "clk", "cur_clk"))
-            t = _call(
-                a.amdsmi_get_temp_metric,
-                h,
-                a.AmdSmiTemperatureType.HOTSPOT,
-                a.AmdSmiTemperatureMetric.CURRENT,
-            )
-            temp.append(_num(t))
-        return _reading(power, gpu, mem, used, clock, temp)
+        power = _call(a.amdsmi_get_power_info, h)
+        act = _call(a.amdsmi_get_gpu_activity, h)
+        clk = _call(a.amdsmi_get_clock_info, h, a.AmdSmiClkType.GFX)
+        temp = _call(
+            a.amdsmi_get_temp_metric,
+            h,
+            a.AmdSmiTemperatureType.HOTSPOT,
+            a.AmdSmiTemperatureMetric.CURRENT,
+        )
+        return DeviceReading(
+            power_w=_pick(power, "current_socket_power", "average_socket_power"),
+            gpu_util=_pick(act, "gfx_activity"),
+            mem_util=_pick(act, "umc_activity"),
+            mem_used_mib=_pick(_call(a.amdsmi_get_gpu_vram_usage, h), "vram_used"),  # MB
+            sm_clock_mhz=_pick(clk, "clk", "cur_clk"),
+            temp_c=_num(temp),
+        )
 
     def energy_j(self) -> float | None:
         vals: list[float | None] = []
@@ -435,10 +508,14 @@ class Sampler:
 
 
 def integrate_power(
-    samples: Sequence[dict[str, Any]], t_start: float, t_end: float
+    samples: Sequence[Mapping[str, float | None]], t_start: float, t_end: float
 ) -> float | None:
     """Energy (J) from power samples by the trapezoid rule, held flat to the window's edges."""
-    pts = [(float(s["t"]), float(s["power_w"])) for s in samples if s.get("power_w") is not None]
+    pts = [
+        (t, p)
+        for s in samples
+        if (p := s.get("power_w")) is not None and (t := s.get("t")) is not None
+    ]
     if not pts or t_end <= t_start:
         return None
     pts = sorted(pts)
@@ -472,7 +549,7 @@ class JobTelemetry:
                 for s in p.samples:
                     fh.write(json.dumps({"pass": i, **s}, separators=(",", ":")) + "\n")
 
-    def metrics(self, units_completed: int) -> dict[str, Any]:
+    def metrics(self, units_completed: int) -> TelemetryMetrics:
         return summarise(self.passes, units_completed, self.reader, self.reason, self.interval_s)
 
 
@@ -482,7 +559,7 @@ def summarise(
     reader: GpuReader | None,
     reason: str | None,
     interval_s: float,
-) -> dict[str, Any]:
+) -> TelemetryMetrics:
     """result.json's telemetry keys: `energy_j`, `j_per_unit`, `power_w` {mean, max},
     `gpu_busy_share`, `mem_busy_share`, `server_cpu_share`, `server_busiest_thread_share`
     (None where not measured), and `telemetry` (source, devices, reason, sampler cost...)."""
@@ -547,24 +624,30 @@ def _maxf(xs: Sequence[float]) -> float | None:
     return max(xs) if xs else None
 
 
-def absent(reason: str) -> dict[str, Any]:
+def absent(reason: str) -> TelemetryMetrics:
     """The telemetry keys of a job that sampled nothing (an external server, telemetry off)."""
     return summarise([], 0, None, reason, 0.0)
 
 
-def load_samples(path: Path) -> list[dict[str, Any]]:
-    """telemetry.jsonl as a list of dicts (empty when missing or unreadable)."""
-    out: list[dict[str, Any]] = []
+def load_samples(path: Path) -> list[SampleRow]:
+    """telemetry.jsonl's rows (none when the file is missing or unreadable; a line that is not
+    a sample is passed over)."""
+    out: list[SampleRow] = []
     with contextlib.suppress(OSError):
         for line in path.read_text().splitlines():
             with contextlib.suppress(ValueError):
                 row = json.loads(line)
-                if isinstance(row, dict):
+                if _is_sample_row(row):
                     out.append(row)
     return out
 
 
-def pass_to_json(p: PassTelemetry) -> dict[str, Any]:
-    d = asdict(p)
-    d.pop("samples")
-    return d
+def _is_sample_row(row: object) -> TypeGuard[SampleRow]:
+    """A JSON object whose `pass` is an int, `t` a number and each reading SampleRow names a
+    number or null: what write_samples writes. Keys it does not name pass through unread."""
+    if not isinstance(row, dict) or not isinstance(row.get("pass"), int):
+        return False
+    readings = SampleRow.__optional_keys__
+    return _num(row.get("t")) is not None and all(
+        v is None or _num(v) is not None for k, v in row.items() if k in readings
+    )

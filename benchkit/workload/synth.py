@@ -274,6 +274,18 @@ class _Plan:
     unique: int = 0
 
 
+def _fit_lognormal(
+    rng: random.Random, sigma: float, lo: list[int], hi: list[int], total: int, refusal: str
+) -> list[int]:
+    """One length per (lo, hi) pair, drawn lognormal around 1 with log-sd `sigma` and scaled
+    by `_fit` to sum to `total`; a UserError saying `refusal` when no such lengths exist."""
+    draws = [_lognormal(rng, 1.0, sigma) for _ in lo]
+    try:
+        return _fit(draws, lo, hi, total)
+    except ValueError:
+        raise UserError(refusal) from None
+
+
 def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The fixture.json object and the calls.jsonl objects for a recipe (no I/O)."""
     counts = _calls_per_unit(r)
@@ -301,18 +313,15 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     free = [i for i in range(n) if i not in capped]
     comp_hi = r.cap - 1 if r.completion_len.max is None else min(r.cap - 1, r.completion_len.max)
     want = round(r.completion_len.mean * n) - r.cap * n_capped
-    try:
-        comps = _fit(
-            [_lognormal(comp_rng, 1.0, r.completion_len.sigma) for _ in free],
-            [r.completion_len.min] * len(free),
-            [comp_hi] * len(free),
-            want,
-        )
-    except ValueError:
-        raise UserError(
-            f"recipe {r.name}: completion_len.mean {r.completion_len.mean} cannot be met with "
-            f"{n_capped} capped calls, min {r.completion_len.min} and cap {r.cap}"
-        ) from None
+    comps = _fit_lognormal(
+        comp_rng,
+        r.completion_len.sigma,
+        [r.completion_len.min] * len(free),
+        [comp_hi] * len(free),
+        want,
+        f"recipe {r.name}: completion_len.mean {r.completion_len.mean} cannot be met with "
+        f"{n_capped} capped calls, min {r.completion_len.min} and cap {r.cap}",
+    )
     for i, c in zip(free, comps, strict=True):
         plans[i].completion = c
     for i in capped:
@@ -345,18 +354,15 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     unique_rng = _rng(r, "unique")
     lo = [r.unique_min] * n
     hi = [pmax - _len(p.base) for p in plans]
-    try:
-        uniques = _fit(
-            [_lognormal(unique_rng, 1.0, r.unique_sigma) for _ in plans],
-            lo,
-            hi,
-            total - shared,
-        )
-    except ValueError:
-        raise UserError(
-            f"recipe {r.name}: {total} prompt tokens cannot be reached: the shared parts "
-            f"need {shared + sum(lo)} at least and prompt_max allows {shared + sum(hi)} at most"
-        ) from None
+    uniques = _fit_lognormal(
+        unique_rng,
+        r.unique_sigma,
+        lo,
+        hi,
+        total - shared,
+        f"recipe {r.name}: {total} prompt tokens cannot be reached: the shared parts "
+        f"need {shared + sum(lo)} at least and prompt_max allows {shared + sum(hi)} at most",
+    )
     for p, u in zip(plans, uniques, strict=True):
         p.unique = u
 
