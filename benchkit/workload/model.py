@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 
@@ -55,7 +56,8 @@ class Call:
     completion_tokens: int
     recorded_prompt_tokens: int | None
     line: int
-    sampling: dict[str, Any] | None = field(default=None, compare=False)
+    # The call's other request fields as recorded, sent as they are.
+    sampling: Mapping[str, object] | None = field(default=None, compare=False)
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -89,7 +91,7 @@ class Workload:
     description: str
     path: Path
     units: tuple[Unit, ...]
-    recipe: dict[str, Any] | None
+    recipe: Mapping[str, object] | None  # the synth recipe it was made from, as written
     content_sha256: str = field(default="", repr=False, compare=False)
 
     @cached_property
@@ -152,7 +154,7 @@ def load_workload(path: str | Path) -> Workload:
     fixture_bytes = _read(fixture_path)
     calls_bytes = _read(calls_path)
     meta = _parse_fixture(str(fixture_path), fixture_bytes)
-    calls = _parse_calls(str(calls_path), calls_bytes, meta["kind"], meta["cap"])
+    calls = _parse_calls(str(calls_path), calls_bytes, meta.kind, meta.cap)
     digest = hashlib.sha256()
     for blob in (fixture_bytes, calls_bytes):
         digest.update(len(blob).to_bytes(8, "big"))
@@ -162,14 +164,14 @@ def load_workload(path: str | Path) -> Workload:
         by_unit.setdefault(c.unit, []).append(c)
     units = tuple(Unit(id=u, calls=tuple(cs)) for u, cs in by_unit.items())
     return Workload(
-        name=meta["name"],
-        kind=meta["kind"],
-        cap=meta["cap"],
-        output_policy=meta["output_policy"],
-        description=meta["description"],
+        name=meta.name,
+        kind=meta.kind,
+        cap=meta.cap,
+        output_policy=meta.output_policy,
+        description=meta.description,
         path=d,
         units=units,
-        recipe=meta["recipe"],
+        recipe=meta.recipe,
         content_sha256=digest.hexdigest(),
     )
 
@@ -211,8 +213,8 @@ def _reject_constant(name: str) -> Any:
     raise _Bad(f"{name} is not a number; expected finite numbers only")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for k, v in pairs:
         if k in out:
             raise _Bad(f"field {k!r} appears twice; expected each field once")
@@ -276,7 +278,30 @@ def _field_line(text: str, name: str) -> int | None:
     return None
 
 
-def _parse_fixture(path: str, data: bytes) -> dict[str, Any]:
+class FixtureJson(TypedDict):
+    """fixture.json as written (docs/fixture-format.md)."""
+
+    format: int
+    name: str
+    kind: str
+    cap: int
+    output_policy: str
+    description: str
+    recipe: Mapping[str, object] | None
+
+
+class _FixtureMeta(NamedTuple):
+    """fixture.json's fields, checked."""
+
+    name: str
+    kind: str
+    cap: int
+    output_policy: str
+    description: str
+    recipe: Mapping[str, object] | None
+
+
+def _parse_fixture(path: str, data: bytes) -> _FixtureMeta:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -323,14 +348,7 @@ def _parse_fixture(path: str, data: bytes) -> dict[str, Any]:
     except _Bad as e:
         where = _field_line(text, current) if current else None
         raise FixtureError(path, where if where is not None else 1, str(e)) from None
-    return {
-        "name": name,
-        "kind": kind,
-        "cap": cap,
-        "output_policy": policy,
-        "description": description,
-        "recipe": recipe,
-    }
+    return _FixtureMeta(name, kind, cap, policy, description, recipe)
 
 
 def _json_error_line(text: str) -> int:
@@ -356,7 +374,7 @@ class _Raw:
     max_tokens: int
     completion_tokens: int
     prompt_tokens: int | None
-    sampling: dict[str, Any] | None
+    sampling: Mapping[str, object] | None
     line: int
 
 

@@ -30,11 +30,13 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from benchkit.errors import UserError
+from benchkit.workload.journal import FixtureCall, Segment
 from benchkit.workload.model import (
     FIXTURE_CALLS_FILE,
     FIXTURE_FILE,
     FORMAT_VERSION,
     OUTPUT_POLICIES,
+    FixtureJson,
 )
 
 RECIPE_FILE = "recipe.json"
@@ -87,8 +89,8 @@ class Recipe:
     output_policy: str = "replay"
     format: int = FORMAT_VERSION
 
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
+    def to_json(self) -> dict[str, object]:
+        d: dict[str, object] = asdict(self)
         d["calls_per_unit"] = list(self.calls_per_unit)
         d["roles"] = list(self.roles)
         return d
@@ -129,7 +131,7 @@ def _build(cls: type, raw: Any, where: str) -> Any:
         raise UserError(
             f"{where}: unknown field {unknown[0]!r}; expected {', '.join(sorted(names))}"
         )
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for f in fields(cls):
         if f.name not in raw:
             if f.default is MISSING and f.default_factory is MISSING:
@@ -286,7 +288,7 @@ def _fit_lognormal(
         raise UserError(refusal) from None
 
 
-def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def generate(r: Recipe) -> tuple[FixtureJson, list[FixtureCall]]:
     """The fixture.json object and the calls.jsonl objects for a recipe (no I/O)."""
     counts = _calls_per_unit(r)
     width = max(3, len(str(r.units - 1)))
@@ -366,7 +368,7 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for p, u in zip(plans, uniques, strict=True):
         p.unique = u
 
-    fixture = {
+    fixture: FixtureJson = {
         "format": FORMAT_VERSION,
         "name": r.name,
         "kind": "tokens",
@@ -375,14 +377,16 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "description": r.description,
         "recipe": r.to_json(),
     }
-    calls = [
+    calls: list[FixtureCall] = [
         {
             "unit": p.unit,
             "seq": p.seq,
             "role": p.role,
             "prompt": {
-                "segments": [{"key": k, "len": v} for k, v in p.base]
-                + [{"key": None, "len": p.unique}]
+                "segments": [
+                    *(Segment(key=k, len=v) for k, v in p.base),
+                    Segment(key=None, len=p.unique),
+                ]
             },
             "max_tokens": r.cap,
             "completion_tokens": p.completion,
