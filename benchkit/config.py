@@ -312,7 +312,7 @@ def register_configs() -> None:
         cs.store(group=group, name=f"base_{group}", node=schema)
 
 
-def to_plain(obj: Any) -> dict[str, Any]:
+def to_plain(obj: Any) -> dict[str, object]:
     """A config dataclass as plain JSON-able data (enums as their values): what result.json
     and the report carry."""
     from omegaconf import OmegaConf
