@@ -158,6 +158,7 @@ class SamplingConfig:
     # Further request fields sent as given with the ones above, and listed with them in the
     # report (`+sampling.extra.repeat_penalty=1.1`, `+sampling.extra.chat_template_kwargs=
     # {enable_thinking:false}`); `send: false` sends none of them either.
+    # Any, not object: OmegaConf refuses `object` as a structured config value type.
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -212,41 +212,70 @@ def _reading(devices: Sequence[DeviceReading]) -> dict[str, float | None]:
     }
 
 
-class NvmlReader:
-    """NVIDIA GPUs through NVML (the `pynvml` module of nvidia-ml-py)."""
+class _LibraryReader:
+    """What the vendor readers share: the library is started and the GPUs found in one step
+    that shuts the library again when it fails; a tick reads each GPU alone (`_read`) and
+    combines the readings."""
 
-    source = "nvml"
+    handles: list[Any]
+    devices: list[GpuDevice]
 
-    def __init__(self, nvml: ModuleType | Any, indices: Sequence[int] | None) -> None:
-        self.nvml = nvml
-        nvml.nvmlInit()
+    def __init__(self, lib: ModuleType | Any, indices: Sequence[int] | None) -> None:
+        self.lib = lib  # the vendor's Python module (or a test's stand-in)
+        self._start()
         try:
-            count = int(nvml.nvmlDeviceGetCount())
-            wanted = list(range(count)) if indices is None else [i for i in indices if i < count]
-            if not wanted:
-                asked = ", ".join(map(str, indices or []))
-                raise LookupError(f"NVML sees {count} GPU(s), none with index {asked}")
-            self.handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in wanted]
-            driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
-            self.devices: list[GpuDevice] = [
-                {
-                    "index": i,
-                    "name": _text(_call(nvml.nvmlDeviceGetName, h)),
-                    "uuid": _text(_call(nvml.nvmlDeviceGetUUID, h)),
-                    "driver": driver,
-                    "power_limit_w": _num(_call(nvml.nvmlDeviceGetEnforcedPowerLimit, h), 1000),
-                }
-                for i, h in zip(wanted, self.handles, strict=True)
-            ]
+            self.handles, self.devices = self._find(indices)
         except BaseException:
-            _call(nvml.nvmlShutdown)
+            self.close()
             raise
 
     def sample(self) -> dict[str, float | None]:
         return _reading([self._read(h) for h in self.handles])
 
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def _find(self, indices: Sequence[int] | None) -> tuple[list[Any], list[GpuDevice]]:
+        raise NotImplementedError
+
     def _read(self, h: object) -> DeviceReading:
-        n = self.nvml
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class NvmlReader(_LibraryReader):
+    """NVIDIA GPUs through NVML (the `pynvml` module of nvidia-ml-py)."""
+
+    source = "nvml"
+
+    def _start(self) -> None:
+        self.lib.nvmlInit()
+
+    def _find(self, indices: Sequence[int] | None) -> tuple[list[Any], list[GpuDevice]]:
+        nvml = self.lib
+        count = int(nvml.nvmlDeviceGetCount())
+        wanted = list(range(count)) if indices is None else [i for i in indices if i < count]
+        if not wanted:
+            asked = ", ".join(map(str, indices or []))
+            raise LookupError(f"NVML sees {count} GPU(s), none with index {asked}")
+        handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in wanted]
+        driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
+        devices: list[GpuDevice] = [
+            {
+                "index": i,
+                "name": _text(_call(nvml.nvmlDeviceGetName, h)),
+                "uuid": _text(_call(nvml.nvmlDeviceGetUUID, h)),
+                "driver": driver,
+                "power_limit_w": _num(_call(nvml.nvmlDeviceGetEnforcedPowerLimit, h), 1000),
+            }
+            for i, h in zip(wanted, handles, strict=True)
+        ]
+        return handles, devices
+
+    def _read(self, h: object) -> DeviceReading:
+        n = self.lib
         util = _call(n.nvmlDeviceGetUtilizationRates, h)
         info = _call(n.nvmlDeviceGetMemoryInfo, h)
         return DeviceReading(
@@ -260,13 +289,13 @@ class NvmlReader:
 
     def energy_j(self) -> float | None:
         vals = [
-            _num(_call(self.nvml.nvmlDeviceGetTotalEnergyConsumption, h), 1000)  # mJ
+            _num(_call(self.lib.nvmlDeviceGetTotalEnergyConsumption, h), 1000)  # mJ
             for h in self.handles
         ]
         return _sum(vals) if all(v is not None for v in vals) else None
 
     def close(self) -> None:
-        _call(self.nvml.nvmlShutdown)
+        _call(self.lib.nvmlShutdown)
 
 
 def _pick(d: Any, *keys: str) -> float | None:
@@ -280,44 +309,40 @@ def _pick(d: Any, *keys: str) -> float | None:
     return None
 
 
-class AmdSmiReader:
+class AmdSmiReader(_LibraryReader):
     """AMD GPUs through ROCm's amdsmi Python package. Its dictionaries' keys changed between
     ROCm releases; each reading takes the first key present, else None."""
 
     source = "amdsmi"
 
-    def __init__(self, amd: ModuleType | Any, indices: Sequence[int] | None) -> None:
-        self.amd = amd
-        amd.amdsmi_init()
-        try:
-            handles = list(amd.amdsmi_get_processor_handles())
-            wanted = list(range(len(handles))) if indices is None else list(indices)
-            wanted = [i for i in wanted if i < len(handles)]
-            if not wanted:
-                raise LookupError(f"amdsmi sees {len(handles)} GPU(s), none of those asked for")
-            self.handles = [handles[i] for i in wanted]
-            info = _call(amd.amdsmi_get_gpu_driver_info, self.handles[0])
-            driver = info.get("driver_version") if isinstance(info, dict) else None
-            self.devices: list[GpuDevice] = []
-            for i, h in zip(wanted, self.handles, strict=True):
-                asic = _call(amd.amdsmi_get_gpu_asic_info, h)
-                self.devices.append(
-                    {
-                        "index": i,
-                        "name": asic.get("market_name") if isinstance(asic, dict) else None,
-                        "uuid": _text(_call(amd.amdsmi_get_gpu_device_uuid, h)),
-                        "driver": driver,
-                    }
-                )
-        except BaseException:
-            _call(amd.amdsmi_shut_down)
-            raise
+    def _start(self) -> None:
+        self.lib.amdsmi_init()
 
-    def sample(self) -> dict[str, float | None]:
-        return _reading([self._read(h) for h in self.handles])
+    def _find(self, indices: Sequence[int] | None) -> tuple[list[Any], list[GpuDevice]]:
+        amd = self.lib
+        every = list(amd.amdsmi_get_processor_handles())
+        wanted = list(range(len(every))) if indices is None else list(indices)
+        wanted = [i for i in wanted if i < len(every)]
+        if not wanted:
+            raise LookupError(f"amdsmi sees {len(every)} GPU(s), none of those asked for")
+        handles = [every[i] for i in wanted]
+        info = _call(amd.amdsmi_get_gpu_driver_info, handles[0])
+        driver = info.get("driver_version") if isinstance(info, dict) else None
+        devices: list[GpuDevice] = []
+        for i, h in zip(wanted, handles, strict=True):
+            asic = _call(amd.amdsmi_get_gpu_asic_info, h)
+            devices.append(
+                {
+                    "index": i,
+                    "name": asic.get("market_name") if isinstance(asic, dict) else None,
+                    "uuid": _text(_call(amd.amdsmi_get_gpu_device_uuid, h)),
+                    "driver": driver,
+                }
+            )
+        return handles, devices
 
     def _read(self, h: object) -> DeviceReading:
-        a = self.amd
+        a = self.lib
         power = _call(a.amdsmi_get_power_info, h)
         act = _call(a.amdsmi_get_gpu_activity, h)
         clk = _call(a.amdsmi_get_clock_info, h, a.AmdSmiClkType.GFX)
@@ -339,14 +364,14 @@ class AmdSmiReader:
     def energy_j(self) -> float | None:
         vals: list[float | None] = []
         for h in self.handles:
-            e = _call(self.amd.amdsmi_get_energy_count, h)
+            e = _call(self.lib.amdsmi_get_energy_count, h)
             acc = _pick(e, "energy_accumulator", "power")
             res = _pick(e, "counter_resolution")
             vals.append(None if acc is None or res is None else acc * res / 1e6)  # µJ -> J
         return _sum(vals) if all(v is not None for v in vals) else None
 
     def close(self) -> None:
-        _call(self.amd.amdsmi_shut_down)
+        _call(self.lib.amdsmi_shut_down)
 
 
 Importer = Callable[[str], ModuleType]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -154,7 +154,7 @@ def load_workload(path: str | Path) -> Workload:
     fixture_bytes = _read(fixture_path)
     calls_bytes = _read(calls_path)
     meta = _parse_fixture(str(fixture_path), fixture_bytes)
-    calls = _parse_calls(str(calls_path), calls_bytes, meta.kind, meta.cap)
+    calls = _parse_calls(str(calls_path), calls_bytes, meta["kind"], meta["cap"])
     digest = hashlib.sha256()
     for blob in (fixture_bytes, calls_bytes):
         digest.update(len(blob).to_bytes(8, "big"))
@@ -164,14 +164,14 @@ def load_workload(path: str | Path) -> Workload:
         by_unit.setdefault(c.unit, []).append(c)
     units = tuple(Unit(id=u, calls=tuple(cs)) for u, cs in by_unit.items())
     return Workload(
-        name=meta.name,
-        kind=meta.kind,
-        cap=meta.cap,
-        output_policy=meta.output_policy,
-        description=meta.description,
+        name=meta["name"],
+        kind=meta["kind"],
+        cap=meta["cap"],
+        output_policy=meta["output_policy"],
+        description=meta["description"],
         path=d,
         units=units,
-        recipe=meta.recipe,
+        recipe=meta["recipe"],
         content_sha256=digest.hexdigest(),
     )
 
@@ -290,18 +290,7 @@ class FixtureJson(TypedDict):
     recipe: Mapping[str, object] | None
 
 
-class _FixtureMeta(NamedTuple):
-    """fixture.json's fields, checked."""
-
-    name: str
-    kind: str
-    cap: int
-    output_policy: str
-    description: str
-    recipe: Mapping[str, object] | None
-
-
-def _parse_fixture(path: str, data: bytes) -> _FixtureMeta:
+def _parse_fixture(path: str, data: bytes) -> FixtureJson:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -348,7 +337,15 @@ def _parse_fixture(path: str, data: bytes) -> _FixtureMeta:
     except _Bad as e:
         where = _field_line(text, current) if current else None
         raise FixtureError(path, where if where is not None else 1, str(e)) from None
-    return _FixtureMeta(name, kind, cap, policy, description, recipe)
+    return {
+        "format": FORMAT_VERSION,
+        "name": name,
+        "kind": kind,
+        "cap": cap,
+        "output_policy": policy,
+        "description": description,
+        "recipe": recipe,
+    }
 
 
 def _json_error_line(text: str) -> int:
