@@ -119,12 +119,13 @@ class TelemetryMetrics(TypedDict):
     telemetry: TelemetryInfo
 
 
-# One line of telemetry.jsonl as read back: the pass and time always, then each reading the
-# sampler had (None where the device gave none). Functional form: `pass` is a keyword.
+# One line of telemetry.jsonl as read back: the time always, the pass where written (a reader
+# takes a missing one as pass 0), then each reading the sampler had (None where the device
+# gave none). Functional form: `pass` is a keyword.
 SampleRow = TypedDict(
     "SampleRow",
     {
-        "pass": int,
+        "pass": NotRequired[int],
         "t": float,
         "power_w": NotRequired[float | None],
         "gpu_util": NotRequired[float | None],
@@ -668,11 +669,11 @@ def load_samples(path: Path) -> list[SampleRow]:
 
 
 def _is_sample_row(row: object) -> TypeGuard[SampleRow]:
-    """A JSON object whose `pass` is an int, `t` a number and each reading SampleRow names a
-    number or null: what write_samples writes. Keys it does not name pass through unread."""
-    if not isinstance(row, dict) or not isinstance(row.get("pass"), int):
+    """A JSON object whose `t` is a number, `pass` (if any) an int and each reading SampleRow
+    names a number or null: what write_samples writes. Keys it does not name pass through."""
+    if not isinstance(row, dict) or not isinstance(row.get("pass", 0), int):
         return False
-    readings = SampleRow.__optional_keys__
+    readings = SampleRow.__optional_keys__ - {"pass"}
     return _num(row.get("t")) is not None and all(
         v is None or _num(v) is not None for k, v in row.items() if k in readings
     )

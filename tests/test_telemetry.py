@@ -471,8 +471,9 @@ def test_load_samples_reads_back_what_write_samples_wrote(tmp_path: Path) -> Non
     path = tmp_path / "telemetry.jsonl"
     tel.write_samples(path)
     written = [json.loads(x) for x in path.read_text().splitlines()]
-    # A line that is not a sample (no pass, a reading that is not a number) is passed over.
+    # A line that is not a sample (no time, a reading that is not a number) is passed over;
+    # one without a pass is kept (readers take it as pass 0).
     with path.open("a") as fh:
-        fh.write('{"t": 1.0}\n{"pass": 0, "t": 1.0, "power_w": "high"}\nnot json\n')
-    assert load_samples(path) == written
+        fh.write('{"pass": 0}\n{"pass": 0, "t": 1.0, "power_w": "high"}\nnot json\n{"t": 2}\n')
+    assert load_samples(path) == [*written, {"t": 2}]
     assert load_samples(tmp_path / "missing.jsonl") == []
