@@ -23,7 +23,7 @@ from benchkit.workload.model import (
     FIXTURE_CALLS_FILE,
     FIXTURE_FILE,
     FORMAT_VERSION,
-    FixtureJson,
+    FixtureMeta,
     Workload,
     load_workload,
 )
@@ -189,7 +189,7 @@ def convert(journal: Path, out: Path, *, name: str | None = None) -> Converted:
         )
     kind = calls[0][0]
     cap = max(c["max_tokens"] for _, c in calls)
-    meta: FixtureJson = {
+    meta: FixtureMeta = {
         "format": FORMAT_VERSION,
         "name": name or out.name,
         "kind": kind,

@@ -278,7 +278,7 @@ def _field_line(text: str, name: str) -> int | None:
     return None
 
 
-class FixtureJson(TypedDict):
+class FixtureMeta(TypedDict):
     """fixture.json as written (docs/fixture-format.md)."""
 
     format: int
@@ -290,7 +290,7 @@ class FixtureJson(TypedDict):
     recipe: Mapping[str, object] | None
 
 
-def _parse_fixture(path: str, data: bytes) -> FixtureJson:
+def _parse_fixture(path: str, data: bytes) -> FixtureMeta:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

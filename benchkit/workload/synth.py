@@ -36,7 +36,7 @@ from benchkit.workload.model import (
     FIXTURE_FILE,
     FORMAT_VERSION,
     OUTPUT_POLICIES,
-    FixtureJson,
+    FixtureMeta,
 )
 
 RECIPE_FILE = "recipe.json"
@@ -288,7 +288,7 @@ def _fit_lognormal(
         raise UserError(refusal) from None
 
 
-def generate(r: Recipe) -> tuple[FixtureJson, list[FixtureCall]]:
+def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
     """The fixture.json object and the calls.jsonl objects for a recipe (no I/O)."""
     counts = _calls_per_unit(r)
     width = max(3, len(str(r.units - 1)))
@@ -368,7 +368,7 @@ def generate(r: Recipe) -> tuple[FixtureJson, list[FixtureCall]]:
     for p, u in zip(plans, uniques, strict=True):
         p.unique = u
 
-    fixture: FixtureJson = {
+    fixture: FixtureMeta = {
         "format": FORMAT_VERSION,
         "name": r.name,
         "kind": "tokens",
