@@ -158,6 +158,7 @@ class SamplingConfig:
     # Further request fields sent as given with the ones above, and listed with them in the
     # report (`+sampling.extra.repeat_penalty=1.1`, `+sampling.extra.chat_template_kwargs=
     # {enable_thinking:false}`); `send: false` sends none of them either.
+    # Any, not object: OmegaConf refuses `object` as a structured config value type.
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -284,6 +285,12 @@ class BenchConfig:
     # per worker with the kernel's receive time of every token wherever it can, else httpx;
     # `httpx`, always httpx. Unset: the environment's BENCHKIT_REPLAY_CLIENT, else auto.
     replay_client: str | None = None
+    # Where builds and synthetic models are kept (benchkit.paths). Unset: $BENCHKIT_CACHE,
+    # else $XDG_CACHE_HOME/benchkit, else ~/.cache/benchkit.
+    cache_dir: str | None = None
+    # llama.cpp's llama-quantize, for K-quant synthetic models. Unset: $BENCHKIT_LLAMA_QUANTIZE,
+    # else on PATH, else the one built beside the CPU llama-server in the cache.
+    llama_quantize: str | None = None
 
 
 GROUPS: dict[str, type[Any]] = {
@@ -306,7 +313,7 @@ def register_configs() -> None:
         cs.store(group=group, name=f"base_{group}", node=schema)
 
 
-def to_plain(obj: Any) -> dict[str, Any]:
+def to_plain(obj: Any) -> dict[str, object]:
     """A config dataclass as plain JSON-able data (enums as their values): what result.json
     and the report carry."""
     from omegaconf import OmegaConf

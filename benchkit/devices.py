@@ -63,11 +63,13 @@ class Allocation:
     job_id: str | None = None
     source: str | None = None  # the variable the devices were read from, or the lock file
     cpus: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    # What only this scheduler knows (SLURM's partition, the local device count), recorded
+    # after the common keys.
+    extra: Mapping[str, str | int | None] = field(default_factory=dict)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """What result.json keeps as provenance.allocation."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "scheduler": self.scheduler,
             "job_id": self.job_id,
             "node": self.node,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 from benchkit.client.replay import CallRecord
 
@@ -99,6 +99,40 @@ def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
+class CallMetrics(TypedDict):
+    """What compute_metrics measures from the call records: result.json's `metrics` (and each
+    entry of `passes`) before the job adds its telemetry and server counters."""
+
+    units_completed: int
+    units_planned: int
+    calls_completed: int
+    calls_failed: int
+    calls_planned: int
+    error_rate: float
+    wall_s: float
+    s_per_unit_throughput: float | None
+    s_per_unit_slot_latency: float | None
+    prefill_tok_s: float | None
+    decode_tok_s: float | None
+    output_tok_s: float | None
+    prompt_tokens: int
+    prompt_tokens_evaluated: int
+    cached_prompt_tokens: int
+    completion_tokens: int
+    calls_hit_cap: int
+    cap_time_share: float
+    draft_acceptance: float | None
+    draft_tokens: int
+    draft_tokens_accepted: int
+    ttft_ms: dict[str, float | None]
+    itl_ms: dict[str, float | None]
+    server_prompt_tok_s: float | None
+    server_decode_tok_s: float | None
+    fixture_prompt_tokens: int
+    prompt_token_mismatches: int
+    fixture_completion_tokens: int
+
+
 def compute_metrics(
     records: Sequence[CallRecord],
     *,
@@ -106,7 +140,7 @@ def compute_metrics(
     units_planned: int,
     calls_planned: int,
     calls_per_unit: Mapping[str, int],
-) -> dict[str, Any]:
+) -> CallMetrics:
     """The result.json `metrics` block. A unit counts as completed only when every one of its
     `calls_per_unit[unit]` calls succeeded."""
     ok = [r for r in records if r.ok]

@@ -7,11 +7,43 @@ import platform
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from benchkit import __version__
 from benchkit.config import HardwareConfig
 from benchkit.paths import checkout_root, installed_from_wheel
+
+
+class GitState(TypedDict):
+    describe: str | None
+    commit: str | None
+
+
+class BenchkitInfo(TypedDict):
+    """provenance.benchkit: the code that measured."""
+
+    version: str
+    installed: str  # "wheel" or "checkout"
+    git: GitState
+    python: str
+
+
+class HardwareInfo(TypedDict):
+    """provenance.hardware: the declared profile, then what the machine says of itself."""
+
+    name: str
+    vendor: str
+    description: str
+    memory_gb: float | None
+    bandwidth_gbs: float | None
+    power_cap_w: float | None
+    device: int | None
+    host: str
+    os: str
+    cpu: str
+    cpu_count: int | None
+    ram_gb: float | None
+    detected_gpus: NotRequired[list[str]]  # only where hardware.detect is on
 
 
 def _cmd(argv: list[str], cwd: Path | None = None) -> str | None:
@@ -22,7 +54,7 @@ def _cmd(argv: list[str], cwd: Path | None = None) -> str | None:
     return p.stdout.strip() if p.returncode == 0 else None
 
 
-def git_state() -> dict[str, Any]:
+def git_state() -> GitState:
     """The checkout's git state; None for both from an installed wheel (its folder is no
     checkout of benchkit, and may sit inside someone else's repository)."""
     root = checkout_root()
@@ -80,9 +112,9 @@ def detect_gpus() -> list[str]:
     return gpus
 
 
-def hardware_info(hw: HardwareConfig) -> dict[str, Any]:
+def hardware_info(hw: HardwareConfig) -> HardwareInfo:
     """The declared hardware profile, plus what this machine says about itself."""
-    info: dict[str, Any] = {
+    info: HardwareInfo = {
         "name": hw.name,
         "vendor": hw.vendor,
         "description": hw.description,
@@ -101,7 +133,7 @@ def hardware_info(hw: HardwareConfig) -> dict[str, Any]:
     return info
 
 
-def benchkit_info() -> dict[str, Any]:
+def benchkit_info() -> BenchkitInfo:
     return {
         "version": __version__,
         # From an installed wheel there is no git state: the version is what names the code.

@@ -41,7 +41,7 @@ class Percentiles:
     p90: float | None = None
     p95: float | None = None
     p99: float | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class Metrics:
     j_per_unit: float | None = None
     gpu_busy_share: float | None = None
     server_cpu_share: float | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class ModelInfo:
     synthetic: bool | None = None
     path: str | None = None
     file_bytes: int | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class BuildInfo:
     source_date: str | None = None
     version: str | None = None
     devices: str | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class ServerInfo:
     ctx_per_slot: int | None = None
     slots: int | None = None
     props: Json | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -136,14 +136,14 @@ class WorkloadInfo:
     completion_tokens: int | None = None
     output_policy: str | None = None
     cap: int | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class SamplingInfo:
     profile: str | None = None
     sent: Json = field(default_factory=dict)
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ class ClientInfo:
 
     path: str | None = None
     fallback: str | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class Provenance:
     client: ClientInfo | None = None
     hardware: Json = field(default_factory=dict)
     study: Json = field(default_factory=dict)
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class Result:
     provenance: Provenance
     metrics: Metrics
     passes: list[Metrics] | None = None
-    extra: Json = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -204,7 +204,7 @@ def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
     the same way), the others kept in `extra`."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if f.name == "extra" or f.name not in data:
             continue

@@ -24,11 +24,11 @@ import math
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, NotRequired, Protocol, TypedDict, TypeGuard
 
 # The server's CPU time comes from /proc; the names stay importable from here for callers.
 from benchkit.proc_cpu import CpuSnapshot as CpuSnapshot
@@ -72,12 +72,78 @@ DEFINITIONS: dict[str, str] = {
 }
 
 
+class GpuDevice(TypedDict):
+    """One sampled GPU as result.json's `telemetry.devices` lists it."""
+
+    index: int
+    name: str | None
+    uuid: str | None
+    driver: str | None
+    power_limit_w: NotRequired[float | None]  # NVML only
+
+
+class MeanMax(TypedDict):
+    mean: float | None
+    max: float | None
+
+
+class TelemetryInfo(TypedDict):
+    """result.json's `metrics.telemetry`: where the readings came from and what sampling cost."""
+
+    source: str | None
+    reason: str | None
+    devices: list[GpuDevice]
+    interval_s: float
+    samples: int
+    window_s: float
+    energy_basis: str | list[str] | None
+    sm_clock_mhz: MeanMax
+    temp_c_max: float | None
+    mem_used_mib_max: float | None
+    sampler_cpu_s: float
+    sampler_cpu_share: float | None
+    sampler_late_ticks: int
+    file: str | None
+
+
+class TelemetryMetrics(TypedDict):
+    """The telemetry keys a job adds to result.json's `metrics` (DEFINITIONS says how)."""
+
+    energy_j: float | None
+    j_per_unit: float | None
+    power_w: MeanMax
+    gpu_busy_share: float | None
+    mem_busy_share: float | None
+    server_cpu_share: float | None
+    server_busiest_thread_share: float | None
+    telemetry: TelemetryInfo
+
+
+# One line of telemetry.jsonl as read back: the time always, the pass where written (a reader
+# takes a missing one as pass 0), then each reading the sampler had (None where the device
+# gave none). Functional form: `pass` is a keyword.
+SampleRow = TypedDict(
+    "SampleRow",
+    {
+        "pass": NotRequired[int],
+        "t": float,
+        "power_w": NotRequired[float | None],
+        "gpu_util": NotRequired[float | None],
+        "mem_util": NotRequired[float | None],
+        "mem_used_mib": NotRequired[float | None],
+        "sm_clock_mhz": NotRequired[float | None],
+        "temp_c": NotRequired[float | None],
+        "server_cpu_s": NotRequired[float | None],
+    },
+)
+
+
 class GpuReader(Protocol):
     """One vendor's view of the job's GPUs. `sample` never raises: a reading the device
     does not support is None."""
 
     source: str
-    devices: list[dict[str, Any]]
+    devices: list[GpuDevice]
 
     def sample(self) -> dict[str, float | None]: ...
 
@@ -123,79 +189,114 @@ def _text(x: Any) -> str | None:
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
-def _reading(
-    power: list[float | None],
-    gpu: list[float | None],
-    mem: list[float | None],
-    used: list[float | None],
-    clock: list[float | None],
-    temp: list[float | None],
-) -> dict[str, float | None]:
+class DeviceReading(NamedTuple):
+    """One GPU's readings at one tick, None where the device does not give one."""
+
+    power_w: float | None
+    gpu_util: float | None
+    mem_util: float | None
+    mem_used_mib: float | None
+    sm_clock_mhz: float | None
+    temp_c: float | None
+
+
+def _reading(devices: Sequence[DeviceReading]) -> dict[str, float | None]:
     """One sample over the job's GPUs: power and memory summed, utilisation and clock
     averaged, the hottest temperature."""
     return {
-        "power_w": _sum(power),
-        "gpu_util": _avg(gpu),
-        "mem_util": _avg(mem),
-        "mem_used_mib": _sum(used),
-        "sm_clock_mhz": _avg(clock),
-        "temp_c": _max(temp),
+        "power_w": _sum([d.power_w for d in devices]),
+        "gpu_util": _avg([d.gpu_util for d in devices]),
+        "mem_util": _avg([d.mem_util for d in devices]),
+        "mem_used_mib": _sum([d.mem_used_mib for d in devices]),
+        "sm_clock_mhz": _avg([d.sm_clock_mhz for d in devices]),
+        "temp_c": _max([d.temp_c for d in devices]),
     }
 
 
-class NvmlReader:
+class _LibraryReader:
+    """What the vendor readers share: the library is started and the GPUs found in one step
+    that shuts the library again when it fails; a tick reads each GPU alone (`_read`) and
+    combines the readings."""
+
+    handles: list[Any]
+    devices: list[GpuDevice]
+
+    def __init__(self, lib: ModuleType | Any, indices: Sequence[int] | None) -> None:
+        self.lib = lib  # the vendor's Python module (or a test's stand-in)
+        self._start()
+        try:
+            self.handles, self.devices = self._find(indices)
+        except BaseException:
+            self.close()
+            raise
+
+    def sample(self) -> dict[str, float | None]:
+        return _reading([self._read(h) for h in self.handles])
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def _find(self, indices: Sequence[int] | None) -> tuple[list[Any], list[GpuDevice]]:
+        raise NotImplementedError
+
+    def _read(self, h: object) -> DeviceReading:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class NvmlReader(_LibraryReader):
     """NVIDIA GPUs through NVML (the `pynvml` module of nvidia-ml-py)."""
 
     source = "nvml"
 
-    def __init__(self, nvml: ModuleType | Any, indices: Sequence[int] | None) -> None:
-        self.nvml = nvml
-        nvml.nvmlInit()
-        try:
-            count = int(nvml.nvmlDeviceGetCount())
-            wanted = list(range(count)) if indices is None else [i for i in indices if i < count]
-            if not wanted:
-                asked = ", ".join(map(str, indices or []))
-                raise LookupError(f"NVML sees {count} GPU(s), none with index {asked}")
-            self.handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in wanted]
-            driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
-            self.devices: list[dict[str, Any]] = [
-                {
-                    "index": i,
-                    "name": _text(_call(nvml.nvmlDeviceGetName, h)),
-                    "uuid": _text(_call(nvml.nvmlDeviceGetUUID, h)),
-                    "driver": driver,
-                    "power_limit_w": _num(_call(nvml.nvmlDeviceGetEnforcedPowerLimit, h), 1000),
-                }
-                for i, h in zip(wanted, self.handles, strict=True)
-            ]
-        except BaseException:
-            _call(nvml.nvmlShutdown)
-            raise
+    def _start(self) -> None:
+        self.lib.nvmlInit()
 
-    def sample(self) -> dict[str, float | None]:
-        n = self.nvml
-        power, gpu, mem, used, clock, temp = [], [], [], [], [], []
-        for h in self.handles:
-            power.append(_num(_call(n.nvmlDeviceGetPowerUsage, h), 1000))  # mW
-            util = _call(n.nvmlDeviceGetUtilizationRates, h)
-            gpu.append(_num(getattr(util, "gpu", None)))
-            mem.append(_num(getattr(util, "memory", None)))
-            info = _call(n.nvmlDeviceGetMemoryInfo, h)
-            used.append(_num(getattr(info, "used", None), 2**20))
-            clock.append(_num(_call(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM)))
-            temp.append(_num(_call(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU)))
-        return _reading(power, gpu, mem, used, clock, temp)
+    def _find(self, indices: Sequence[int] | None) -> tuple[list[Any], list[GpuDevice]]:
+        nvml = self.lib
+        count = int(nvml.nvmlDeviceGetCount())
+        wanted = list(range(count)) if indices is None else [i for i in indices if i < count]
+        if not wanted:
+            asked = ", ".join(map(str, indices or []))
+            raise LookupError(f"NVML sees {count} GPU(s), none with index {asked}")
+        handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in wanted]
+        driver = _text(_call(nvml.nvmlSystemGetDriverVersion))
+        devices: list[GpuDevice] = [
+            {
+                "index": i,
+                "name": _text(_call(nvml.nvmlDeviceGetName, h)),
+                "uuid": _text(_call(nvml.nvmlDeviceGetUUID, h)),
+                "driver": driver,
+                "power_limit_w": _num(_call(nvml.nvmlDeviceGetEnforcedPowerLimit, h), 1000),
+            }
+            for i, h in zip(wanted, handles, strict=True)
+        ]
+        return handles, devices
+
+    def _read(self, h: object) -> DeviceReading:
+        n = self.lib
+        util = _call(n.nvmlDeviceGetUtilizationRates, h)
+        info = _call(n.nvmlDeviceGetMemoryInfo, h)
+        return DeviceReading(
+            power_w=_num(_call(n.nvmlDeviceGetPowerUsage, h), 1000),  # mW
+            gpu_util=_num(getattr(util, "gpu", None)),
+            mem_util=_num(getattr(util, "memory", None)),
+            mem_used_mib=_num(getattr(info, "used", None), 2**20),
+            sm_clock_mhz=_num(_call(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM)),
+            temp_c=_num(_call(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU)),
+        )
 
     def energy_j(self) -> float | None:
         vals = [
-            _num(_call(self.nvml.nvmlDeviceGetTotalEnergyConsumption, h), 1000)  # mJ
+            _num(_call(self.lib.nvmlDeviceGetTotalEnergyConsumption, h), 1000)  # mJ
             for h in self.handles
         ]
         return _sum(vals) if all(v is not None for v in vals) else None
 
     def close(self) -> None:
-        _call(self.nvml.nvmlShutdown)
+        _call(self.lib.nvmlShutdown)
 
 
 def _pick(d: Any, *keys: str) -> float | None:
@@ -209,71 +310,69 @@ def _pick(d: Any, *keys: str) -> float | None:
     return None
 
 
-class AmdSmiReader:
+class AmdSmiReader(_LibraryReader):
     """AMD GPUs through ROCm's amdsmi Python package. Its dictionaries' keys changed between
     ROCm releases; each reading takes the first key present, else None."""
 
     source = "amdsmi"
 
-    def __init__(self, amd: ModuleType | Any, indices: Sequence[int] | None) -> None:
-        self.amd = amd
-        amd.amdsmi_init()
-        try:
-            handles = list(amd.amdsmi_get_processor_handles())
-            wanted = list(range(len(handles))) if indices is None else list(indices)
-            wanted = [i for i in wanted if i < len(handles)]
-            if not wanted:
-                raise LookupError(f"amdsmi sees {len(handles)} GPU(s), none of those asked for")
-            self.handles = [handles[i] for i in wanted]
-            info = _call(amd.amdsmi_get_gpu_driver_info, self.handles[0])
-            driver = info.get("driver_version") if isinstance(info, dict) else None
-            self.devices: list[dict[str, Any]] = []
-            for i, h in zip(wanted, self.handles, strict=True):
-                asic = _call(amd.amdsmi_get_gpu_asic_info, h)
-                self.devices.append(
-                    {
-                        "index": i,
-                        "name": asic.get("market_name") if isinstance(asic, dict) else None,
-                        "uuid": _text(_call(amd.amdsmi_get_gpu_device_uuid, h)),
-                        "driver": driver,
-                    }
-                )
-        except BaseException:
-            _call(amd.amdsmi_shut_down)
-            raise
+    def _start(self) -> None:
+        self.lib.amdsmi_init()
 
-    def sample(self) -> dict[str, float | None]:
-        a = self.amd
-        power, gpu, mem, used, clock, temp = [], [], [], [], [], []
-        for h in self.handles:
-            p = _call(a.amdsmi_get_power_info, h)
-            power.append(_pick(p, "current_socket_power", "average_socket_power"))
-            act = _call(a.amdsmi_get_gpu_activity, h)
-            gpu.append(_pick(act, "gfx_activity"))
-            mem.append(_pick(act, "umc_activity"))
-            used.append(_pick(_call(a.amdsmi_get_gpu_vram_usage, h), "vram_used"))  # MB
-            clk = _call(a.amdsmi_get_clock_info, h, a.AmdSmiClkType.GFX)
-            clock.append(_pick(clk, "clk", "cur_clk"))
-            t = _call(
-                a.amdsmi_get_temp_metric,
-                h,
-                a.AmdSmiTemperatureType.HOTSPOT,
-                a.AmdSmiTemperatureMetric.CURRENT,
+    def _find(self, indices: Sequence[int] | None) -> tuple[list[Any], list[GpuDevice]]:
+        amd = self.lib
+        every = list(amd.amdsmi_get_processor_handles())
+        wanted = list(range(len(every))) if indices is None else list(indices)
+        wanted = [i for i in wanted if i < len(every)]
+        if not wanted:
+            raise LookupError(f"amdsmi sees {len(every)} GPU(s), none of those asked for")
+        handles = [every[i] for i in wanted]
+        info = _call(amd.amdsmi_get_gpu_driver_info, handles[0])
+        driver = info.get("driver_version") if isinstance(info, dict) else None
+        devices: list[GpuDevice] = []
+        for i, h in zip(wanted, handles, strict=True):
+            asic = _call(amd.amdsmi_get_gpu_asic_info, h)
+            devices.append(
+                {
+                    "index": i,
+                    "name": asic.get("market_name") if isinstance(asic, dict) else None,
+                    "uuid": _text(_call(amd.amdsmi_get_gpu_device_uuid, h)),
+                    "driver": driver,
+                }
             )
-            temp.append(_num(t))
-        return _reading(power, gpu, mem, used, clock, temp)
+        return handles, devices
+
+    def _read(self, h: object) -> DeviceReading:
+        a = self.lib
+        power = _call(a.amdsmi_get_power_info, h)
+        act = _call(a.amdsmi_get_gpu_activity, h)
+        clk = _call(a.amdsmi_get_clock_info, h, a.AmdSmiClkType.GFX)
+        temp = _call(
+            a.amdsmi_get_temp_metric,
+            h,
+            a.AmdSmiTemperatureType.HOTSPOT,
+            a.AmdSmiTemperatureMetric.CURRENT,
+        )
+        return DeviceReading(
+            power_w=_pick(power, "current_socket_power", "average_socket_power"),
+            gpu_util=_pick(act, "gfx_activity"),
+            mem_util=_pick(act, "umc_activity"),
+            mem_used_mib=_pick(_call(a.amdsmi_get_gpu_vram_usage, h), "vram_used"),  # MB
+            sm_clock_mhz=_pick(clk, "clk", "cur_clk"),
+            temp_c=_num(temp),
+        )
 
     def energy_j(self) -> float | None:
         vals: list[float | None] = []
         for h in self.handles:
-            e = _call(self.amd.amdsmi_get_energy_count, h)
+            e = _call(self.lib.amdsmi_get_energy_count, h)
             acc = _pick(e, "energy_accumulator", "power")
             res = _pick(e, "counter_resolution")
             vals.append(None if acc is None or res is None else acc * res / 1e6)  # µJ -> J
         return _sum(vals) if all(v is not None for v in vals) else None
 
     def close(self) -> None:
-        _call(self.amd.amdsmi_shut_down)
+        _call(self.lib.amdsmi_shut_down)
 
 
 Importer = Callable[[str], ModuleType]
@@ -435,10 +534,14 @@ class Sampler:
 
 
 def integrate_power(
-    samples: Sequence[dict[str, Any]], t_start: float, t_end: float
+    samples: Sequence[Mapping[str, float | None]], t_start: float, t_end: float
 ) -> float | None:
     """Energy (J) from power samples by the trapezoid rule, held flat to the window's edges."""
-    pts = [(float(s["t"]), float(s["power_w"])) for s in samples if s.get("power_w") is not None]
+    pts = [
+        (t, p)
+        for s in samples
+        if (p := s.get("power_w")) is not None and (t := s.get("t")) is not None
+    ]
     if not pts or t_end <= t_start:
         return None
     pts = sorted(pts)
@@ -472,7 +575,7 @@ class JobTelemetry:
                 for s in p.samples:
                     fh.write(json.dumps({"pass": i, **s}, separators=(",", ":")) + "\n")
 
-    def metrics(self, units_completed: int) -> dict[str, Any]:
+    def metrics(self, units_completed: int) -> TelemetryMetrics:
         return summarise(self.passes, units_completed, self.reader, self.reason, self.interval_s)
 
 
@@ -482,7 +585,7 @@ def summarise(
     reader: GpuReader | None,
     reason: str | None,
     interval_s: float,
-) -> dict[str, Any]:
+) -> TelemetryMetrics:
     """result.json's telemetry keys: `energy_j`, `j_per_unit`, `power_w` {mean, max},
     `gpu_busy_share`, `mem_busy_share`, `server_cpu_share`, `server_busiest_thread_share`
     (None where not measured), and `telemetry` (source, devices, reason, sampler cost...)."""
@@ -547,24 +650,30 @@ def _maxf(xs: Sequence[float]) -> float | None:
     return max(xs) if xs else None
 
 
-def absent(reason: str) -> dict[str, Any]:
+def absent(reason: str) -> TelemetryMetrics:
     """The telemetry keys of a job that sampled nothing (an external server, telemetry off)."""
     return summarise([], 0, None, reason, 0.0)
 
 
-def load_samples(path: Path) -> list[dict[str, Any]]:
-    """telemetry.jsonl as a list of dicts (empty when missing or unreadable)."""
-    out: list[dict[str, Any]] = []
+def load_samples(path: Path) -> list[SampleRow]:
+    """telemetry.jsonl's rows (none when the file is missing or unreadable; a line that is not
+    a sample is passed over)."""
+    out: list[SampleRow] = []
     with contextlib.suppress(OSError):
         for line in path.read_text().splitlines():
             with contextlib.suppress(ValueError):
                 row = json.loads(line)
-                if isinstance(row, dict):
+                if _is_sample_row(row):
                     out.append(row)
     return out
 
 
-def pass_to_json(p: PassTelemetry) -> dict[str, Any]:
-    d = asdict(p)
-    d.pop("samples")
-    return d
+def _is_sample_row(row: object) -> TypeGuard[SampleRow]:
+    """A JSON object whose `t` is a number, `pass` (if any) an int and each reading SampleRow
+    names a number or null: what write_samples writes. Keys it does not name pass through."""
+    if not isinstance(row, dict) or not isinstance(row.get("pass", 0), int):
+        return False
+    readings = SampleRow.__optional_keys__ - {"pass"}
+    return _num(row.get("t")) is not None and all(
+        v is None or _num(v) is not None for k, v in row.items() if k in readings
+    )

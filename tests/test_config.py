@@ -49,6 +49,14 @@ def test_overrides_reach_typed_config(compose_cfg: Compose) -> None:
     assert cfg.server.ubatch == 1024
 
 
+def test_cache_and_quantize_keys_default_to_the_environment(compose_cfg: Compose) -> None:
+    # Unset keys (null in conf/config.yaml) leave benchkit.paths on its environment fallback.
+    cfg = compose_cfg()
+    assert cfg.cache_dir is None and cfg.llama_quantize is None
+    cfg = compose_cfg("cache_dir=/tmp/bk-cache", "llama_quantize=/opt/llama-quantize")
+    assert cfg.cache_dir == "/tmp/bk-cache" and cfg.llama_quantize == "/opt/llama-quantize"
+
+
 @pytest.mark.parametrize(
     ("override", "named"),
     [

@@ -28,6 +28,7 @@ from benchkit.telemetry import (
     cpu_delta,
     cpu_snapshot,
     integrate_power,
+    load_samples,
     open_reader,
     summarise,
 )
@@ -463,3 +464,16 @@ def test_a_real_cpu_job_records_why_it_has_no_gpu_telemetry(tmp_path: Path) -> N
     lines = (run / "telemetry.jsonl").read_text().splitlines()
     assert len(lines) >= 2 and "server_cpu_s" in json.loads(lines[0])
     assert m["telemetry"]["sampler_cpu_share"] < 0.01
+
+
+def test_load_samples_reads_back_what_write_samples_wrote(tmp_path: Path) -> None:
+    tel = JobTelemetry(None, "why", 0.2, [_pass(0, 1, None, [1.0]), _pass(2, 3, None, [3.0])])
+    path = tmp_path / "telemetry.jsonl"
+    tel.write_samples(path)
+    written = [json.loads(x) for x in path.read_text().splitlines()]
+    # A line that is not a sample (no time, a reading that is not a number) is passed over;
+    # one without a pass is kept (readers take it as pass 0).
+    with path.open("a") as fh:
+        fh.write('{"pass": 0}\n{"pass": 0, "t": 1.0, "power_w": "high"}\nnot json\n{"t": 2}\n')
+    assert load_samples(path) == [*written, {"t": 2}]
+    assert load_samples(tmp_path / "missing.jsonl") == []

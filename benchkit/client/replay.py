@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -104,23 +103,28 @@ class RecordSink:
         os.close(self._fd)
 
 
+def max_tokens(call: Call, spec: ReplaySpec) -> int:
+    """The call's max_tokens: its recorded length when replayed (the same work at every
+    setting, whatever the weights), else the cap."""
+    if spec.output_policy is OutputPolicy.replay:
+        return max(1, min(call.completion_tokens, spec.cap))
+    return spec.cap
+
+
 def build_request(
     call: Call, spec: ReplaySpec, alias: str, n_vocab: int
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, dict[str, object]]:
     """(endpoint path, JSON body) for one call."""
-    body: dict[str, Any] = {
+    body: dict[str, object] = {
         "model": alias,
         "stream": True,
         "stream_options": {"include_usage": True},
         "cache_prompt": True,
         **spec.sampling,
     }
+    body["max_tokens"] = max_tokens(call, spec)
     if spec.output_policy is OutputPolicy.replay:
-        # Force the recorded length: the same work at every setting, whatever the weights.
-        body["max_tokens"] = max(1, min(call.completion_tokens, spec.cap))
         body["ignore_eos"] = True
-    else:
-        body["max_tokens"] = spec.cap
     if call.messages is not None:
         body["messages"] = [dict(m) for m in call.messages]
         return "/v1/chat/completions", body
@@ -193,7 +197,7 @@ class Replayer:
             role=call.role,
             worker=worker,
             t_sent=self.now(),
-            max_tokens=int(body["max_tokens"]),
+            max_tokens=max_tokens(call, self.spec),
             cap=self.spec.cap,
             fixture_prompt_tokens=call.prompt_tokens,
             fixture_completion_tokens=call.completion_tokens,
@@ -224,7 +228,7 @@ class Replayer:
         self,
         client: httpx.AsyncClient,
         path: str,
-        body: dict[str, Any],
+        body: dict[str, object],
         rec: CallRecord,
         stall: float,
     ) -> None:
@@ -249,7 +253,12 @@ class Replayer:
             rec.error = f"malformed stream: {exc}"
 
     async def _stream_raw(
-        self, conn: Http1Connection, path: str, body: dict[str, Any], rec: CallRecord, stall: float
+        self,
+        conn: Http1Connection,
+        path: str,
+        body: dict[str, object],
+        rec: CallRecord,
+        stall: float,
     ) -> None:
         """`_stream` on the worker's own connection: the same record, the same errors in the
         same words (the transport raises httpx's exceptions), better times."""

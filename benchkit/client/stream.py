@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 DONE: Final = "DONE"
 
@@ -43,7 +44,7 @@ class StreamFacts:
 # --------------------------------------------------------------------------- one line
 
 
-def parse_sse_line(line: str) -> dict[str, Any] | Literal["DONE"] | None:
+def parse_sse_line(line: str) -> Mapping[str, object] | Literal["DONE"] | None:
     """One SSE line: a JSON event (dict), "DONE", or None for comments and blank lines.
     ValueError for a data line that is not a JSON object."""
     if not line.startswith("data:"):
@@ -62,7 +63,7 @@ def parse_sse_line(line: str) -> dict[str, Any] | Literal["DONE"] | None:
 # --------------------------------------------------------------------------- one event
 
 
-def apply_event(facts: StreamFacts, event: dict[str, Any], now: float) -> None:
+def apply_event(facts: StreamFacts, event: Mapping[str, object], now: float) -> None:
     """Fold one event, received at `now`, into `facts`.
 
     An event of an unexpected shape raises ValueError (the replay ends such a call as a
@@ -73,30 +74,35 @@ def apply_event(facts: StreamFacts, event: dict[str, Any], now: float) -> None:
         raise ValueError(f"unexpected event shape ({type(exc).__name__}: {exc})") from exc
 
 
-def _apply_event(facts: StreamFacts, event: dict[str, Any], now: float) -> None:
+def _apply_event(facts: StreamFacts, event: Mapping[str, object], now: float) -> None:
+    # The event is the server's JSON: each part is narrowed where it is read, and a part of
+    # the wrong kind raises TypeError (apply_event's "unexpected event shape").
     if "error" in event:
         err = event["error"]
-        msg = err.get("message") if isinstance(err, dict) else str(err)
+        msg = err.get("message") if isinstance(err, Mapping) else str(err)
         facts.error = f"server error in stream: {msg}"
         return
-    if event.get("model"):
-        facts.model = str(event["model"])
-    for choice in event.get("choices") or []:
+    model = event.get("model")
+    if model:
+        facts.model = str(model)
+    for item in _list(event.get("choices") or [], "choices"):
+        choice = _object(item, "a choice")
         if _carries_output(choice):
             if facts.t_first is None:
                 facts.t_first = now
             facts.t_last = now
             facts.chunks += 1
-        if choice.get("finish_reason"):
-            facts.finish_reason = str(choice["finish_reason"])
+        reason = choice.get("finish_reason")
+        if reason:
+            facts.finish_reason = str(reason)
     usage = event.get("usage")
-    if isinstance(usage, dict):
+    if isinstance(usage, Mapping):
         facts.prompt_tokens = _count(usage.get("prompt_tokens"))
         facts.completion_tokens = _count(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details") or {}
+        details = _object(usage.get("prompt_tokens_details") or {}, "prompt_tokens_details")
         facts.cached_tokens = _count(details.get("cached_tokens"))
     timings = event.get("timings")
-    if isinstance(timings, dict):
+    if isinstance(timings, Mapping):
         facts.timings = {
             str(k): v
             for k, v in timings.items()
@@ -104,7 +110,7 @@ def _apply_event(facts: StreamFacts, event: dict[str, Any], now: float) -> None:
         }
 
 
-def _carries_output(choice: dict[str, Any]) -> bool:
+def _carries_output(choice: Mapping[str, object]) -> bool:
     """Whether a choice carries generated output: completion text, or a chat delta's content,
     reasoning or tool calls (a whole, non-streamed answer has a `message` instead)."""
     if "text" in choice:
@@ -112,11 +118,23 @@ def _carries_output(choice: dict[str, Any]) -> bool:
     part = choice.get("delta")
     if part is None:
         part = choice.get("message")
-    part = part or {}
+    part = _object(part or {}, "a delta")
     return bool(part.get("content") or part.get("reasoning_content") or part.get("tool_calls"))
 
 
-def _count(v: Any) -> int | None:
+def _object(v: object, what: str) -> Mapping[str, object]:
+    if not isinstance(v, Mapping):
+        raise TypeError(f"{what} is {type(v).__name__}, not an object")
+    return v
+
+
+def _list(v: object, what: str) -> list[object]:
+    if not isinstance(v, list):
+        raise TypeError(f"{what} is {type(v).__name__}, not a list")
+    return v
+
+
+def _count(v: object) -> int | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:

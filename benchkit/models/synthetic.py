@@ -155,15 +155,16 @@ def write_model(recipe: SynthRecipe, path: Path, *, quantize_bin: Path | None = 
 
 
 def find_quantize() -> Path:
-    """llama.cpp's llama-quantize: $BENCHKIT_LLAMA_QUANTIZE, else on PATH, else built beside
-    benchkit's CPU llama-server in the cache."""
-    env = os.environ.get("BENCHKIT_LLAMA_QUANTIZE")
-    if env:
-        given = Path(env).expanduser()
+    """llama.cpp's llama-quantize: the `llama_quantize` key, else $BENCHKIT_LLAMA_QUANTIZE
+    (benchkit.paths), else on PATH, else built beside benchkit's CPU llama-server in the cache."""
+    from benchkit.paths import llama_quantize_setting
+
+    setting = llama_quantize_setting()
+    if setting:
+        name, value = setting
+        given = Path(value).expanduser()
         if not given.is_file():
-            raise UserError(
-                f"BENCHKIT_LLAMA_QUANTIZE={env} is not a file: point it at llama-quantize."
-            )
+            raise UserError(f"{name}={value} is not a file: point it at llama-quantize.")
         return given
     on_path = shutil.which("llama-quantize")
     if on_path:
@@ -176,7 +177,7 @@ def find_quantize() -> Path:
         return binary
     raise UserError(
         "K-quant synthetic models need llama.cpp's llama-quantize: build it with "
-        f"`cmake --build {build} --target llama-quantize` or set BENCHKIT_LLAMA_QUANTIZE."
+        f"`cmake --build {build} --target llama-quantize` or set llama_quantize=PATH."
     )
 
 

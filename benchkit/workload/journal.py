@@ -23,6 +23,7 @@ from benchkit.workload.model import (
     FIXTURE_CALLS_FILE,
     FIXTURE_FILE,
     FORMAT_VERSION,
+    FixtureMeta,
     Workload,
     load_workload,
 )
@@ -59,7 +60,7 @@ class JournalEntry(TypedDict, total=False):
     stream: bool
     prompt: Prompt | None  # None: lengths only, or unreadable (`problem` says why)
     prompt_ids: int | None  # how many token ids a completion prompt had
-    sampling: dict[str, Any]  # every other request field, as sent
+    sampling: dict[str, object]  # every other request field, as sent
     max_tokens: int | None
     problem: str | None
     status: int | None
@@ -95,7 +96,7 @@ class FixtureCall(TypedDict):
     max_tokens: int
     completion_tokens: int
     prompt_tokens: NotRequired[int]
-    sampling: NotRequired[dict[str, Any]]
+    sampling: NotRequired[dict[str, object]]
 
 
 def journal_header(upstream: str, *, lengths_only: bool) -> JournalHeader:
@@ -188,7 +189,7 @@ def convert(journal: Path, out: Path, *, name: str | None = None) -> Converted:
         )
     kind = calls[0][0]
     cap = max(c["max_tokens"] for _, c in calls)
-    meta = {
+    meta: FixtureMeta = {
         "format": FORMAT_VERSION,
         "name": name or out.name,
         "kind": kind,

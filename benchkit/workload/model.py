@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -55,7 +56,8 @@ class Call:
     completion_tokens: int
     recorded_prompt_tokens: int | None
     line: int
-    sampling: dict[str, Any] | None = field(default=None, compare=False)
+    # The call's other request fields as recorded, sent as they are.
+    sampling: Mapping[str, object] | None = field(default=None, compare=False)
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -89,7 +91,7 @@ class Workload:
     description: str
     path: Path
     units: tuple[Unit, ...]
-    recipe: dict[str, Any] | None
+    recipe: Mapping[str, object] | None  # the synth recipe it was made from, as written
     content_sha256: str = field(default="", repr=False, compare=False)
 
     @cached_property
@@ -211,8 +213,8 @@ def _reject_constant(name: str) -> Any:
     raise _Bad(f"{name} is not a number; expected finite numbers only")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for k, v in pairs:
         if k in out:
             raise _Bad(f"field {k!r} appears twice; expected each field once")
@@ -276,7 +278,19 @@ def _field_line(text: str, name: str) -> int | None:
     return None
 
 
-def _parse_fixture(path: str, data: bytes) -> dict[str, Any]:
+class FixtureMeta(TypedDict):
+    """fixture.json as written (docs/fixture-format.md)."""
+
+    format: int
+    name: str
+    kind: str
+    cap: int
+    output_policy: str
+    description: str
+    recipe: Mapping[str, object] | None
+
+
+def _parse_fixture(path: str, data: bytes) -> FixtureMeta:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -324,6 +338,7 @@ def _parse_fixture(path: str, data: bytes) -> dict[str, Any]:
         where = _field_line(text, current) if current else None
         raise FixtureError(path, where if where is not None else 1, str(e)) from None
     return {
+        "format": FORMAT_VERSION,
         "name": name,
         "kind": kind,
         "cap": cap,
@@ -356,7 +371,7 @@ class _Raw:
     max_tokens: int
     completion_tokens: int
     prompt_tokens: int | None
-    sampling: dict[str, Any] | None
+    sampling: Mapping[str, object] | None
     line: int
 
 

@@ -143,7 +143,7 @@ class Parsed:
     role: str | None
     prompt: Prompt | None
     prompt_ids: int | None
-    sampling: dict[str, Any]
+    sampling: dict[str, object]
     max_tokens: int | None
     stream: bool
     body: bytes

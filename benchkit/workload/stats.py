@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from benchkit.workload.model import Call, Workload
 
@@ -34,11 +34,28 @@ def shared_prefix_tokens(calls: tuple[Call, ...]) -> int | None:
     return total
 
 
+class WorkloadStats(TypedDict):
+    """What `python -m benchkit.workload stats --json` prints (its keys are a contract)."""
+
+    units: int
+    calls: int
+    calls_per_unit_min: int
+    calls_per_unit_max: int
+    prompt_tokens: int | None
+    prompt_tokens_mean: float | None
+    prompt_tokens_max: int | None
+    completion_tokens: int
+    completion_tokens_mean: float | None
+    io_ratio: float | None
+    capped_calls: int
+    shared_prefix_share: float | None
+
+
 def _r(x: float | None, nd: int) -> float | None:
     return None if x is None else round(x, nd)
 
 
-def compute(w: Workload) -> dict[str, Any]:
+def compute(w: Workload) -> WorkloadStats:
     """The statistics as a JSON-ready dict (keys are a contract; see the module CLI)."""
     calls = w.calls
     per_unit = [len(u.calls) for u in w.units]
@@ -61,10 +78,10 @@ def compute(w: Workload) -> dict[str, Any]:
     }
 
 
-def render_text(w: Workload, s: dict[str, Any]) -> str:
+def render_text(w: Workload, s: WorkloadStats) -> str:
     """The statistics as a few aligned lines for people."""
 
-    def n(x: Any) -> str:
+    def n(x: float | None) -> str:
         if x is None:
             return "unknown"
         return f"{x:,}" if isinstance(x, int) else f"{x:,.1f}"

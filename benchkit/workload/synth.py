@@ -30,11 +30,13 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from benchkit.errors import UserError
+from benchkit.workload.journal import FixtureCall, Segment
 from benchkit.workload.model import (
     FIXTURE_CALLS_FILE,
     FIXTURE_FILE,
     FORMAT_VERSION,
     OUTPUT_POLICIES,
+    FixtureMeta,
 )
 
 RECIPE_FILE = "recipe.json"
@@ -87,8 +89,8 @@ class Recipe:
     output_policy: str = "replay"
     format: int = FORMAT_VERSION
 
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
+    def to_json(self) -> dict[str, object]:
+        d: dict[str, object] = asdict(self)
         d["calls_per_unit"] = list(self.calls_per_unit)
         d["roles"] = list(self.roles)
         return d
@@ -129,7 +131,7 @@ def _build(cls: type, raw: Any, where: str) -> Any:
         raise UserError(
             f"{where}: unknown field {unknown[0]!r}; expected {', '.join(sorted(names))}"
         )
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for f in fields(cls):
         if f.name not in raw:
             if f.default is MISSING and f.default_factory is MISSING:
@@ -274,7 +276,19 @@ class _Plan:
     unique: int = 0
 
 
-def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _fit_lognormal(
+    rng: random.Random, sigma: float, lo: list[int], hi: list[int], total: int, refusal: str
+) -> list[int]:
+    """One length per (lo, hi) pair, drawn lognormal around 1 with log-sd `sigma` and scaled
+    by `_fit` to sum to `total`; a UserError saying `refusal` when no such lengths exist."""
+    draws = [_lognormal(rng, 1.0, sigma) for _ in lo]
+    try:
+        return _fit(draws, lo, hi, total)
+    except ValueError:
+        raise UserError(refusal) from None
+
+
+def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
     """The fixture.json object and the calls.jsonl objects for a recipe (no I/O)."""
     counts = _calls_per_unit(r)
     width = max(3, len(str(r.units - 1)))
@@ -301,18 +315,15 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     free = [i for i in range(n) if i not in capped]
     comp_hi = r.cap - 1 if r.completion_len.max is None else min(r.cap - 1, r.completion_len.max)
     want = round(r.completion_len.mean * n) - r.cap * n_capped
-    try:
-        comps = _fit(
-            [_lognormal(comp_rng, 1.0, r.completion_len.sigma) for _ in free],
-            [r.completion_len.min] * len(free),
-            [comp_hi] * len(free),
-            want,
-        )
-    except ValueError:
-        raise UserError(
-            f"recipe {r.name}: completion_len.mean {r.completion_len.mean} cannot be met with "
-            f"{n_capped} capped calls, min {r.completion_len.min} and cap {r.cap}"
-        ) from None
+    comps = _fit_lognormal(
+        comp_rng,
+        r.completion_len.sigma,
+        [r.completion_len.min] * len(free),
+        [comp_hi] * len(free),
+        want,
+        f"recipe {r.name}: completion_len.mean {r.completion_len.mean} cannot be met with "
+        f"{n_capped} capped calls, min {r.completion_len.min} and cap {r.cap}",
+    )
     for i, c in zip(free, comps, strict=True):
         plans[i].completion = c
     for i in capped:
@@ -345,22 +356,19 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     unique_rng = _rng(r, "unique")
     lo = [r.unique_min] * n
     hi = [pmax - _len(p.base) for p in plans]
-    try:
-        uniques = _fit(
-            [_lognormal(unique_rng, 1.0, r.unique_sigma) for _ in plans],
-            lo,
-            hi,
-            total - shared,
-        )
-    except ValueError:
-        raise UserError(
-            f"recipe {r.name}: {total} prompt tokens cannot be reached: the shared parts "
-            f"need {shared + sum(lo)} at least and prompt_max allows {shared + sum(hi)} at most"
-        ) from None
+    uniques = _fit_lognormal(
+        unique_rng,
+        r.unique_sigma,
+        lo,
+        hi,
+        total - shared,
+        f"recipe {r.name}: {total} prompt tokens cannot be reached: the shared parts "
+        f"need {shared + sum(lo)} at least and prompt_max allows {shared + sum(hi)} at most",
+    )
     for p, u in zip(plans, uniques, strict=True):
         p.unique = u
 
-    fixture = {
+    fixture: FixtureMeta = {
         "format": FORMAT_VERSION,
         "name": r.name,
         "kind": "tokens",
@@ -369,14 +377,16 @@ def generate(r: Recipe) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "description": r.description,
         "recipe": r.to_json(),
     }
-    calls = [
+    calls: list[FixtureCall] = [
         {
             "unit": p.unit,
             "seq": p.seq,
             "role": p.role,
             "prompt": {
-                "segments": [{"key": k, "len": v} for k, v in p.base]
-                + [{"key": None, "len": p.unique}]
+                "segments": [
+                    *(Segment(key=k, len=v) for k, v in p.base),
+                    Segment(key=None, len=p.unique),
+                ]
             },
             "max_tokens": r.cap,
             "completion_tokens": p.completion,
