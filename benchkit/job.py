@@ -24,7 +24,8 @@ from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Unavailable, UserError
 from benchkit.measure import compute_metrics
-from benchkit.provenance import benchkit_info, hardware_info
+from benchkit.paths import use_config
+from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,
@@ -92,7 +93,7 @@ ReuseBlock = TypedDict(
     {
         "started_utc": str | None,
         "host_load_start": list[float] | None,
-        "benchkit": dict[str, object] | None,
+        "benchkit": BenchkitInfo | None,
         "from": str,
         "finished_utc": str,
         "host_load_end": list[float] | None,
@@ -107,8 +108,8 @@ class JobProvenance(TypedDict, total=False):
     the schema writer (benchkit.schema.Provenance) puts its typed blocks in their order and
     keeps the others (benchkit, host_load_*, resume_key, reuse, ...) in this one."""
 
-    benchkit: dict[str, object]
-    hardware: dict[str, object]
+    benchkit: BenchkitInfo
+    hardware: HardwareInfo
     choices: dict[str, str]
     overrides: list[str]
     started_utc: str
@@ -148,6 +149,8 @@ class JobResult(TypedDict):
     factors: dict[str, Factor]
     provenance: JobProvenance
     # benchkit.measure's block, the telemetry's, and the server's counters (`server`).
+    # Assembled in steps from typed parts (measure.CallMetrics, telemetry.TelemetryMetrics,
+    # the server's counters); the schema's Metrics checks the whole when it is written.
     metrics: dict[str, object]
     passes: NotRequired[list[dict[str, object]]]
 
@@ -216,6 +219,9 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
 
 def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     """Run one job and write its result.json; returns what was written."""
+    # Here, not in the sweep's main: joblib and submitit run jobs in processes of their own.
+    # An unset key falls back to the environment even after an earlier job set it.
+    use_config(cache_dir=cfg.cache_dir, llama_quantize=cfg.llama_quantize)
     job_dir = ctx.job_dir
     job_dir.mkdir(parents=True, exist_ok=True)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -431,6 +437,10 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
     # folder measured before it could not be resumed otherwise). Set, it is part of the key.
     if conf.get("replay_client") is None:
         conf.pop("replay_client", None)
+    # Where the cache lives and which llama-quantize writes a model do not change what is
+    # measured (the model file's own identity is in provenance.model).
+    for key in ("cache_dir", "llama_quantize"):
+        conf.pop(key, None)
     blob = json.dumps([conf, workload_fingerprint, build], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
@@ -544,15 +554,17 @@ def _finish(
         calls_planned=calls_per_pass * repeats,
         calls_per_unit=per_unit,
     )
-    result["metrics"] = metrics
+    result["metrics"] = dict(metrics)
     if repeats > 1:
         result["passes"] = [
-            compute_metrics(
-                o.records,
-                wall_s=o.wall_s,
-                units_planned=len(units),
-                calls_planned=calls_per_pass,
-                calls_per_unit=per_unit,
+            dict(
+                compute_metrics(
+                    o.records,
+                    wall_s=o.wall_s,
+                    units_planned=len(units),
+                    calls_planned=calls_per_pass,
+                    calls_per_unit=per_unit,
+                )
             )
             for o in outcomes
         ]
