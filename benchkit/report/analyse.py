@@ -16,7 +16,7 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -24,6 +24,31 @@ import pandas as pd
 from benchkit import schema
 from benchkit.report import evidence as ev
 from benchkit.report.evidence import Judgement, Objective
+from benchkit.report.numbers import (
+    BackendContext,
+    BackendNumbers,
+    BetterPoint,
+    Beyond,
+    BuildNumbers,
+    BuildPair,
+    Capped,
+    Contaminated,
+    DraftContext,
+    DraftingNumbers,
+    FactorValue,
+    Faster,
+    NoiseEntry,
+    Point,
+    ProjectionNumbers,
+    RepeatedConfig,
+    RepeatsNumbers,
+    Run,
+    SeriesRuns,
+    SlotsNumbers,
+    SlotsRow,
+    ValidityNumbers,
+    VerdictNumbers,
+)
 from benchkit.schema import Result
 
 THROUGHPUT = "s_per_unit_throughput"
@@ -101,9 +126,6 @@ class Stats:
     sd: float | None
     cv: float | None
     ci: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "mean": self.mean, "sd": self.sd, "cv": self.cv, "ci95": self.ci}
 
 
 def t95(df: int) -> float:
@@ -493,11 +515,11 @@ class Verdict:
     status: str
     missing: list[Missing] = field(default_factory=list)
     basis: str | None = None
-    numbers: dict[str, Any] = field(default_factory=dict)
+    numbers: VerdictNumbers = field(default_factory=SlotsNumbers)
     point: dict[str, Any] | None = None
     reasons: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "factor": self.factor,
             "verdict": self.verdict,
@@ -506,7 +528,7 @@ class Verdict:
             "reasons": list(self.reasons),
             "basis": self.basis,
             "point": self.point,
-            "numbers": self.numbers,
+            "numbers": self.numbers.to_json(),
         }
 
 
@@ -533,7 +555,7 @@ def _sort_key(v: Any) -> tuple[int, float, str]:
     return (1, 0.0, norm(v))
 
 
-def _noise_entry(j: Judgement, base: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+def _noise_entry(j: Judgement, base: Point, other: Point) -> NoiseEntry:
     return {
         "base": dict(base),
         "other": dict(other),
@@ -560,7 +582,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     clear: dict[str, int] = {}
     ties = 0
     ratios: dict[str, list[float]] = {}
-    noise: list[dict[str, Any]] = []
+    noise: list[NoiseEntry] = []
     used: list[Cell] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         scored = [c for c in group if c.mean(m) is not None]
@@ -569,7 +591,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         used += scored
         best_c = min(scored, key=lambda c: float(c.mean(m) or 0.0))
         best_v = float(best_c.mean(m) or 0.0)
-        entry: dict[str, Any] = {"context": _context(best_c, rest), "values": {}, "ratios": {}}
+        entry: BackendContext = {"context": _context(best_c, rest), "values": {}, "ratios": {}}
         real = shaky = False
         for c in sorted(scored, key=lambda c: float(c.mean(m) or 0.0)):
             b = str(c.values["backend"])
@@ -604,7 +626,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
             PROVISIONAL,
             missing,
             m,
-            {"contexts": []},
+            BackendNumbers(contexts=[]),
             reasons=["no_comparison"],
         )
     # One backend that wins wherever any difference counts is the winner (ties elsewhere
@@ -616,36 +638,38 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     else:
         verdict = "mixed"
     reasons: list[str] = []
-    numbers: dict[str, Any] = {
-        "contexts": contexts,
-        "winners": winners,
-        "ties": ties,
-        "ratio_range": {b: [min(v), max(v)] for b, v in ratios.items()},
-        "compared": len(contexts),
-        "objective": sw.objective.to_json(),
-    }
-    if isinstance(verdict, str) and verdict in winners and not clear.get(verdict):
+    shaky = isinstance(verdict, str) and verdict in winners and not clear.get(verdict)
+    if shaky:
         reasons.append("inside_noise")
-        numbers["noise"] = noise
-    _taint(sw, used, reasons, numbers)
+    numbers = BackendNumbers(
+        contexts=contexts,
+        winners=winners,
+        ties=ties,
+        ratio_range={b: [min(v), max(v)] for b, v in ratios.items()},
+        compared=len(contexts),
+        objective=sw.objective.to_json(),
+        noise=noise if shaky else None,
+        contaminated=_taint(sw, used, reasons),
+    )
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
 
 
-def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str], numbers: dict[str, Any]) -> None:
+def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str]) -> Contaminated | None:
     """A verdict resting on jobs that differ in something no swept factor explains is
-    provisional, and names the jobs and the difference."""
+    provisional, and names the jobs and the difference (None: no such jobs)."""
     bad = sw.taint(cells)
     if bad:
         reasons.append("contaminated")
-        numbers["contaminated"] = bad
+        return list(bad)
+    return None
 
 
-def _capped(sw: Sweep, cell: Cell) -> dict[str, Any] | None:
+def _capped(sw: Sweep, cell: Cell) -> Capped | None:
     """The cell's job with the most runaway output, when it is over the study's cap limit."""
-    worst: dict[str, Any] | None = None
+    worst: Capped | None = None
     for job in cell.jobs:
         row = sw.row(job)
         if not ev.over_cap(row, sw.cap_limit):
@@ -722,7 +746,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     missing = sw.missing_where(ctx)
     counts = [int(float(c.values["slots"])) for c in primary]
     cost = [c.mean(m) if eligible(c) else None for c in primary]
-    rows: list[dict[str, Any]] = []
+    rows: list[SlotsRow] = []
     for i, c in enumerate(primary):
         prev = primary[i - 1].mean(m) if i else None
         rows.append(
@@ -731,38 +755,36 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
                 "objective": c.mean(m),
                 "objective_uncapped": c.mean(f"{m}_uncapped"),
                 "change_vs_previous": None if not prev else float(c.mean(m) or 0.0) / prev - 1,
-                THROUGHPUT: c.mean(THROUGHPUT),
-                SLOT_LATENCY: c.mean(SLOT_LATENCY),
-                DECODE: c.mean(DECODE),
+                "s_per_unit_throughput": c.mean(THROUGHPUT),
+                "s_per_unit_slot_latency": c.mean(SLOT_LATENCY),
+                "decode_tok_s": c.mean(DECODE),
                 "ctx_total": _first_num(sw.df, c.jobs, "ctx_total"),
                 "slo_breaks": sw.objective.meets(_values(c)),
                 "capped": _capped(sw, c) is not None,
             }
         )
-    numbers: dict[str, Any] = {
-        "series": ctx,
-        "rows": rows,
-        "knee_gain": sw.knee_gain,
-        "objective": sw.objective.to_json(),
-        "slo_excluded": [
+    known = SlotsNumbers(
+        series=ctx,
+        rows=rows,
+        knee_gain=sw.knee_gain,
+        objective=sw.objective.to_json(),
+        slo_excluded=[
             {"slots": r["slots"], "breaks": r["slo_breaks"]} for r in rows if r["slo_breaks"]
         ],
-    }
+    )
     reasons: list[str] = []
-    _taint(sw, primary, reasons, numbers)
+    known = replace(known, contaminated=_taint(sw, primary, reasons), knee_reached=False)
     if all(c is None for c in cost):
-        numbers["knee_reached"] = False
         reasons.append("slo_none" if primary else "no_comparison")
-        return Verdict("slots", None, PROVISIONAL, missing, m, numbers, None, reasons)
+        return Verdict("slots", None, PROVISIONAL, missing, m, known, None, reasons)
     if len(primary) < 2:
-        numbers["knee_reached"] = False
         return Verdict(
             "slots",
             counts[0],
             PROVISIONAL,
             missing,
             m,
-            numbers,
+            known,
             {**ctx, "slots": counts[0]},
             [*reasons, "one_slot_count"],
         )
@@ -775,44 +797,43 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     assert k is not None
     ki = counts.index(k)
     bi = min((i for i, c in enumerate(cost) if c is not None), key=lambda i: float(cost[i] or 0.0))
-    numbers["knee_reached"] = reached
-    numbers["best_slots"] = counts[bi]
-    numbers["best_throughput_slots"] = min(rows, key=lambda r: r[THROUGHPUT] or math.inf)["slots"]
+    faster: Faster | None = None
     if bi != ki:
         ck, cb = rows[ki]["ctx_total"], rows[bi]["ctx_total"]
-        lk, lb = rows[ki][SLOT_LATENCY], rows[bi][SLOT_LATENCY]
-        numbers["faster"] = {
+        lk, lb = rows[ki]["s_per_unit_slot_latency"], rows[bi]["s_per_unit_slot_latency"]
+        faster = {
             "slots": counts[bi],
             "faster_by": 1 - float(cost[bi] or 0.0) / float(cost[ki] or 1.0),
             "ctx_ratio": cb / ck if cb and ck else counts[bi] / k,
             "latency_ratio": lb / lk if lb and lk else None,
         }
+    noise: list[NoiseEntry] | None = None
     # A knee taken because its interval overlaps the best count's, not because it is within
     # the knee margin: the data cannot tell them apart yet.
-    if bi != ki and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
+    if faster is not None and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
         j = sw.judge(primary[bi], primary[ki])
         if j is not None:
             reasons.append("inside_noise")
-            numbers["noise"] = [_noise_entry(j, primary[bi].values, primary[ki].values)]
-            numbers["faster"]["inside_noise"] = True
+            noise = [_noise_entry(j, primary[bi].values, primary[ki].values)]
+            faster["inside_noise"] = True
     # Is the knee's margin over the next smaller count real?
     if ki > 0:
         j = sw.judge(primary[ki], primary[ki - 1])
-        if j is not None and j.inside_noise and j.effect == "worse" and "noise" not in numbers:
+        if j is not None and j.inside_noise and j.effect == "worse" and noise is None:
             reasons.append("inside_noise")
-            numbers["noise"] = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
+            noise = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
     cap = _capped(sw, primary[ki])
+    knee_uncapped = None
     if cap is not None:
         reasons.append("capped")
-        numbers["capped"] = cap
         plain = [c.mean(f"{m}_uncapped") if eligible(c) else None for c in primary]
         if all(x is not None for x in plain):
             k2, _ = knee(counts, plain, sw.knee_gain)
             if k2 != k:
-                numbers["knee_uncapped"] = k2
-    beyond = []
+                knee_uncapped = k2
+    beyond: list[Beyond] = []
     for i in range(ki + 1, len(primary)):
-        lat_k, lat_i = rows[ki][SLOT_LATENCY], rows[i][SLOT_LATENCY]
+        lat_k, lat_i = rows[ki]["s_per_unit_slot_latency"], rows[i]["s_per_unit_slot_latency"]
         ctx_k, ctx_i = rows[ki]["ctx_total"], rows[i]["ctx_total"]
         beyond.append(
             {
@@ -823,9 +844,19 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
                 "ctx_total": ctx_i,
             }
         )
-    numbers["beyond"] = beyond
-    numbers["latency_grows"] = (
-        all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None
+    numbers = replace(
+        known,
+        knee_reached=reached,
+        best_slots=counts[bi],
+        best_throughput_slots=min(rows, key=lambda r: r["s_per_unit_throughput"] or math.inf)[
+            "slots"
+        ],
+        faster=faster,
+        noise=noise,
+        capped=cap,
+        knee_uncapped=knee_uncapped,
+        beyond=beyond,
+        latency_grows=(all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None),
     )
     return Verdict(
         "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
@@ -841,12 +872,12 @@ def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
     return None
 
 
-def _runs(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _runs(entries: Sequence[DraftContext]) -> list[Run]:
     """Effects by slot count as runs: [{"from": 1, "to": 1, "effect": "helps"}, {"from": 2,
     "to": None, "effect": "hurts"}], `to: None` meaning up to the largest count tested."""
-    runs: list[dict[str, Any]] = []
+    runs: list[Run] = []
     for e in entries:
-        s = int(float(e["context"]["slots"])) if "slots" in e["context"] else None
+        s = _slots_in(e["context"])
         if runs and runs[-1]["effect"] == e["effect"]:
             runs[-1]["to"] = s
         else:
@@ -875,7 +906,7 @@ def drafting_verdict(
     m = sw.metric
     name = factor if factor == "mtp" else f"{factor}={norm(on)}"
     rest = [k for k in sw.varying if k != factor]
-    contexts: list[dict[str, Any]] = []
+    contexts: list[DraftContext] = []
     cells_of: list[tuple[Cell, Cell]] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         c_on = next((c for c in group if c.get(factor) == norm(on)), None)
@@ -908,17 +939,21 @@ def drafting_verdict(
     elif backend is not None and backend.point:
         where = dict(backend.point)
 
-    def in_where(e: Mapping[str, Any]) -> bool:
+    def in_where(e: DraftContext) -> bool:
         return all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
 
-    order = (lambda e: float(e["context"]["slots"])) if "slots" in rest else (lambda e: 0.0)
+    def order(e: DraftContext) -> float:
+        return float(_slots_in(e["context"]) or 0) if "slots" in rest else 0.0
+
     primary = sorted((e for e in contexts if in_where(e)), key=order)
     series_keys = [k for k in rest if k != "slots"]
-    by_series: dict[str, dict[str, Any]] = {}
+    by_series: dict[str, tuple[Point, list[DraftContext]]] = {}
     for e in sorted(contexts, key=order):
         ctx = {k: e["context"].get(k) for k in series_keys}
-        by_series.setdefault(label(ctx), {"series": ctx, "entries": []})["entries"].append(e)
-    series_runs = [{"series": s["series"], "runs": _runs(s["entries"])} for s in by_series.values()]
+        by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    series_runs: list[SeriesRuns] = [
+        {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
+    ]
     scope_differs = (
         len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
     )
@@ -933,25 +968,26 @@ def drafting_verdict(
         for mi in sw.missing_where(where)
         if factor not in mi.point or norm(mi.point[factor]) in compared
     ]
-    numbers: dict[str, Any] = {
-        "factor": factor,
-        "on_value": on,
-        "off_value": off,
-        "contexts": contexts,
-        "primary": where,
-        "acceptance_range": [min(acc), max(acc)] if acc else None,
-        "acceptance_by_backend": {b: [min(v), max(v)] for b, v in acc_by.items()},
-        "by_series": series_runs,
-        "scope_differs": scope_differs,
-        "objective": sw.objective.to_json(),
-    }
+    numbers = DraftingNumbers(
+        factor=factor,
+        on_value=on,
+        off_value=off,
+        contexts=contexts,
+        primary=where,
+        acceptance_range=[min(acc), max(acc)] if acc else None,
+        acceptance_by_backend={b: [min(v), max(v)] for b, v in acc_by.items()},
+        by_series=series_runs,
+        scope_differs=scope_differs,
+        objective=sw.objective.to_json(),
+    )
     if not primary:
         return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
     reasons: list[str] = []
     shaky = [e for e in primary if e["inside_noise"]]
+    noise: list[NoiseEntry] | None = None
     if shaky:
         reasons.append("inside_noise")
-        numbers["noise"] = [
+        noise = [
             {
                 "base": {**e["context"], factor: off},
                 "other": {**e["context"], factor: on},
@@ -961,7 +997,7 @@ def drafting_verdict(
             }
             for e in shaky
         ]
-    _taint(
+    bad = _taint(
         sw,
         [
             c
@@ -970,14 +1006,22 @@ def drafting_verdict(
             for c in (c_off, c_on)
         ],
         reasons,
-        numbers,
     )
-    numbers["largest"] = (
-        int(float(primary[-1]["context"]["slots"])) if "slots" in primary[-1]["context"] else None
+    numbers = replace(
+        numbers,
+        noise=noise,
+        contaminated=bad,
+        largest=_slots_in(primary[-1]["context"]),
+        compared=True,
     )
     return Verdict(
         name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
     )
+
+
+def _slots_in(point: Point) -> int | None:
+    """The slot count a point names, if it names one."""
+    return int(float(str(point["slots"]))) if "slots" in point else None
 
 
 def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
@@ -1004,7 +1048,8 @@ def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
     """The effect a drafting verdict's runs give at a slot count."""
     if v is None or not isinstance(v.verdict, list):
         return None
-    for run in v.verdict:
+    runs: list[Run] = v.verdict
+    for run in runs:
         lo = run["from"]
         hi = run["to"]
         if slots is None or lo is None:
@@ -1017,12 +1062,22 @@ def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
 def repeats_verdict(sw: Sweep) -> Verdict:
     """Noise of every configuration that ran more than once: mean, CV and 95% CI on the
     objective's metric."""
-    rows = []
+    rows: list[RepeatedConfig] = []
     for c in sw.cells:
         s = c.stats(sw.metric)
         if s is not None and s.n > 1:
-            rows.append({"config": dict(c.values), **s.to_json(), "jobs": list(c.jobs)})
-    numbers: dict[str, Any] = {"configs": rows, "declared_noise": sw.noise}
+            rows.append(
+                {
+                    "config": dict(c.values),
+                    "n": s.n,
+                    "mean": s.mean,
+                    "sd": s.sd,
+                    "cv": s.cv,
+                    "ci95": s.ci,
+                    "jobs": list(c.jobs),
+                }
+            )
+    numbers = RepeatsNumbers(configs=rows, declared_noise=sw.noise)
     if not rows:
         return Verdict("repeats", None, COMPLETE, [], sw.metric, numbers)
     max_cv = max((r["cv"] or 0.0) for r in rows)
@@ -1060,7 +1115,8 @@ def projection_verdict(
     if "spec" in sw.varying:
         helping = [v for v in specs if mtp_effect_at(v, at) == "helps"]
         best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
-        point["spec"] = best.numbers["on_value"] if best is not None else "none"
+        drafted = best.numbers if best is not None else None
+        point["spec"] = drafted.on_value if isinstance(drafted, DraftingNumbers) else "none"
     depends = [v for v in (backend, slots, mtp, *specs) if v is not None]
     reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
 
@@ -1086,30 +1142,31 @@ def projection_verdict(
             PROVISIONAL,
             missing,
             THROUGHPUT,
-            {"units": units, "objective": sw.objective.to_json()},
+            ProjectionNumbers(units=units, objective=sw.objective.to_json()),
             point or None,
             [*reasons, "no_result"],
         )
     if s.n < 2:
         reasons.append("single_run")
-    numbers: dict[str, Any] = {
-        "units": units,
-        "s_per_unit": s.mean,
-        "seconds": units * s.mean,
-        "ci_seconds": None if s.ci is None else units * s.ci,
-        "n": s.n,
-        "units_measured": _first_num(sw.df, cell.jobs, "units_completed"),
-        "slot_latency": cell.mean(SLOT_LATENCY),
-        "objective": sw.objective.to_json(),
-        "objective_value": cell.mean(m),
-    }
     uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
     cap = _capped(sw, cell)
     if cap is not None:
         reasons.append("capped")
-        numbers["capped"] = cap
-        numbers["seconds_uncapped"] = None if uncapped is None else units * uncapped
-    _taint(sw, [cell], reasons, numbers)
+    numbers = ProjectionNumbers(
+        units=units,
+        s_per_unit=s.mean,
+        seconds=units * s.mean,
+        ci_seconds=None if s.ci is None else units * s.ci,
+        n=s.n,
+        units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
+        slot_latency=cell.mean(SLOT_LATENCY),
+        objective=sw.objective.to_json(),
+        objective_value=cell.mean(m),
+        capped=cap,
+        seconds_uncapped=None if uncapped is None else units * uncapped,
+        contaminated=_taint(sw, [cell], reasons),
+        measured=True,
+    )
     # Never worse than another complete point without saying so.
     best_cell = min(
         (c for c in sw.cells if fits(c)), key=lambda c: float(c.mean(m) or 0.0), default=cell
@@ -1123,10 +1180,10 @@ def projection_verdict(
         elif _capped(sw, best_cell) is not None:
             why = "capped"
         elif slots is not None and norm(best_cell.values.get("slots")) == norm(
-            (slots.numbers.get("faster") or {}).get("slots", "-")
+            _faster_slots(slots)
         ):
             why = "knee"
-        numbers["better_point"] = {
+        better: BetterPoint = {
             "point": dict(best_cell.values),
             "faster_by": 1 - best_v / rec_v,
             "inside_noise": j is not None and (j.inside_noise or j.basis == "ci"),
@@ -1138,6 +1195,7 @@ def projection_verdict(
                 _first_num(sw.df, cell.jobs, "ctx_total"),
             ),
         }
+        numbers = replace(numbers, better_point=better)
     # A single run varies nothing: name its point from the settings every job shared.
     where: dict[str, Any] = {
         k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants
@@ -1159,8 +1217,16 @@ def _ratio_or_none(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
+def _faster_slots(v: Verdict) -> FactorValue:
+    """The slot count that measured faster than the slots verdict's knee ("-": none)."""
+    f = v.numbers.faster if isinstance(v.numbers, SlotsNumbers) else None
+    return f["slots"] if f else "-"
+
+
 def _ratio_at(v: Verdict, slots: int | None) -> float:
-    for e in v.numbers.get("contexts", []):
+    if not isinstance(v.numbers, DraftingNumbers):
+        return math.inf
+    for e in v.numbers.contexts:
         if slots is None or norm(e["context"].get("slots")) == norm(slots):
             return float(e["ratio"])
     return math.inf
@@ -1175,7 +1241,7 @@ def validity_verdict(sw: Sweep) -> Verdict:
         _status(sw.missing),
         list(sw.missing),
         None,
-        {"planned": sw.n_planned, "completed": sw.n_planned - n_missing},
+        ValidityNumbers(planned=sw.n_planned, completed=sw.n_planned - n_missing),
     )
 
 
@@ -1212,11 +1278,11 @@ def compare_builds(new: Sweep, base: Sweep) -> Verdict:
             COMPLETE,
             [],
             THROUGHPUT,
-            {"blocked_by": blocked, "differs": differs, "pairs": []},
+            BuildNumbers(pairs=[], differs=differs, blocked_by=blocked),
         )
     keys = sorted((set(new.varying) | set(base.varying)) - set(differs))
-    pairs: list[dict[str, Any]] = []
-    unmatched: list[dict[str, Any]] = []
+    pairs: list[BuildPair] = []
+    unmatched: list[Point] = []
     for c in new.cells:
         want = {k: c.values.get(k, new.constants.get(k)) for k in keys}
         b = next(
@@ -1263,13 +1329,13 @@ def compare_builds(new: Sweep, base: Sweep) -> Verdict:
     else:
         verdict = "mixed"
     changes = [float(p["change"]) for p in pairs]
-    numbers = {
-        "pairs": pairs,
-        "unmatched": unmatched,
-        "differs": differs,
-        "median_change": statistics.median(changes) if changes else None,
-        "change_range": [min(changes), max(changes)] if changes else None,
-    }
+    numbers = BuildNumbers(
+        pairs=pairs,
+        unmatched=unmatched,
+        differs=differs,
+        median_change=statistics.median(changes) if changes else None,
+        change_range=[min(changes), max(changes)] if changes else None,
+    )
     missing = [m for m in new.missing]
     reasons = [] if pairs else ["no_comparison"]
     return Verdict(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchkit.errors import UserError
+from benchkit.report.numbers import ObjectiveJson
 from benchkit.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
 
 THROUGHPUT = "s_per_unit_throughput"
@@ -62,7 +63,7 @@ class Objective:
                 out.append({"metric": metric, "value": v, "limit": limit})
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ObjectiveJson:
         return {"name": self.name, "metric": self.metric, "slo": dict(self.slo)}
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib import font_manager
 
 from benchkit.report.analyse import THROUGHPUT, Verdict, norm
+from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
 
 _LABELS = {
     "en": {
@@ -208,9 +209,10 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
 
 def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
     """On/off ratio of seconds per unit at each setting, one bar group per backend."""
-    if v is None or not v.numbers.get("contexts"):
+    n = of(DraftingNumbers, v.numbers) if v is not None else None
+    if v is None or n is None or not n.contexts:
         return None
-    contexts = v.numbers["contexts"]
+    contexts = n.contexts
     words, rc = labels(lang)
     groups: dict[str, list[tuple[str, float]]] = {}
     for e in contexts:
@@ -234,7 +236,7 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
             ax.set_ylabel(words["mtp_ratio"])
             ax.set_title(words["mtp_title"])
         else:
-            ax.set_ylabel(words["spec_ratio"].format(value=norm(v.numbers.get("on_value"))))
+            ax.set_ylabel(words["spec_ratio"].format(value=norm(n.on_value)))
             ax.set_title(words["spec_title"])
         ax.grid(alpha=0.3, axis="y")
         if ax.get_legend_handles_labels()[0]:
@@ -249,9 +251,9 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
 
 def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
     """Baseline and new seconds per unit (throughput basis), config by config."""
-    if v is None or not v.numbers.get("pairs"):
+    pairs = of(BuildNumbers, v.numbers).pairs if v is not None else []
+    if not pairs:
         return None
-    pairs = v.numbers["pairs"]
     words, rc = labels(lang)
     names = [", ".join(str(norm(val)) for val in p["config"].values()) or "all" for p in pairs]
     with plt.rc_context(rc):

@@ -22,6 +22,7 @@ from typing import Any
 
 from benchkit.errors import UserError
 from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.numbers import Light
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
@@ -144,10 +145,9 @@ def make_entry(
     }
 
 
-def _light(v: Verdict) -> dict[str, Any]:
+def _light(v: Verdict) -> dict[str, object]:
     """The few numbers a later reader of the ledger needs to show the earlier value."""
-    keep = ("largest", "seconds", "units", "knee_reached", "median_change")
-    return {k: v.numbers[k] for k in keep if k in v.numbers}
+    return Light.keep(v.numbers)
 
 
 def _same(factor: str, a: Any, b: Any, tol: float) -> bool:

@@ -40,6 +40,16 @@ from benchkit.report import energy, figures, i18n, ledger, prose
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters, integer
+from benchkit.report.numbers import (
+    BackendNumbers,
+    BuildNumbers,
+    DraftingNumbers,
+    Light,
+    RepeatsNumbers,
+    SlotsNumbers,
+    ValidityNumbers,
+    of,
+)
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import (
     CALLS_FILE,
@@ -462,7 +472,7 @@ def view_model(
             key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
         )
         table = []
-        for e in b.numbers.get("contexts", []):
+        for e in of(BackendNumbers, b.numbers).contexts:
             table.append(
                 {
                     "setting": i18n.point_text(e["context"], lang) or "–",
@@ -475,8 +485,8 @@ def view_model(
                         }
                         for x in backends
                     ],
-                    "winner": i18n.backend_name(e["winner"])
-                    if e["winner"]
+                    "winner": i18n.backend_name(e.get("winner"))
+                    if e.get("winner")
                     else i18n.effect_word("no difference", lang),
                 }
             )
@@ -493,7 +503,8 @@ def view_model(
         )
     s = by.get("slots")
     if s is not None:
-        knee_slots = s.verdict if s.numbers.get("knee_reached") else None
+        sn = of(SlotsNumbers, s.numbers)
+        knee_slots = s.verdict if sn.knee_reached else None
         metric = a.sweep.metric
         obj_words = i18n.objective_words(metric, lang)
         sections.append(
@@ -501,10 +512,10 @@ def view_model(
                 "kind": "slots",
                 "title": t["sec_slots"],
                 "text": i18n.slots_sentence(s, lang),
-                "series": i18n.point_text(s.numbers.get("series"), lang),
+                "series": i18n.point_text(sn.series, lang),
                 "objective_col": "" if metric in ev.PER_UNIT else obj_words,
                 "change_col": t["col_obj_change"].format(objective=obj_words),
-                "show_uncapped": any(r.get("capped") for r in s.numbers.get("rows", [])),
+                "show_uncapped": any(r["capped"] for r in sn.rows or []),
                 "table": [
                     dict(
                         r,
@@ -514,7 +525,7 @@ def view_model(
                             metric, r["objective_uncapped"], lang
                         ),
                     )
-                    for r in s.numbers.get("rows", [])
+                    for r in sn.rows or []
                 ],
                 "figure": figs.get("slots"),
                 "figure_title": t["fig_slots"],
@@ -522,7 +533,8 @@ def view_model(
         )
     drafting = [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]
     for m in drafting:
-        on = an.norm(m.numbers.get("on_value"))
+        dn = of(DraftingNumbers, m.numbers)
+        on = an.norm(dn.on_value)
         sections.append(
             {
                 "kind": "mtp",
@@ -536,13 +548,14 @@ def view_model(
                         setting=i18n.point_text(e["context"], lang),
                         effect_text=i18n.effect_word(e["effect"], lang),
                     )
-                    for e in m.numbers.get("contexts", [])
+                    for e in dn.contexts
                 ],
                 "figure": figs.get(m.factor),
                 "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
             }
         )
     if build is not None:
+        bn = of(BuildNumbers, build.numbers)
         sections.append(
             {
                 "kind": "build",
@@ -555,12 +568,9 @@ def view_model(
                         setting=i18n.point_text(p["config"], lang),
                         effect_text=i18n.effect_word(p["effect"], lang),
                     )
-                    for p in build.numbers.get("pairs", [])
+                    for p in bn.pairs
                 ],
-                "differs": [
-                    {"key": k, "base": v[0], "new": v[1]}
-                    for k, v in build.numbers.get("differs", {}).items()
-                ],
+                "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
                 "figure": figs.get("build"),
                 "figure_title": t["fig_build"],
             }
@@ -574,7 +584,7 @@ def view_model(
             "intro": t["noise_repeats"] if rep.verdict else "",
             "table": [
                 dict(c, setting=i18n.point_text(c["config"], lang))
-                for c in rep.numbers.get("configs", [])
+                for c in of(RepeatsNumbers, rep.numbers).configs
             ],
             "figure": None,
             "figure_title": "",
@@ -600,7 +610,9 @@ def view_model(
         summary_rows.append(
             {
                 "factor": i18n.factor_name(v.factor, lang),
-                "verdict": i18n.verdict_value_text(v.factor, v.verdict, lang, v.numbers),
+                "verdict": i18n.verdict_value_text(
+                    v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
+                ),
                 "status": i18n.status_word(v.status, lang),
             }
         )
@@ -644,17 +656,18 @@ def view_model(
         for f, v in by.items()
         if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
     ]
+    planned = of(ValidityNumbers, validity.numbers).planned
     if validity.status == an.COMPLETE and unsettled:
         status_line = t["status_finished_provisional"].format(
-            n=validity.numbers["planned"], k=len(unsettled), factors=", ".join(unsettled)
+            n=planned, k=len(unsettled), factors=", ".join(unsettled)
         )
     elif validity.status == an.COMPLETE:
-        n = validity.numbers["planned"]
+        n = planned
         status_line = t["status_complete_one" if n == 1 else "status_complete"].format(n=n)
     else:
         status_line = t["status_provisional"].format(
             k=len(validity.missing),
-            n=validity.numbers["planned"],
+            n=planned,
             points=i18n.missing_text(validity.missing, lang),
         )
     rec_point = proj.point if proj.verdict is not None else None
@@ -776,9 +789,11 @@ def _corrections_view(
             {
                 "factor": i18n.factor_name(label, lang),
                 "date": (c.get("date") or "")[:10],
-                "earlier": i18n.verdict_value_text(vf, c["earlier"], lang, c["earlier_numbers"]),
+                "earlier": i18n.verdict_value_text(
+                    vf, c["earlier"], lang, Light.of(c["earlier_numbers"])
+                ),
                 "earlier_status": i18n.status_word(c["earlier_status"], lang),
-                "now": i18n.verdict_value_text(vf, c["now"], lang, c["now_numbers"]),
+                "now": i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
                 "now_status": i18n.status_word(c["now_status"], lang),
                 "why": i18n.correction_why(c["why"], lang),
             }
@@ -786,7 +801,7 @@ def _corrections_view(
     confirmed = [
         {
             "factor": i18n.factor_name(c["factor"], lang),
-            "value": i18n.verdict_value_text(c["factor"], c["value"], lang, c["numbers"]),
+            "value": i18n.verdict_value_text(c["factor"], c["value"], lang, Light.of(c["numbers"])),
         }
         for c in corr["confirmed"]
     ]
@@ -898,9 +913,10 @@ def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> 
     out: dict[str, str] = {}
     s = a.verdict("slots")
     knee = None
-    if s is not None and s.numbers.get("knee_reached"):
+    sn = of(SlotsNumbers, s.numbers) if s is not None else None
+    if s is not None and sn is not None and sn.knee_reached:
         knee = {"slots": s.verdict}
-    series = s.numbers.get("series") if s is not None else None
+    series = sn.series if sn is not None else None
     made = {
         "backend": figures.backend_figure(a.df, folder, lang),
         "slots": figures.slots_figure(a.df, folder, lang, knee, series),
@@ -931,7 +947,7 @@ def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> li
     for v in verdicts:
         j = v.to_json()
         fn = text.get("mtp" if v.factor.startswith("spec=") else v.factor)
-        j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, {})
+        j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, Light())
         out.append(j)
     for c in a.claims:
         out.append(
