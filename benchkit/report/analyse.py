@@ -37,6 +37,7 @@ from benchkit.report.numbers import (
     DraftingNumbers,
     FactorValue,
     Faster,
+    MissingPoint,
     NoiseEntry,
     Point,
     ProjectionNumbers,
@@ -226,7 +227,7 @@ def planned_space(
 class Missing:
     """A planned point without a complete result: never run, or incomplete/failed/unavailable."""
 
-    point: dict[str, Any]
+    point: Point
     status: str
     reason: str | None = None
 
@@ -234,7 +235,7 @@ class Missing:
     def label(self) -> str:
         return label(self.point)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MissingPoint:
         return {
             "point": self.point,
             "label": self.label,

@@ -160,14 +160,9 @@ def slots_figure(
         ticks = sorted({int(float(s)) for s in done["slots"]})
         for ax in (ax1, ax2):
             ax.grid(alpha=0.3)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7)
+            _legend(ax)
             ax.set_xticks(ticks)
-        fig.tight_layout()
-        name = "slots.png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
-    return name
+        return _save(fig, out_dir, "slots.png")
 
 
 def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | None:
@@ -198,13 +193,8 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
         ax.set_ylabel(words["s_unit_tp"])
         ax.set_title(words["backend"])
         ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        name = "backend.png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
-    return name
+        _legend(ax)
+        return _save(fig, out_dir, "backend.png")
 
 
 def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
@@ -239,14 +229,10 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
             ax.set_ylabel(words["spec_ratio"].format(value=norm(n.on_value)))
             ax.set_title(words["spec_title"])
         ax.grid(alpha=0.3, axis="y")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
+        _legend(ax)
         # Stable names: mtp.png, spec-draft.png, spec-ngram.png.
         name = "mtp.png" if v.factor == "mtp" else v.factor.replace("=", "-") + ".png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
-    return name
+        return _save(fig, out_dir, name)
 
 
 def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
@@ -267,10 +253,20 @@ def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | No
         ax.set_title(words["build"])
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        name = "build.png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
+        return _save(fig, out_dir, "build.png")
+
+
+def _legend(ax: Any) -> None:
+    """A legend only where something is labelled."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+
+
+def _save(fig: Any, out_dir: Path, name: str) -> str:
+    """Lay the figure out, write it as `name` and free it; the file's name."""
+    fig.tight_layout()
+    fig.savefig(out_dir / name)
+    plt.close(fig)
     return name
 
 

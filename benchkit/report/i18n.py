@@ -640,80 +640,61 @@ def missing_text(missing: Sequence[Any], lang: str, limit: int = 6) -> str:
     return "; ".join(items)
 
 
-_FACTORS = {
-    "en": {
-        "backend": "backend",
-        "slots": "parallel slots",
-        "mtp": "MTP",
-        "projection": "projection",
-        "build": "build",
-        "repeats": "repeats",
-        "validity": "validity",
-    },
-    "ko": {
-        "backend": "백엔드",
-        "slots": "동시 슬롯",
-        "mtp": "MTP",
-        "projection": "환산",
-        "build": "빌드",
-        "repeats": "반복",
-        "validity": "유효성",
-    },
-}
+def _word_table(*rows: tuple[str, str, str]) -> dict[str, dict[str, str]]:
+    """{lang: {key: word}} from (key, English, Korean) rows: one row per word keeps each
+    word beside its translation."""
+    return {"en": {k: en for k, en, _ in rows}, "ko": {k: ko for k, _, ko in rows}}
+
+
+def _look_up(table: Mapping[str, Mapping[str, str]], key: str, lang: str) -> str:
+    """The word for `key` in `lang` (English where the language has no table; the key itself
+    where the table has no word)."""
+    return table.get(lang, table["en"]).get(key, key)
+
+
+_FACTORS = _word_table(
+    ("backend", "backend", "백엔드"),
+    ("slots", "parallel slots", "동시 슬롯"),
+    ("mtp", "MTP", "MTP"),
+    ("projection", "projection", "환산"),
+    ("build", "build", "빌드"),
+    ("repeats", "repeats", "반복"),
+    ("validity", "validity", "유효성"),
+)
 
 
 def factor_name(factor: str, lang: str) -> str:
-    return _FACTORS.get(lang, _FACTORS["en"]).get(factor, factor)
+    return _look_up(_FACTORS, factor, lang)
 
 
-_STATUS_WORDS = {
-    "en": {
-        "complete": "complete",
-        "provisional": "provisional",
-        "incomplete": "incomplete",
-        "failed": "failed",
-        "unavailable": "unavailable",
-        "not run": "not run",
-    },
-    "ko": {
-        "complete": "완료",
-        "provisional": "잠정",
-        "incomplete": "미완주",
-        "failed": "실패",
-        "unavailable": "사용 불가",
-        "not run": "실행 안 됨",
-    },
-}
+_STATUS_WORDS = _word_table(
+    ("complete", "complete", "완료"),
+    ("provisional", "provisional", "잠정"),
+    ("incomplete", "incomplete", "미완주"),
+    ("failed", "failed", "실패"),
+    ("unavailable", "unavailable", "사용 불가"),
+    ("not run", "not run", "실행 안 됨"),
+)
 
 
 def status_word(status: str, lang: str) -> str:
-    return _STATUS_WORDS.get(lang, _STATUS_WORDS["en"]).get(status, status)
+    return _look_up(_STATUS_WORDS, status, lang)
 
 
-_EFFECT_WORDS = {
-    "en": {
-        "helps": "helps",
-        "hurts": "hurts",
-        "no difference": "no difference",
-        "faster": "faster",
-        "slower": "slower",
-        "mixed": "mixed",
-    },
-    "ko": {
-        "helps": "도움",
-        "hurts": "손해",
-        "no difference": "차이 없음",
-        "faster": "빨라짐",
-        "slower": "느려짐",
-        "mixed": "엇갈림",
-    },
-}
+_EFFECT_WORDS = _word_table(
+    ("helps", "helps", "도움"),
+    ("hurts", "hurts", "손해"),
+    ("no difference", "no difference", "차이 없음"),
+    ("faster", "faster", "빨라짐"),
+    ("slower", "slower", "느려짐"),
+    ("mixed", "mixed", "엇갈림"),
+)
 
 
 def effect_word(effect: Any, lang: str) -> str:
     if effect is None:
         return fmt.DASH
-    return _EFFECT_WORDS.get(lang, _EFFECT_WORDS["en"]).get(str(effect), str(effect))
+    return _look_up(_EFFECT_WORDS, str(effect), lang)
 
 
 def slot_range(lo: int | None, hi: int | None, largest: int | None, lang: str) -> str:

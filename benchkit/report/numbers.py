@@ -90,6 +90,15 @@ class Capped(TypedDict):
     objective_uncapped: float | None
 
 
+class MissingPoint(TypedDict):
+    """A planned point without a complete result (analyse.Missing), as written out."""
+
+    point: Point
+    label: str
+    status: str
+    reason: str | None
+
+
 # Contamination entries as evidence.contamination finds them: {"jobs": [...], ...what differs}.
 Contaminated = list[Mapping[str, object]]
 

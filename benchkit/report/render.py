@@ -327,7 +327,7 @@ def view_model(
     *,
     baseline: Analysed | None,
     build: an.Verdict | None,
-    corrections: dict[str, Any] | None,
+    corrections: ledger.Corrections | None,
     ledger_file: Path | None,
     figs: Mapping[str, str],
     published: bool,
@@ -775,7 +775,7 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
 
 
 def _corrections_view(
-    corr: Mapping[str, Any] | None, ledger_file: Path | None, lang: str
+    corr: ledger.Corrections | None, ledger_file: Path | None, lang: str
 ) -> dict[str, Any]:
     t = i18n.strings(lang)
     if corr is None:
