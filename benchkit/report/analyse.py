@@ -17,7 +17,7 @@ import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -33,6 +33,7 @@ from benchkit.report.numbers import (
     BuildPair,
     Capped,
     Contaminated,
+    Contamination,
     DraftContext,
     DraftingNumbers,
     FactorValue,
@@ -248,7 +249,7 @@ class Missing:
 class Cell:
     """One configuration (the values of the varying factors) and its usable repeats."""
 
-    values: dict[str, Any]
+    values: Point
     jobs: list[str] = field(default_factory=list)
     samples: dict[str, list[float]] = field(default_factory=dict)
 
@@ -276,14 +277,14 @@ class Sweep:
     n_planned: int
     min_effect: float
     knee_gain: float
-    constants: dict[str, Any]
+    constants: Point
     objective: Objective = field(default_factory=lambda: ev.objective_of("throughput"))
     # Declared relative run-to-run noise for single runs (study.noise), if any.
     noise: float | None = None
     # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
     spans: dict[str, dict[str, float]] = field(default_factory=dict)
     # Jobs whose setup differs in something no swept factor explains (evidence.contamination).
-    contaminated: list[dict[str, Any]] = field(default_factory=list)
+    contaminated: list[Contamination] = field(default_factory=list)
     cap_limit: float = 0.05
     # Factors that differ between jobs although the planned space does not vary them.
     unplanned: list[str] = field(default_factory=list)
@@ -322,7 +323,7 @@ class Sweep:
             a, b, min_effect=self.min_effect, single_noise=single, noise_basis=basis, t95=t95
         )
 
-    def taint(self, cells: Iterable[Cell]) -> list[dict[str, Any]]:
+    def taint(self, cells: Iterable[Cell]) -> list[Contamination]:
         """Contamination among the jobs of `cells`."""
         return ev.tainted(self.contaminated, [j for c in cells for j in c.jobs])
 
@@ -517,7 +518,7 @@ class Verdict:
     missing: list[Missing] = field(default_factory=list)
     basis: str | None = None
     numbers: VerdictNumbers = field(default_factory=SlotsNumbers)
-    point: dict[str, Any] | None = None
+    point: Point | None = None
     reasons: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
@@ -544,7 +545,7 @@ def _group(cells: Iterable[Cell], keys: Sequence[str]) -> dict[tuple[str, ...], 
     return out
 
 
-def _context(cell: Cell, keys: Sequence[str]) -> dict[str, Any]:
+def _context(cell: Cell, keys: Sequence[str]) -> Point:
     return {k: cell.values.get(k) for k in keys}
 
 
@@ -741,11 +742,11 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
         candidates = preferred or candidates
     primary = sorted(
         (c for c in min(candidates, key=best_of) if c.mean(m) is not None),
-        key=lambda c: float(c.values["slots"]),
+        key=lambda c: _number(c.values["slots"]),
     )
     ctx = _context(primary[0], rest) if primary else {}
     missing = sw.missing_where(ctx)
-    counts = [int(float(c.values["slots"])) for c in primary]
+    counts = [int(_number(c.values["slots"])) for c in primary]
     cost = [c.mean(m) if eligible(c) else None for c in primary]
     rows: list[SlotsRow] = []
     for i, c in enumerate(primary):
@@ -934,7 +935,7 @@ def drafting_verdict(
         )
         cells_of.append((c_off, c_on))
     # The primary series: what the slots verdict or the backend winner singled out.
-    where: dict[str, Any] = {}
+    where: Point = {}
     if slots is not None and slots.point:
         where = {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
     elif backend is not None and backend.point:
@@ -1020,9 +1021,16 @@ def drafting_verdict(
     )
 
 
+def _number(x: FactorValue) -> float:
+    """A numeric factor's value (a slot count, say), held as a number or its text."""
+    if x is None:
+        raise TypeError("a numeric factor has no value")
+    return float(x)
+
+
 def _slots_in(point: Point) -> int | None:
     """The slot count a point names, if it names one."""
-    return int(float(str(point["slots"]))) if "slots" in point else None
+    return int(_number(point["slots"])) if "slots" in point else None
 
 
 def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
@@ -1105,12 +1113,12 @@ def projection_verdict(
     batch of units costs). Where another complete point is better on the objective, it is
     named with why it is not the recommendation (`better_point`)."""
     m = sw.metric
-    point: dict[str, Any] = {}
+    point: Point = {}
     if slots is not None and slots.point:
         point.update(slots.point)
     elif backend is not None and backend.point:
         point.update(backend.point)
-    at = int(point["slots"]) if "slots" in point else None
+    at = int(_number(point["slots"])) if "slots" in point else None
     if "mtp" in sw.varying:
         point["mtp"] = mtp_effect_at(mtp, at) == "helps"
     if "spec" in sw.varying:
@@ -1198,9 +1206,7 @@ def projection_verdict(
         }
         numbers = replace(numbers, better_point=better)
     # A single run varies nothing: name its point from the settings every job shared.
-    where: dict[str, Any] = {
-        k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants
-    }
+    where: Point = {k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants}
     where.update(cell.values)
     return Verdict(
         "projection",
@@ -1520,7 +1526,7 @@ def detect_caveats(
 
     builds = build_summary(by_job)
     if len({build_identity(b) for b in builds.values()}) > 1:
-        dates = {k: b["date"] for k, b in builds.items() if b.get("date")}
+        dates = {k: d for k, b in builds.items() if (d := b["date"])}
         age = None
         if len(dates) > 1:
             ds = sorted(dates.items(), key=lambda kv: kv[1])
@@ -1577,7 +1583,18 @@ _BUILD_RE = re.compile(
 )
 
 
-def job_build(result: Result) -> dict[str, Any] | None:
+class JobBuild(TypedDict):
+    """A job's llama.cpp build as the report names it."""
+
+    source: str | None
+    build: int | None
+    commit: str | None
+    version: str
+    date: str | None
+    devices: str | None
+
+
+def job_build(result: Result) -> JobBuild | None:
     """One job's llama.cpp build: number, commit, source, source date and devices."""
     sb = result.provenance.server_build
     if sb is None:
@@ -1596,9 +1613,9 @@ def job_build(result: Result) -> dict[str, Any] | None:
     }
 
 
-def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, JobBuild]:
     """Per backend: the llama.cpp build number, commit, source and source date its jobs ran."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JobBuild] = {}
     for data in by_job.values():
         r = schema.load(data)
         b = job_build(r)
@@ -1607,7 +1624,7 @@ def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     return out
 
 
-def build_identity(b: Mapping[str, Any]) -> str:
+def build_identity(b: JobBuild) -> str:
     """What makes two builds the same source: the build number and commit when the version
     names them, else the source date, else the source description."""
     if b.get("build") is not None:

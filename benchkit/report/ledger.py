@@ -22,7 +22,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from benchkit.errors import UserError
 from benchkit.report.analyse import COMPLETE, Verdict, norm
-from benchkit.report.numbers import Light, MissingPoint
+from benchkit.report.numbers import Light, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
@@ -49,7 +49,7 @@ class LedgerVerdict(TypedDict):
     status: str
     missing: list[MissingPoint]
     reasons: NotRequired[list[str]]
-    point: NotRequired[dict[str, object] | None]
+    point: NotRequired[Point | None]
     numbers: NotRequired[dict[str, object]]
 
 

@@ -99,8 +99,26 @@ class MissingPoint(TypedDict):
     reason: str | None
 
 
-# Contamination entries as evidence.contamination finds them: {"jobs": [...], ...what differs}.
-Contaminated = list[Mapping[str, object]]
+class Contamination(TypedDict):
+    """Jobs whose setup differs from the sweep's usual one in an attribute no swept factor
+    explains (evidence.contamination)."""
+
+    attribute: str
+    value: str
+    usual: str
+    jobs: list[str]
+
+
+Contaminated = list[Contamination]
+
+
+class SloBreak(TypedDict):
+    """An SLO limit a point breaks (an unknown value breaks it too)."""
+
+    metric: str
+    value: float | None
+    limit: float
+
 
 # An effect over a run of slot counts: {"from": 1, "to": 1, "effect": "helps"}; `to: None`
 # is up to the largest count tested, `from: None` when slots did not vary.
@@ -145,13 +163,13 @@ class SlotsRow(TypedDict):
     s_per_unit_slot_latency: float | None
     decode_tok_s: float | None
     ctx_total: float | None
-    slo_breaks: list[dict[str, float | str | None]]
+    slo_breaks: list[SloBreak]
     capped: bool
 
 
 class SloExcluded(TypedDict):
     slots: int
-    breaks: list[dict[str, float | str | None]]
+    breaks: list[SloBreak]
 
 
 class Faster(TypedDict):

@@ -58,6 +58,7 @@ from benchkit.results import (
     atomic_write_text,
     find_results,
 )
+from benchkit.schema import ModelInfo, WorkloadInfo
 
 _log = log.get(__name__)
 MULTIRUN_FILE = "multirun.yaml"
@@ -282,7 +283,7 @@ def _context(a: Analysed) -> dict[str, Any]:
     }
 
 
-def _first(results: Sequence[JobResult], key: str) -> dict[str, Any]:
+def _first(results: Sequence[JobResult], key: str) -> dict[str, object]:
     for r in results:
         v = r.provenance.get(key)
         if isinstance(v, dict) and v:
@@ -331,7 +332,7 @@ def view_model(
     ledger_file: Path | None,
     figs: Mapping[str, str],
     published: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Everything the templates print: sentences in the study's language and raw numbers."""
     study = a.study
     lang = study.lang.value
@@ -341,25 +342,28 @@ def view_model(
     if build is not None:
         by["build"] = build
     results = a.results
-    model = _first(results, "model")
+    model = next(
+        (mi for r in results if (mi := r.result.provenance.model) and mi != ModelInfo()),
+        ModelInfo(),
+    )
     hardware = _first(results, "hardware")
     rows = an.records(a.df)
     validity = by["validity"]
 
     # What is compared with what.
     params = ""
-    if model.get("params_total_b") and model.get("params_active_b"):
+    if model.params_total_b and model.params_active_b:
         params = t["model_params"].format(
-            total=_g(model["params_total_b"]), active=_g(model["params_active_b"])
+            total=_g(model.params_total_b), active=_g(model.params_active_b)
         )
     model_line = t["model_line"].format(
-        name=_txt(model.get("name")),
-        arch=_txt(model.get("architecture")),
+        name=_txt(model.name),
+        arch=_txt(model.architecture),
         params=params or "–",
-        quant=_txt(model.get("quant")),
-        size=f", {_g(model['size_gb'])} GB" if model.get("size_gb") else "",
+        quant=_txt(model.quant),
+        size=f", {_g(model.size_gb)} GB" if model.size_gb else "",
     )
-    if model.get("synthetic"):
+    if model.synthetic:
         model_line = model_line[:-1] + ": " + t["synthetic_note"] + "."
     hardware_line = t["hardware_line"].format(
         name=_txt(hardware.get("name")),
@@ -374,43 +378,44 @@ def view_model(
         hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
 
     # Workload and sampling.
-    wl = _first(results, "workload")
+    wl = next(
+        (wi for r in results if (wi := r.result.provenance.workload) and wi != WorkloadInfo()),
+        None,
+    )
     # Where the server tokenized prompts differently from the fixture (another tokenizer or
     # chat template), both counts are shown: the fixture's numbers are not what was measured.
     tokenizer_lines = [
         t["tokenizer_mismatch"].format(
             job=r.job_dir.name,
-            server=integer(r.metrics.get("prompt_tokens")),
-            fixture=integer(r.metrics.get("fixture_prompt_tokens")),
-            n=integer(r.metrics.get("prompt_token_mismatches")),
-            calls=integer(r.metrics.get("calls_completed")),
+            server=integer(r.result.metrics.prompt_tokens),
+            fixture=integer(r.result.metrics.fixture_prompt_tokens),
+            n=integer(r.result.metrics.prompt_token_mismatches),
+            calls=integer(r.result.metrics.calls_completed),
         )
         for r in results
-        if (r.metrics.get("prompt_token_mismatches") or 0) > 0
+        if (r.result.metrics.prompt_token_mismatches or 0) > 0
     ]
     workload_line = None
     if wl:
-        calls = wl.get("calls") or 0
+        calls = wl.calls or 0
         workload_line = t["workload_line"].format(
-            fixture=wl.get("fixture"),
-            units=wl.get("units"),
+            fixture=wl.fixture,
+            units=wl.units,
             calls=integer(calls),
-            prompt=integer(wl.get("prompt_tokens")),
-            mean_prompt=integer((wl.get("prompt_tokens") or 0) / calls) if calls else "–",
-            max_prompt=integer(wl.get("max_prompt_tokens")),
-            completion=integer(wl.get("completion_tokens")),
-            policy=wl.get("output_policy"),
-            cap=integer(wl.get("cap")),
+            prompt=integer(wl.prompt_tokens),
+            mean_prompt=integer((wl.prompt_tokens or 0) / calls) if calls else "–",
+            max_prompt=integer(wl.max_prompt_tokens),
+            completion=integer(wl.completion_tokens),
+            policy=wl.output_policy,
+            cap=integer(wl.cap),
         )
-        replayed = wl.get("units_replayed")
+        replayed = wl.units_replayed
         if replayed is None:  # results written before units_replayed was recorded
             planned = next((r.metrics.get("units_planned") for r in results if r.metrics), None)
             reps = next((r.factors.get("repeats") for r in results), None) or 1
             replayed = int(planned) // int(reps) if planned else None
-        if replayed is not None and replayed != wl.get("units"):
-            workload_line += " " + t["workload_subset"].format(
-                n=integer(replayed), units=wl.get("units")
-            )
+        if replayed is not None and replayed != wl.units:
+            workload_line += " " + t["workload_subset"].format(n=integer(replayed), units=wl.units)
     sampling_lines = []
     profiles = Counter(str((r.provenance.get("sampling") or {}).get("profile")) for r in results)
     if len(profiles) > 1:
@@ -464,7 +469,7 @@ def view_model(
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
 
     # Factor sections.
-    sections: list[dict[str, Any]] = []
+    sections: list[dict[str, object]] = []
     b = by.get("backend")
     if b is not None:
         backends = sorted(
@@ -776,7 +781,7 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
 
 def _corrections_view(
     corr: ledger.Corrections | None, ledger_file: Path | None, lang: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     t = i18n.strings(lang)
     if corr is None:
         return {"intro": t["corrections_no_ledger"], "changes": [], "confirmed": []}
@@ -861,7 +866,7 @@ def render_report(
     try:
         figs = _figures(a, build, tmp, lang)
 
-        def vm_for(published: bool) -> dict[str, Any]:
+        def vm_for(published: bool) -> dict[str, object]:
             return view_model(
                 a,
                 baseline=base,
@@ -899,14 +904,15 @@ def _measured_utc(results: Sequence[JobResult]) -> str | None:
     return max((d for d in dates if d), default=None)
 
 
-def _add_ground_truth(vm: dict[str, Any], source: Path, a: Analysed) -> None:
+def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     """Roofline per job and agreement with llama.cpp's own benchmarks, where known."""
     vm["roofline"] = gt.roofline_rows(a.results)
     truth = gt.load_ground_truth(source)
     vm["ground_truth"] = truth
-    vm["agreement"] = gt.agreement_rows(a.results, truth) if truth else []
+    agreement = gt.agreement_rows(a.results, truth) if truth else []
+    vm["agreement"] = agreement
     vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
-    vm["agreement_config"] = any(r["config"] for r in vm["agreement"])
+    vm["agreement_config"] = any(r["config"] for r in agreement)
 
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:
@@ -933,7 +939,9 @@ def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> 
     return out
 
 
-def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> list[dict[str, Any]]:
+def _verdicts_json(
+    verdicts: Sequence[an.Verdict], a: Analysed, lang: str
+) -> list[dict[str, object]]:
     unit = _unit_name(a.study, lang)
     text = {
         "backend": lambda v: i18n.backend_sentence(v, lang),
@@ -966,7 +974,7 @@ def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> li
 
 def _write_report(
     folder: Path,
-    vm: dict[str, Any],
+    vm: dict[str, object],
     verdicts: Sequence[an.Verdict],
     a: Analysed,
     lang: str,
@@ -996,7 +1004,7 @@ def _publish(
     verdicts: Sequence[an.Verdict],
     lang: str,
     now: str,
-    vm: dict[str, Any],
+    vm: dict[str, object],
 ) -> None:
     """The blog folder: index.md with front matter and relative images, the figures, a
     standalone index.html, verdicts.json. Replaced as a whole, never half-written."""
