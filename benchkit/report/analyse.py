@@ -17,7 +17,7 @@ import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pandas as pd
 
@@ -1373,18 +1373,32 @@ def _tokens_per_call(df: pd.DataFrame, jobs: Sequence[str]) -> float | None:
 # ------------------------------------------------------------------------------- claims
 
 
-def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+class ClaimCheck(TypedDict):
+    """A declared claim and what the measurements say of it."""
+
+    premise: str
+    source: str
+    metric: str
+    expected_min: float | None
+    expected_max: float | None
+    n: int
+    measured_min: float | None
+    measured_max: float | None
+    status: NotRequired[str]
+
+
+def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[ClaimCheck]:
     """Each declared claim (a premise, its source, a metric and an expected range) against
     the complete measurements: `supported` when every measured value is in the range,
     `refuted` when none is, `partly` otherwise, `untestable` when the metric was not
     measured."""
     rows: list[dict[str, Any]] = records(df)
-    out = []
+    out: list[ClaimCheck] = []
     for claim in claims:
         metric = str(claim.get("metric") or "")
         lo, hi = claim.get("expected_min"), claim.get("expected_max")
         vals = [float(r[metric]) for r in rows if usable(r) and _is_num(r.get(metric))]
-        entry = {
+        entry: ClaimCheck = {
             "premise": claim.get("premise", ""),
             "source": claim.get("source", ""),
             "metric": metric,

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
 from benchkit.errors import UserError
-from benchkit.report.analyse import COMPLETE, Verdict, norm
-from benchkit.report.numbers import Light, MissingPoint, Point
+from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
+from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
@@ -58,6 +58,16 @@ class LedgerClaim(TypedDict):
     status: str
     measured_min: float | None
     measured_max: float | None
+
+
+class Context(TypedDict):
+    """What was measured, so that a later correction can say what changed."""
+
+    model: FactorValue
+    hardware: FactorValue
+    workload: FactorValue
+    sampling: FactorValue
+    builds: dict[str, str]
 
 
 class Entry(TypedDict):
@@ -175,8 +185,8 @@ def make_entry(
     published_utc: str,
     source: str,
     verdicts: Sequence[Verdict],
-    claims: Sequence[Mapping[str, Any]],
-    context: Mapping[str, object],
+    claims: Sequence[ClaimCheck],
+    context: Context,
     headline: str,
 ) -> Entry:
     """The ledger line for one publication."""

@@ -142,7 +142,7 @@ class Analysed:
     study: StudyConfig
     sweep: an.Sweep
     verdicts: list[an.Verdict]
-    claims: list[dict[str, Any]]
+    claims: list[an.ClaimCheck]
     caveats: list[dict[str, Any]]
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -270,7 +270,7 @@ def command_lines(
     return head, rows
 
 
-def _context(a: Analysed) -> dict[str, Any]:
+def _context(a: Analysed) -> ledger.Context:
     """What was measured, for the ledger: a later correction can say what changed."""
     c = a.sweep.constants
     builds = an.build_summary(a.records)
