@@ -167,8 +167,9 @@ def job_rows(results: Sequence[JobResult]) -> list[dict[str, object]]:
             continue
         m = r.metrics
         # The power and telemetry blocks are JSON objects read key by key.
-        power: Mapping[str, object] = m["power_w"] if isinstance(m.get("power_w"), dict) else {}
-        tel: Mapping[str, object] = m["telemetry"] if isinstance(m.get("telemetry"), dict) else {}
+        pw, tm = m.get("power_w"), m.get("telemetry")
+        power: Mapping[str, object] = pw if isinstance(pw, dict) else {}
+        tel: Mapping[str, object] = tm if isinstance(tm, dict) else {}
         rows.append(
             {
                 "job": r.job_dir.name,

@@ -204,19 +204,19 @@ def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[Agreem
     )
     rows: list[AgreementRow] = []
     for r in sorted(done, key=lambda r: (r.factors.get("slots", 0), r.job_dir.name)):
-        slots = int(r.factors.get("slots") or 0)
+        slots = int(r.result.factors.get("slots") or 0)
         if by_backend:
             b = by_backend.get(str(r.factors.get("backend")), {}).get(slots)
         else:
             b = by_pl.get(slots)
-        per_seq = r.metrics.get("server_decode_tok_s")
+        per_seq = r.result.metrics.server_decode_tok_s
         ref = float(b["speed_tg"]) if b else None
         server_agg = per_seq * slots if per_seq else None
         rows.append(
             {
                 "slots": slots,
                 "config": ", ".join(f"{k}={_text(r.factors.get(k))}" for k in varying),
-                "benchkit_decode_tok_s": r.metrics.get("decode_tok_s"),
+                "benchkit_decode_tok_s": r.result.metrics.decode_tok_s,
                 "server_per_slot_tok_s": per_seq,
                 "server_aggregate_tok_s": server_agg,
                 "batched_bench_tg_tok_s": ref,

@@ -58,7 +58,7 @@ from benchkit.results import (
     atomic_write_text,
     find_results,
 )
-from benchkit.schema import ModelInfo, WorkloadInfo
+from benchkit.schema import Metrics, ModelInfo, SamplingInfo, WorkloadInfo
 
 _log = log.get(__name__)
 MULTIRUN_FILE = "multirun.yaml"
@@ -165,7 +165,7 @@ def analyse_folder(
         planned,
         min_effect=study.knee_gain,
         knee_gain=study.knee_gain,
-        choices={r.job_dir.name: dict(r.provenance.get("choices") or {}) for r in results},
+        choices={r.job_dir.name: dict(r.result.provenance.choices) for r in results},
         per_repeat={
             r.job_dir.name: list(r.data["passes"])
             for r in results
@@ -411,13 +411,17 @@ def view_model(
         )
         replayed = wl.units_replayed
         if replayed is None:  # results written before units_replayed was recorded
-            planned = next((r.metrics.get("units_planned") for r in results if r.metrics), None)
-            reps = next((r.factors.get("repeats") for r in results), None) or 1
+            planned = next(
+                (mx.units_planned for r in results if (mx := r.result.metrics) != Metrics()), None
+            )
+            reps = next((r.result.factors.get("repeats") for r in results), None) or 1
             replayed = int(planned) // int(reps) if planned else None
         if replayed is not None and replayed != wl.units:
             workload_line += " " + t["workload_subset"].format(n=integer(replayed), units=wl.units)
     sampling_lines = []
-    profiles = Counter(str((r.provenance.get("sampling") or {}).get("profile")) for r in results)
+    profiles = Counter(
+        str(sp.profile if (sp := r.result.provenance.sampling) else None) for r in results
+    )
     if len(profiles) > 1:
         sampling_lines.append(
             t["sampling_mixed"].format(
@@ -426,19 +430,20 @@ def view_model(
         )
     seen_profiles: set[str] = set()
     for r in results:
-        s = r.provenance.get("sampling") or {}
-        prof = str(s.get("profile"))
+        samp = r.result.provenance.sampling or SamplingInfo()
+        prof = str(samp.profile)
         if prof in seen_profiles:
             continue
         seen_profiles.add(prof)
-        if s.get("sent"):
+        if samp.sent:
             sent = ", ".join(
                 f"{k}={json.dumps(v) if isinstance(v, dict | list) else v}"
-                for k, v in s["sent"].items()
+                for k, v in samp.sent.items()
             )
             sampling_lines.append(t["sampling_sent"].format(profile=prof, fields=sent))
         else:
-            props = (r.provenance.get("server") or {}).get("props") or {}
+            server = r.result.provenance.server
+            props = (server.props if server else None) or {}
             d = props.get("default_sampling") or {}
             defaults = f" ({', '.join(f'{k}={v}' for k, v in d.items())})" if d else ""
             sampling_lines.append(t["sampling_unsent"].format(profile=prof, defaults=defaults))
@@ -458,7 +463,7 @@ def view_model(
         [
             (
                 r.job_dir.name,
-                (r.provenance.get("server") or {}).get("argv") or [],
+                srv.argv if (srv := r.result.provenance.server) else [],
                 i18n.point_text({k: r.factors.get(k) for k in a.sweep.varying}, lang)
                 if a.sweep.varying
                 else "",
