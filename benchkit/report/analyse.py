@@ -405,9 +405,10 @@ def build_sweep(
         cell.jobs.append(str(r["job"]))
         reps = [_flat(rep) for rep in per_repeat.get(str(r["job"])) or []]
         for m in metrics:
-            if len(reps) > 1 and all(_is_num(rep.get(m)) for rep in reps):
-                vals = [float(rep[m]) for rep in reps]
-                caps = reps
+            nums = [float(x) for rep in reps if _is_num(x := rep.get(m))]
+            caps: Sequence[Mapping[str, object]]
+            if len(reps) > 1 and len(nums) == len(reps):
+                vals, caps = nums, reps
             elif _is_num(r.get(m)):
                 vals, caps = [float(r[m])], [r]
             else:
@@ -436,7 +437,7 @@ def build_sweep(
         ]
     else:
         keys = varying
-        seen: dict[tuple[str, ...], dict[str, Any]] = {}
+        seen: dict[tuple[str, ...], Point] = {}
         for r in rows:
             seen.setdefault(tuple(norm(r.get(k)) for k in keys), {k: r.get(k) for k in keys})
         points = list(seen.values())
@@ -486,9 +487,9 @@ def build_sweep(
     )
 
 
-def _flat(metrics: Mapping[str, Any]) -> dict[str, Any]:
+def _flat(metrics: Mapping[str, object]) -> dict[str, object]:
     """A pass's metrics with percentile blocks as `<name>_p50` ... keys, as in the table."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for k, v in metrics.items():
         if isinstance(v, dict):
             out.update({f"{k}_{q}": x for q, x in v.items()})
@@ -1498,7 +1499,7 @@ def detect_caveats(
     if swings:
         out.append({"kind": "rate_swing", "threshold": swing, "jobs": swings})
 
-    unspecified: dict[str, dict[str, Any]] = {}
+    unspecified: dict[str, dict[str, object]] = {}
     for job, data in by_job.items():
         prov = data.get("provenance") or {}
         samp = prov.get("sampling") or {}

@@ -23,7 +23,7 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from benchkit.errors import UserError
 from benchkit.report.numbers import Contamination, ObjectiveJson, SloBreak
@@ -266,8 +266,8 @@ def uncapped(value: float | None, row: Mapping[str, Any]) -> float | None:
     return value * (1.0 - share)
 
 
-def is_num(x: Any) -> bool:
-    """A finite number (not a bool, not None, not NaN)."""
+def is_num(x: Any) -> TypeGuard[float | str]:
+    """A finite number (not a bool, not None, not NaN), or the text of one: float() takes it."""
     if x is None or isinstance(x, bool):
         return False
     try:

@@ -91,7 +91,7 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
     `study.key=value` overrides applied and checked against the schema."""
     dicts = [r.provenance.get("study") for r in results]
     found = [d for d in dicts if isinstance(d, dict)]
-    base: dict[str, Any] = {}
+    base: dict[str, object] = {}
     if found:
         keys = [json.dumps(d, sort_keys=True) for d in found]
         common, _ = Counter(keys).most_common(1)[0]
