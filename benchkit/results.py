@@ -76,15 +76,15 @@ class JobResult:
         return None if r is None else str(r)
 
     @property
-    def factors(self) -> dict[str, Any]:
+    def factors(self) -> dict[str, object]:
         return dict(self.data.get("factors") or {})
 
     @property
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self) -> dict[str, object]:
         return dict(self.data.get("metrics") or {})
 
     @property
-    def provenance(self) -> dict[str, Any]:
+    def provenance(self) -> dict[str, object]:
         return dict(self.data.get("provenance") or {})
 
     @cached_property

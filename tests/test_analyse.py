@@ -143,8 +143,8 @@ def test_slots_knee_follows_the_data_elsewhere() -> None:
     sw = sweep_of(slot_curve({1: 100, 2: 180, 3: 186, 4: 188, 6: 185, 8: 183}))
     s = verdicts_of(sw)["slots"]
     assert s.verdict == 2 and s.status == "complete"
-    assert s.numbers["knee_reached"] is True and s.numbers["latency_grows"] is True
-    beyond = {b["slots"]: b for b in s.numbers["beyond"]}
+    assert s.numbers.knee_reached is True and s.numbers.latency_grows is True
+    beyond = {b["slots"]: b for b in s.numbers.beyond}
     assert beyond[8]["ctx_ratio"] == pytest.approx(4.0)
     assert beyond[4]["latency_ratio"] > 1
     text = i18n.slots_sentence(s, "en")
@@ -154,7 +154,7 @@ def test_slots_knee_follows_the_data_elsewhere() -> None:
 def test_no_knee_when_the_largest_count_still_gains() -> None:
     sw = sweep_of(slot_curve({1: 100, 2: 190, 4: 350, 8: 600}))
     s = verdicts_of(sw)["slots"]
-    assert s.verdict == 8 and s.numbers["knee_reached"] is False and s.status == "complete"
+    assert s.verdict == 8 and s.numbers.knee_reached is False and s.status == "complete"
     assert "No knee up to 8 slots" in i18n.slots_sentence(s, "en")
     assert i18n.headline(verdicts_of(sw), "en", "unit").startswith("No knee up to 8 slots")
 
@@ -170,9 +170,9 @@ def test_the_other_backend_can_win_and_ratios_are_per_slot_count() -> None:
     v = verdicts_of(sweep_of(datas))
     b = v["backend"]
     assert b.verdict == "hip" and b.status == "complete" and b.basis == an.THROUGHPUT
-    lo, hi = b.numbers["ratio_range"]["vulkan"]
+    lo, hi = b.numbers.ratio_range["vulkan"]
     assert (lo, hi) == (pytest.approx(1.2), pytest.approx(1.3))
-    assert [c["ratios"]["vulkan"] for c in b.numbers["contexts"]] == pytest.approx([1.2, 1.25, 1.3])
+    assert [c["ratios"]["vulkan"] for c in b.numbers.contexts] == pytest.approx([1.2, 1.25, 1.3])
     assert i18n.backend_sentence(b, "en").startswith("HIP won")
     assert "Vulkan took 1.20x–1.30x as long" in i18n.backend_sentence(b, "en")
     assert i18n.headline(v, "en", "unit").startswith("HIP won")
@@ -188,7 +188,7 @@ def test_backends_that_each_win_somewhere_are_mixed() -> None:
     ]
     b = verdicts_of(sweep_of(datas))["backend"]
     assert b.verdict == "mixed" and b.point is None
-    assert b.numbers["winners"] == {"hip": 1, "vulkan": 1}
+    assert b.numbers.winners == {"hip": 1, "vulkan": 1}
 
 
 def test_a_gap_smaller_than_the_minimum_effect_is_no_difference_without_repeats() -> None:
@@ -209,7 +209,7 @@ def test_repeats_inside_the_noise_are_no_difference_never_a_win() -> None:
     assert v["backend"].verdict == "no difference"
     rep = v["repeats"]
     assert rep.verdict["configs_repeated"] == 2
-    row = next(r for r in rep.numbers["configs"] if r["config"]["backend"] == "hip")
+    row = next(r for r in rep.numbers.configs if r["config"]["backend"] == "hip")
     assert row["n"] == 4 and row["mean"] == pytest.approx(105.0)
     assert row["cv"] == pytest.approx(250**0.5 / 105)
     assert row["ci95"] == pytest.approx(3.182 * row["sd"] / 2)
@@ -258,10 +258,13 @@ def test_mtp_effect_per_slot_count_with_acceptance() -> None:
         {"from": 1, "to": 1, "effect": "helps"},
         {"from": 2, "to": None, "effect": "hurts"},
     ]
-    assert m.numbers["acceptance_range"] == [0.5, 0.5]
-    assert i18n.mtp_runs_text(m, "en") == "helped only at 1 slot and hurt at 2+ slots"
+    assert m.numbers.acceptance_range == [0.5, 0.5]
     assert (
-        i18n.mtp_runs_text(m, "ko")
+        i18n.mtp_runs_text(m.verdict, m.numbers.largest, "en")
+        == "helped only at 1 slot and hurt at 2+ slots"
+    )
+    assert (
+        i18n.mtp_runs_text(m.verdict, m.numbers.largest, "ko")
         == "슬롯 1개에서만 도움이 됐고, 슬롯 2개 이상에서는 손해였습니다"
     )
     # The projection takes MTP where it helps at the knee, else off.
@@ -274,7 +277,10 @@ def test_mtp_that_helps_everywhere_is_recommended_on() -> None:
         datas.append(result("vulkan", n, False, s=200.0 / n, decode=50.0 * n))
         datas.append(result("vulkan", n, True, s=0.7 * 200.0 / n, acceptance=0.8))
     v = verdicts_of(sweep_of(datas))
-    assert i18n.mtp_runs_text(v["mtp"], "en") == "helped at every slot count"
+    assert (
+        i18n.mtp_runs_text(v["mtp"].verdict, v["mtp"].numbers.largest, "en")
+        == "helped at every slot count"
+    )
     assert v["projection"].point is not None and v["projection"].point["mtp"] is True
 
 
@@ -317,13 +323,13 @@ def test_a_missing_point_makes_verdicts_provisional_and_is_named() -> None:
     sw = sweep_of(datas, planned={"slots": [1, 2, 3, 4, 6]})
     v = verdicts_of(sw)
     s = v["slots"]
-    assert s.status == "provisional" and s.verdict == 3 and s.numbers["knee_reached"] is False
+    assert s.status == "provisional" and s.verdict == 3 and s.numbers.knee_reached is False
     assert [(m.point["slots"], m.status, m.reason) for m in s.missing] == [
         (4, "failed", "server crashed"),
         (6, "not run", None),
     ]
     assert v["validity"].verdict == "provisional"
-    assert v["validity"].numbers == {"planned": 5, "completed": 3}
+    assert v["validity"].numbers.to_json() == {"planned": 5, "completed": 3}
     head = i18n.headline(v, "en", "unit")
     assert head.startswith("Provisional:") and "3 slots is only the best completed point" in head
     assert "3 slots was the knee" not in head
@@ -389,7 +395,7 @@ def test_projection_is_units_times_seconds_per_unit_on_the_throughput_basis() ->
     p = v["projection"]
     assert p.basis == an.THROUGHPUT
     assert p.point == {"backend": "vulkan", "mtp": False, "slots": 2}
-    assert p.numbers["seconds"] == pytest.approx(100 * round(20_000 / 180, 1))
+    assert p.numbers.seconds == pytest.approx(100 * round(20_000 / 180, 1))
     assert p.verdict == pytest.approx(round(100 * round(20_000 / 180, 1) / 3600, 2))
     assert p.reasons == ["single_run"]
 
@@ -413,10 +419,10 @@ def test_builds_compare_config_by_config_on_one_basis() -> None:
     new = sweep_of([result("vulkan", 3, s=168.0, decode=191.0, metrics={"prefill_tok_s": 2884.0})])
     b = an.compare_builds(new, base)
     assert b.verdict == "faster" and b.status == "complete"
-    (pair,) = b.numbers["pairs"]
+    (pair,) = b.numbers.pairs
     assert pair["change"] == pytest.approx(168.0 / 188.5 - 1)
     assert pair["prefill_effect"] == "faster" and pair["decode_effect"] == "no difference"
-    assert b.numbers["differs"] == {"sampling": ["unspecified", "qwen-recommended"]}
+    assert b.numbers.differs == {"sampling": ["unspecified", "qwen-recommended"]}
     text = i18n.build_sentence(b, "en")
     assert text.startswith("The new build was 11% faster")
     assert "prefill 2,476 → 2,884 tok/s" in text and "decode 190 → 191 tok/s (unchanged)" in text
@@ -426,8 +432,8 @@ def test_builds_on_different_workloads_are_not_compared() -> None:
     base = sweep_of([result("vulkan", 3, s=188.5, workload="w6")])
     new = sweep_of([result("vulkan", 3, s=168.0, workload="w12")])
     b = an.compare_builds(new, base)
-    assert b.verdict == "not comparable" and b.numbers["pairs"] == []
-    assert b.numbers["blocked_by"] == {"workload": ["w6", "w12"]}
+    assert b.verdict == "not comparable" and b.numbers.pairs == []
+    assert b.numbers.blocked_by == {"workload": ["w6", "w12"]}
     assert "not on the same basis" in i18n.build_sentence(b, "en")
 
 

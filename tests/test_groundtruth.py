@@ -9,12 +9,15 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report import groundtruth as gt
-from benchkit.results import JobResult
+from benchkit.results import SCHEMA_VERSION, JobResult
 
 
 def _job(tmp: Path, name: str, slots: int, sampling: str, decode: float) -> JobResult:
+    # A result as load_result gives it (schema_version and reason are always written).
     data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
         "status": "complete",
+        "reason": None,
         "factors": {"slots": slots, "sampling": sampling, "backend": "cuda", "mtp": False},
         "metrics": {"decode_tok_s": decode, "server_decode_tok_s": decode / slots},
         "provenance": {

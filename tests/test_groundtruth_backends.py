@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.report.groundtruth import agreement_rows, load_ground_truth
-from benchkit.results import JobResult
+from benchkit.results import SCHEMA_VERSION, JobResult
 
 
 def batched(folder: Path, speed: dict[int, float]) -> None:
@@ -20,8 +20,11 @@ def batched(folder: Path, speed: dict[int, float]) -> None:
 
 
 def res(tmp: Path, name: str, backend: str, slots: int, per_slot: float) -> JobResult:
+    # A result as load_result gives it (schema_version and reason are always written).
     data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
         "status": "complete",
+        "reason": None,
         "factors": {"backend": backend, "slots": slots},
         "metrics": {"server_decode_tok_s": per_slot, "decode_tok_s": per_slot * slots},
         "provenance": {"workload": {"calls": 10, "prompt_tokens": 10240, "completion_tokens": 480}},

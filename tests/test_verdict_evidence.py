@@ -71,7 +71,7 @@ def test_an_slo_rules_points_out_of_the_recommendation(tmp_path: Path) -> None:
     v = verdicts(src, "study.slo={ttft_ms_p95: 1600}")
     s = v["slots"]
     assert s.verdict == 3  # 4, 6 and 8 slots wait more than 1.6 s for a first token
-    assert [x["slots"] for x in s.numbers["slo_excluded"]] == [4, 6, 8]
+    assert [x["slots"] for x in s.numbers.slo_excluded] == [4, 6, 8]
     assert v["projection"].point == {"backend": "vulkan", "slots": 3, "mtp": False}
     md = rendered(src, tmp_path, "study.slo={ttft_ms_p95: 1600}")
     assert "| 4 (over the SLO) |" in md
@@ -86,8 +86,8 @@ def test_a_faster_point_than_the_recommendation_is_named_with_its_trade_off(
 
     src = seed_copy(tmp_path, faster_8)
     v = verdicts(src)
-    assert v["slots"].verdict == 4 and v["slots"].numbers["faster"]["slots"] == 8
-    better = v["projection"].numbers["better_point"]
+    assert v["slots"].verdict == 4 and v["slots"].numbers.faster["slots"] == 8
+    better = v["projection"].numbers.better_point
     assert better["point"]["slots"] == 8 and better["why"] == "knee"
     md = rendered(src, tmp_path)
     head = md.split("\n", 3)[2]
@@ -108,7 +108,7 @@ def test_noisy_repeats_whose_intervals_overlap_never_give_a_settled_knee(tmp_pat
     src = seed_copy(tmp_path, noisy)
     s = verdicts(src, "study.noise=null")["slots"]
     assert s.status == "provisional" and "inside_noise" in s.reasons
-    (entry,) = s.numbers["noise"]
+    (entry,) = s.numbers.noise
     assert entry["basis"] == "ci" and entry["base"]["slots"] == 4
     text = i18n.slots_sentence(s, "en")
     assert "their 95% intervals overlap: more repeats would tell them apart" in text
@@ -118,8 +118,8 @@ def test_a_single_run_margin_inside_the_declared_noise_is_provisional(tmp_path: 
     v = verdicts(seed_copy(tmp_path))
     s = v["slots"]
     assert (s.verdict, s.status, s.reasons) == (4, "provisional", ["inside_noise"])
-    assert s.numbers["noise"][0]["other"]["slots"] == 3
-    assert s.numbers["noise"][0]["noise"] == pytest.approx(0.11)
+    assert s.numbers.noise[0]["other"]["slots"] == 3
+    assert s.numbers.noise[0]["noise"] == pytest.approx(0.11)
     # The backend win (1.31-1.40x) is far outside the noise: settled.
     assert (v["backend"].verdict, v["backend"].status) == ("vulkan", "complete")
     # Without a declared noise and without calls to pair, the same margin is a plain knee.
@@ -142,7 +142,7 @@ def test_single_runs_are_compared_unit_by_unit_when_no_noise_is_declared(tmp_pat
     _calls(src / "4", {u: 500.0 for u in units})
     _calls(src / VULKAN_4_OFF, {u: 500.0 * (0.6 if i % 2 else 1.3) for i, u in enumerate(units)})
     s = verdicts(src, "study.noise=null")["slots"]
-    assert s.status == "provisional" and s.numbers["noise"][0]["basis"] == "per_unit"
+    assert s.status == "provisional" and s.numbers.noise[0]["basis"] == "per_unit"
     # Consistent ratios: the 9% margin stands.
     _calls(src / VULKAN_4_OFF, {u: 460.0 + (i % 3) for i, u in enumerate(units)})
     assert verdicts(src, "study.noise=null")["slots"].status == "complete"
@@ -179,7 +179,7 @@ def test_a_winning_job_on_another_setup_makes_its_verdicts_provisional(
     v = verdicts(src)
     for factor in ("slots", "backend", "projection"):
         assert "contaminated" in v[factor].reasons, (what, factor)
-        assert v[factor].numbers["contaminated"][0]["jobs"] == [VULKAN_4_OFF]
+        assert v[factor].numbers.contaminated[0]["jobs"] == [VULKAN_4_OFF]
     md = rendered(src, tmp_path)
     assert named in md
     setup = md.split("## What is compared with what", 1)[1].split("\n## ", 1)[0]
@@ -215,12 +215,10 @@ def test_runaway_outputs_at_the_winning_point_are_said_with_and_without_their_ti
     v = verdicts(src)
     s = v["slots"]
     assert s.verdict == 4 and "capped" in s.reasons
-    assert s.numbers["capped"]["job"] == VULKAN_4_OFF
-    assert s.numbers["capped"]["objective_uncapped"] == pytest.approx(172.4 * 0.7)
+    assert s.numbers.capped["job"] == VULKAN_4_OFF
+    assert s.numbers.capped["objective_uncapped"] == pytest.approx(172.4 * 0.7)
     p = v["projection"]
-    assert "capped" in p.reasons and p.numbers["seconds_uncapped"] == pytest.approx(
-        100 * 172.4 * 0.7
-    )
+    assert "capped" in p.reasons and p.numbers.seconds_uncapped == pytest.approx(100 * 172.4 * 0.7)
     md = rendered(src, tmp_path)
     assert "in job 6, 14% of calls and 30% of call time ran to the generation cap" in md
     assert "without their time it would be about 120.7 s" in md
@@ -238,8 +236,8 @@ def test_an_effect_on_one_backend_only_is_stated_per_backend(tmp_path: Path) -> 
 
     src = seed_copy(tmp_path, hip_mtp_hurts)
     m = verdicts(src)["mtp"]
-    assert m.numbers["scope_differs"] is True
-    by = {s["series"]["backend"]: [r["effect"] for r in s["runs"]] for s in m.numbers["by_series"]}
+    assert m.numbers.scope_differs is True
+    by = {s["series"]["backend"]: [r["effect"] for r in s["runs"]] for s in m.numbers.by_series}
     assert by == {"vulkan": ["helps", "hurts"], "hip": ["hurts"]}
     md = rendered(src, tmp_path)
     head = md.split("\n", 3)[2]
@@ -324,4 +322,4 @@ def test_the_same_build_from_two_sources_is_not_a_confound(tmp_path: Path) -> No
 
     v = verdicts(seed_copy(tmp_path / "older", older_hip))
     assert "contaminated" in v["backend"].reasons
-    assert v["backend"].numbers["contaminated"][0]["value"] == "b11000"
+    assert v["backend"].numbers.contaminated[0]["value"] == "b11000"

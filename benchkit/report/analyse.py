@@ -16,14 +16,41 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, NotRequired, TypedDict
 
 import pandas as pd
 
 from benchkit import schema
 from benchkit.report import evidence as ev
 from benchkit.report.evidence import Judgement, Objective
+from benchkit.report.numbers import (
+    BackendContext,
+    BackendNumbers,
+    BetterPoint,
+    Beyond,
+    BuildNumbers,
+    BuildPair,
+    Capped,
+    Contaminated,
+    Contamination,
+    DraftContext,
+    DraftingNumbers,
+    FactorValue,
+    Faster,
+    MissingPoint,
+    NoiseEntry,
+    Point,
+    ProjectionNumbers,
+    RepeatedConfig,
+    RepeatsNumbers,
+    Run,
+    SeriesRuns,
+    SlotsNumbers,
+    SlotsRow,
+    ValidityNumbers,
+    VerdictNumbers,
+)
 from benchkit.schema import Result
 
 THROUGHPUT = "s_per_unit_throughput"
@@ -101,9 +128,6 @@ class Stats:
     sd: float | None
     cv: float | None
     ci: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "mean": self.mean, "sd": self.sd, "cv": self.cv, "ci95": self.ci}
 
 
 def t95(df: int) -> float:
@@ -204,7 +228,7 @@ def planned_space(
 class Missing:
     """A planned point without a complete result: never run, or incomplete/failed/unavailable."""
 
-    point: dict[str, Any]
+    point: Point
     status: str
     reason: str | None = None
 
@@ -212,7 +236,7 @@ class Missing:
     def label(self) -> str:
         return label(self.point)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MissingPoint:
         return {
             "point": self.point,
             "label": self.label,
@@ -225,7 +249,7 @@ class Missing:
 class Cell:
     """One configuration (the values of the varying factors) and its usable repeats."""
 
-    values: dict[str, Any]
+    values: Point
     jobs: list[str] = field(default_factory=list)
     samples: dict[str, list[float]] = field(default_factory=dict)
 
@@ -253,14 +277,14 @@ class Sweep:
     n_planned: int
     min_effect: float
     knee_gain: float
-    constants: dict[str, Any]
+    constants: Point
     objective: Objective = field(default_factory=lambda: ev.objective_of("throughput"))
     # Declared relative run-to-run noise for single runs (study.noise), if any.
     noise: float | None = None
     # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
     spans: dict[str, dict[str, float]] = field(default_factory=dict)
     # Jobs whose setup differs in something no swept factor explains (evidence.contamination).
-    contaminated: list[dict[str, Any]] = field(default_factory=list)
+    contaminated: list[Contamination] = field(default_factory=list)
     cap_limit: float = 0.05
     # Factors that differ between jobs although the planned space does not vary them.
     unplanned: list[str] = field(default_factory=list)
@@ -299,7 +323,7 @@ class Sweep:
             a, b, min_effect=self.min_effect, single_noise=single, noise_basis=basis, t95=t95
         )
 
-    def taint(self, cells: Iterable[Cell]) -> list[dict[str, Any]]:
+    def taint(self, cells: Iterable[Cell]) -> list[Contamination]:
         """Contamination among the jobs of `cells`."""
         return ev.tainted(self.contaminated, [j for c in cells for j in c.jobs])
 
@@ -381,9 +405,10 @@ def build_sweep(
         cell.jobs.append(str(r["job"]))
         reps = [_flat(rep) for rep in per_repeat.get(str(r["job"])) or []]
         for m in metrics:
-            if len(reps) > 1 and all(_is_num(rep.get(m)) for rep in reps):
-                vals = [float(rep[m]) for rep in reps]
-                caps = reps
+            nums = [float(x) for rep in reps if _is_num(x := rep.get(m))]
+            caps: Sequence[Mapping[str, object]]
+            if len(reps) > 1 and len(nums) == len(reps):
+                vals, caps = nums, reps
             elif _is_num(r.get(m)):
                 vals, caps = [float(r[m])], [r]
             else:
@@ -412,7 +437,7 @@ def build_sweep(
         ]
     else:
         keys = varying
-        seen: dict[tuple[str, ...], dict[str, Any]] = {}
+        seen: dict[tuple[str, ...], Point] = {}
         for r in rows:
             seen.setdefault(tuple(norm(r.get(k)) for k in keys), {k: r.get(k) for k in keys})
         points = list(seen.values())
@@ -462,9 +487,9 @@ def build_sweep(
     )
 
 
-def _flat(metrics: Mapping[str, Any]) -> dict[str, Any]:
+def _flat(metrics: Mapping[str, object]) -> dict[str, object]:
     """A pass's metrics with percentile blocks as `<name>_p50` ... keys, as in the table."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for k, v in metrics.items():
         if isinstance(v, dict):
             out.update({f"{k}_{q}": x for q, x in v.items()})
@@ -493,11 +518,11 @@ class Verdict:
     status: str
     missing: list[Missing] = field(default_factory=list)
     basis: str | None = None
-    numbers: dict[str, Any] = field(default_factory=dict)
-    point: dict[str, Any] | None = None
+    numbers: VerdictNumbers = field(default_factory=SlotsNumbers)
+    point: Point | None = None
     reasons: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "factor": self.factor,
             "verdict": self.verdict,
@@ -506,7 +531,7 @@ class Verdict:
             "reasons": list(self.reasons),
             "basis": self.basis,
             "point": self.point,
-            "numbers": self.numbers,
+            "numbers": self.numbers.to_json(),
         }
 
 
@@ -521,7 +546,7 @@ def _group(cells: Iterable[Cell], keys: Sequence[str]) -> dict[tuple[str, ...], 
     return out
 
 
-def _context(cell: Cell, keys: Sequence[str]) -> dict[str, Any]:
+def _context(cell: Cell, keys: Sequence[str]) -> Point:
     return {k: cell.values.get(k) for k in keys}
 
 
@@ -533,7 +558,7 @@ def _sort_key(v: Any) -> tuple[int, float, str]:
     return (1, 0.0, norm(v))
 
 
-def _noise_entry(j: Judgement, base: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+def _noise_entry(j: Judgement, base: Point, other: Point) -> NoiseEntry:
     return {
         "base": dict(base),
         "other": dict(other),
@@ -560,7 +585,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     clear: dict[str, int] = {}
     ties = 0
     ratios: dict[str, list[float]] = {}
-    noise: list[dict[str, Any]] = []
+    noise: list[NoiseEntry] = []
     used: list[Cell] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         scored = [c for c in group if c.mean(m) is not None]
@@ -569,7 +594,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         used += scored
         best_c = min(scored, key=lambda c: float(c.mean(m) or 0.0))
         best_v = float(best_c.mean(m) or 0.0)
-        entry: dict[str, Any] = {"context": _context(best_c, rest), "values": {}, "ratios": {}}
+        entry: BackendContext = {"context": _context(best_c, rest), "values": {}, "ratios": {}}
         real = shaky = False
         for c in sorted(scored, key=lambda c: float(c.mean(m) or 0.0)):
             b = str(c.values["backend"])
@@ -604,7 +629,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
             PROVISIONAL,
             missing,
             m,
-            {"contexts": []},
+            BackendNumbers(contexts=[]),
             reasons=["no_comparison"],
         )
     # One backend that wins wherever any difference counts is the winner (ties elsewhere
@@ -616,36 +641,38 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     else:
         verdict = "mixed"
     reasons: list[str] = []
-    numbers: dict[str, Any] = {
-        "contexts": contexts,
-        "winners": winners,
-        "ties": ties,
-        "ratio_range": {b: [min(v), max(v)] for b, v in ratios.items()},
-        "compared": len(contexts),
-        "objective": sw.objective.to_json(),
-    }
-    if isinstance(verdict, str) and verdict in winners and not clear.get(verdict):
+    shaky = isinstance(verdict, str) and verdict in winners and not clear.get(verdict)
+    if shaky:
         reasons.append("inside_noise")
-        numbers["noise"] = noise
-    _taint(sw, used, reasons, numbers)
+    numbers = BackendNumbers(
+        contexts=contexts,
+        winners=winners,
+        ties=ties,
+        ratio_range={b: [min(v), max(v)] for b, v in ratios.items()},
+        compared=len(contexts),
+        objective=sw.objective.to_json(),
+        noise=noise if shaky else None,
+        contaminated=_taint(sw, used, reasons),
+    )
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
 
 
-def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str], numbers: dict[str, Any]) -> None:
+def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str]) -> Contaminated | None:
     """A verdict resting on jobs that differ in something no swept factor explains is
-    provisional, and names the jobs and the difference."""
+    provisional, and names the jobs and the difference (None: no such jobs)."""
     bad = sw.taint(cells)
     if bad:
         reasons.append("contaminated")
-        numbers["contaminated"] = bad
+        return list(bad)
+    return None
 
 
-def _capped(sw: Sweep, cell: Cell) -> dict[str, Any] | None:
+def _capped(sw: Sweep, cell: Cell) -> Capped | None:
     """The cell's job with the most runaway output, when it is over the study's cap limit."""
-    worst: dict[str, Any] | None = None
+    worst: Capped | None = None
     for job in cell.jobs:
         row = sw.row(job)
         if not ev.over_cap(row, sw.cap_limit):
@@ -716,13 +743,13 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
         candidates = preferred or candidates
     primary = sorted(
         (c for c in min(candidates, key=best_of) if c.mean(m) is not None),
-        key=lambda c: float(c.values["slots"]),
+        key=lambda c: _number(c.values["slots"]),
     )
     ctx = _context(primary[0], rest) if primary else {}
     missing = sw.missing_where(ctx)
-    counts = [int(float(c.values["slots"])) for c in primary]
+    counts = [int(_number(c.values["slots"])) for c in primary]
     cost = [c.mean(m) if eligible(c) else None for c in primary]
-    rows: list[dict[str, Any]] = []
+    rows: list[SlotsRow] = []
     for i, c in enumerate(primary):
         prev = primary[i - 1].mean(m) if i else None
         rows.append(
@@ -731,38 +758,36 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
                 "objective": c.mean(m),
                 "objective_uncapped": c.mean(f"{m}_uncapped"),
                 "change_vs_previous": None if not prev else float(c.mean(m) or 0.0) / prev - 1,
-                THROUGHPUT: c.mean(THROUGHPUT),
-                SLOT_LATENCY: c.mean(SLOT_LATENCY),
-                DECODE: c.mean(DECODE),
+                "s_per_unit_throughput": c.mean(THROUGHPUT),
+                "s_per_unit_slot_latency": c.mean(SLOT_LATENCY),
+                "decode_tok_s": c.mean(DECODE),
                 "ctx_total": _first_num(sw.df, c.jobs, "ctx_total"),
                 "slo_breaks": sw.objective.meets(_values(c)),
                 "capped": _capped(sw, c) is not None,
             }
         )
-    numbers: dict[str, Any] = {
-        "series": ctx,
-        "rows": rows,
-        "knee_gain": sw.knee_gain,
-        "objective": sw.objective.to_json(),
-        "slo_excluded": [
+    known = SlotsNumbers(
+        series=ctx,
+        rows=rows,
+        knee_gain=sw.knee_gain,
+        objective=sw.objective.to_json(),
+        slo_excluded=[
             {"slots": r["slots"], "breaks": r["slo_breaks"]} for r in rows if r["slo_breaks"]
         ],
-    }
+    )
     reasons: list[str] = []
-    _taint(sw, primary, reasons, numbers)
+    known = replace(known, contaminated=_taint(sw, primary, reasons), knee_reached=False)
     if all(c is None for c in cost):
-        numbers["knee_reached"] = False
         reasons.append("slo_none" if primary else "no_comparison")
-        return Verdict("slots", None, PROVISIONAL, missing, m, numbers, None, reasons)
+        return Verdict("slots", None, PROVISIONAL, missing, m, known, None, reasons)
     if len(primary) < 2:
-        numbers["knee_reached"] = False
         return Verdict(
             "slots",
             counts[0],
             PROVISIONAL,
             missing,
             m,
-            numbers,
+            known,
             {**ctx, "slots": counts[0]},
             [*reasons, "one_slot_count"],
         )
@@ -775,44 +800,43 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     assert k is not None
     ki = counts.index(k)
     bi = min((i for i, c in enumerate(cost) if c is not None), key=lambda i: float(cost[i] or 0.0))
-    numbers["knee_reached"] = reached
-    numbers["best_slots"] = counts[bi]
-    numbers["best_throughput_slots"] = min(rows, key=lambda r: r[THROUGHPUT] or math.inf)["slots"]
+    faster: Faster | None = None
     if bi != ki:
         ck, cb = rows[ki]["ctx_total"], rows[bi]["ctx_total"]
-        lk, lb = rows[ki][SLOT_LATENCY], rows[bi][SLOT_LATENCY]
-        numbers["faster"] = {
+        lk, lb = rows[ki]["s_per_unit_slot_latency"], rows[bi]["s_per_unit_slot_latency"]
+        faster = {
             "slots": counts[bi],
             "faster_by": 1 - float(cost[bi] or 0.0) / float(cost[ki] or 1.0),
             "ctx_ratio": cb / ck if cb and ck else counts[bi] / k,
             "latency_ratio": lb / lk if lb and lk else None,
         }
+    noise: list[NoiseEntry] | None = None
     # A knee taken because its interval overlaps the best count's, not because it is within
     # the knee margin: the data cannot tell them apart yet.
-    if bi != ki and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
+    if faster is not None and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
         j = sw.judge(primary[bi], primary[ki])
         if j is not None:
             reasons.append("inside_noise")
-            numbers["noise"] = [_noise_entry(j, primary[bi].values, primary[ki].values)]
-            numbers["faster"]["inside_noise"] = True
+            noise = [_noise_entry(j, primary[bi].values, primary[ki].values)]
+            faster["inside_noise"] = True
     # Is the knee's margin over the next smaller count real?
     if ki > 0:
         j = sw.judge(primary[ki], primary[ki - 1])
-        if j is not None and j.inside_noise and j.effect == "worse" and "noise" not in numbers:
+        if j is not None and j.inside_noise and j.effect == "worse" and noise is None:
             reasons.append("inside_noise")
-            numbers["noise"] = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
+            noise = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
     cap = _capped(sw, primary[ki])
+    knee_uncapped = None
     if cap is not None:
         reasons.append("capped")
-        numbers["capped"] = cap
         plain = [c.mean(f"{m}_uncapped") if eligible(c) else None for c in primary]
         if all(x is not None for x in plain):
             k2, _ = knee(counts, plain, sw.knee_gain)
             if k2 != k:
-                numbers["knee_uncapped"] = k2
-    beyond = []
+                knee_uncapped = k2
+    beyond: list[Beyond] = []
     for i in range(ki + 1, len(primary)):
-        lat_k, lat_i = rows[ki][SLOT_LATENCY], rows[i][SLOT_LATENCY]
+        lat_k, lat_i = rows[ki]["s_per_unit_slot_latency"], rows[i]["s_per_unit_slot_latency"]
         ctx_k, ctx_i = rows[ki]["ctx_total"], rows[i]["ctx_total"]
         beyond.append(
             {
@@ -823,9 +847,19 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
                 "ctx_total": ctx_i,
             }
         )
-    numbers["beyond"] = beyond
-    numbers["latency_grows"] = (
-        all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None
+    numbers = replace(
+        known,
+        knee_reached=reached,
+        best_slots=counts[bi],
+        best_throughput_slots=min(rows, key=lambda r: r["s_per_unit_throughput"] or math.inf)[
+            "slots"
+        ],
+        faster=faster,
+        noise=noise,
+        capped=cap,
+        knee_uncapped=knee_uncapped,
+        beyond=beyond,
+        latency_grows=(all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None),
     )
     return Verdict(
         "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
@@ -841,12 +875,12 @@ def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
     return None
 
 
-def _runs(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _runs(entries: Sequence[DraftContext]) -> list[Run]:
     """Effects by slot count as runs: [{"from": 1, "to": 1, "effect": "helps"}, {"from": 2,
     "to": None, "effect": "hurts"}], `to: None` meaning up to the largest count tested."""
-    runs: list[dict[str, Any]] = []
+    runs: list[Run] = []
     for e in entries:
-        s = int(float(e["context"]["slots"])) if "slots" in e["context"] else None
+        s = _slots_in(e["context"])
         if runs and runs[-1]["effect"] == e["effect"]:
             runs[-1]["to"] = s
         else:
@@ -875,7 +909,7 @@ def drafting_verdict(
     m = sw.metric
     name = factor if factor == "mtp" else f"{factor}={norm(on)}"
     rest = [k for k in sw.varying if k != factor]
-    contexts: list[dict[str, Any]] = []
+    contexts: list[DraftContext] = []
     cells_of: list[tuple[Cell, Cell]] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         c_on = next((c for c in group if c.get(factor) == norm(on)), None)
@@ -902,23 +936,27 @@ def drafting_verdict(
         )
         cells_of.append((c_off, c_on))
     # The primary series: what the slots verdict or the backend winner singled out.
-    where: dict[str, Any] = {}
+    where: Point = {}
     if slots is not None and slots.point:
         where = {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
     elif backend is not None and backend.point:
         where = dict(backend.point)
 
-    def in_where(e: Mapping[str, Any]) -> bool:
+    def in_where(e: DraftContext) -> bool:
         return all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
 
-    order = (lambda e: float(e["context"]["slots"])) if "slots" in rest else (lambda e: 0.0)
+    def order(e: DraftContext) -> float:
+        return float(_slots_in(e["context"]) or 0) if "slots" in rest else 0.0
+
     primary = sorted((e for e in contexts if in_where(e)), key=order)
     series_keys = [k for k in rest if k != "slots"]
-    by_series: dict[str, dict[str, Any]] = {}
+    by_series: dict[str, tuple[Point, list[DraftContext]]] = {}
     for e in sorted(contexts, key=order):
         ctx = {k: e["context"].get(k) for k in series_keys}
-        by_series.setdefault(label(ctx), {"series": ctx, "entries": []})["entries"].append(e)
-    series_runs = [{"series": s["series"], "runs": _runs(s["entries"])} for s in by_series.values()]
+        by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    series_runs: list[SeriesRuns] = [
+        {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
+    ]
     scope_differs = (
         len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
     )
@@ -933,25 +971,26 @@ def drafting_verdict(
         for mi in sw.missing_where(where)
         if factor not in mi.point or norm(mi.point[factor]) in compared
     ]
-    numbers: dict[str, Any] = {
-        "factor": factor,
-        "on_value": on,
-        "off_value": off,
-        "contexts": contexts,
-        "primary": where,
-        "acceptance_range": [min(acc), max(acc)] if acc else None,
-        "acceptance_by_backend": {b: [min(v), max(v)] for b, v in acc_by.items()},
-        "by_series": series_runs,
-        "scope_differs": scope_differs,
-        "objective": sw.objective.to_json(),
-    }
+    numbers = DraftingNumbers(
+        factor=factor,
+        on_value=on,
+        off_value=off,
+        contexts=contexts,
+        primary=where,
+        acceptance_range=[min(acc), max(acc)] if acc else None,
+        acceptance_by_backend={b: [min(v), max(v)] for b, v in acc_by.items()},
+        by_series=series_runs,
+        scope_differs=scope_differs,
+        objective=sw.objective.to_json(),
+    )
     if not primary:
         return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
     reasons: list[str] = []
     shaky = [e for e in primary if e["inside_noise"]]
+    noise: list[NoiseEntry] | None = None
     if shaky:
         reasons.append("inside_noise")
-        numbers["noise"] = [
+        noise = [
             {
                 "base": {**e["context"], factor: off},
                 "other": {**e["context"], factor: on},
@@ -961,7 +1000,7 @@ def drafting_verdict(
             }
             for e in shaky
         ]
-    _taint(
+    bad = _taint(
         sw,
         [
             c
@@ -970,14 +1009,29 @@ def drafting_verdict(
             for c in (c_off, c_on)
         ],
         reasons,
-        numbers,
     )
-    numbers["largest"] = (
-        int(float(primary[-1]["context"]["slots"])) if "slots" in primary[-1]["context"] else None
+    numbers = replace(
+        numbers,
+        noise=noise,
+        contaminated=bad,
+        largest=_slots_in(primary[-1]["context"]),
+        compared=True,
     )
     return Verdict(
         name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
     )
+
+
+def _number(x: FactorValue) -> float:
+    """A numeric factor's value (a slot count, say), held as a number or its text."""
+    if x is None:
+        raise TypeError("a numeric factor has no value")
+    return float(x)
+
+
+def _slots_in(point: Point) -> int | None:
+    """The slot count a point names, if it names one."""
+    return int(_number(point["slots"])) if "slots" in point else None
 
 
 def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
@@ -1004,7 +1058,8 @@ def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
     """The effect a drafting verdict's runs give at a slot count."""
     if v is None or not isinstance(v.verdict, list):
         return None
-    for run in v.verdict:
+    runs: list[Run] = v.verdict
+    for run in runs:
         lo = run["from"]
         hi = run["to"]
         if slots is None or lo is None:
@@ -1017,12 +1072,22 @@ def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
 def repeats_verdict(sw: Sweep) -> Verdict:
     """Noise of every configuration that ran more than once: mean, CV and 95% CI on the
     objective's metric."""
-    rows = []
+    rows: list[RepeatedConfig] = []
     for c in sw.cells:
         s = c.stats(sw.metric)
         if s is not None and s.n > 1:
-            rows.append({"config": dict(c.values), **s.to_json(), "jobs": list(c.jobs)})
-    numbers: dict[str, Any] = {"configs": rows, "declared_noise": sw.noise}
+            rows.append(
+                {
+                    "config": dict(c.values),
+                    "n": s.n,
+                    "mean": s.mean,
+                    "sd": s.sd,
+                    "cv": s.cv,
+                    "ci95": s.ci,
+                    "jobs": list(c.jobs),
+                }
+            )
+    numbers = RepeatsNumbers(configs=rows, declared_noise=sw.noise)
     if not rows:
         return Verdict("repeats", None, COMPLETE, [], sw.metric, numbers)
     max_cv = max((r["cv"] or 0.0) for r in rows)
@@ -1049,18 +1114,19 @@ def projection_verdict(
     batch of units costs). Where another complete point is better on the objective, it is
     named with why it is not the recommendation (`better_point`)."""
     m = sw.metric
-    point: dict[str, Any] = {}
+    point: Point = {}
     if slots is not None and slots.point:
         point.update(slots.point)
     elif backend is not None and backend.point:
         point.update(backend.point)
-    at = int(point["slots"]) if "slots" in point else None
+    at = int(_number(point["slots"])) if "slots" in point else None
     if "mtp" in sw.varying:
         point["mtp"] = mtp_effect_at(mtp, at) == "helps"
     if "spec" in sw.varying:
         helping = [v for v in specs if mtp_effect_at(v, at) == "helps"]
         best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
-        point["spec"] = best.numbers["on_value"] if best is not None else "none"
+        drafted = best.numbers if best is not None else None
+        point["spec"] = drafted.on_value if isinstance(drafted, DraftingNumbers) else "none"
     depends = [v for v in (backend, slots, mtp, *specs) if v is not None]
     reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
 
@@ -1086,30 +1152,31 @@ def projection_verdict(
             PROVISIONAL,
             missing,
             THROUGHPUT,
-            {"units": units, "objective": sw.objective.to_json()},
+            ProjectionNumbers(units=units, objective=sw.objective.to_json()),
             point or None,
             [*reasons, "no_result"],
         )
     if s.n < 2:
         reasons.append("single_run")
-    numbers: dict[str, Any] = {
-        "units": units,
-        "s_per_unit": s.mean,
-        "seconds": units * s.mean,
-        "ci_seconds": None if s.ci is None else units * s.ci,
-        "n": s.n,
-        "units_measured": _first_num(sw.df, cell.jobs, "units_completed"),
-        "slot_latency": cell.mean(SLOT_LATENCY),
-        "objective": sw.objective.to_json(),
-        "objective_value": cell.mean(m),
-    }
     uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
     cap = _capped(sw, cell)
     if cap is not None:
         reasons.append("capped")
-        numbers["capped"] = cap
-        numbers["seconds_uncapped"] = None if uncapped is None else units * uncapped
-    _taint(sw, [cell], reasons, numbers)
+    numbers = ProjectionNumbers(
+        units=units,
+        s_per_unit=s.mean,
+        seconds=units * s.mean,
+        ci_seconds=None if s.ci is None else units * s.ci,
+        n=s.n,
+        units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
+        slot_latency=cell.mean(SLOT_LATENCY),
+        objective=sw.objective.to_json(),
+        objective_value=cell.mean(m),
+        capped=cap,
+        seconds_uncapped=None if uncapped is None else units * uncapped,
+        contaminated=_taint(sw, [cell], reasons),
+        measured=True,
+    )
     # Never worse than another complete point without saying so.
     best_cell = min(
         (c for c in sw.cells if fits(c)), key=lambda c: float(c.mean(m) or 0.0), default=cell
@@ -1123,10 +1190,10 @@ def projection_verdict(
         elif _capped(sw, best_cell) is not None:
             why = "capped"
         elif slots is not None and norm(best_cell.values.get("slots")) == norm(
-            (slots.numbers.get("faster") or {}).get("slots", "-")
+            _faster_slots(slots)
         ):
             why = "knee"
-        numbers["better_point"] = {
+        better: BetterPoint = {
             "point": dict(best_cell.values),
             "faster_by": 1 - best_v / rec_v,
             "inside_noise": j is not None and (j.inside_noise or j.basis == "ci"),
@@ -1138,10 +1205,9 @@ def projection_verdict(
                 _first_num(sw.df, cell.jobs, "ctx_total"),
             ),
         }
+        numbers = replace(numbers, better_point=better)
     # A single run varies nothing: name its point from the settings every job shared.
-    where: dict[str, Any] = {
-        k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants
-    }
+    where: Point = {k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants}
     where.update(cell.values)
     return Verdict(
         "projection",
@@ -1159,8 +1225,16 @@ def _ratio_or_none(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
+def _faster_slots(v: Verdict) -> FactorValue:
+    """The slot count that measured faster than the slots verdict's knee ("-": none)."""
+    f = v.numbers.faster if isinstance(v.numbers, SlotsNumbers) else None
+    return f["slots"] if f else "-"
+
+
 def _ratio_at(v: Verdict, slots: int | None) -> float:
-    for e in v.numbers.get("contexts", []):
+    if not isinstance(v.numbers, DraftingNumbers):
+        return math.inf
+    for e in v.numbers.contexts:
         if slots is None or norm(e["context"].get("slots")) == norm(slots):
             return float(e["ratio"])
     return math.inf
@@ -1175,7 +1249,7 @@ def validity_verdict(sw: Sweep) -> Verdict:
         _status(sw.missing),
         list(sw.missing),
         None,
-        {"planned": sw.n_planned, "completed": sw.n_planned - n_missing},
+        ValidityNumbers(planned=sw.n_planned, completed=sw.n_planned - n_missing),
     )
 
 
@@ -1212,11 +1286,11 @@ def compare_builds(new: Sweep, base: Sweep) -> Verdict:
             COMPLETE,
             [],
             THROUGHPUT,
-            {"blocked_by": blocked, "differs": differs, "pairs": []},
+            BuildNumbers(pairs=[], differs=differs, blocked_by=blocked),
         )
     keys = sorted((set(new.varying) | set(base.varying)) - set(differs))
-    pairs: list[dict[str, Any]] = []
-    unmatched: list[dict[str, Any]] = []
+    pairs: list[BuildPair] = []
+    unmatched: list[Point] = []
     for c in new.cells:
         want = {k: c.values.get(k, new.constants.get(k)) for k in keys}
         b = next(
@@ -1263,13 +1337,13 @@ def compare_builds(new: Sweep, base: Sweep) -> Verdict:
     else:
         verdict = "mixed"
     changes = [float(p["change"]) for p in pairs]
-    numbers = {
-        "pairs": pairs,
-        "unmatched": unmatched,
-        "differs": differs,
-        "median_change": statistics.median(changes) if changes else None,
-        "change_range": [min(changes), max(changes)] if changes else None,
-    }
+    numbers = BuildNumbers(
+        pairs=pairs,
+        unmatched=unmatched,
+        differs=differs,
+        median_change=statistics.median(changes) if changes else None,
+        change_range=[min(changes), max(changes)] if changes else None,
+    )
     missing = [m for m in new.missing]
     reasons = [] if pairs else ["no_comparison"]
     return Verdict(
@@ -1300,18 +1374,32 @@ def _tokens_per_call(df: pd.DataFrame, jobs: Sequence[str]) -> float | None:
 # ------------------------------------------------------------------------------- claims
 
 
-def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+class ClaimCheck(TypedDict):
+    """A declared claim and what the measurements say of it."""
+
+    premise: str
+    source: str
+    metric: str
+    expected_min: float | None
+    expected_max: float | None
+    n: int
+    measured_min: float | None
+    measured_max: float | None
+    status: NotRequired[str]
+
+
+def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[ClaimCheck]:
     """Each declared claim (a premise, its source, a metric and an expected range) against
     the complete measurements: `supported` when every measured value is in the range,
     `refuted` when none is, `partly` otherwise, `untestable` when the metric was not
     measured."""
     rows: list[dict[str, Any]] = records(df)
-    out = []
+    out: list[ClaimCheck] = []
     for claim in claims:
         metric = str(claim.get("metric") or "")
         lo, hi = claim.get("expected_min"), claim.get("expected_max")
         vals = [float(r[metric]) for r in rows if usable(r) and _is_num(r.get(metric))]
-        entry = {
+        entry: ClaimCheck = {
             "premise": claim.get("premise", ""),
             "source": claim.get("source", ""),
             "metric": metric,
@@ -1411,7 +1499,7 @@ def detect_caveats(
     if swings:
         out.append({"kind": "rate_swing", "threshold": swing, "jobs": swings})
 
-    unspecified: dict[str, dict[str, Any]] = {}
+    unspecified: dict[str, dict[str, object]] = {}
     for job, data in by_job.items():
         prov = data.get("provenance") or {}
         samp = prov.get("sampling") or {}
@@ -1453,7 +1541,7 @@ def detect_caveats(
 
     builds = build_summary(by_job)
     if len({build_identity(b) for b in builds.values()}) > 1:
-        dates = {k: b["date"] for k, b in builds.items() if b.get("date")}
+        dates = {k: d for k, b in builds.items() if (d := b["date"])}
         age = None
         if len(dates) > 1:
             ds = sorted(dates.items(), key=lambda kv: kv[1])
@@ -1510,7 +1598,18 @@ _BUILD_RE = re.compile(
 )
 
 
-def job_build(result: Result) -> dict[str, Any] | None:
+class JobBuild(TypedDict):
+    """A job's llama.cpp build as the report names it."""
+
+    source: str | None
+    build: int | None
+    commit: str | None
+    version: str
+    date: str | None
+    devices: str | None
+
+
+def job_build(result: Result) -> JobBuild | None:
     """One job's llama.cpp build: number, commit, source, source date and devices."""
     sb = result.provenance.server_build
     if sb is None:
@@ -1529,9 +1628,9 @@ def job_build(result: Result) -> dict[str, Any] | None:
     }
 
 
-def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, JobBuild]:
     """Per backend: the llama.cpp build number, commit, source and source date its jobs ran."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JobBuild] = {}
     for data in by_job.values():
         r = schema.load(data)
         b = job_build(r)
@@ -1540,7 +1639,7 @@ def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     return out
 
 
-def build_identity(b: Mapping[str, Any]) -> str:
+def build_identity(b: JobBuild) -> str:
     """What makes two builds the same source: the build number and commit when the version
     names them, else the source date, else the source description."""
     if b.get("build") is not None:

@@ -159,15 +159,17 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.0f}%"
 
 
-def job_rows(results: Sequence[JobResult]) -> list[dict[str, Any]]:
+def job_rows(results: Sequence[JobResult]) -> list[dict[str, object]]:
     """One row per complete job with its telemetry figures (None where not measured)."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for r in results:
         if r.status != "complete":
             continue
         m = r.metrics
-        power: dict[str, Any] = m["power_w"] if isinstance(m.get("power_w"), dict) else {}
-        tel: dict[str, Any] = m["telemetry"] if isinstance(m.get("telemetry"), dict) else {}
+        # The power and telemetry blocks are JSON objects read key by key.
+        pw, tm = m.get("power_w"), m.get("telemetry")
+        power: Mapping[str, object] = pw if isinstance(pw, dict) else {}
+        tel: Mapping[str, object] = tm if isinstance(tm, dict) else {}
         rows.append(
             {
                 "job": r.job_dir.name,
@@ -189,7 +191,7 @@ def job_rows(results: Sequence[JobResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]:
     """Per pair of backends: the other's J/unit over the reference's (the backend with the
     lower mean J/unit) at each setting of the other factors both completed."""
     with_j = [r for r in rows if r["j_per_unit"] is not None and r["backend"] is not None]
@@ -252,7 +254,7 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
     return lines
 
 
-def _recommended(a: Any) -> dict[str, Any] | None:
+def _recommended(a: Any) -> dict[str, object] | None:
     """The projection verdict's point (the report's recommendation), if it names one."""
     verdict = getattr(a, "verdict", None)
     v = verdict("projection") if callable(verdict) else None
@@ -316,7 +318,7 @@ def telemetry_figure(job_dir: Path, out_dir: Path, lang: str, point: str) -> str
     return FIGURE
 
 
-def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, Any]:
+def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     """The section's view model; {"show": False} when no job carries telemetry keys (results
     from before benchkit sampled anything), so older reports render as they did. With a
     `folder`, the figure is drawn into it."""

@@ -23,9 +23,10 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from benchkit.errors import UserError
+from benchkit.report.numbers import Contamination, ObjectiveJson, SloBreak
 from benchkit.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
 
 THROUGHPUT = "s_per_unit_throughput"
@@ -53,16 +54,16 @@ class Objective:
     def per_unit(self) -> bool:
         return self.metric in PER_UNIT
 
-    def meets(self, values: Mapping[str, float | None]) -> list[dict[str, Any]]:
+    def meets(self, values: Mapping[str, float | None]) -> list[SloBreak]:
         """The SLO limits a point breaks ({metric, value, limit}); unknown values break too."""
-        out = []
+        out: list[SloBreak] = []
         for metric, limit in self.slo.items():
             v = values.get(metric)
             if v is None or v > limit:
                 out.append({"metric": metric, "value": v, "limit": limit})
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ObjectiveJson:
         return {"name": self.name, "metric": self.metric, "slo": dict(self.slo)}
 
 
@@ -196,12 +197,12 @@ def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
 
 def contamination(
     setups: Mapping[str, Mapping[str, str]], varying: Sequence[str], extra: Sequence[str] = ()
-) -> list[dict[str, Any]]:
+) -> list[Contamination]:
     """Groups of jobs whose setup differs from the sweep's usual one in an attribute that no
     swept factor explains: [{attribute, value, usual, jobs}]. The usual value is the one most
     jobs share (the first job's, in run order, on a tie). `extra` names further keys of the
     setups to compare (factors that differ although the sweep did not plan them)."""
-    out: list[dict[str, Any]] = []
+    out: list[Contamination] = []
     # Job folders in run order (0, 1, ..., 10): on a tie, the first job's value is the usual.
     jobs = sorted(setups, key=lambda j: (len(j), j))
     attrs = {**ATTRIBUTES, **{k: None for k in extra if k not in ATTRIBUTES}}
@@ -224,14 +225,16 @@ def contamination(
     return out
 
 
-def tainted(entries: Sequence[Mapping[str, Any]], jobs: Sequence[str]) -> list[dict[str, Any]]:
+def tainted(entries: Sequence[Contamination], jobs: Sequence[str]) -> list[Contamination]:
     """The contamination entries that touch any of `jobs`, restricted to those jobs."""
     want = set(jobs)
-    out = []
+    out: list[Contamination] = []
     for e in entries:
         hit = [j for j in e["jobs"] if j in want]
         if hit:
-            out.append({**e, "jobs": hit})
+            out.append(
+                {"attribute": e["attribute"], "value": e["value"], "usual": e["usual"], "jobs": hit}
+            )
     return out
 
 
@@ -263,8 +266,8 @@ def uncapped(value: float | None, row: Mapping[str, Any]) -> float | None:
     return value * (1.0 - share)
 
 
-def is_num(x: Any) -> bool:
-    """A finite number (not a bool, not None, not NaN)."""
+def is_num(x: Any) -> TypeGuard[float | str]:
+    """A finite number (not a bool, not None, not NaN), or the text of one: float() takes it."""
     if x is None or isinstance(x, bool):
         return False
     try:

@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib import font_manager
 
 from benchkit.report.analyse import THROUGHPUT, Verdict, norm
+from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
 
 _LABELS = {
     "en": {
@@ -159,14 +160,9 @@ def slots_figure(
         ticks = sorted({int(float(s)) for s in done["slots"]})
         for ax in (ax1, ax2):
             ax.grid(alpha=0.3)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7)
+            _legend(ax)
             ax.set_xticks(ticks)
-        fig.tight_layout()
-        name = "slots.png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
-    return name
+        return _save(fig, out_dir, "slots.png")
 
 
 def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | None:
@@ -197,20 +193,16 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
         ax.set_ylabel(words["s_unit_tp"])
         ax.set_title(words["backend"])
         ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        name = "backend.png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
-    return name
+        _legend(ax)
+        return _save(fig, out_dir, "backend.png")
 
 
 def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
     """On/off ratio of seconds per unit at each setting, one bar group per backend."""
-    if v is None or not v.numbers.get("contexts"):
+    n = of(DraftingNumbers, v.numbers) if v is not None else None
+    if v is None or n is None or not n.contexts:
         return None
-    contexts = v.numbers["contexts"]
+    contexts = n.contexts
     words, rc = labels(lang)
     groups: dict[str, list[tuple[str, float]]] = {}
     for e in contexts:
@@ -234,24 +226,20 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
             ax.set_ylabel(words["mtp_ratio"])
             ax.set_title(words["mtp_title"])
         else:
-            ax.set_ylabel(words["spec_ratio"].format(value=norm(v.numbers.get("on_value"))))
+            ax.set_ylabel(words["spec_ratio"].format(value=norm(n.on_value)))
             ax.set_title(words["spec_title"])
         ax.grid(alpha=0.3, axis="y")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
+        _legend(ax)
         # Stable names: mtp.png, spec-draft.png, spec-ngram.png.
         name = "mtp.png" if v.factor == "mtp" else v.factor.replace("=", "-") + ".png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
-    return name
+        return _save(fig, out_dir, name)
 
 
 def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None:
     """Baseline and new seconds per unit (throughput basis), config by config."""
-    if v is None or not v.numbers.get("pairs"):
+    pairs = of(BuildNumbers, v.numbers).pairs if v is not None else []
+    if not pairs:
         return None
-    pairs = v.numbers["pairs"]
     words, rc = labels(lang)
     names = [", ".join(str(norm(val)) for val in p["config"].values()) or "all" for p in pairs]
     with plt.rc_context(rc):
@@ -265,10 +253,20 @@ def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | No
         ax.set_title(words["build"])
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        name = "build.png"
-        fig.savefig(out_dir / name)
-        plt.close(fig)
+        return _save(fig, out_dir, "build.png")
+
+
+def _legend(ax: Any) -> None:
+    """A legend only where something is labelled."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+
+
+def _save(fig: Any, out_dir: Path, name: str) -> str:
+    """Lay the figure out, write it as `name` and free it; the file's name."""
+    fig.tight_layout()
+    fig.savefig(out_dir / name)
+    plt.close(fig)
     return name
 
 

@@ -17,30 +17,95 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from benchkit.results import JobResult
 
 GROUND_TRUTH_DIR = "ground-truth"
 
 
-def roofline_rows(results: Sequence[JobResult]) -> list[dict[str, Any]]:
+class RooflineRow(TypedDict):
+    job: str
+    slots: object
+    bits_per_weight: float
+    gb_per_token: float
+    ceiling_tok_s: float
+    per_sequence_tok_s: float | None
+    share: float | None
+    aggregate_tok_s: float | None
+
+
+class BenchRow(TypedDict):
+    """One line of llama-batched-bench's JSONL (the keys read here; the rest pass through)."""
+
+    pp: int
+    tg: int
+    pl: int
+    speed_tg: float
+
+
+class BatchedSet(TypedDict):
+    """One llama-batched-bench run: its file, prompt and generation shape, and rows."""
+
+    file: str
+    pp: int
+    tg: int
+    rows: list[BenchRow]
+    backend: NotRequired[str]
+
+
+class ChosenSet(BatchedSet):
+    """The run nearest the workload's mean call, with that mean (None: unknown)."""
+
+    call_prompt: float | None
+    call_completion: float | None
+
+
+class Single(TypedDict):
+    tg_tok_s: float
+    n_gen: int
+
+
+class GroundTruth(TypedDict):
+    """llama-bench and llama-batched-bench results of one folder; in the top folder of a
+    sweep over backends, also each backend's own (ground-truth/<backend>/)."""
+
+    single: Single | None
+    batched: list[BatchedSet]
+    pp_tok_s: float | None
+    pp_n: int | None
+    batched_sets: NotRequired[list[BatchedSet]]
+    by_backend: NotRequired[dict[str, GroundTruth]]
+
+
+class AgreementRow(TypedDict):
+    slots: int
+    config: str
+    benchkit_decode_tok_s: float | None
+    server_per_slot_tok_s: float | None
+    server_aggregate_tok_s: float | None
+    batched_bench_tg_tok_s: float | None
+    ratio: float | None
+
+
+def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
     """Per complete job with known bandwidth and parameters: ceiling and measured share."""
-    rows = []
+    rows: list[RooflineRow] = []
     for r in results:
         if r.status != "complete":
             continue
-        hw = r.provenance.get("hardware") or {}
-        model = r.provenance.get("model") or {}
-        bw = hw.get("bandwidth_gbs")
-        total_b, active_b = model.get("params_total_b"), model.get("params_active_b")
-        size = model.get("file_bytes")
+        prov, metrics = r.result.provenance, r.result.metrics
+        bw = prov.hardware.get("bandwidth_gbs")
+        model = prov.model
+        total_b = model.params_total_b if model else None
+        active_b = model.params_active_b if model else None
+        size = model.file_bytes if model else None
         if not (bw and total_b and active_b and size):
             continue
         bits = 8 * float(size) / (float(total_b) * 1e9)
         bytes_per_token = float(active_b) * 1e9 * bits / 8
         ceiling = float(bw) * 1e9 / bytes_per_token
-        per_seq = r.metrics.get("server_decode_tok_s")
+        per_seq = metrics.server_decode_tok_s
         rows.append(
             {
                 "job": r.job_dir.name,
@@ -50,13 +115,13 @@ def roofline_rows(results: Sequence[JobResult]) -> list[dict[str, Any]]:
                 "ceiling_tok_s": ceiling,
                 "per_sequence_tok_s": per_seq,
                 "share": (float(per_seq) / ceiling) if per_seq else None,
-                "aggregate_tok_s": r.metrics.get("decode_tok_s"),
+                "aggregate_tok_s": metrics.decode_tok_s,
             }
         )
     return rows
 
 
-def load_ground_truth(source: Path) -> dict[str, Any] | None:
+def load_ground_truth(source: Path) -> GroundTruth | None:
     """The folder's ground truth. A sweep over backends keeps each backend's own runs in
     `ground-truth/<backend>/` (same file names): their batched sets then carry `backend`,
     so each job is compared with its own backend's binary."""
@@ -74,8 +139,8 @@ def load_ground_truth(source: Path) -> dict[str, Any] | None:
     return out
 
 
-def _load_runs(d: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {"single": None, "batched": [], "pp_tok_s": None, "pp_n": None}
+def _load_runs(d: Path) -> GroundTruth:
+    out: GroundTruth = {"single": None, "batched": [], "pp_tok_s": None, "pp_n": None}
     lb = d / "llama-bench.json"
     if lb.exists():
         for row in json.loads(lb.read_text()):
@@ -85,7 +150,7 @@ def _load_runs(d: Path) -> dict[str, Any]:
                 out["pp_tok_s"] = row["avg_ts"]
                 out["pp_n"] = row["n_prompt"]
     for bb in sorted(d.glob("batched-bench*.jsonl")):
-        rows = [json.loads(x) for x in bb.read_text().splitlines() if x.strip()]
+        rows = [cast(BenchRow, json.loads(x)) for x in bb.read_text().splitlines() if x.strip()]
         if rows:
             out.setdefault("batched_sets", []).append(
                 {"file": bb.name, "pp": int(rows[0]["pp"]), "tg": int(rows[0]["tg"]), "rows": rows}
@@ -96,13 +161,13 @@ def _load_runs(d: Path) -> dict[str, Any]:
 def _call_shape(results: Sequence[JobResult]) -> tuple[float, float] | None:
     """The workload's mean prompt and completion tokens per call."""
     for r in results:
-        w = r.provenance.get("workload") or {}
-        if w.get("calls") and w.get("prompt_tokens") and w.get("completion_tokens"):
-            return w["prompt_tokens"] / w["calls"], w["completion_tokens"] / w["calls"]
+        w = r.result.provenance.workload
+        if w and w.calls and w.prompt_tokens and w.completion_tokens:
+            return w.prompt_tokens / w.calls, w.completion_tokens / w.calls
     return None
 
 
-def choose_batched(results: Sequence[JobResult], gt: dict[str, Any]) -> dict[str, Any] | None:
+def choose_batched(results: Sequence[JobResult], gt: GroundTruth) -> ChosenSet | None:
     """The llama-batched-bench run whose (prompt, generation) shape is nearest the workload's
     mean call (log distance), with that mean beside it; None without a run."""
     sets = gt.get("batched_sets") or []
@@ -113,18 +178,18 @@ def choose_batched(results: Sequence[JobResult], gt: dict[str, Any]) -> dict[str
         return {**sets[0], "call_prompt": None, "call_completion": None}
     p, c = shape
 
-    def distance(b: dict[str, Any]) -> float:
+    def distance(b: BatchedSet) -> float:
         return abs(math.log(b["pp"] / p)) + abs(math.log(b["tg"] / c))
 
     best = min(sets, key=distance)
     return {**best, "call_prompt": p, "call_completion": c}
 
 
-def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dict[str, Any]]:
+def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[AgreementRow]:
     """Per job: benchkit's decode figures next to llama-batched-bench at that batch size, from
     the run chosen by choose_batched. `config` names the factors other than slots that vary."""
     chosen = choose_batched(results, gt)
-    by_pl = {int(b["pl"]): b for b in (chosen or {}).get("rows", [])}
+    by_pl = {int(b["pl"]): b for b in (chosen["rows"] if chosen else [])}
     # Per backend: that backend's run of the chosen shape (ground-truth/<backend>/).
     by_backend = {
         str(b["backend"]): {int(x["pl"]): x for x in b["rows"]}
@@ -137,21 +202,21 @@ def agreement_rows(results: Sequence[JobResult], gt: dict[str, Any]) -> list[dic
         for k in {k for r in done for k in r.factors} - {"slots"}
         if len({str(r.factors.get(k)) for r in done}) > 1
     )
-    rows = []
+    rows: list[AgreementRow] = []
     for r in sorted(done, key=lambda r: (r.factors.get("slots", 0), r.job_dir.name)):
-        slots = int(r.factors.get("slots") or 0)
+        slots = int(r.result.factors.get("slots") or 0)
         if by_backend:
             b = by_backend.get(str(r.factors.get("backend")), {}).get(slots)
         else:
             b = by_pl.get(slots)
-        per_seq = r.metrics.get("server_decode_tok_s")
+        per_seq = r.result.metrics.server_decode_tok_s
         ref = float(b["speed_tg"]) if b else None
         server_agg = per_seq * slots if per_seq else None
         rows.append(
             {
                 "slots": slots,
                 "config": ", ".join(f"{k}={_text(r.factors.get(k))}" for k in varying),
-                "benchkit_decode_tok_s": r.metrics.get("decode_tok_s"),
+                "benchkit_decode_tok_s": r.result.metrics.decode_tok_s,
                 "server_per_slot_tok_s": per_seq,
                 "server_aggregate_tok_s": server_agg,
                 "batched_bench_tg_tok_s": ref,

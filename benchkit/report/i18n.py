@@ -14,6 +14,19 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.numbers import (
+    BackendNumbers,
+    BuildNumbers,
+    Capped,
+    DraftingNumbers,
+    Light,
+    NoiseEntry,
+    ProjectionNumbers,
+    RepeatsNumbers,
+    Run,
+    SlotsNumbers,
+    of,
+)
 
 LANGS = ("en", "ko")
 
@@ -627,80 +640,61 @@ def missing_text(missing: Sequence[Any], lang: str, limit: int = 6) -> str:
     return "; ".join(items)
 
 
-_FACTORS = {
-    "en": {
-        "backend": "backend",
-        "slots": "parallel slots",
-        "mtp": "MTP",
-        "projection": "projection",
-        "build": "build",
-        "repeats": "repeats",
-        "validity": "validity",
-    },
-    "ko": {
-        "backend": "백엔드",
-        "slots": "동시 슬롯",
-        "mtp": "MTP",
-        "projection": "환산",
-        "build": "빌드",
-        "repeats": "반복",
-        "validity": "유효성",
-    },
-}
+def _word_table(*rows: tuple[str, str, str]) -> dict[str, dict[str, str]]:
+    """{lang: {key: word}} from (key, English, Korean) rows: one row per word keeps each
+    word beside its translation."""
+    return {"en": {k: en for k, en, _ in rows}, "ko": {k: ko for k, _, ko in rows}}
+
+
+def _look_up(table: Mapping[str, Mapping[str, str]], key: str, lang: str) -> str:
+    """The word for `key` in `lang` (English where the language has no table; the key itself
+    where the table has no word)."""
+    return table.get(lang, table["en"]).get(key, key)
+
+
+_FACTORS = _word_table(
+    ("backend", "backend", "백엔드"),
+    ("slots", "parallel slots", "동시 슬롯"),
+    ("mtp", "MTP", "MTP"),
+    ("projection", "projection", "환산"),
+    ("build", "build", "빌드"),
+    ("repeats", "repeats", "반복"),
+    ("validity", "validity", "유효성"),
+)
 
 
 def factor_name(factor: str, lang: str) -> str:
-    return _FACTORS.get(lang, _FACTORS["en"]).get(factor, factor)
+    return _look_up(_FACTORS, factor, lang)
 
 
-_STATUS_WORDS = {
-    "en": {
-        "complete": "complete",
-        "provisional": "provisional",
-        "incomplete": "incomplete",
-        "failed": "failed",
-        "unavailable": "unavailable",
-        "not run": "not run",
-    },
-    "ko": {
-        "complete": "완료",
-        "provisional": "잠정",
-        "incomplete": "미완주",
-        "failed": "실패",
-        "unavailable": "사용 불가",
-        "not run": "실행 안 됨",
-    },
-}
+_STATUS_WORDS = _word_table(
+    ("complete", "complete", "완료"),
+    ("provisional", "provisional", "잠정"),
+    ("incomplete", "incomplete", "미완주"),
+    ("failed", "failed", "실패"),
+    ("unavailable", "unavailable", "사용 불가"),
+    ("not run", "not run", "실행 안 됨"),
+)
 
 
 def status_word(status: str, lang: str) -> str:
-    return _STATUS_WORDS.get(lang, _STATUS_WORDS["en"]).get(status, status)
+    return _look_up(_STATUS_WORDS, status, lang)
 
 
-_EFFECT_WORDS = {
-    "en": {
-        "helps": "helps",
-        "hurts": "hurts",
-        "no difference": "no difference",
-        "faster": "faster",
-        "slower": "slower",
-        "mixed": "mixed",
-    },
-    "ko": {
-        "helps": "도움",
-        "hurts": "손해",
-        "no difference": "차이 없음",
-        "faster": "빨라짐",
-        "slower": "느려짐",
-        "mixed": "엇갈림",
-    },
-}
+_EFFECT_WORDS = _word_table(
+    ("helps", "helps", "도움"),
+    ("hurts", "hurts", "손해"),
+    ("no difference", "no difference", "차이 없음"),
+    ("faster", "faster", "빨라짐"),
+    ("slower", "slower", "느려짐"),
+    ("mixed", "mixed", "엇갈림"),
+)
 
 
 def effect_word(effect: Any, lang: str) -> str:
     if effect is None:
         return fmt.DASH
-    return _EFFECT_WORDS.get(lang, _EFFECT_WORDS["en"]).get(str(effect), str(effect))
+    return _look_up(_EFFECT_WORDS, str(effect), lang)
 
 
 def slot_range(lo: int | None, hi: int | None, largest: int | None, lang: str) -> str:
@@ -749,7 +743,10 @@ def objective_value(metric: str, x: Any, lang: str) -> str:
 
 
 def _objective_of(v: Verdict) -> str:
-    return str((v.numbers.get("objective") or {}).get("metric") or v.basis or "")
+    n = v.numbers
+    judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers
+    objective = n.objective if isinstance(n, judged) else None
+    return str((objective["metric"] if objective else None) or v.basis or "")
 
 
 _ATTRIBUTES = {
@@ -799,7 +796,7 @@ def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
     return "; ".join(out)
 
 
-def noise_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
+def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
     """'3 slots is only 9% slower, inside the 11% run-to-run noise the study declares'."""
     out = []
     for e in entries:
@@ -832,7 +829,7 @@ def noise_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
     return "; ".join(out)
 
 
-def capped_text(c: Mapping[str, Any], lang: str) -> str:
+def capped_text(c: Capped, lang: str) -> str:
     """'in job 6, 14% of calls and 28% of call time ran to the generation cap (limit 5%)'."""
     limit = fmt.pct(c["limit"])
     calls = fmt.pct(c["share_calls"]) if c.get("share_calls") is not None else None
@@ -867,9 +864,10 @@ def _prov(v: Verdict, lang: str) -> str:
 
 def reason_text(reason: str, v: Verdict, lang: str) -> str:
     ko = lang == "ko"
+    n = v.numbers
     if reason == "single_run":
-        n = v.numbers.get("units_measured")
-        units = fmt.integer(n) if n is not None else "?"
+        measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
+        units = fmt.integer(measured) if measured is not None else "?"
         return (
             f"{units}개 단위를 한 번 돌린 값이라 신뢰구간이 없습니다"
             if ko
@@ -889,11 +887,13 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
     if reason == "one_slot_count":
         return "완료된 슬롯 수가 하나뿐입니다" if ko else "only one slot count completed"
     if reason == "inside_noise":
-        return noise_text(v.numbers.get("noise") or [], lang)
+        noisy = BackendNumbers | SlotsNumbers | DraftingNumbers
+        return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
     if reason == "contaminated":
-        return contamination_text(v.numbers.get("contaminated") or [], lang)
-    if reason == "capped" and v.numbers.get("capped"):
-        return capped_text(v.numbers["capped"], lang)
+        judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers
+        return contamination_text((n.contaminated if isinstance(n, judged) else None) or [], lang)
+    if reason == "capped" and isinstance(n, SlotsNumbers | ProjectionNumbers) and n.capped:
+        return capped_text(n.capped, lang)
     if reason == "slo_none":
         return "SLO를 지킨 지점이 없습니다" if ko else "no point met the study's SLO"
     return reason
@@ -901,7 +901,7 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
 
 def backend_sentence(v: Verdict, lang: str) -> str:
     ko = lang == "ko"
-    n = v.numbers
+    n = of(BackendNumbers, v.numbers)
     if v.verdict is None:
         return (
             (
@@ -923,7 +923,7 @@ def backend_sentence(v: Verdict, lang: str) -> str:
             + "."
         )
     if v.verdict == "mixed":
-        wins = ", ".join(f"{backend_name(b)} {k}" for b, k in n["winners"].items())
+        wins = ", ".join(f"{backend_name(b)} {k}" for b, k in (n.winners or {}).items())
         return (
             (
                 f"한쪽이 늘 이기지 않았습니다(설정별 승리 횟수: {wins})"
@@ -935,10 +935,10 @@ def backend_sentence(v: Verdict, lang: str) -> str:
         )
     winner = backend_name(v.verdict)
     losers = []
-    for b, (lo, hi) in n["ratio_range"].items():
+    for b, (lo, hi) in (n.ratio_range or {}).items():
         losers.append((backend_name(b), span(lo, hi, lambda x: fmt.ratio(x, lang), lang)))
-    k = n["compared"]
-    ties = n.get("ties", 0)
+    k = n.compared
+    ties = n.ties or 0
     obj = objective_words(_objective_of(v), lang)
     if ko:
         rest = ", ".join(f"{topic(name, lang)} {r} 오래 걸렸습니다" for name, r in losers)
@@ -954,7 +954,7 @@ def backend_sentence(v: Verdict, lang: str) -> str:
 
 def slots_sentence(v: Verdict, lang: str) -> str:
     ko = lang == "ko"
-    n = v.numbers
+    n = of(SlotsNumbers, v.numbers)
     if v.verdict is None:
         return (
             (
@@ -966,12 +966,12 @@ def slots_sentence(v: Verdict, lang: str) -> str:
             + "."
         )
     k = int(v.verdict)
-    gain = fmt.pct(n.get("knee_gain", 0.05))
+    gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
     metric = _objective_of(v)
     obj = objective_words(metric, lang)
-    if not n.get("knee_reached"):
-        rows = n.get("rows", [])
-        last = rows[-1].get("change_vs_previous") if len(rows) > 1 else None
+    if not n.knee_reached:
+        rows = n.rows or []
+        last = rows[-1]["change_vs_previous"] if len(rows) > 1 else None
         if v.missing:
             if ko:
                 return (
@@ -995,9 +995,9 @@ def slots_sentence(v: Verdict, lang: str) -> str:
             f"still cut {obj} by more than {gain}; larger counts need measuring."
         )
     costs = []
-    for b in n.get("beyond", []):
-        lat = fmt.ratio(b["latency_ratio"], lang) if b.get("latency_ratio") else fmt.DASH
-        ctx = fmt.ratio(b["ctx_ratio"], lang) if b.get("ctx_ratio") else fmt.DASH
+    for b in n.beyond or []:
+        lat = fmt.ratio(b["latency_ratio"], lang) if b["latency_ratio"] else fmt.DASH
+        ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH
         change = fmt.signed_pct(b["change_vs_knee"])
         if ko:
             costs.append(
@@ -1027,11 +1027,11 @@ def slots_sentence(v: Verdict, lang: str) -> str:
 def tradeoff_text(v: Verdict, lang: str) -> str:
     """What the knee gives up: ' 8 slots measured 3% faster but needs 2.00x the context.'
     and what runaway outputs did at the knee."""
-    n = v.numbers
+    n = of(SlotsNumbers, v.numbers)
     out = ""
-    f = n.get("faster")
+    f = n.faster
     if f:
-        ctx = fmt.ratio(f["ctx_ratio"], lang) if f.get("ctx_ratio") else fmt.DASH
+        ctx = fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH
         pct = fmt.pct(f["faster_by"], 1)
         if lang == "ko":
             out += (
@@ -1043,22 +1043,19 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
                 f" {slots_phrase(f['slots'], lang)} measured {pct} faster but needs {ctx} "
                 "the context."
             )
-    cap = n.get("capped")
+    cap = n.capped
     if cap:
         metric = _objective_of(v)
-        without = (
-            objective_value(metric, cap["objective_uncapped"], lang)
-            if cap.get("objective_uncapped") is not None
-            else None
-        )
+        uncapped = cap["objective_uncapped"]
+        without = objective_value(metric, uncapped, lang) if uncapped is not None else None
         if lang == "ko":
             out += f" 무릎 지점에서 {capped_text(cap, lang)}"
             out += f"; 그 호출을 빼면 약 {without}입니다." if without else "."
         else:
             out += f" At the knee, {capped_text(cap, lang)}"
             out += f"; without their time it would be about {without}." if without else "."
-        if n.get("knee_uncapped") is not None:
-            other = slots_phrase(n["knee_uncapped"], lang)
+        if n.knee_uncapped is not None:
+            other = slots_phrase(n.knee_uncapped, lang)
             out += (
                 f" 그 호출을 빼면 무릎은 {other}입니다."
                 if lang == "ko"
@@ -1067,11 +1064,10 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
     return out
 
 
-def mtp_runs_text(v: Verdict, lang: str) -> str:
-    """'helped only at 1 slot and hurt at 2+ slots' from the effect runs."""
+def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
+    """'helped only at 1 slot and hurt at 2+ slots' from the effect runs (a drafting verdict's
+    value); `largest` is the largest slot count tested."""
     ko = lang == "ko"
-    runs = v.verdict or []
-    largest = v.numbers.get("largest")
     effects = {r["effect"] for r in runs}
     if len(runs) == 1 and runs[0]["from"] is None:
         return {
@@ -1126,17 +1122,15 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
             + _prov(v, lang)
             + "."
         )
+    n = of(DraftingNumbers, v.numbers)
     primary = [
         e
-        for e in v.numbers["contexts"]
-        if all(
-            norm(e["context"].get(k)) == norm(x)
-            for k, x in (v.numbers.get("primary") or {}).items()
-        )
+        for e in n.contexts
+        if all(norm(e["context"].get(k)) == norm(x) for k, x in (n.primary or {}).items())
     ]
     worst = max(primary, key=lambda e: e["ratio"])
     best = min(primary, key=lambda e: e["ratio"])
-    acc = v.numbers.get("acceptance_range")
+    acc = n.acceptance_range
     where = point_text(v.point, lang) if v.point else ""
     acc_text = ""
     if acc:
@@ -1147,28 +1141,30 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
             else f" Draft acceptance was {a} across all settings measured."
         )
     obj = objective_words(_objective_of(v), lang)
-    scope = scope_text(v, lang)
+    scope = scope_text(n, lang)
+    runs = mtp_runs_text(v.verdict, n.largest, lang)
     if ko:
         return (
-            f"{who} {mtp_runs_text(v, lang)}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 {obj}이 "
+            f"{who} {runs}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 {obj}이 "
             f"{fmt.ratio(best['ratio'], lang)}에서 {fmt.ratio(worst['ratio'], lang)}까지 "
             f"달라졌습니다.{acc_text}{scope}"
         )
     return (
-        f"{who} {mtp_runs_text(v, lang)}{_prov(v, lang)}. {'On ' + where + ', t' if where else 'T'}urning it on changed "
+        f"{who} {runs}{_prov(v, lang)}. {'On ' + where + ', t' if where else 'T'}urning it on changed "
         f"{obj} by {fmt.ratio(best['ratio'], lang)} to "
         f"{fmt.ratio(worst['ratio'], lang)}.{acc_text}{scope}"
     )
 
 
-def scope_text(v: Verdict, lang: str) -> str:
+def scope_text(n: DraftingNumbers, lang: str) -> str:
     """When the effect differs between series (backends, say): each series' own runs."""
-    if not v.numbers.get("scope_differs"):
+    if not n.scope_differs:
         return ""
     parts = []
-    for s in v.numbers.get("by_series") or []:
-        runs_v = Verdict(v.factor, s["runs"], v.status, numbers=v.numbers)
-        parts.append(f"{point_text(s['series'], lang)}: {mtp_runs_text(runs_v, lang)}")
+    for s in n.by_series or []:
+        parts.append(
+            f"{point_text(s['series'], lang)}: {mtp_runs_text(s['runs'], n.largest, lang)}"
+        )
     if lang == "ko":
         return " 효과가 계열마다 달랐습니다: " + "; ".join(parts) + "."
     return " The effect differed between series: " + "; ".join(parts) + "."
@@ -1176,7 +1172,7 @@ def scope_text(v: Verdict, lang: str) -> str:
 
 def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
     if v.verdict is None:
-        declared = v.numbers.get("declared_noise")
+        declared = of(RepeatsNumbers, v.numbers).declared_noise
         if declared is not None:
             return _s(lang, "noise_declared", noise=fmt.pct(declared), gain=fmt.pct(gain))
         return _s(lang, "noise_per_unit", gain=fmt.pct(gain))
@@ -1189,7 +1185,7 @@ def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
 
 def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
     ko = lang == "ko"
-    n = v.numbers
+    n = of(ProjectionNumbers, v.numbers)
     if v.verdict is None:
         return (
             f"환산할 수 없습니다{_prov(v, lang)}."
@@ -1197,21 +1193,21 @@ def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
             else f"No projection is possible{_prov(v, lang)}."
         )
     where = point_text(v.point, lang)
-    units = fmt.integer(n["units"])
+    units = fmt.integer(n.units)
     ci = ""
-    if n.get("ci_seconds"):
-        ci = f" ± {fmt.hours(n['ci_seconds'], lang)}"
+    if n.ci_seconds:
+        ci = f" ± {fmt.hours(n.ci_seconds, lang)}"
     prov = _prov(v, lang).strip().strip("()")
     better = better_point_text(v, lang)
     if ko:
         text = (
-            f"{where}에서 {unit_name} {units}개에 약 {fmt.hours(n['seconds'], lang)}{ci}입니다"
-            f"({unit_name}당 {fmt.seconds(n['s_per_unit'], lang)}, 처리량 기준).{better}"
+            f"{where}에서 {unit_name} {units}개에 약 {fmt.hours(n.seconds, lang)}{ci}입니다"
+            f"({unit_name}당 {fmt.seconds(n.s_per_unit, lang)}, 처리량 기준).{better}"
         )
         return f"{text} {prov}." if prov else text
     text = (
-        f"About {fmt.hours(n['seconds'], lang)}{ci} per {units} {unit_name}s at {where}: "
-        f"{fmt.seconds(n['s_per_unit'], lang)} per {unit_name} on the throughput basis.{better}"
+        f"About {fmt.hours(n.seconds, lang)}{ci} per {units} {unit_name}s at {where}: "
+        f"{fmt.seconds(n.s_per_unit, lang)} per {unit_name} on the throughput basis.{better}"
     )
     return f"{text} {prov}." if prov else text
 
@@ -1219,15 +1215,15 @@ def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
 def better_point_text(v: Verdict, lang: str) -> str:
     """Where a complete point beat the recommendation on the objective: which, by how much,
     and why it is not the recommendation, in one sentence."""
-    b = v.numbers.get("better_point")
+    b = of(ProjectionNumbers, v.numbers).better_point
     if not b:
         return ""
     ko = lang == "ko"
     where = point_text(b["point"], lang)
     pct = fmt.pct(b["faster_by"], 1)
     obj = objective_words(_objective_of(v), lang)
-    ctx = fmt.ratio(b["ctx_ratio"], lang) if b.get("ctx_ratio") else None
-    if b.get("why") == "knee":
+    ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else None
+    if b["why"] == "knee":
         if ctx:
             why = (
                 f"컨텍스트가 {ctx} 필요한데 차이는 무릎 기준 안입니다"
@@ -1236,13 +1232,13 @@ def better_point_text(v: Verdict, lang: str) -> str:
             )
         else:
             why = "차이가 무릎 기준 안입니다" if ko else "its gain is inside the knee margin"
-    elif b.get("why") == "contaminated":
+    elif b["why"] == "contaminated":
         why = (
             "그 작업은 나머지와 다른 조건에서 돌았습니다"
             if ko
             else "its job ran on a different setup than the rest"
         )
-    elif b.get("why") == "capped":
+    elif b["why"] == "capped":
         why = (
             "그 작업은 생성 상한까지 간 호출이 한도를 넘었습니다"
             if ko
@@ -1255,10 +1251,10 @@ def better_point_text(v: Verdict, lang: str) -> str:
             else "the other verdicts (backend, MTP) do not single it out"
         )
     noise = ""
-    if b.get("inside_noise"):
+    if b["inside_noise"]:
         noise = " (노이즈 안)" if ko else " (inside the noise)"
-    elif b.get("below_min_effect"):
-        eff = fmt.pct(b.get("min_effect") or 0)
+    elif b["below_min_effect"]:
+        eff = fmt.pct(b["min_effect"] or 0)
         noise = (
             f" (연구가 차이로 치는 {eff}보다 작음)"
             if ko
@@ -1271,9 +1267,9 @@ def better_point_text(v: Verdict, lang: str) -> str:
 
 def build_sentence(v: Verdict, lang: str) -> str:
     ko = lang == "ko"
-    n = v.numbers
+    n = of(BuildNumbers, v.numbers)
     if v.verdict == "not comparable":
-        why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in n["blocked_by"].items())
+        why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in (n.blocked_by or {}).items())
         return (
             f"두 스윕은 같은 기준이 아니라 비교하지 않았습니다({why})."
             if ko
@@ -1285,10 +1281,10 @@ def build_sentence(v: Verdict, lang: str) -> str:
             if ko
             else "No configuration completed in both sweeps."
         )
-    pairs = n["pairs"]
-    med = n["median_change"]
+    pairs = n.pairs
     p = pairs[0] if len(pairs) == 1 else None
-    pct = fmt.pct(abs(med))
+    # A verdict other than None means pairs, so a median change.
+    pct = fmt.pct(abs(n.median_change or 0.0))
     if v.verdict == "faster":
         head = f"새 빌드가 {pct} 빨랐습니다" if ko else f"The new build was {pct} faster"
     elif v.verdict == "slower":
@@ -1304,12 +1300,12 @@ def build_sentence(v: Verdict, lang: str) -> str:
             f"{fmt.seconds(p['new'], lang)}, {'처리량 기준' if ko else 'throughput basis'})"
         )
         bits = []
-        if p.get("base_prefill") and p.get("new_prefill"):
+        if p["base_prefill"] and p["new_prefill"]:
             bits.append(
                 f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
                 f"({effect_word(p['prefill_effect'], lang)})"
             )
-        if p.get("base_decode") and p.get("new_decode"):
+        if p["base_decode"] and p["new_decode"]:
             same = p["decode_effect"] == "no difference"
             word = (
                 ("그대로" if ko else "unchanged") if same else effect_word(p["decode_effect"], lang)
@@ -1319,8 +1315,8 @@ def build_sentence(v: Verdict, lang: str) -> str:
             )
         if bits:
             detail += "; " + ", ".join(bits)
-    elif n.get("change_range"):
-        lo, hi = n["change_range"]
+    elif n.change_range:
+        lo, hi = n.change_range
         detail = f" ({len(pairs)} configs, {fmt.signed_pct(lo)} … {fmt.signed_pct(hi)})"
     return f"{head}{detail}{_prov(v, lang)}."
 
@@ -1340,11 +1336,12 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
         parts.append("백엔드는 설정에 따라 엇갈렸고" if ko else "no single backend won")
     if s is not None and s.verdict is not None:
         k = int(s.verdict)
-        f = s.numbers.get("faster") if s.numbers.get("knee_reached") else None
+        sn = of(SlotsNumbers, s.numbers)
+        f = sn.faster if sn.knee_reached else None
         trade = ""
         if f:
             pct = fmt.pct(f["faster_by"], 1)
-            ctx = fmt.ratio(f["ctx_ratio"], lang) if f.get("ctx_ratio") else fmt.DASH
+            ctx = fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH
             trade = (
                 f"({topic(slots_phrase(f['slots'], lang), lang)} {pct} 더 빨랐지만 컨텍스트가 "
                 f"{ctx} 필요)"
@@ -1352,13 +1349,13 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
                 else f" ({slots_phrase(f['slots'], lang)} measured {pct} faster but needs {ctx} "
                 "the context)"
             )
-        if s.numbers.get("knee_reached") and s.status == COMPLETE:
+        if sn.knee_reached and s.status == COMPLETE:
             parts.append(
                 f"동시 슬롯은 {k}개가 무릎이었고{trade}"
                 if ko
                 else f"{slots_phrase(k, lang)} was the knee{trade}"
             )
-        elif s.numbers.get("knee_reached"):
+        elif sn.knee_reached:
             parts.append(
                 f"동시 슬롯은 {k}개가 무릎으로 보이고{trade}"
                 if ko
@@ -1378,21 +1375,22 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
         sv = verdicts.get(key)
         if sv is None or sv.verdict is None:
             continue
-        if sv.numbers.get("scope_differs"):
+        dn = of(DraftingNumbers, sv.numbers)
+        if dn.scope_differs:
             # Never generalise an effect that held on one series only: say it per series.
-            for ser in sv.numbers.get("by_series") or []:
-                runs_v = Verdict(sv.factor, ser["runs"], sv.status, numbers=sv.numbers)
+            for ser in dn.by_series or []:
+                runs = mtp_runs_text(ser["runs"], dn.largest, lang)
                 where = point_text(ser["series"], lang)
                 parts.append(
-                    f"{where}에서 {drafter(key, lang)} {mtp_runs_text(runs_v, lang)}"
+                    f"{where}에서 {drafter(key, lang)} {runs}"
                     if ko
-                    else f"on {where} {drafter(key, lang)} {mtp_runs_text(runs_v, lang)}"
+                    else f"on {where} {drafter(key, lang)} {runs}"
                 )
         else:
-            parts.append(f"{drafter(key, lang)} {mtp_runs_text(sv, lang)}")
+            parts.append(f"{drafter(key, lang)} {mtp_runs_text(sv.verdict, dn.largest, lang)}")
     bv = verdicts.get("build")
     if bv is not None and bv.verdict in ("faster", "slower"):
-        pct = fmt.pct(abs(bv.numbers.get("median_change") or 0))
+        pct = fmt.pct(abs(of(BuildNumbers, bv.numbers).median_change or 0))
         word = {"faster": ("빨랐고", "faster"), "slower": ("느렸고", "slower")}[bv.verdict]
         parts.append(f"새 빌드가 {pct} {word[0]}" if ko else f"the new build was {pct} {word[1]}")
     elif bv is not None and bv.verdict == "no difference":
@@ -1405,8 +1403,9 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
         text = ", ".join(parts)
         text = text[:1].upper() + text[1:]
     if p is not None and p.verdict is not None:
-        units = fmt.integer(p.numbers["units"])
-        hrs = fmt.hours(p.numbers["seconds"], lang)
+        pn = of(ProjectionNumbers, p.numbers)
+        units = fmt.integer(pn.units)
+        hrs = fmt.hours(pn.seconds, lang)
         if ko:
             proj = f"{unit_name} {units}개에 약 {hrs}(처리량 기준)"
             text = f"{text}. {proj}" if text else proj
@@ -1623,8 +1622,9 @@ def claim_status(status: str, lang: str) -> str:
     return strings(lang).get(f"claim_{status}", status)
 
 
-def verdict_value_text(factor: str, value: Any, lang: str, numbers: Mapping[str, Any]) -> str:
-    """A verdict's value as a reader sees it (also for earlier values from the ledger)."""
+def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> str:
+    """A verdict's value as a reader sees it (also for earlier values from the ledger, whose
+    numbers are the few the ledger keeps)."""
     if value is None:
         return fmt.DASH
     if factor == "backend":
@@ -1634,12 +1634,11 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Mapping[str,
     if factor == "slots":
         return slots_phrase(value, lang)
     if (factor == "mtp" or factor.startswith("spec=")) and isinstance(value, list):
-        v = Verdict(factor, value, COMPLETE, numbers=dict(numbers))
-        return mtp_runs_text(v, lang)
+        return mtp_runs_text(value, numbers.largest, lang)
     if factor == "projection":
         # The verdict's value is rounded hours; the seconds, where kept, give minutes exactly.
-        seconds = numbers.get("seconds")
-        return fmt.hours(float(seconds) if seconds else float(value) * 3600, lang)
+        seconds = numbers.seconds
+        return fmt.hours(seconds if seconds else float(value) * 3600, lang)
     if factor == "build":
         return effect_word(value, lang)
     if factor == "repeats" and isinstance(value, dict):

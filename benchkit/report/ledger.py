@@ -18,10 +18,11 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from benchkit.errors import UserError
-from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
+from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
@@ -42,6 +43,82 @@ RULES = {
 TRACKED = ("backend", "slots", "mtp", "projection", "build")
 
 
+class LedgerVerdict(TypedDict):
+    factor: str
+    verdict: Any  # a backend name, slot count, effect runs, hours, ... (analyse.Verdict)
+    status: str
+    missing: list[MissingPoint]
+    reasons: NotRequired[list[str]]
+    point: NotRequired[Point | None]
+    numbers: NotRequired[dict[str, object]]
+
+
+class LedgerClaim(TypedDict):
+    premise: str
+    status: str
+    measured_min: float | None
+    measured_max: float | None
+
+
+class Context(TypedDict):
+    """What was measured, so that a later correction can say what changed."""
+
+    model: FactorValue
+    hardware: FactorValue
+    workload: FactorValue
+    sampling: FactorValue
+    builds: dict[str, str]
+
+
+class Entry(TypedDict):
+    """One publication: a line of the ledger. Entries of older benchkits may lack keys."""
+
+    ledger_version: int
+    study: str
+    published_utc: str
+    source: str
+    headline: NotRequired[str]
+    verdicts: list[LedgerVerdict]
+    claims: NotRequired[list[LedgerClaim]]
+    context: NotRequired[dict[str, object]]
+    rules: NotRequired[int]
+
+
+class Why(TypedDict):
+    """Why a verdict changed: earlier points that had not finished, context that changed
+    ({key: [earlier, now]}), and the rules of each entry when they differ."""
+
+    unfinished: list[MissingPoint]
+    changed: dict[str, list[object]]
+    rules: NotRequired[list[int]]
+
+
+class Change(TypedDict):
+    factor: str
+    date: str | None
+    current: bool
+    earlier: Any  # verdict values, as in LedgerVerdict
+    earlier_status: str
+    earlier_numbers: dict[str, object]
+    now: Any
+    now_status: str
+    now_numbers: dict[str, object]
+    why: Why
+
+
+class Confirmed(TypedDict):
+    factor: str
+    value: Any
+    numbers: dict[str, object]
+
+
+class Corrections(TypedDict):
+    changes: list[Change]
+    confirmed: list[Confirmed]
+    earlier: int
+    last_date: str | None
+
+
 def ledger_path(configured: str | None, publish_dir: Path | None, study_name: str) -> Path | None:
     """The ledger file for this study, or None when neither study.ledger nor --publish says."""
     if configured:
@@ -51,11 +128,11 @@ def ledger_path(configured: str | None, publish_dir: Path | None, study_name: st
     return None
 
 
-def load(path: Path | None, study: str) -> list[dict[str, Any]]:
+def load(path: Path | None, study: str) -> list[Entry]:
     """This study's entries, oldest first; an absent file is an empty ledger."""
     if path is None or not path.exists():
         return []
-    entries = []
+    entries: list[Entry] = []
     for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -68,19 +145,20 @@ def load(path: Path | None, study: str) -> list[dict[str, Any]]:
         if not isinstance(entry, dict) or "verdicts" not in entry:
             raise UserError(f"{path}:{i} is not a ledger entry (no 'verdicts'): fix that line.")
         if entry.get("study") == study:
-            entries.append(entry)
+            # An entry this or an older benchkit wrote; readers .get() the keys old ones lack.
+            entries.append(cast(Entry, entry))
     return entries
 
 
 HISTORY_DIR = "history"
 
 
-def history(source: Path, path: Path | None, study: str) -> list[dict[str, Any]]:
+def history(source: Path, path: Path | None, study: str) -> list[Entry]:
     """Every earlier publication of this study, oldest first: the ledgers a results folder
     carries in `history/*.ledger.jsonl` (read, never written: a study's past travels with its
     results), then the study's own ledger. Each entry keeps its own publication date; an
     entry found in both is counted once."""
-    entries: list[dict[str, Any]] = []
+    entries: list[Entry] = []
     seen: set[tuple[str, str]] = set()
     carried = sorted((source / HISTORY_DIR).glob("*.ledger.jsonl"))
     for p in [*carried, *([path] if path is not None else [])]:
@@ -93,7 +171,7 @@ def history(source: Path, path: Path | None, study: str) -> list[dict[str, Any]]
     return entries
 
 
-def append(path: Path, entry: Mapping[str, Any]) -> None:
+def append(path: Path, entry: Entry) -> None:
     """Add one entry, atomically (readers never see half a line)."""
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if old and not old.endswith("\n"):
@@ -107,10 +185,10 @@ def make_entry(
     published_utc: str,
     source: str,
     verdicts: Sequence[Verdict],
-    claims: Sequence[Mapping[str, Any]],
-    context: Mapping[str, Any],
+    claims: Sequence[ClaimCheck],
+    context: Context,
     headline: str,
-) -> dict[str, Any]:
+) -> Entry:
     """The ledger line for one publication."""
     return {
         "ledger_version": LEDGER_VERSION,
@@ -144,10 +222,9 @@ def make_entry(
     }
 
 
-def _light(v: Verdict) -> dict[str, Any]:
+def _light(v: Verdict) -> dict[str, object]:
     """The few numbers a later reader of the ledger needs to show the earlier value."""
-    keep = ("largest", "seconds", "units", "knee_reached", "median_change")
-    return {k: v.numbers[k] for k in keep if k in v.numbers}
+    return Light.keep(v.numbers)
 
 
 def _same(factor: str, a: Any, b: Any, tol: float) -> bool:
@@ -175,11 +252,11 @@ def _matches(point: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
 
 
 def _why(
-    earlier: Mapping[str, Any],
-    earlier_v: Mapping[str, Any],
-    now: Mapping[str, Any],
-    now_v: Mapping[str, Any],
-) -> dict[str, Any]:
+    earlier: Entry,
+    earlier_v: LedgerVerdict,
+    now: Entry,
+    now_v: LedgerVerdict,
+) -> Why:
     """Why a verdict changed, from what the earlier entry recorded."""
     validity = next((v for v in earlier["verdicts"] if v["factor"] == "validity"), None)
     pool = list(earlier_v.get("missing") or [])
@@ -190,17 +267,19 @@ def _why(
     if not unfinished and earlier_v.get("status") != COMPLETE:
         unfinished = list(earlier_v.get("missing") or [])
     ctx_a, ctx_b = earlier.get("context") or {}, now.get("context") or {}
-    changed = {}
+    changed: dict[str, list[object]] = {}
     for key in sorted(set(ctx_a) | set(ctx_b)):
         a, b = ctx_a.get(key), ctx_b.get(key)
         if isinstance(a, dict) or isinstance(b, dict):
-            a, b = a or {}, b or {}
-            for sub in sorted(set(a) | set(b)):
-                if a.get(sub) != b.get(sub) and a.get(sub) is not None and b.get(sub) is not None:
-                    changed[f"{key} {sub}"] = [a.get(sub), b.get(sub)]
+            da = a if isinstance(a, dict) else {}
+            db = b if isinstance(b, dict) else {}
+            for sub in sorted(set(da) | set(db)):
+                x, y = da.get(sub), db.get(sub)
+                if x != y and x is not None and y is not None:
+                    changed[f"{key} {sub}"] = [x, y]
         elif a != b and a is not None and b is not None:
             changed[key] = [a, b]
-    out: dict[str, Any] = {"unfinished": unfinished, "changed": changed}
+    out: Why = {"unfinished": unfinished, "changed": changed}
     rules_a, rules_b = int(earlier.get("rules") or 1), int(now.get("rules") or 1)
     if rules_a != rules_b:
         out["rules"] = [rules_a, rules_b]
@@ -208,15 +287,15 @@ def _why(
 
 
 def corrections(
-    history: Sequence[Mapping[str, Any]],
-    current: Mapping[str, Any],
+    history: Sequence[Entry],
+    current: Entry,
     tol: float = 0.05,
-) -> dict[str, Any]:
+) -> Corrections:
     """Every verdict that changed between consecutive publications (the history, then this
     one), each with the earlier value and status, why, and the new value; the earlier
     provisional verdicts that the current data confirm; and claims whose outcome changed."""
     chain = [*history, current]
-    changes: list[dict[str, Any]] = []
+    changes: list[Change] = []
     for earlier, later in itertools.pairwise(chain):
         before = {v["factor"]: v for v in earlier["verdicts"]}
         for v in later["verdicts"]:
@@ -258,17 +337,17 @@ def corrections(
                         "why": {"unfinished": [], "changed": {}},
                     }
                 )
-    confirmed = []
+    confirmed: list[Confirmed] = []
     if history:
         last = {v["factor"]: v for v in history[-1]["verdicts"]}
         for v in current["verdicts"]:
-            b = last.get(v["factor"])
+            was = last.get(v["factor"])
             if (
-                b is not None
+                was is not None
                 and v["factor"] in TRACKED
-                and b["status"] != COMPLETE
+                and was["status"] != COMPLETE
                 and v["status"] == COMPLETE
-                and _same(v["factor"], b["verdict"], v["verdict"], tol)
+                and _same(v["factor"], was["verdict"], v["verdict"], tol)
             ):
                 confirmed.append(
                     {

@@ -40,6 +40,16 @@ from benchkit.report import energy, figures, i18n, ledger, prose
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters, integer
+from benchkit.report.numbers import (
+    BackendNumbers,
+    BuildNumbers,
+    DraftingNumbers,
+    Light,
+    RepeatsNumbers,
+    SlotsNumbers,
+    ValidityNumbers,
+    of,
+)
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import (
     CALLS_FILE,
@@ -48,6 +58,7 @@ from benchkit.results import (
     atomic_write_text,
     find_results,
 )
+from benchkit.schema import Metrics, ModelInfo, SamplingInfo, WorkloadInfo
 
 _log = log.get(__name__)
 MULTIRUN_FILE = "multirun.yaml"
@@ -80,7 +91,7 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
     `study.key=value` overrides applied and checked against the schema."""
     dicts = [r.provenance.get("study") for r in results]
     found = [d for d in dicts if isinstance(d, dict)]
-    base: dict[str, Any] = {}
+    base: dict[str, object] = {}
     if found:
         keys = [json.dumps(d, sort_keys=True) for d in found]
         common, _ = Counter(keys).most_common(1)[0]
@@ -131,7 +142,7 @@ class Analysed:
     study: StudyConfig
     sweep: an.Sweep
     verdicts: list[an.Verdict]
-    claims: list[dict[str, Any]]
+    claims: list[an.ClaimCheck]
     caveats: list[dict[str, Any]]
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -154,7 +165,7 @@ def analyse_folder(
         planned,
         min_effect=study.knee_gain,
         knee_gain=study.knee_gain,
-        choices={r.job_dir.name: dict(r.provenance.get("choices") or {}) for r in results},
+        choices={r.job_dir.name: dict(r.result.provenance.choices) for r in results},
         per_repeat={
             r.job_dir.name: list(r.data["passes"])
             for r in results
@@ -259,7 +270,7 @@ def command_lines(
     return head, rows
 
 
-def _context(a: Analysed) -> dict[str, Any]:
+def _context(a: Analysed) -> ledger.Context:
     """What was measured, for the ledger: a later correction can say what changed."""
     c = a.sweep.constants
     builds = an.build_summary(a.records)
@@ -272,7 +283,7 @@ def _context(a: Analysed) -> dict[str, Any]:
     }
 
 
-def _first(results: Sequence[JobResult], key: str) -> dict[str, Any]:
+def _first(results: Sequence[JobResult], key: str) -> dict[str, object]:
     for r in results:
         v = r.provenance.get(key)
         if isinstance(v, dict) and v:
@@ -317,11 +328,11 @@ def view_model(
     *,
     baseline: Analysed | None,
     build: an.Verdict | None,
-    corrections: dict[str, Any] | None,
+    corrections: ledger.Corrections | None,
     ledger_file: Path | None,
     figs: Mapping[str, str],
     published: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Everything the templates print: sentences in the study's language and raw numbers."""
     study = a.study
     lang = study.lang.value
@@ -331,25 +342,28 @@ def view_model(
     if build is not None:
         by["build"] = build
     results = a.results
-    model = _first(results, "model")
+    model = next(
+        (mi for r in results if (mi := r.result.provenance.model) and mi != ModelInfo()),
+        ModelInfo(),
+    )
     hardware = _first(results, "hardware")
     rows = an.records(a.df)
     validity = by["validity"]
 
     # What is compared with what.
     params = ""
-    if model.get("params_total_b") and model.get("params_active_b"):
+    if model.params_total_b and model.params_active_b:
         params = t["model_params"].format(
-            total=_g(model["params_total_b"]), active=_g(model["params_active_b"])
+            total=_g(model.params_total_b), active=_g(model.params_active_b)
         )
     model_line = t["model_line"].format(
-        name=_txt(model.get("name")),
-        arch=_txt(model.get("architecture")),
+        name=_txt(model.name),
+        arch=_txt(model.architecture),
         params=params or "–",
-        quant=_txt(model.get("quant")),
-        size=f", {_g(model['size_gb'])} GB" if model.get("size_gb") else "",
+        quant=_txt(model.quant),
+        size=f", {_g(model.size_gb)} GB" if model.size_gb else "",
     )
-    if model.get("synthetic"):
+    if model.synthetic:
         model_line = model_line[:-1] + ": " + t["synthetic_note"] + "."
     hardware_line = t["hardware_line"].format(
         name=_txt(hardware.get("name")),
@@ -364,45 +378,50 @@ def view_model(
         hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
 
     # Workload and sampling.
-    wl = _first(results, "workload")
+    wl = next(
+        (wi for r in results if (wi := r.result.provenance.workload) and wi != WorkloadInfo()),
+        None,
+    )
     # Where the server tokenized prompts differently from the fixture (another tokenizer or
     # chat template), both counts are shown: the fixture's numbers are not what was measured.
     tokenizer_lines = [
         t["tokenizer_mismatch"].format(
             job=r.job_dir.name,
-            server=integer(r.metrics.get("prompt_tokens")),
-            fixture=integer(r.metrics.get("fixture_prompt_tokens")),
-            n=integer(r.metrics.get("prompt_token_mismatches")),
-            calls=integer(r.metrics.get("calls_completed")),
+            server=integer(r.result.metrics.prompt_tokens),
+            fixture=integer(r.result.metrics.fixture_prompt_tokens),
+            n=integer(r.result.metrics.prompt_token_mismatches),
+            calls=integer(r.result.metrics.calls_completed),
         )
         for r in results
-        if (r.metrics.get("prompt_token_mismatches") or 0) > 0
+        if (r.result.metrics.prompt_token_mismatches or 0) > 0
     ]
     workload_line = None
     if wl:
-        calls = wl.get("calls") or 0
+        calls = wl.calls or 0
         workload_line = t["workload_line"].format(
-            fixture=wl.get("fixture"),
-            units=wl.get("units"),
+            fixture=wl.fixture,
+            units=wl.units,
             calls=integer(calls),
-            prompt=integer(wl.get("prompt_tokens")),
-            mean_prompt=integer((wl.get("prompt_tokens") or 0) / calls) if calls else "–",
-            max_prompt=integer(wl.get("max_prompt_tokens")),
-            completion=integer(wl.get("completion_tokens")),
-            policy=wl.get("output_policy"),
-            cap=integer(wl.get("cap")),
+            prompt=integer(wl.prompt_tokens),
+            mean_prompt=integer((wl.prompt_tokens or 0) / calls) if calls else "–",
+            max_prompt=integer(wl.max_prompt_tokens),
+            completion=integer(wl.completion_tokens),
+            policy=wl.output_policy,
+            cap=integer(wl.cap),
         )
-        replayed = wl.get("units_replayed")
+        replayed = wl.units_replayed
         if replayed is None:  # results written before units_replayed was recorded
-            planned = next((r.metrics.get("units_planned") for r in results if r.metrics), None)
-            reps = next((r.factors.get("repeats") for r in results), None) or 1
-            replayed = int(planned) // int(reps) if planned else None
-        if replayed is not None and replayed != wl.get("units"):
-            workload_line += " " + t["workload_subset"].format(
-                n=integer(replayed), units=wl.get("units")
+            planned = next(
+                (mx.units_planned for r in results if (mx := r.result.metrics) != Metrics()), None
             )
+            reps = next((r.result.factors.get("repeats") for r in results), None) or 1
+            replayed = int(planned) // int(reps) if planned else None
+        if replayed is not None and replayed != wl.units:
+            workload_line += " " + t["workload_subset"].format(n=integer(replayed), units=wl.units)
     sampling_lines = []
-    profiles = Counter(str((r.provenance.get("sampling") or {}).get("profile")) for r in results)
+    profiles = Counter(
+        str(sp.profile if (sp := r.result.provenance.sampling) else None) for r in results
+    )
     if len(profiles) > 1:
         sampling_lines.append(
             t["sampling_mixed"].format(
@@ -411,19 +430,20 @@ def view_model(
         )
     seen_profiles: set[str] = set()
     for r in results:
-        s = r.provenance.get("sampling") or {}
-        prof = str(s.get("profile"))
+        samp = r.result.provenance.sampling or SamplingInfo()
+        prof = str(samp.profile)
         if prof in seen_profiles:
             continue
         seen_profiles.add(prof)
-        if s.get("sent"):
+        if samp.sent:
             sent = ", ".join(
                 f"{k}={json.dumps(v) if isinstance(v, dict | list) else v}"
-                for k, v in s["sent"].items()
+                for k, v in samp.sent.items()
             )
             sampling_lines.append(t["sampling_sent"].format(profile=prof, fields=sent))
         else:
-            props = (r.provenance.get("server") or {}).get("props") or {}
+            server = r.result.provenance.server
+            props = (server.props if server else None) or {}
             d = props.get("default_sampling") or {}
             defaults = f" ({', '.join(f'{k}={v}' for k, v in d.items())})" if d else ""
             sampling_lines.append(t["sampling_unsent"].format(profile=prof, defaults=defaults))
@@ -443,7 +463,7 @@ def view_model(
         [
             (
                 r.job_dir.name,
-                (r.provenance.get("server") or {}).get("argv") or [],
+                srv.argv if (srv := r.result.provenance.server) else [],
                 i18n.point_text({k: r.factors.get(k) for k in a.sweep.varying}, lang)
                 if a.sweep.varying
                 else "",
@@ -454,7 +474,7 @@ def view_model(
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
 
     # Factor sections.
-    sections: list[dict[str, Any]] = []
+    sections: list[dict[str, object]] = []
     b = by.get("backend")
     if b is not None:
         backends = sorted(
@@ -462,7 +482,7 @@ def view_model(
             key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
         )
         table = []
-        for e in b.numbers.get("contexts", []):
+        for e in of(BackendNumbers, b.numbers).contexts:
             table.append(
                 {
                     "setting": i18n.point_text(e["context"], lang) or "–",
@@ -475,8 +495,8 @@ def view_model(
                         }
                         for x in backends
                     ],
-                    "winner": i18n.backend_name(e["winner"])
-                    if e["winner"]
+                    "winner": i18n.backend_name(e.get("winner"))
+                    if e.get("winner")
                     else i18n.effect_word("no difference", lang),
                 }
             )
@@ -493,7 +513,8 @@ def view_model(
         )
     s = by.get("slots")
     if s is not None:
-        knee_slots = s.verdict if s.numbers.get("knee_reached") else None
+        sn = of(SlotsNumbers, s.numbers)
+        knee_slots = s.verdict if sn.knee_reached else None
         metric = a.sweep.metric
         obj_words = i18n.objective_words(metric, lang)
         sections.append(
@@ -501,10 +522,10 @@ def view_model(
                 "kind": "slots",
                 "title": t["sec_slots"],
                 "text": i18n.slots_sentence(s, lang),
-                "series": i18n.point_text(s.numbers.get("series"), lang),
+                "series": i18n.point_text(sn.series, lang),
                 "objective_col": "" if metric in ev.PER_UNIT else obj_words,
                 "change_col": t["col_obj_change"].format(objective=obj_words),
-                "show_uncapped": any(r.get("capped") for r in s.numbers.get("rows", [])),
+                "show_uncapped": any(r["capped"] for r in sn.rows or []),
                 "table": [
                     dict(
                         r,
@@ -514,7 +535,7 @@ def view_model(
                             metric, r["objective_uncapped"], lang
                         ),
                     )
-                    for r in s.numbers.get("rows", [])
+                    for r in sn.rows or []
                 ],
                 "figure": figs.get("slots"),
                 "figure_title": t["fig_slots"],
@@ -522,7 +543,8 @@ def view_model(
         )
     drafting = [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]
     for m in drafting:
-        on = an.norm(m.numbers.get("on_value"))
+        dn = of(DraftingNumbers, m.numbers)
+        on = an.norm(dn.on_value)
         sections.append(
             {
                 "kind": "mtp",
@@ -536,13 +558,14 @@ def view_model(
                         setting=i18n.point_text(e["context"], lang),
                         effect_text=i18n.effect_word(e["effect"], lang),
                     )
-                    for e in m.numbers.get("contexts", [])
+                    for e in dn.contexts
                 ],
                 "figure": figs.get(m.factor),
                 "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
             }
         )
     if build is not None:
+        bn = of(BuildNumbers, build.numbers)
         sections.append(
             {
                 "kind": "build",
@@ -555,12 +578,9 @@ def view_model(
                         setting=i18n.point_text(p["config"], lang),
                         effect_text=i18n.effect_word(p["effect"], lang),
                     )
-                    for p in build.numbers.get("pairs", [])
+                    for p in bn.pairs
                 ],
-                "differs": [
-                    {"key": k, "base": v[0], "new": v[1]}
-                    for k, v in build.numbers.get("differs", {}).items()
-                ],
+                "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
                 "figure": figs.get("build"),
                 "figure_title": t["fig_build"],
             }
@@ -574,7 +594,7 @@ def view_model(
             "intro": t["noise_repeats"] if rep.verdict else "",
             "table": [
                 dict(c, setting=i18n.point_text(c["config"], lang))
-                for c in rep.numbers.get("configs", [])
+                for c in of(RepeatsNumbers, rep.numbers).configs
             ],
             "figure": None,
             "figure_title": "",
@@ -600,7 +620,9 @@ def view_model(
         summary_rows.append(
             {
                 "factor": i18n.factor_name(v.factor, lang),
-                "verdict": i18n.verdict_value_text(v.factor, v.verdict, lang, v.numbers),
+                "verdict": i18n.verdict_value_text(
+                    v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
+                ),
                 "status": i18n.status_word(v.status, lang),
             }
         )
@@ -644,17 +666,18 @@ def view_model(
         for f, v in by.items()
         if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
     ]
+    planned = of(ValidityNumbers, validity.numbers).planned
     if validity.status == an.COMPLETE and unsettled:
         status_line = t["status_finished_provisional"].format(
-            n=validity.numbers["planned"], k=len(unsettled), factors=", ".join(unsettled)
+            n=planned, k=len(unsettled), factors=", ".join(unsettled)
         )
     elif validity.status == an.COMPLETE:
-        n = validity.numbers["planned"]
+        n = planned
         status_line = t["status_complete_one" if n == 1 else "status_complete"].format(n=n)
     else:
         status_line = t["status_provisional"].format(
             k=len(validity.missing),
-            n=validity.numbers["planned"],
+            n=planned,
             points=i18n.missing_text(validity.missing, lang),
         )
     rec_point = proj.point if proj.verdict is not None else None
@@ -762,8 +785,8 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
 
 
 def _corrections_view(
-    corr: Mapping[str, Any] | None, ledger_file: Path | None, lang: str
-) -> dict[str, Any]:
+    corr: ledger.Corrections | None, ledger_file: Path | None, lang: str
+) -> dict[str, object]:
     t = i18n.strings(lang)
     if corr is None:
         return {"intro": t["corrections_no_ledger"], "changes": [], "confirmed": []}
@@ -776,9 +799,11 @@ def _corrections_view(
             {
                 "factor": i18n.factor_name(label, lang),
                 "date": (c.get("date") or "")[:10],
-                "earlier": i18n.verdict_value_text(vf, c["earlier"], lang, c["earlier_numbers"]),
+                "earlier": i18n.verdict_value_text(
+                    vf, c["earlier"], lang, Light.of(c["earlier_numbers"])
+                ),
                 "earlier_status": i18n.status_word(c["earlier_status"], lang),
-                "now": i18n.verdict_value_text(vf, c["now"], lang, c["now_numbers"]),
+                "now": i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
                 "now_status": i18n.status_word(c["now_status"], lang),
                 "why": i18n.correction_why(c["why"], lang),
             }
@@ -786,7 +811,7 @@ def _corrections_view(
     confirmed = [
         {
             "factor": i18n.factor_name(c["factor"], lang),
-            "value": i18n.verdict_value_text(c["factor"], c["value"], lang, c["numbers"]),
+            "value": i18n.verdict_value_text(c["factor"], c["value"], lang, Light.of(c["numbers"])),
         }
         for c in corr["confirmed"]
     ]
@@ -846,7 +871,7 @@ def render_report(
     try:
         figs = _figures(a, build, tmp, lang)
 
-        def vm_for(published: bool) -> dict[str, Any]:
+        def vm_for(published: bool) -> dict[str, object]:
             return view_model(
                 a,
                 baseline=base,
@@ -884,23 +909,25 @@ def _measured_utc(results: Sequence[JobResult]) -> str | None:
     return max((d for d in dates if d), default=None)
 
 
-def _add_ground_truth(vm: dict[str, Any], source: Path, a: Analysed) -> None:
+def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     """Roofline per job and agreement with llama.cpp's own benchmarks, where known."""
     vm["roofline"] = gt.roofline_rows(a.results)
     truth = gt.load_ground_truth(source)
     vm["ground_truth"] = truth
-    vm["agreement"] = gt.agreement_rows(a.results, truth) if truth else []
+    agreement = gt.agreement_rows(a.results, truth) if truth else []
+    vm["agreement"] = agreement
     vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
-    vm["agreement_config"] = any(r["config"] for r in vm["agreement"])
+    vm["agreement_config"] = any(r["config"] for r in agreement)
 
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:
     out: dict[str, str] = {}
     s = a.verdict("slots")
     knee = None
-    if s is not None and s.numbers.get("knee_reached"):
+    sn = of(SlotsNumbers, s.numbers) if s is not None else None
+    if s is not None and sn is not None and sn.knee_reached:
         knee = {"slots": s.verdict}
-    series = s.numbers.get("series") if s is not None else None
+    series = sn.series if sn is not None else None
     made = {
         "backend": figures.backend_figure(a.df, folder, lang),
         "slots": figures.slots_figure(a.df, folder, lang, knee, series),
@@ -917,7 +944,9 @@ def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> 
     return out
 
 
-def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> list[dict[str, Any]]:
+def _verdicts_json(
+    verdicts: Sequence[an.Verdict], a: Analysed, lang: str
+) -> list[dict[str, object]]:
     unit = _unit_name(a.study, lang)
     text = {
         "backend": lambda v: i18n.backend_sentence(v, lang),
@@ -931,7 +960,7 @@ def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> li
     for v in verdicts:
         j = v.to_json()
         fn = text.get("mtp" if v.factor.startswith("spec=") else v.factor)
-        j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, {})
+        j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, Light())
         out.append(j)
     for c in a.claims:
         out.append(
@@ -950,7 +979,7 @@ def _verdicts_json(verdicts: Sequence[an.Verdict], a: Analysed, lang: str) -> li
 
 def _write_report(
     folder: Path,
-    vm: dict[str, Any],
+    vm: dict[str, object],
     verdicts: Sequence[an.Verdict],
     a: Analysed,
     lang: str,
@@ -980,7 +1009,7 @@ def _publish(
     verdicts: Sequence[an.Verdict],
     lang: str,
     now: str,
-    vm: dict[str, Any],
+    vm: dict[str, object],
 ) -> None:
     """The blog folder: index.md with front matter and relative images, the figures, a
     standalone index.html, verdicts.json. Replaced as a whole, never half-written."""

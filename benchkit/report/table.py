@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
@@ -27,9 +26,9 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
     p50/p90/p99 of distribution metrics as `<name>_p50` ... columns, `ctx_total` (the
     server's context size), `identity_problem` (None when the server was provably the
     job's own) and `derived` (reference data derived from a publication, not measured)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for r in results:
-        row: dict[str, Any] = {"job": r.job_dir.name, "status": r.status, "reason": r.reason}
+        row: dict[str, object] = {"job": r.job_dir.name, "status": r.status, "reason": r.reason}
         row.update(r.factors)
         for key, value in r.metrics.items():
             if isinstance(value, dict):
@@ -37,7 +36,8 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
                     row[f"{key}_{q}"] = v
             elif not isinstance(value, list):
                 row[key] = value
-        row["ctx_total"] = (r.provenance.get("server") or {}).get("ctx_total")
+        server = r.result.provenance.server
+        row["ctx_total"] = server.ctx_total if server else None
         row["identity_problem"] = identity_problem(r.result)
         row["derived"] = bool(r.data.get("derived"))
         rows.append(row)

@@ -1,0 +1,421 @@
+"""The numbers behind each kind of verdict, as types: what analyse builds and the writers read.
+
+One frozen dataclass per verdict kind (backend winner, slots knee, drafting effect, repeats,
+projection, validity, build comparison); the parts they hold (a context's ratios, a row of
+the slots table, an effect run, ...) are TypedDicts because they are written out as they
+are. `to_json` gives the verdict's `numbers` object of verdicts.json and the ledger, with the
+keys and key order analyse always wrote: a field left None is a key the verdict does not
+have, unless the field is marked to be written whenever another field is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict, TypeVar
+
+# A factor's value as results and the planned space hold it (backend name, slot count, MTP
+# on/off, a drafter's name, ...).
+FactorValue = str | int | float | bool | None
+Point = dict[str, FactorValue]
+
+
+def _null_with(other: str) -> Any:
+    """A field whose key is written (null included) whenever field `other` is set."""
+    return field(default=None, metadata={"with": other})
+
+
+def _always() -> Any:
+    """A field whose key is always written, null included."""
+    return field(default=None, metadata={"always": True})
+
+
+def _internal() -> Any:
+    """A field that steers `to_json` and is never written."""
+    return field(default=False, metadata={"internal": True})
+
+
+class _Numbers:
+    """`to_json` for the dataclasses below."""
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.metadata.get("internal"):
+                continue
+            value = getattr(self, f.name)
+            other = f.metadata.get("with")
+            if f.metadata.get("always"):
+                present = True
+            elif other:
+                present = getattr(self, other) not in (None, False)
+            else:
+                present = value is not None
+            if present:
+                out[f.name] = value
+        return out
+
+
+# ------------------------------------------------------------------------------ shared parts
+
+
+class ObjectiveJson(TypedDict):
+    name: str
+    metric: str
+    slo: dict[str, float]
+
+
+class NoiseEntry(TypedDict):
+    """A margin held against a single run's noise: the two points, the margin, the noise."""
+
+    base: Point
+    other: Point
+    margin: float
+    noise: float | None
+    basis: str
+
+
+class Capped(TypedDict):
+    """The job of a point whose outputs ran to the generation cap more than the study allows."""
+
+    job: str
+    point: Point
+    share: float
+    share_calls: float | None
+    share_time: float | None
+    calls: object
+    limit: float
+    objective: float | None
+    objective_uncapped: float | None
+
+
+class MissingPoint(TypedDict):
+    """A planned point without a complete result (analyse.Missing), as written out."""
+
+    point: Point
+    label: str
+    status: str
+    reason: str | None
+
+
+class Contamination(TypedDict):
+    """Jobs whose setup differs from the sweep's usual one in an attribute no swept factor
+    explains (evidence.contamination)."""
+
+    attribute: str
+    value: str
+    usual: str
+    jobs: list[str]
+
+
+Contaminated = list[Contamination]
+
+
+class SloBreak(TypedDict):
+    """An SLO limit a point breaks (an unknown value breaks it too)."""
+
+    metric: str
+    value: float | None
+    limit: float
+
+
+# An effect over a run of slot counts: {"from": 1, "to": 1, "effect": "helps"}; `to: None`
+# is up to the largest count tested, `from: None` when slots did not vary.
+Run = TypedDict("Run", {"from": int | None, "to": int | None, "effect": str})
+
+
+# ------------------------------------------------------------------------------ backend
+
+
+class BackendContext(TypedDict):
+    """One setting of the other factors: each backend's value, its ratio to the best, the
+    winner there (None: a tie)."""
+
+    context: Point
+    values: dict[str, float]
+    ratios: dict[str, float | None]
+    winner: NotRequired[str | None]
+    inside_noise: NotRequired[bool]
+
+
+@dataclass(frozen=True)
+class BackendNumbers(_Numbers):
+    contexts: list[BackendContext]
+    winners: dict[str, int] | None = None
+    ties: int | None = None
+    ratio_range: dict[str, list[float]] | None = None
+    compared: int | None = None
+    objective: ObjectiveJson | None = None
+    noise: list[NoiseEntry] | None = None
+    contaminated: Contaminated | None = None
+
+
+# ------------------------------------------------------------------------------ slots
+
+
+class SlotsRow(TypedDict):
+    slots: int
+    objective: float | None
+    objective_uncapped: float | None
+    change_vs_previous: float | None
+    s_per_unit_throughput: float | None
+    s_per_unit_slot_latency: float | None
+    decode_tok_s: float | None
+    ctx_total: float | None
+    slo_breaks: list[SloBreak]
+    capped: bool
+
+
+class SloExcluded(TypedDict):
+    slots: int
+    breaks: list[SloBreak]
+
+
+class Faster(TypedDict):
+    """A slot count that measured faster than the knee, and what it costs."""
+
+    slots: int
+    faster_by: float
+    ctx_ratio: float
+    latency_ratio: float | None
+    inside_noise: NotRequired[bool]
+
+
+class Beyond(TypedDict):
+    """A slot count above the knee against the knee."""
+
+    slots: int
+    change_vs_knee: float
+    latency_ratio: float | None
+    ctx_ratio: float
+    ctx_total: float | None
+
+
+@dataclass(frozen=True)
+class SlotsNumbers(_Numbers):
+    series: Point | None = None
+    rows: list[SlotsRow] | None = None
+    knee_gain: float | None = None
+    objective: ObjectiveJson | None = None
+    slo_excluded: list[SloExcluded] | None = None
+    contaminated: Contaminated | None = None
+    knee_reached: bool | None = None
+    best_slots: int | None = None
+    best_throughput_slots: int | None = None
+    faster: Faster | None = None
+    noise: list[NoiseEntry] | None = None
+    capped: Capped | None = None
+    knee_uncapped: int | None = None
+    beyond: list[Beyond] | None = None
+    latency_grows: bool | None = _null_with("beyond")
+
+
+# ------------------------------------------------------------------------------ drafting
+
+
+class DraftContext(TypedDict):
+    """One setting of the other factors with the drafter off and on."""
+
+    context: Point
+    off: float
+    on: float
+    ratio: float
+    effect: str
+    inside_noise: bool
+    noise: float | None
+    acceptance: float | None
+    decode_off: float | None
+    decode_on: float | None
+
+
+class SeriesRuns(TypedDict):
+    series: Point
+    runs: list[Run]
+
+
+@dataclass(frozen=True)
+class DraftingNumbers(_Numbers):
+    """MTP on against off, or a drafter (`spec`) against none."""
+
+    factor: str
+    on_value: FactorValue
+    off_value: FactorValue
+    contexts: list[DraftContext]
+    primary: Point
+    acceptance_range: list[float] | None
+    acceptance_by_backend: dict[str, list[float]]
+    by_series: list[SeriesRuns]
+    scope_differs: bool
+    objective: ObjectiveJson
+    noise: list[NoiseEntry] | None = None
+    contaminated: Contaminated | None = None
+    # The largest slot count of the primary series; written once there was a comparison.
+    largest: int | None = _null_with("compared")
+    compared: bool = _internal()
+
+
+# ------------------------------------------------------------------------------ repeats
+
+
+class RepeatedConfig(TypedDict):
+    """A configuration that ran more than once: its noise on the objective's metric."""
+
+    config: Point
+    n: int
+    mean: float
+    sd: float | None
+    cv: float | None
+    ci95: float | None
+    jobs: list[str]
+
+
+@dataclass(frozen=True)
+class RepeatsNumbers(_Numbers):
+    configs: list[RepeatedConfig]
+    declared_noise: float | None = _always()
+
+
+# ------------------------------------------------------------------------------ projection
+
+
+class BetterPoint(TypedDict):
+    """A complete point better on the objective than the recommendation, and why it is not
+    the recommendation."""
+
+    point: Point
+    faster_by: float
+    inside_noise: bool
+    below_min_effect: bool
+    min_effect: float
+    why: str
+    ctx_ratio: float | None
+
+
+@dataclass(frozen=True)
+class ProjectionNumbers(_Numbers):
+    units: int
+    s_per_unit: float | None = None
+    seconds: float | None = None
+    ci_seconds: float | None = _null_with("measured")
+    n: int | None = None
+    units_measured: float | None = _null_with("measured")
+    slot_latency: float | None = _null_with("measured")
+    objective: ObjectiveJson | None = None
+    objective_value: float | None = _null_with("measured")
+    capped: Capped | None = None
+    seconds_uncapped: float | None = _null_with("capped")
+    contaminated: Contaminated | None = None
+    better_point: BetterPoint | None = None
+    measured: bool = _internal()
+
+
+# ------------------------------------------------------------------------------ validity
+
+
+@dataclass(frozen=True)
+class ValidityNumbers(_Numbers):
+    planned: int
+    completed: int
+
+
+# ------------------------------------------------------------------------------ build
+
+
+class BuildPair(TypedDict):
+    """One configuration in both sweeps: seconds per unit, prefill and decode, before/after."""
+
+    config: Point
+    base: float
+    new: float
+    change: float
+    effect: str
+    base_slot_latency: float | None
+    new_slot_latency: float | None
+    base_prefill: float | None
+    new_prefill: float | None
+    prefill_change: float | None
+    prefill_effect: str | None
+    base_decode: float | None
+    new_decode: float | None
+    decode_change: float | None
+    decode_effect: str | None
+    base_tokens_per_call: float | None
+    new_tokens_per_call: float | None
+
+
+@dataclass(frozen=True)
+class BuildNumbers(_Numbers):
+    pairs: list[BuildPair]
+    unmatched: list[Point] | None = None
+    differs: dict[str, list[FactorValue]] = field(default_factory=dict)
+    blocked_by: dict[str, list[FactorValue]] | None = None
+    median_change: float | None = _null_with("unmatched")
+    change_range: list[float] | None = field(default=None, metadata={"with": "unmatched"})
+
+    def to_json(self) -> dict[str, object]:
+        # Written in analyse's order: a refused comparison leads with what blocked it.
+        out = super().to_json()
+        first = ("blocked_by", "differs", "pairs") if self.blocked_by is not None else ("pairs",)
+        return {**{k: out.pop(k) for k in first if k in out}, **out}
+
+
+VerdictNumbers = (
+    BackendNumbers
+    | SlotsNumbers
+    | DraftingNumbers
+    | RepeatsNumbers
+    | ProjectionNumbers
+    | ValidityNumbers
+    | BuildNumbers
+)
+
+N = TypeVar("N", bound=_Numbers)
+
+
+def of(kind: type[N], numbers: VerdictNumbers) -> N:
+    """A verdict's numbers as the kind its factor gives (a backend verdict's are
+    BackendNumbers, ...); a mismatch is a bug in the caller."""
+    if not isinstance(numbers, kind):
+        raise TypeError(f"expected {kind.__name__}, got {type(numbers).__name__}")
+    return numbers
+
+
+# ------------------------------------------------------------------------------ the ledger
+
+
+@dataclass(frozen=True)
+class Light:
+    """The few numbers the ledger keeps of a verdict, enough to show its value again."""
+
+    largest: int | None = None
+    seconds: float | None = None
+    units: int | None = None
+    knee_reached: bool | None = None
+    median_change: float | None = None
+
+    KEYS = ("largest", "seconds", "units", "knee_reached", "median_change")
+
+    @staticmethod
+    def keep(numbers: VerdictNumbers) -> dict[str, object]:
+        """The ledger's `numbers` of a verdict: those of KEYS the verdict has, in that order."""
+        j = numbers.to_json()
+        return {k: j[k] for k in Light.KEYS if k in j}
+
+    @staticmethod
+    def of(numbers: Mapping[str, object]) -> Light:
+        """From a ledger entry's `numbers` (or `keep`'s), old entries included."""
+
+        def num(k: str) -> float | None:
+            x = numbers.get(k)
+            return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+        largest, units = numbers.get("largest"), numbers.get("units")
+        knee = numbers.get("knee_reached")
+        return Light(
+            largest=largest if isinstance(largest, int) else None,
+            seconds=num("seconds"),
+            units=units if isinstance(units, int) else None,
+            knee_reached=knee if isinstance(knee, bool) else None,
+            median_change=num("median_change"),
+        )
