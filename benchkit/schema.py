@@ -13,6 +13,7 @@ nulls. The contract keys (architecture.md) are unchanged;
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -199,16 +200,24 @@ class Result:
 T = TypeVar("T")
 
 
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """Each field's name and resolved type. Resolving the annotations is the costly part of
+    loading (a report of 1,000 jobs loads each block several times), so it is done once a class."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+
+
 def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
     """A dataclass of this module from its JSON object: known keys typed (nested blocks built
     the same way), the others kept in `extra`."""
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields = _fields(typing.cast(type, cls))  # type[T] is hashable; mypy cannot tell
+    names = {name for name, _ in fields}
     kwargs: dict[str, object] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if f.name == "extra" or f.name not in data:
+    for name, tp in fields:
+        if name == "extra" or name not in data:
             continue
-        kwargs[f.name] = _build(hints[f.name], data[f.name])
+        kwargs[name] = _build(tp, data[name])
     if "extra" in names:
         kwargs["extra"] = {k: v for k, v in data.items() if k not in names}
     return cls(**kwargs)
