@@ -1,0 +1,180 @@
+"""What a job writes about itself: the result it assembles (result.json's blocks as types),
+the context the entry point hands it, its factors, and the failed result it starts from.
+benchkit/job.py fills the result in as the job runs; benchkit.results writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NotRequired, TypedDict
+
+from benchkit.config import BenchConfig, to_plain
+from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
+from benchkit.results import SCHEMA_VERSION
+from benchkit.server.engines import LaunchInfo, ModelBlock
+from benchkit.server.provide import ServerBuildInfo
+
+# A factor's value: a swept scalar or a group's choice.
+Factor = str | int | float | bool | None
+
+
+class SamplingBlock(TypedDict):
+    """provenance.sampling: the profile, and the fields every request sent."""
+
+    profile: str
+    sent: dict[str, object]
+
+
+class WorkloadBlock(TypedDict):
+    """provenance.workload: the fixture replayed and how."""
+
+    fixture: str
+    path: str
+    fingerprint: str
+    kind: str
+    units: int
+    calls: int
+    prompt_tokens: int | None
+    max_prompt_tokens: int | None
+    completion_tokens: int
+    output_policy: str
+    cap: int
+    units_replayed: int
+
+
+class ClientBlock(TypedDict):
+    """provenance.client: which client path timed the calls, and why the fallback."""
+
+    path: str
+    fallback: str | None
+
+
+# provenance.reuse: when and by what a job was reused ("from" is a Python keyword).
+ReuseBlock = TypedDict(
+    "ReuseBlock",
+    {
+        "started_utc": str | None,
+        "host_load_start": list[float] | None,
+        "benchkit": BenchkitInfo | None,
+        "from": str,
+        "finished_utc": str,
+        "host_load_end": list[float] | None,
+        "job_seconds": float,
+    },
+    total=False,
+)
+
+
+class JobProvenance(TypedDict, total=False):
+    """What a job records of where its measurement came from, in the order it is added;
+    the schema writer (benchkit.schema.Provenance) puts its typed blocks in their order and
+    keeps the others (benchkit, host_load_*, resume_key, reuse, ...) in this one."""
+
+    benchkit: BenchkitInfo
+    hardware: HardwareInfo
+    choices: dict[str, str]
+    overrides: list[str]
+    started_utc: str
+    # Other work on the host skews CPU timings badly (llama.cpp's threads spin-wait); the
+    # report flags a load above the core count.
+    host_load_start: list[float] | None
+    model: ModelBlock
+    sampling: SamplingBlock
+    # The write-up's settings travel with every result so a report renders from results
+    # alone.
+    study: dict[str, object]
+    workload: WorkloadBlock
+    server_build: ServerBuildInfo
+    resume_key: str
+    server: LaunchInfo
+    client: ClientBlock
+    replay_started_utc: str | None
+    finished_utc: str
+    host_load_end: list[float] | None
+    job_seconds: float
+    reused_from: str
+    measured_utc: str | None
+    reuse: ReuseBlock
+    telemetry: object
+    # Added by benchkit.app: the devices the job was given, and why a stopped job stopped.
+    allocation: dict[str, object]
+    stopped: str | None
+
+
+class JobResult(TypedDict):
+    """The result a job assembles; benchkit.results.write_result writes it through the
+    schema (result.json)."""
+
+    schema_version: int
+    status: str
+    reason: str | None
+    factors: dict[str, Factor]
+    provenance: JobProvenance
+    # benchkit.measure's block, the telemetry's, and the server's counters (`server`).
+    # Assembled in steps from typed parts (measure.CallMetrics, telemetry.TelemetryMetrics,
+    # the server's counters); the schema's Metrics checks the whole when it is written.
+    metrics: dict[str, object]
+    passes: NotRequired[list[dict[str, object]]]
+
+
+def new_result(cfg: BenchConfig, ctx: JobContext, started: str, reason: str | None) -> JobResult:
+    """A failed result of this job with what is known before anything runs; the job (or
+    benchkit.app, for a job that never ran) fills in the rest."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "status": "failed",
+        "reason": reason,
+        "factors": factors_of(cfg, ctx),
+        "provenance": {
+            "benchkit": benchkit_info(),
+            "hardware": hardware_info(cfg.hardware),
+            "choices": dict(ctx.choices),
+            "overrides": list(ctx.overrides),
+            "started_utc": started,
+            "study": to_plain(cfg.study),
+        },
+        "metrics": {},
+    }
+
+
+@dataclass
+class JobContext:
+    """What the entry point knows about this job (resolved once, from Hydra, then passed)."""
+
+    job_dir: Path
+    label: str = "run"
+    # Goes into the server's alias nonce; unique per job so a process can be told apart.
+    alias_tag: str = ""
+    choices: dict[str, str] = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
+    sweep: bool = False
+    # Folders whose earlier jobs may be reused (outputs/sweeps, outputs/runs).
+    resume_roots: list[Path] = field(default_factory=list)
+    # Files beside the job that may hold the overrides as typed (Hydra's multirun.yaml).
+    extra_scrub: list[Path] = field(default_factory=list)
+
+
+def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
+    """The swept values and group choices that identify this point of the study."""
+    f: dict[str, Factor] = {
+        "backend": cfg.backend.name.value,
+        "slots": cfg.slots,
+        "mtp": cfg.mtp,
+        "model": cfg.model.name,
+        "hardware": cfg.hardware.name,
+        "sampling": cfg.sampling.name,
+        "workload": cfg.workload.fixture,
+        "batch": cfg.server.batch,
+        "ubatch": cfg.server.ubatch,
+        "flash_attn": cfg.server.flash_attn.value,
+        "cache_type_k": cfg.server.cache_type_k.value,
+        "cache_type_v": cfg.server.cache_type_v.value,
+        "kv_unified": cfg.server.kv_unified,
+        "repeats": cfg.repeats,
+        "spec": cfg.spec.type.value,
+    }
+    for group, choice in ctx.choices.items():
+        if not group.startswith("hydra") and group not in f:
+            f[group] = choice
+    return f
