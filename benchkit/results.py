@@ -6,18 +6,24 @@ metrics. Loading refuses files from a newer benchkit and names the file and the 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchkit import schema
 from benchkit.errors import UserError
 from benchkit.schema import SCHEMA_VERSION as SCHEMA_VERSION  # where writers take it from
 from benchkit.schema import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STATUSES = ("complete", "incomplete", "failed", "unavailable")
 RESULT_FILE = "result.json"
@@ -158,3 +164,89 @@ def find_results(root: Path) -> list[JobResult]:
             "sweep folder."
         )
     return [load_result(p) for p in paths]
+
+
+# --------------------------------------------------------------------------- data out
+
+RESULTS_CSV = "results.csv"
+# The first columns of results.csv and frame(); each factor (`factor.<name>`) and each metric
+# (nested blocks flattened with dots: `ttft_ms.p95`, `power_w.max`) follow, in the order they
+# first appear.
+LEAD_COLUMNS = ("job", "pass", "status", "reason")
+
+
+def result_rows(results: Sequence[JobResult]) -> list[dict[str, object]]:
+    """One row per job and pass. Every job has a row with an empty `pass`: the job as a
+    whole, the figures the report's verdicts use (telemetry and the server's counters are
+    only there). A job measured in N passes (`repeats`) also has rows `pass` 1..N, each with
+    that pass's own metrics. A job with no metrics (unavailable, failed early) has its one
+    row with the metrics empty."""
+    rows: list[dict[str, object]] = []
+    for r in results:
+        head: dict[str, object] = {
+            "job": r.job_dir.name,
+            "pass": None,
+            "status": r.status,
+            "reason": r.reason,
+        }
+        head.update({f"factor.{k}": v for k, v in r.factors.items()})
+        rows.append({**head, **_flat(r.metrics)})
+        passes = r.data.get("passes")
+        server = r.metrics.get("server")
+        for i, block in enumerate(passes if isinstance(passes, list) else [], start=1):
+            row = {**head, "pass": i, **_flat(block if isinstance(block, Mapping) else {})}
+            # The server's counters are kept per pass beside the whole job's metrics.
+            if isinstance(server, list) and i <= len(server) and isinstance(server[i - 1], Mapping):
+                row.update(_flat(server[i - 1], "server."))
+            rows.append(row)
+    return rows
+
+
+def _flat(block: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    """Nested objects as dotted columns; lists (devices, per-pass counters) are left out."""
+    out: dict[str, object] = {}
+    for k, v in block.items():
+        if isinstance(v, Mapping):
+            out.update(_flat(v, f"{prefix}{k}."))
+        elif not isinstance(v, list):
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def results_csv(results: Sequence[JobResult]) -> str:
+    """results.csv's text: LEAD_COLUMNS, then every other column in first-seen order; an
+    empty cell where a job has no such value. Floats are written as Python's shortest exact
+    form, so reading the file back gives the very numbers of result.json."""
+    rows = result_rows(results)
+    columns = list(LEAD_COLUMNS)
+    seen = set(columns)
+    for row in rows:
+        for k in row:
+            if k not in seen:
+                seen.add(k)
+                columns.append(k)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for row in rows:
+        w.writerow(["" if row.get(c) is None else row[c] for c in columns])
+    return buf.getvalue()
+
+
+def write_results_csv(path: Path, results: Sequence[JobResult]) -> None:
+    atomic_write_text(path, results_csv(results))
+
+
+def frame(folder: str | Path) -> pd.DataFrame:
+    """The results of a run or sweep folder as a pandas DataFrame: the table of results.csv
+    (`result_rows` says what a row is), parsed the same way, so the two always agree.
+
+        import benchkit.results
+        df = benchkit.results.frame("outputs/sweeps/2026-12-03/10-00-00")
+        df[df["pass"].isna()].pivot_table("s_per_unit_throughput", "factor.slots", "factor.backend")
+    """
+    # Imported here: a job process loads this module and never needs pandas.
+    import pandas as pd
+
+    text = results_csv(find_results(Path(folder)))
+    return pd.read_csv(io.StringIO(text), dtype={"pass": "Int64", "job": str, "reason": str})

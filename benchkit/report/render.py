@@ -53,10 +53,12 @@ from benchkit.report.numbers import (
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import (
     CALLS_FILE,
+    RESULTS_CSV,
     JobResult,
     atomic_write_json,
     atomic_write_text,
     find_results,
+    write_results_csv,
 )
 from benchkit.schema import Metrics, ModelInfo, SamplingInfo, WorkloadInfo
 
@@ -1000,6 +1002,8 @@ def _write_report(
     )
     atomic_write_text(folder / html_name, html)
     atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
+    # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
+    write_results_csv(folder / RESULTS_CSV, a.results)
 
 
 def _publish(
