@@ -7,6 +7,7 @@ Axis labels follow the report's language when a font with Korean glyphs is insta
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -27,11 +28,11 @@ _LABELS = {
         "slots": "parallel slots",
         "s_unit": "seconds per unit",
         "s_unit_tp": "seconds per unit (throughput basis)",
+        "s_unit_lat": "seconds per unit (slot-latency basis)",
+        "tp_title": "Throughput basis (decides the knee)",
+        "lat_title": "Slot-latency basis",
         "tok_s": "tokens / s",
-        "both_bases": "Seconds per unit, both bases",
         "decode": "Aggregate decode throughput",
-        "throughput": "throughput",
-        "slot_latency": "slot latency",
         "knee": "knee",
         "backend": "Throughput basis, per backend",
         "mtp_ratio": "MTP on / off (seconds per unit)",
@@ -46,11 +47,11 @@ _LABELS = {
         "slots": "동시 슬롯",
         "s_unit": "단위당 초",
         "s_unit_tp": "단위당 초(처리량 기준)",
+        "s_unit_lat": "단위당 초(슬롯 지연 기준)",
+        "tp_title": "처리량 기준 (무릎을 정하는 기준)",
+        "lat_title": "슬롯 지연 기준",
         "tok_s": "토큰 / 초",
-        "both_bases": "두 기준의 단위당 초",
         "decode": "합산 decode 처리량",
-        "throughput": "처리량",
-        "slot_latency": "슬롯 지연",
         "knee": "무릎",
         "backend": "백엔드별 처리량 기준",
         "mtp_ratio": "MTP 켬 / 끔 (단위당 초)",
@@ -108,6 +109,21 @@ def _only(df: pd.DataFrame, series: Mapping[str, Any] | None) -> pd.DataFrame:
     return df
 
 
+def _style(part: pd.DataFrame, colours: Mapping[str, str]) -> dict[str, Any]:
+    """One look per series: the backend's colour; MTP on drawn dashed with hollow triangles,
+    off solid with filled circles, so the two differ in the legend as on the plot."""
+    on = "mtp" in part and norm(part["mtp"].iloc[0]) == "true"
+    colour = colours.get(str(part["backend"].iloc[0]) if "backend" in part else "", "C0")
+    if on:
+        return {"color": colour, "ls": "--", "marker": "^", "mfc": "white"}
+    return {"color": colour, "ls": "-", "marker": "o"}
+
+
+def _colours(df: pd.DataFrame) -> dict[str, str]:
+    names = sorted({str(x) for x in df["backend"]}) if "backend" in df else []
+    return {b: f"C{i}" for i, b in enumerate(names)}
+
+
 def slots_figure(
     df: pd.DataFrame,
     out_dir: Path,
@@ -115,53 +131,52 @@ def slots_figure(
     knee: Mapping[str, Any] | None = None,
     series: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """s/unit on both bases and aggregate decode throughput against slots for the series the
-    slots verdict is about (all series when none is named), the knee marked when there is
-    one. None when nothing completed."""
+    """Against slots, one quantity per panel: seconds per unit on the throughput basis (the
+    one the knee is judged on, the knee marked), on the slot-latency basis, and aggregate
+    decode throughput; for the series the slots verdict is about (all series when none is
+    named). None when nothing completed."""
     done = _only(_done(df), series)
     if done.empty or "slots" not in done or THROUGHPUT not in done:
         return None
     words, rc = labels(lang)
+    panels = [(THROUGHPUT, words["s_unit_tp"])]
+    if "s_per_unit_slot_latency" in done:
+        panels.append(("s_per_unit_slot_latency", words["s_unit_lat"]))
+    if "decode_tok_s" in done:
+        panels.append(("decode_tok_s", words["tok_s"]))
+    titles = {THROUGHPUT: words["tp_title"], "s_per_unit_slot_latency": words["lat_title"]}
+    colours = _colours(done)
     with plt.rc_context(rc):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), dpi=110)
-        for label, part in _series(done, ("backend", "mtp")):
-            tp = _mean_by_slots(part, THROUGHPUT)
-            ax1.plot(tp.index, tp.values, "o-", label=f"{label}: {words['throughput']}".strip(": "))
-            if "s_per_unit_slot_latency" in part:
-                lat = _mean_by_slots(part, "s_per_unit_slot_latency")
-                ax1.plot(
-                    lat.index,
-                    lat.values,
-                    "s--",
-                    label=f"{label}: {words['slot_latency']}".strip(": "),
-                )
-            if "decode_tok_s" in part:
-                dec = _mean_by_slots(part, "decode_tok_s")
-                ax2.plot(dec.index, dec.values, "o-", label=label or words["decode"])
+        fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2), dpi=110)
+        axes = list(axes) if len(panels) > 1 else [axes]
+        ticks = sorted({int(float(s)) for s in done["slots"]})
+        for ax, (col, ylabel) in zip(axes, panels, strict=True):
+            for label, part in _series(done, ("backend", "mtp")):
+                y = _mean_by_slots(part, col)
+                ax.plot(y.index, y.values, label=label or None, **_style(part, colours))
+            ax.set_xlabel(words["slots"])
+            ax.set_ylabel(ylabel)
+            ax.set_title(titles.get(col, words["decode"]), fontsize=9)
+            ax.set_xticks(ticks)
+            ax.grid(alpha=0.3)
         if knee and knee.get("slots") is not None:
-            for ax in (ax1, ax2):
-                ax.axvline(float(knee["slots"]), color="0.4", ls=":", lw=1)
-            ax2.annotate(
+            ax = axes[0]
+            ax.axvline(float(knee["slots"]), color="0.4", ls=":", lw=1)
+            ax.annotate(
                 f"{words['knee']}: {knee['slots']}",
-                xy=(float(knee["slots"]), 0.02),
+                xy=(float(knee["slots"]), 1.0),
                 xycoords=("data", "axes fraction"),
+                xytext=(3, -12),
+                textcoords="offset points",
                 fontsize=8,
                 color="0.3",
             )
-        ax1.set_xlabel(words["slots"])
-        ax1.set_ylabel(words["s_unit"])
         where = ", ".join(
             f"{k}={norm(v)}" if k != "backend" else str(v) for k, v in (series or {}).items()
         )
-        ax1.set_title(f"{words['both_bases']} ({where})" if where else words["both_bases"])
-        ax2.set_xlabel(words["slots"])
-        ax2.set_ylabel(words["tok_s"])
-        ax2.set_title(words["decode"])
-        ticks = sorted({int(float(s)) for s in done["slots"]})
-        for ax in (ax1, ax2):
-            ax.grid(alpha=0.3)
-            _legend(ax)
-            ax.set_xticks(ticks)
+        if where:
+            fig.suptitle(where, fontsize=9)
+        _legend(axes[0])
         return _save(fig, out_dir, "slots.png")
 
 
@@ -172,19 +187,12 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
         return None
     words, rc = labels(lang)
     with plt.rc_context(rc):
-        fig, ax = plt.subplots(figsize=(6.5, 4), dpi=110)
+        fig, ax = plt.subplots(figsize=(6.5, 4.2), dpi=110)
         if "slots" in done:
-            colours = {b: f"C{i}" for i, b in enumerate(sorted({str(x) for x in done["backend"]}))}
+            colours = _colours(done)
             for label, part in _series(done, ("backend", "mtp")):
                 tp = _mean_by_slots(part, THROUGHPUT)
-                on = "mtp" in part and norm(part["mtp"].iloc[0]) == "true"
-                ax.plot(
-                    tp.index,
-                    tp.values,
-                    "o--" if on else "o-",
-                    label=label,
-                    color=colours[str(part["backend"].iloc[0])],
-                )
+                ax.plot(tp.index, tp.values, label=label, **_style(part, colours))
             ax.set_xlabel(words["slots"])
             ax.set_xticks(sorted({int(float(s)) for s in done["slots"]}))
         else:
@@ -252,19 +260,31 @@ def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | No
         ax.set_ylabel(words["s_unit_tp"])
         ax.set_title(words["build"])
         ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=7)
+        _legend(ax)
         return _save(fig, out_dir, "build.png")
 
 
 def _legend(ax: Any) -> None:
-    """A legend only where something is labelled."""
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
+    """A legend only where something is labelled, below the figure's axes (never over a
+    point: a legend placed "best" inside still covers data where the lines fill the axes)."""
+    handles, names = ax.get_legend_handles_labels()
+    if handles:
+        ax.figure.legend(
+            handles,
+            names,
+            fontsize=7,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=min(len(handles), 4),
+            frameon=False,
+        )
 
 
 def _save(fig: Any, out_dir: Path, name: str) -> str:
-    """Lay the figure out, write it as `name` and free it; the file's name."""
-    fig.tight_layout()
+    """Lay the figure out (room below the axes for the legend), write it as `name` and free
+    it; the file's name."""
+    rows = max((math.ceil(len(lg.get_texts()) / 4) for lg in fig.legends), default=0)
+    fig.tight_layout(rect=(0, 0.05 * rows + (0.02 if rows else 0), 1, 1))
     fig.savefig(out_dir / name)
     plt.close(fig)
     return name

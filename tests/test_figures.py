@@ -1,0 +1,75 @@
+"""The report's figures, checked by drawing them: one quantity per axis, every series told
+apart in the legend, and no legend over a data point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from benchkit.paths import repo_root
+from benchkit.report import figures
+from benchkit.report.render import analyse_folder
+
+SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Each figure as drawn, laid out as saved (the file is written too)."""
+    out: dict[str, Any] = {}
+    save = figures._save
+
+    def keep(fig: Any, out_dir: Path, name: str) -> str:
+        result = save(fig, out_dir, name)  # lays it out as written, then closes it
+        FigureCanvasAgg(fig).draw()  # a canvas again, to measure what was drawn
+        out[name] = fig
+        return result
+
+    monkeypatch.setattr(figures, "_save", keep)
+    return out
+
+
+def points_under_legends(fig: Any) -> list[tuple[str, float, float]]:
+    """Data points (display coordinates) that fall inside a legend's drawn box."""
+    renderer = fig.canvas.get_renderer()
+    boxes = [lg.get_window_extent(renderer) for lg in fig.legends]
+    boxes += [ax.get_legend().get_window_extent(renderer) for ax in fig.axes if ax.get_legend()]
+    hits = []
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            for x, y in ax.transData.transform(line.get_xydata()):
+                hits += [(line.get_label(), x, y) for b in boxes if b.contains(x, y)]
+        for patch in ax.patches:
+            bb = patch.get_window_extent(renderer)
+            hits += [("bar", bb.x1, bb.y1) for b in boxes if b.overlaps(bb)]
+    return hits
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_slots_and_backend_figures_of_the_seed(
+    tmp_path: Path, drawn: dict[str, Any], lang: str
+) -> None:
+    a = analyse_folder(SEED, [f"study.lang={lang}"])
+    assert figures.slots_figure(a.sweep.df, tmp_path, lang, knee={"slots": 4}) == "slots.png"
+    assert figures.backend_figure(a.sweep.df, tmp_path, lang) == "backend.png"
+    slots, backend = drawn["slots.png"], drawn["backend.png"]
+
+    # One quantity per axis: the two bases of seconds per unit never share one.
+    ylabels = [ax.get_ylabel() for ax in slots.axes]
+    assert len(ylabels) == len(set(ylabels)) == 3
+    words, _ = figures.labels(lang)
+    assert ylabels[:2] == [words["s_unit_tp"], words["s_unit_lat"]]
+    # The knee is marked on the axis it is judged on.
+    assert any(t.get_text().endswith(": 4") for t in slots.axes[0].texts)
+
+    for fig in (slots, backend):
+        assert points_under_legends(fig) == []
+        (legend,) = fig.legends
+        names = [t.get_text() for t in legend.get_texts()]
+        assert len(names) == len(set(names)) == 4  # vulkan/hip x MTP on/off
+        looks = {(h.get_color(), h.get_linestyle(), h.get_marker()) for h in legend.legend_handles}
+        assert len(looks) == 4, "two series look the same in the legend"
+        assert (tmp_path / ("slots.png" if fig is slots else "backend.png")).stat().st_size > 0
