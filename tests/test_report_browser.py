@@ -48,6 +48,16 @@ window.addEventListener("load", () => {
     title: document.title,
     text: document.body.innerText,
     links: Array.from(document.links).map(a => a.getAttribute("href")),
+    // Where the headline and the verdict table end, in CSS pixels from the page's top.
+    headline_bottom: (() => { const h = document.querySelector("body > p > strong");
+      return h ? h.getBoundingClientRect().bottom + window.scrollY : null; })(),
+    first_table_bottom: (() => { const t = document.querySelector("table");
+      return t ? t.getBoundingClientRect().bottom + window.scrollY : null; })(),
+    first_h2: (document.querySelector("h2") || {}).innerText,
+    details: Array.from(document.querySelectorAll("details")).map(d => ({
+      open: d.open, summary: d.querySelector("summary").innerText,
+      shown: Array.from(d.children).filter(c => c.tagName !== "SUMMARY")
+        .some(c => c.checkVisibility())})),
   });
   document.body.appendChild(probe);
 });
@@ -77,7 +87,13 @@ def probe(report: Path, tmp: Path) -> dict[str, Any]:
     """Open a copy of the report with the probe script; return what the page said."""
     page = tmp / "probe.html"
     page.write_text(report.read_text().replace("</body>", PROBE + "</body>"))
-    proc = chromium("--virtual-time-budget=10000", "--dump-dom", page.as_uri(), profile=tmp / "p1")
+    proc = chromium(
+        "--window-size=1280,800",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        page.as_uri(),
+        profile=tmp / "p1",
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     m = re.search(r'<pre id="benchkit-probe">(.*?)</pre>', proc.stdout, re.S)
     assert m, f"the probe did not run; DOM tail: {proc.stdout[-500:]}"
@@ -105,6 +121,11 @@ def test_seed_report_in_the_browser(tmp_path: Path) -> None:
     assert "{{" not in page["text"] and "{%" not in page["text"]
     assert "Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎으로 보이고" in page["text"]
     assert page["title"].startswith("A 35B MoE on the Radeon AI PRO R9700")
+    # A page that reads like a post: the first screen (1280 x 800) holds the headline and the
+    # verdict table; the per-job flags wait, folded, in the appendix at the end.
+    assert page["headline_bottom"] is not None and page["headline_bottom"] < 800
+    assert page["first_table_bottom"] is not None and page["first_table_bottom"] < 800
+    assert page["details"] == [{"open": False, "summary": "부록: 작업별 플래그", "shown": False}]
 
     shot = screenshot(out / "report.html", tmp_path)
     pixels = mpimg.imread(shot)

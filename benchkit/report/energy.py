@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from benchkit.report import ko
 from benchkit.report.figures import labels
 from benchkit.results import JobResult
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
@@ -82,9 +83,9 @@ TEXT: dict[str, dict[str, str]] = {
         "col_mem": "메모리 사용",
         "col_cpu": "서버 CPU(코어)",
         "col_thread": "가장 바쁜 스레드",
-        "verdict_one": "단위당 에너지: {other}가 {ref}의 {r}배 (설정 {n}개).",
+        "verdict_one": "단위당 에너지: {other_subject} {ref}의 {r}배 (설정 {n}개).",
         "verdict_span": (
-            "단위당 에너지: {other}가 {ref}의 평균 {r}배 (설정 {n}개; {lo_at}에서 {lo}배부터 "
+            "단위당 에너지: {other_subject} {ref}의 평균 {r}배 (설정 {n}개; {lo_at}에서 {lo}배부터 "
             "{hi_at}에서 {hi}배까지)."
         ),
         "provisional": (" 잠정: 계획된 지점 {n}개가 완료되지 않아 빠진 설정이 있을 수 있습니다."),
@@ -238,14 +239,15 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
         lo, lo_at = p["min"]
         hi, hi_at = p["max"]
         n = len(p["ratios"])
+        who = ko.particle(str(p["other"]), "가")  # Korean: the particle its reading takes
         if n > 1 and _g(lo) != _g(hi):
             line = t["verdict_span"].format(
-                other=p["other"], ref=p["reference"], r=_g(p["mean_ratio"]), n=n,
+                other=p["other"], other_subject=who, ref=p["reference"], r=_g(p["mean_ratio"]), n=n,
                 lo=_g(lo), lo_at=_label(lo_at), hi=_g(hi), hi_at=_label(hi_at),
             )  # fmt: skip
         else:
             line = t["verdict_one"].format(
-                other=p["other"], ref=p["reference"], r=_g(p["mean_ratio"]), n=n,
+                other=p["other"], other_subject=who, ref=p["reference"], r=_g(p["mean_ratio"]), n=n,
                 s="" if n == 1 else "s",
             )  # fmt: skip
         if n_missing:

@@ -14,6 +14,7 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.ko import particle
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
@@ -116,7 +117,8 @@ _EN: dict[str, str] = {
         "Every flag passed to llama-server (paths shortened to file names; full paths and the "
         "environment are in each job's result.json). Common to every job:"
     ),
-    "flags_per_job": "And per job:",
+    "flags_per_job": "Each job's flags beyond the common ones (Setup), one line per job that differs:",
+    "sec_flags_appendix": "Appendix: flags per job",
     "sec_backend": "Backend",
     "sec_slots": "Parallel slots",
     "sec_mtp": "MTP (speculative decoding)",
@@ -308,7 +310,7 @@ _KO: dict[str, str] = {
         "숫자를 서로 비교하지 않습니다."
     ),
     "objective_note": (
-        "판정은 **{objective}**으로 합니다(연구의 목표, 낮을수록 좋음){slo}. decode와 prefill "
+        "판정은 **{objective_with_ro}** 합니다(연구의 목표, 낮을수록 좋음){slo}. decode와 prefill "
         "처리량은 설명으로 곁에 둡니다."
     ),
     "objective_slo": ". 권장 지점은 {limits}도 지켜야 합니다",
@@ -342,7 +344,8 @@ _KO: dict[str, str] = {
         "llama-server에 넘긴 모든 플래그입니다(경로는 파일 이름만 남겼고, 전체 경로와 환경 변수는 각 "
         "작업의 result.json에 있습니다). 모든 작업에 공통:"
     ),
-    "flags_per_job": "작업별로 더한 것:",
+    "flags_per_job": "공통 플래그(설정 절) 외에 작업마다 더한 플래그입니다. 다른 작업만 한 줄씩 적었습니다:",
+    "sec_flags_appendix": "부록: 작업별 플래그",
     "sec_backend": "백엔드",
     "sec_slots": "동시 슬롯",
     "sec_mtp": "MTP(투기적 디코딩)",
@@ -496,7 +499,7 @@ _KO: dict[str, str] = {
         "잠정 권장 설정: {point}. {factors} 판정은 데이터로 아직 확정되지 않았습니다(각 절 참고)."
     ),
     "summary_best_so_far": (
-        "아직 권장 설정이 없습니다: 지금까지 완료된 지점 중에서는 {point}가 가장 낫지만, 비교할 계획 지점이 "
+        "아직 권장 설정이 없습니다: 지금까지 완료된 지점 중에서는 {point_subject} 가장 낫지만, 비교할 계획 지점이 "
         "완료되지 않았습니다."
     ),
 }
@@ -558,10 +561,8 @@ def backend_name(b: Any) -> str:
 
 
 def _particle(name: str, after_consonant: str, after_vowel: str) -> str:
-    final = _KO_FINAL_CONSONANT.get(name)
-    if final is None:
-        return f"{name}{after_consonant}({after_vowel})"
-    return name + (after_consonant if final else after_vowel)
+    """`name` with the Korean particle its reading takes (benchkit/report/ko.py)."""
+    return particle(name, after_consonant)
 
 
 def subject(name: str, lang: str) -> str:
@@ -812,7 +813,7 @@ def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
         declared = e.get("basis") == "declared"
         if e.get("basis") == "ci":
             out.append(
-                f"{base}와 {other}의 차이 {margin}는 95% 신뢰구간이 겹쳐 아직 가릴 수 없습니다"
+                f"{particle(base, '와')} {other}의 차이 {particle(margin, '는')} 95% 신뢰구간이 겹쳐 아직 가릴 수 없습니다"
                 if lang == "ko"
                 else f"{base} and {other} differ by {margin}, but their 95% intervals overlap: "
                 "more repeats would tell them apart"
@@ -820,7 +821,9 @@ def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
             continue
         if lang == "ko":
             src = "연구가 밝힌 실행 간 노이즈" if declared else "단위별 시간으로 잰 노이즈"
-            out.append(f"{base}와 {other}의 차이 {margin}는 {src} {noise} 안입니다")
+            out.append(
+                f"{particle(base, '와')} {other}의 차이 {particle(margin, '는')} {src} {noise} 안입니다"
+            )
         else:
             src = (
                 f"the {noise} run-to-run noise the study declares"
@@ -840,7 +843,7 @@ def capped_text(c: Capped, lang: str) -> str:
         what = ", ".join(
             x for x in (calls and f"호출의 {calls}", time_ and f"호출 시간의 {time_}") if x
         )
-        return f"작업 {c['job']}에서 {what}가 생성 상한까지 갔습니다(한도 {limit})"
+        return f"작업 {c['job']}에서 {particle(what, '가')} 생성 상한까지 갔습니다(한도 {limit})"
     what = " and ".join(
         x for x in (calls and f"{calls} of calls", time_ and f"{time_} of call time") if x
     )
@@ -946,7 +949,7 @@ def backend_sentence(v: Verdict, lang: str) -> str:
         rest = ", ".join(f"{topic(name, lang)} {r} 오래 걸렸습니다" for name, r in losers)
         tie = f" 나머지 {ties}개 설정에서는 차이가 노이즈 안이었습니다." if ties else ""
         return (
-            f"{subject(winner, lang)} 이겼습니다{_prov(v, lang)}. {obj}으로 비교한 {k}개 "
+            f"{subject(winner, lang)} 이겼습니다{_prov(v, lang)}. {particle(obj, '으로')} 비교한 {k}개 "
             f"설정에서 {rest}.{tie}"
         )
     rest = ", ".join(f"{name} took {r} as long" for name, r in losers)
@@ -990,7 +993,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         if ko:
             return (
                 f"{slots_phrase(k, lang)}까지 무릎이 없었습니다{_prov(v, lang)}: 가장 큰 슬롯 "
-                f"수에서도 {obj}이 {gain} 넘게 줄었습니다. 더 큰 슬롯 수를 재 봐야 합니다."
+                f"수에서도 {particle(obj, '이')} {gain} 넘게 줄었습니다. 더 큰 슬롯 수를 재 봐야 합니다."
             )
         return (
             f"No knee up to {slots_phrase(k, lang)}{_prov(v, lang)}: the largest count tested "
@@ -1012,7 +1015,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     if ko:
         was = "무릎이었습니다" if v.status == COMPLETE else "무릎으로 보입니다"
         text = (
-            f"{obj}으로 보면 동시 슬롯은 {k}개가 {was}{_prov(v, lang)}. 그보다 적은 슬롯은 "
+            f"{particle(obj, '으로')} 보면 동시 슬롯은 {k}개가 {was}{_prov(v, lang)}. 그보다 적은 슬롯은 "
             f"가장 좋은 값보다 {gain} 넘게 느렸고, 그보다 많은 슬롯은 {gain} 미만으로만 "
             "나아졌습니다" + (f" ({'; '.join(costs)})" if costs else "") + "."
         )
@@ -1147,7 +1150,7 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     runs = mtp_runs_text(v.verdict, n.largest, lang)
     if ko:
         return (
-            f"{who} {runs}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 {obj}이 "
+            f"{who} {runs}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 {particle(obj, '이')} "
             f"{fmt.ratio(best['ratio'], lang)}에서 {fmt.ratio(worst['ratio'], lang)}까지 "
             f"달라졌습니다.{acc_text}{scope}"
         )
@@ -1464,7 +1467,7 @@ def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
                 )
             limit = fmt.pct(c.get("limit") or 0)
             over = (
-                f" 연구의 한도 {limit}를 넘은 작업: {'; '.join(items)}. 그 지점을 권장할 때는 이 "
+                f" 연구의 한도 {particle(limit, '를')} 넘은 작업: {'; '.join(items)}. 그 지점을 권장할 때는 이 "
                 "사실을 함께 적고, 상한 호출 시간을 뺀 값도 보입니다."
                 if ko
                 else f" Over the study's {limit} limit: {'; '.join(items)}; such a point is "
@@ -1493,7 +1496,7 @@ def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
         worst = max(c["configs"], key=lambda x: x["cv"])
         return (
             f"반복 간 변동이 큽니다: {len(c['configs'])}개 설정의 변동계수가 "
-            f"{fmt.pct(c['threshold'])}를 넘었습니다(최대 {fmt.pct(worst['cv'], 1)}, "
+            f"{particle(fmt.pct(c['threshold']), '를')} 넘었습니다(최대 {fmt.pct(worst['cv'], 1)}, "
             f"{point_text(worst['config'], lang)})."
             if ko
             else f"High spread between repeats: {len(c['configs'])} settings have a "

@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from html import escape as html_escape
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
-from benchkit.report import energy, figures, i18n, ledger, prose
+from benchkit.report import energy, figures, i18n, ko, ledger, prose
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters, integer
@@ -81,6 +82,21 @@ def template_env(html: bool, lang: str = "en") -> jinja2.Environment:
     )
     env.filters.update(filters(lang))
     return env
+
+
+def collapse_section(body: str, title: str) -> str:
+    """The HTML section headed `title` (an <h2> to the next <h2> or the end) folded into a
+    <details> element, so a reader who wants it opens it and no one else scrolls past it.
+    The title is escaped as the Markdown renderer escaped it."""
+    head = f"<h2>{html_escape(title, quote=False)}</h2>"
+    start = body.find(head)
+    if start < 0:
+        return body
+    end = body.find("<h2>", start + len(head))
+    end = len(body) if end < 0 else end
+    inner = body[start + len(head) : end]
+    summary = f"<summary>{html_escape(title, quote=False)}</summary>"
+    return f'{body[:start]}<details class="appendix">{summary}{inner}</details>\n{body[end:]}'
 
 
 def markdown_to_html(md: str) -> str:
@@ -702,7 +718,10 @@ def view_model(
             + i18n.better_point_text(proj, lang)
         ]
     elif rec_point:
-        summary = [t["summary_best_so_far"].format(point=i18n.point_text(rec_point, lang))]
+        best = i18n.point_text(rec_point, lang)
+        summary = [
+            t["summary_best_so_far"].format(point=best, point_subject=ko.particle(best, "가"))
+        ]
     else:
         summary = [t["summary_none"]]
     summary.append(t["summary_projection"].format(text=i18n.projection_sentence(proj, lang, unit)))
@@ -734,6 +753,9 @@ def view_model(
         "summary_rows": summary_rows,
         "objective_note": t["objective_note"].format(
             objective=i18n.objective_words(a.sweep.metric, lang),
+            # Korean: the particle inside the bold, where CommonMark can close it after a
+            # letter ("**초(처리량 기준)**로" would not close: ")" then a letter).
+            objective_with_ro=ko.particle(i18n.objective_words(a.sweep.metric, lang), "으로"),
             slo=t["objective_slo"].format(
                 limits=", ".join(
                     f"{i18n.objective_words(k, lang)} ≤ {i18n.objective_value(k, v, lang)}"
@@ -994,7 +1016,9 @@ def _write_report(
     for hole in prose.holes(md):
         _log.warning(f"the report's prose has a hole ({hole})")
     atomic_write_text(folder / md_name, front_matter + md)
-    body = markdown_to_html(_inline_images(md, folder))
+    body = collapse_section(
+        markdown_to_html(_inline_images(md, folder)), i18n.strings(lang)["sec_flags_appendix"]
+    )
     html = (
         template_env(html=True, lang=lang)
         .get_template("report.html.j2")

@@ -1,0 +1,124 @@
+"""Korean particles chosen from the word they follow: 이/가, 을/를, 은/는, 와/과, 으로/로.
+
+A Korean particle depends on how the preceding word ends when read aloud: after a final
+consonant (받침) 이, 을, 은, 과, 으로; after a vowel 가, 를, 는, 와, 로; and 로, not 으로, after
+ㄹ. The word is read as a Korean reader reads it: Hangul by its last syllable; a number by
+the Korean reading of its last digit (3 삼, 4 사; 10 십), a unit by its Korean reading (GB
+기가바이트); a Latin name by how it is said in Korean (Vulkan 벌칸, HIP 힙, CUDA 쿠다, CPU
+씨피유), from a table, else, for a short all-capital name read letter by letter, by its last
+letter (L 엘, M 엠, N 엔, R 알 end in a consonant). A parenthetical after the word is skipped, as
+Korean orthography has it: "초(처리량 기준)" takes the particle of 초. Where the reading is not
+known, both forms are written, "X이(가)", which a reader accepts and a wrong single form is not.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Particle pairs: (after a final consonant, after a vowel).
+PAIRS = {
+    "이": ("이", "가"),
+    "가": ("이", "가"),
+    "을": ("을", "를"),
+    "를": ("을", "를"),
+    "은": ("은", "는"),
+    "는": ("은", "는"),
+    "과": ("과", "와"),
+    "와": ("과", "와"),
+    "으로": ("으로", "로"),
+    "로": ("으로", "로"),
+}
+
+# How names that appear in reports are said in Korean, by the final sound: "c" a final
+# consonant other than ㄹ, "l" ㄹ, "v" a vowel.
+READINGS = {
+    "vulkan": "c",  # 벌칸
+    "hip": "c",  # 힙
+    "cuda": "v",  # 쿠다
+    "cpu": "v",  # 씨피유
+    "gpu": "v",  # 지피유
+    "metal": "l",  # 메탈
+    "sycl": "l",  # 시클
+    "vllm": "c",  # 브이엘엘엠
+    "sglang": "c",  # 에스지랭
+    "mtp": "v",  # 엠티피
+    "llama-server": "v",  # 라마 서버
+    "llama.cpp": "v",  # 라마 씨피피
+    "kv": "v",  # 케이브이
+    "ttft": "v",  # 티티에프티
+    "itl": "l",  # 아이티엘
+    "decode": "v",  # 디코드
+    "prefill": "l",  # 프리필
+    "gb": "v",  # 기가바이트
+    "mb": "v",  # 메가바이트
+    "ms": "v",  # 밀리초
+    "s": "v",  # 초
+    "w": "v",  # 와트
+    "j": "v",  # 줄
+    "%": "v",  # 퍼센트
+}
+# Digits as read: 0 영, 1 일, 2 이, 3 삼, 4 사, 5 오, 6 육, 7 칠, 8 팔, 9 구.
+DIGITS = {
+    "0": "c",
+    "1": "l",
+    "2": "v",
+    "3": "c",
+    "4": "v",
+    "5": "v",
+    "6": "c",
+    "7": "l",
+    "8": "l",
+    "9": "v",
+}
+# Latin letters spelled out (the reading of a name not in READINGS, said letter by letter):
+# L 엘, M 엠, N 엔, R 알; the rest end in a vowel (에이, 비, 씨, ...).
+LETTERS = {"l": "l", "m": "c", "n": "c", "r": "l"}
+
+_PAREN = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
+_TRAIL = re.compile(r"[\s\"'“”‘’`*_.,:;!?]+$")
+
+
+def ending(word: str) -> str | None:
+    """How `word` ends when read: "c" (final consonant), "l" (ㄹ), "v" (vowel), None unknown."""
+    w = word
+    while True:
+        stripped = _TRAIL.sub("", _PAREN.sub("", w))
+        if stripped == w:
+            break
+        w = stripped
+    if not w:
+        return None
+    last = w[-1]
+    if "가" <= last <= "힣":
+        final = (ord(last) - 0xAC00) % 28
+        return "v" if final == 0 else "l" if final == 8 else "c"
+    tail = re.search(r"[A-Za-z][A-Za-z0-9.\-]*$|[0-9]+$|%$", w)
+    if tail is None:
+        return None
+    raw = tail.group(0)
+    token = raw.lower()
+    if token in READINGS:
+        return READINGS[token]
+    if token.isdigit():
+        # 10 십, 100 백, 1000 천 (a round number ends in its power's reading); else the digit.
+        if len(token) > 1 and token.endswith("0"):
+            return {1: "c", 2: "c", 3: "c", 4: "v"}.get(len(token) - len(token.rstrip("0")), "c")
+        return DIGITS[token[-1]]
+    # A known name with a suffix or version ("Vulkan0", "CUDA12"): the suffix is read last.
+    m = re.match(r"([a-z.\-]+?)([0-9]+)$", token)
+    if m:
+        return ending(m.group(2))
+    if raw.isalpha() and raw.isupper() and len(raw) <= 5:
+        return LETTERS.get(token[-1], "v")
+    return None
+
+
+def particle(word: str, p: str) -> str:
+    """`word` with the particle `p` (either form of its pair) that its ending takes."""
+    consonant, vowel = PAIRS[p]
+    end = ending(word)
+    if end is None:
+        return f"{word}{consonant}({vowel})"
+    if vowel == "로":
+        return word + ("로" if end in ("v", "l") else "으로")
+    return word + (vowel if end == "v" else consonant)

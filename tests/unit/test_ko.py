@@ -1,0 +1,49 @@
+"""Korean particles from the word before them (benchkit/report/ko.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchkit.report.ko import ending, particle
+
+
+@pytest.mark.parametrize(
+    ("word", "p", "want"),
+    [
+        ("Vulkan", "가", "Vulkan이"),  # 벌칸
+        ("CUDA", "이", "CUDA가"),  # 쿠다
+        ("HIP", "는", "HIP은"),  # 힙
+        ("CPU", "은", "CPU는"),  # 씨피유
+        ("Metal", "으로", "Metal로"),  # 메탈: ㄹ takes 로
+        ("MTP 끔", "가", "MTP 끔이"),  # the old template wrote "MTP 끔가"
+        ("MTP 켬", "를", "MTP 켬을"),
+        ("슬롯 4개", "가", "슬롯 4개가"),
+        ("모델", "과", "모델과"),
+        ("슬롯", "와", "슬롯과"),
+        ("종목", "로", "종목으로"),
+        ("단위", "으로", "단위로"),
+        ("서울", "으로", "서울로"),
+        ("단위당 초(처리량 기준)", "으로", "단위당 초(처리량 기준)로"),  # the word before "("
+        ("8", "이", "8이"),  # 팔
+        ("4", "이", "4가"),  # 사
+        ("3", "를", "3을"),  # 삼
+        ("1", "으로", "1로"),  # 일: ㄹ
+        ("10", "가", "10이"),  # 십
+        ("22 GB", "가", "22 GB가"),  # 기가바이트
+        ("2.6%", "이", "2.6%가"),  # 퍼센트
+        ("q8_0", "가", "q8_0이"),  # 영
+        ("Vulkan0", "가", "Vulkan0이"),
+        ("TTFT p95", "를", "TTFT p95를"),  # 오
+        ("XYZ", "가", "XYZ가"),  # spelled: 제트
+        ("SLM", "가", "SLM이"),  # 엠
+        ("qwen35moe", "이", "qwen35moe이(가)"),  # unknown reading: both forms
+        ('"빠름"', "은", '"빠름"은'),
+    ],
+)
+def test_particle_follows_the_word_as_read(word: str, p: str, want: str) -> None:
+    assert particle(word, p) == want
+
+
+def test_an_empty_or_symbol_word_has_no_known_ending() -> None:
+    assert ending("") is None
+    assert ending("→") is None
