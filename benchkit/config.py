@@ -226,6 +226,26 @@ class ClaimConfig:
 
 
 @dataclass
+class ClaimText:
+    """A claim's words in another language (its metric and range stay the claim's own)."""
+
+    premise: str = ""
+    source: str = ""
+
+
+@dataclass
+class StudyText:
+    """The study's words in one more language (`study.text.ko`); what is left unset falls
+    back to the study's own. Claims are matched by position."""
+
+    title: str | None = None
+    question: str | None = None
+    unit_name: str | None = None
+    untested: list[str] | None = None
+    claims: list[ClaimText] | None = None
+
+
+@dataclass
 class StudyConfig:
     name: str = "default"
     title: str = "benchkit study"
@@ -236,6 +256,9 @@ class StudyConfig:
     factors: dict[str, list[Any]] = field(default_factory=dict)
     claims: list[ClaimConfig] = field(default_factory=list)
     untested: list[str] = field(default_factory=list)
+    # The same texts in other languages, by language code: a report in that language uses
+    # them (`study.lang=ko` with `text.ko.title`, ...).
+    text: dict[str, StudyText] = field(default_factory=dict)
     projection_units: int = 100
     knee_gain: float = 0.05
     ledger: str | None = None

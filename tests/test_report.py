@@ -390,3 +390,27 @@ def test_a_partial_workload_is_named_beside_the_fixtures_totals(tmp_path: Path) 
     assert (
         "Only its first" not in (render(tmp_path / "r2", tmp_path / "o2") / "report.md").read_text()
     )
+
+
+def test_study_texts_in_the_reports_language_fall_back_key_by_key(tmp_path: Path) -> None:
+    from benchkit.config import ClaimConfig, ClaimText, StudyConfig, StudyText
+    from benchkit.report.render import study_words
+
+    study = StudyConfig(
+        title="T", question="Q", unit_name="stock", untested=["u1"],
+        claims=[ClaimConfig(premise="P", source="S", metric="draft_acceptance")],
+        text={"ko": StudyText(title="제목", claims=[ClaimText(premise="전제")])},
+    )  # fmt: skip
+    ko = study_words(study, "ko")
+    assert (ko.title, ko.question, ko.unit_name, ko.untested) == ("제목", "Q", "종목", ["u1"])
+    assert ko.claims == [ClaimText("전제", "S")]
+    en = study_words(study, "en")
+    assert (en.title, en.unit_name, en.claims) == ("T", "stock", [ClaimText("P", "S")])
+
+    # The seed's Korean write-up: its own title, question, untested items and claim.
+    out = render(SEED, tmp_path / "ko", "study.lang=ko")
+    md = (out / "report.md").read_text()
+    assert md.startswith("# R9700 한 장에서 35B MoE 돌리기")
+    assert "HIP에서 MTP 드래프트 수용률이 77~95%이므로" in md
+    assert "Quantizations above" not in md and "Which serving settings" not in md
+    assert "끔가" not in md and "켬가" not in md

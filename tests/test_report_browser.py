@@ -120,7 +120,9 @@ def test_seed_report_in_the_browser(tmp_path: Path) -> None:
     assert page["scripts"] == 1  # only the probe
     assert "{{" not in page["text"] and "{%" not in page["text"]
     assert "Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎으로 보이고" in page["text"]
-    assert page["title"].startswith("A 35B MoE on the Radeon AI PRO R9700")
+    assert (
+        page["title"] == "R9700 한 장에서 35B MoE 돌리기: 백엔드, 동시 슬롯, MTP를 하나씩"
+    )  # study.text.ko
     # A page that reads like a post: the first screen (1280 x 800) holds the headline and the
     # verdict table; the per-job flags wait, folded, in the appendix at the end.
     assert page["headline_bottom"] is not None and page["headline_bottom"] < 800

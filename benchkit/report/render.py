@@ -32,7 +32,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from benchkit import __version__, log
-from benchkit.config import StudyConfig, to_plain
+from benchkit.config import ClaimText, StudyConfig, StudyText, to_plain
 from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
@@ -334,11 +334,41 @@ def _reported_gpus(hardware: Mapping[str, Any], source: Path) -> tuple[str, list
 
 
 def _unit_name(study: StudyConfig, lang: str) -> str:
+    own = study.text.get(lang)
+    if own is not None and own.unit_name:
+        return own.unit_name
     if lang == "ko":
         return {"unit": "단위", "stock": "종목", "document": "문서", "task": "작업"}.get(
             study.unit_name, study.unit_name
         )
     return study.unit_name
+
+
+def study_words(study: StudyConfig, lang: str) -> StudyText:
+    """The study's title, question, untested items and claims' words in `lang`: its
+    `text.<lang>` where given, else the study's own."""
+    own = study.text.get(lang) or StudyText()
+    claims = [ClaimText(c.premise, c.source) for c in study.claims]
+    for i, c in enumerate(own.claims or []):
+        if i < len(claims):
+            claims[i] = ClaimText(c.premise or claims[i].premise, c.source or claims[i].source)
+    return StudyText(
+        title=own.title or study.title,
+        question=own.question or study.question,
+        unit_name=_unit_name(study, lang),
+        untested=list(own.untested if own.untested is not None else study.untested),
+        claims=claims,
+    )
+
+
+def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The checked claims with their premise and source in the report's language (the
+    ledger keeps the study's own words, so corrections match across languages)."""
+    out = []
+    for i, c in enumerate(claims):
+        t = (words.claims or [])[i] if i < len(words.claims or []) else None
+        out.append(dict(c, premise=t.premise, source=t.source) if t else dict(c))
+    return out
 
 
 def view_model(
@@ -644,7 +674,11 @@ def view_model(
                 "status": i18n.status_word(v.status, lang),
             }
         )
-    claims = [dict(c, status_text=i18n.claim_status(c["status"], lang)) for c in a.claims]
+    words = study_words(study, lang)
+    claims = [
+        dict(c, status_text=i18n.claim_status(c["status"], lang))
+        for c in _claims_in(words, a.claims)
+    ]
     corr = _corrections_view(corrections, ledger_file, lang)
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = [
@@ -657,7 +691,7 @@ def view_model(
             "mlo": c["measured_min"],
             "mhi": c["measured_max"],
         }
-        for c in a.claims
+        for c in _claims_in(words, a.claims)
         if c["status"] == "refuted"
     ]
     caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
@@ -739,8 +773,8 @@ def view_model(
     return {
         "lang": lang,
         "t": t,
-        "title": study.title,
-        "question": study.question,
+        "title": words.title,
+        "question": words.question,
         "headline": i18n.headline(by, lang, unit),
         "status_line": status_line,
         "provisional": validity.status != an.COMPLETE or bool(unsettled),
@@ -788,7 +822,7 @@ def view_model(
         "quality_measured": study.quality_measured,
         "other_hw": other_hw,
         "missing": missing,
-        "untested": list(study.untested),
+        "untested": list(words.untested or []),
         "summary": summary,
         "generator": f"benchkit {__version__}",
     }
@@ -1047,7 +1081,7 @@ def _publish(
         for png in sorted(report_dir.glob("*.png")):
             shutil.copy2(png, tmp / png.name)
         fm = {
-            "title": a.study.title,
+            "title": study_words(a.study, lang).title,
             "date": now,
             "lang": lang,
             "description": vm["headline"],
