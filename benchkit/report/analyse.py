@@ -1446,7 +1446,14 @@ def detect_caveats(
     derived = [r for r in rows if r.get("derived")]
     if derived:
         notes = sorted({str(by_job[r["job"]].get("derived_note") or "") for r in derived} - {""})
-        out.append({"kind": "derived", "jobs": len(derived), "notes": notes})
+        # A note may come in other languages too (`derived_note_ko`); the report picks its own.
+        by_lang = {
+            k.removeprefix("derived_note_"): sorted(
+                {str(by_job[r["job"]].get(k) or "") for r in derived} - {""}
+            )
+            for k in {k for r in derived for k in by_job[r["job"]] if k.startswith("derived_note_")}
+        }
+        out.append({"kind": "derived", "jobs": len(derived), "notes": notes, "notes_by": by_lang})
 
     capped = [r for r in done if _is_num(r.get("calls_hit_cap")) and r["calls_hit_cap"] > 0]
     if capped:

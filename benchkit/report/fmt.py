@@ -141,9 +141,35 @@ def value(x: Any) -> str:
     return md_cell(x)
 
 
+# A job's status and an on/off setting, in each report language.
+_STATUS_WORDS = {
+    "ko": {"complete": "완료", "incomplete": "미완료", "failed": "실패", "unavailable": "불가"},
+}
+_ON_OFF = {"en": ("on", "off"), "ko": ("켬", "끔")}
+
+
+def job_status(x: Any, lang: str = "en") -> str:
+    """complete/incomplete/failed/unavailable in the report's language."""
+    return _STATUS_WORDS.get(lang, {}).get(str(x), md_cell(x))
+
+
+def on_off(x: Any, lang: str = "en") -> str:
+    """A boolean setting (MTP) as on/off in the report's language; other values as `value`."""
+    if hasattr(x, "item") and not isinstance(x, str | bytes):
+        x = x.item()
+    on, off = _ON_OFF.get(lang, _ON_OFF["en"])
+    if isinstance(x, bool):
+        return on if x else off
+    if str(x).lower() in ("true", "false"):
+        return on if str(x).lower() == "true" else off
+    return value(x)
+
+
 def filters(lang: str = "en") -> dict[str, Callable[..., str]]:
     """The Jinja filters for one language."""
     return {
+        "status": partial(job_status, lang=lang),
+        "onoff": partial(on_off, lang=lang),
         "num": num,
         "int": integer,
         "secs": partial(seconds, lang=lang),

@@ -508,6 +508,10 @@ STRINGS: dict[str, dict[str, str]] = {"en": _EN, "ko": _KO}
 
 # Korean wording of measure.DEFINITIONS; a metric missing here keeps its English definition.
 DEFINITIONS_KO = {
+    "prompt_token_mismatches": (
+        "서버가 토큰화한 프롬프트 길이가 픽스처에 기록된 길이와 다른 완료 호출 수(usage.prompt_tokens와 "
+        "픽스처 비교): 토크나이저가 다르다는 뜻입니다."
+    ),
     "wall_s": "클라이언트 벽시계: 첫 요청을 보낸 때부터 마지막 응답을 받은 때까지.",
     "s_per_unit_throughput": (
         "처리량 기준: wall_s / 완료한 단위 수. 모든 슬롯으로 단위를 함께 돌릴 때 단위 하나가 드는 비용."
@@ -1655,6 +1659,17 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> st
     return str(value)
 
 
+_CONTEXT_WORDS = {
+    "ko": {
+        "builds": "빌드",
+        "sampling": "샘플링",
+        "workload": "워크로드",
+        "model": "모델",
+        "hardware": "하드웨어",
+    }
+}
+
+
 def correction_why(why: Mapping[str, Any], lang: str) -> str:
     """The reason a verdict changed, from the ledger's comparison of two publications."""
     ko = lang == "ko"
@@ -1669,7 +1684,12 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
         )
     changed = why.get("changed") or {}
     if changed:
-        diffs = ", ".join(f"{key} {a} → {b}" for key, (a, b) in changed.items())
+        # The ledger's context keys ("builds hip", "sampling") read as words of the language.
+        words = _CONTEXT_WORDS.get(lang, {})
+        diffs = ", ".join(
+            f"{' '.join(words.get(w, w) for w in key.split(' '))} {a} → {b}"
+            for key, (a, b) in changed.items()
+        )
         bits.append(f"다시 잰 조건: {diffs}" if ko else f"measured again with {diffs}")
     if why.get("rules"):
         a, b = why["rules"]

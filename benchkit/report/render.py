@@ -814,7 +814,9 @@ def view_model(
         "rows": rows,
         "has_derived": bool(derived),
         "reference_intro": t["reference_intro"].format(jobs=derived["jobs"] if derived else 0),
-        "derived_notes": derived["notes"] if derived else [],
+        "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
+        if derived
+        else [],
         "definitions": i18n.definitions(DEFINITIONS, lang),
         "caveats": caveats,
         "claims": claims,
