@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import font_manager
 
+from benchkit.report import i18n
 from benchkit.report.analyse import THROUGHPUT, Verdict, norm
 from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
 
@@ -83,16 +84,18 @@ def _done(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["status"] == "complete"] if "status" in df else df
 
 
-def _series(df: pd.DataFrame, keys: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
+def _series(
+    df: pd.DataFrame, keys: Sequence[str], lang: str = "en"
+) -> list[tuple[str, pd.DataFrame]]:
+    """The rows split by the keys that vary, each named as the report names a point
+    ("Vulkan, MTP off"; "Vulkan, MTP 끔")."""
     keys = [k for k in keys if k in df and df[k].nunique() > 1]
     if not keys:
         return [("", df.sort_values("slots"))]
     out = []
     for values, part in df.groupby(keys, sort=True):
         vals = values if isinstance(values, tuple) else (values,)
-        label = ", ".join(
-            f"{k}={norm(v)}" if k != "backend" else str(v) for k, v in zip(keys, vals, strict=True)
-        )
+        label = i18n.point_text(dict(zip(keys, vals, strict=True)), lang)
         out.append((label, part.sort_values("slots")))
     return out
 
@@ -151,7 +154,7 @@ def slots_figure(
         axes = list(axes) if len(panels) > 1 else [axes]
         ticks = sorted({int(float(s)) for s in done["slots"]})
         for ax, (col, ylabel) in zip(axes, panels, strict=True):
-            for label, part in _series(done, ("backend", "mtp")):
+            for label, part in _series(done, ("backend", "mtp"), lang):
                 y = _mean_by_slots(part, col)
                 ax.plot(y.index, y.values, label=label or None, **_style(part, colours))
             ax.set_xlabel(words["slots"])
@@ -171,9 +174,7 @@ def slots_figure(
                 fontsize=8,
                 color="0.3",
             )
-        where = ", ".join(
-            f"{k}={norm(v)}" if k != "backend" else str(v) for k, v in (series or {}).items()
-        )
+        where = i18n.point_text(series, lang) if series else ""
         if where:
             fig.suptitle(where, fontsize=9)
         _legend(axes[0])
@@ -190,7 +191,7 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
         fig, ax = plt.subplots(figsize=(6.5, 4.2), dpi=110)
         if "slots" in done:
             colours = _colours(done)
-            for label, part in _series(done, ("backend", "mtp")):
+            for label, part in _series(done, ("backend", "mtp"), lang):
                 tp = _mean_by_slots(part, THROUGHPUT)
                 ax.plot(tp.index, tp.values, label=label, **_style(part, colours))
             ax.set_xlabel(words["slots"])
