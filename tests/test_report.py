@@ -414,3 +414,4 @@ def test_study_texts_in_the_reports_language_fall_back_key_by_key(tmp_path: Path
     assert "HIP에서 MTP 드래프트 수용률이 77~95%이므로" in md
     assert "Quantizations above" not in md and "Which serving settings" not in md
     assert "끔가" not in md and "켬가" not in md
+    assert "단위" not in md and "종목당 초" in md  # one term: the study's unit, 종목

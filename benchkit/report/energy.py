@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 
 from benchkit.report import ko
 from benchkit.report.figures import labels
+from benchkit.report.ko import with_unit
 from benchkit.results import JobResult
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 
@@ -105,6 +106,14 @@ TEXT: dict[str, dict[str, str]] = {
     },
 }
 
+
+def _text(lang: str) -> dict[str, str]:
+    """This section's words in `lang` (Korean naming the study's unit by its own word)."""
+    if lang == "ko":
+        return {k: with_unit(v) for k, v in TEXT["ko"].items()}
+    return TEXT.get(lang, TEXT["en"])
+
+
 DEFINITIONS_KO = {
     "energy_j": (
         "재생 구간의 GPU 에너지: 각 구간의 시작과 끝에 읽은 GPU 자체 에너지 카운터(NVML "
@@ -123,7 +132,7 @@ DEFINITIONS_KO = {
         "시간의 비율)의 평균."
     ),
     "server_cpu_share": (
-        "서버 프로세스와 그 자식들의 CPU 시간(user + system, /proc) / 구간 길이, 코어 단위: "
+        "서버 프로세스와 그 자식들의 CPU 시간(user + system, /proc) / 구간 길이, 코어 수로 센 값: "
         "1.0은 코어 하나가 내내 바빴다는 뜻."
     ),
     "server_busiest_thread_share": (
@@ -233,7 +242,7 @@ def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]
 
 
 def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str) -> list[str]:
-    t = TEXT.get(lang, TEXT["en"])
+    t = _text(lang)
     lines = []
     for p in pairs:
         lo, lo_at = p["min"]
@@ -279,7 +288,7 @@ def telemetry_figure(job_dir: Path, out_dir: Path, lang: str, point: str) -> str
     pts = [s for s in samples if _num(s.get("t")) is not None]
     if len(pts) < 2 or not any(_num(s.get("power_w")) is not None for s in pts):
         return None
-    t = TEXT.get(lang, TEXT["en"])
+    t = _text(lang)
     words, rc = labels(lang)
     if not rc and lang != "en":  # no Korean font: English axis words every reader can draw
         t = TEXT["en"]
@@ -327,7 +336,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     rows = job_rows(a.results)
     if not any(r["has_telemetry"] for r in rows):
         return {"show": False}
-    t = TEXT.get(lang, TEXT["en"])
+    t = _text(lang)
     missing = len(getattr(getattr(a, "sweep", None), "missing", []) or [])
     lines = verdict_lines(backend_energy(rows), missing, lang)
     point = _recommended(a)
@@ -362,7 +371,10 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     defs = (
         DEFINITIONS
         if lang == "en"
-        else {k: DEFINITIONS_KO.get(k, v) for k, v in DEFINITIONS.items()}
+        else {
+            k: with_unit(DEFINITIONS_KO[k]) if k in DEFINITIONS_KO else v
+            for k, v in DEFINITIONS.items()
+        }
     )
     return {
         "show": True,

@@ -22,6 +22,7 @@ from matplotlib import font_manager
 
 from benchkit.report import i18n
 from benchkit.report.analyse import THROUGHPUT, Verdict, norm
+from benchkit.report.ko import with_unit
 from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
 
 _LABELS = {
@@ -76,7 +77,8 @@ def _cjk_font() -> str | None:
 def labels(lang: str) -> tuple[dict[str, str], Any]:
     """Axis words for `lang` and the rc settings to draw them."""
     if lang == "ko" and _cjk_font():
-        return _LABELS["ko"], {"font.family": [_cjk_font(), "DejaVu Sans"]}
+        words = {k: with_unit(v) for k, v in _LABELS["ko"].items()}
+        return words, {"font.family": [_cjk_font(), "DejaVu Sans"]}
     return _LABELS["en"], {}
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
-from benchkit.report.ko import particle
+from benchkit.report.ko import particle, with_unit
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
@@ -304,7 +304,7 @@ _KO: dict[str, str] = {
     ),
     "sec_compared": "먼저, 무엇을 무엇과 비교하는지",
     "basis_note": (
-        '"종목당 초"에는 늘 기준을 붙였습니다. **처리량 기준**: 벽시계 시간 / 완료한 단위 수로, '
+        '"단위당 초"에는 늘 기준을 붙였습니다. **처리량 기준**: 벽시계 시간 / 완료한 단위 수로, '
         "여러 단위를 한꺼번에 돌릴 때의 비용입니다. 환산은 이 기준을 씁니다. **슬롯 지연 기준**: "
         "슬롯 하나가 단위 하나를 끝내는 데 걸린 시간으로, 처리량 기준의 대략 슬롯 수배입니다. 두 기준의 "
         "숫자를 서로 비교하지 않습니다."
@@ -545,11 +545,14 @@ def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:
     """The metric definitions in `lang`, falling back to English for any not translated."""
     if lang != "ko":
         return dict(base)
-    return {k: DEFINITIONS_KO.get(k, v) for k, v in base.items()}
+    return {k: with_unit(DEFINITIONS_KO[k]) if k in DEFINITIONS_KO else v for k, v in base.items()}
 
 
 def strings(lang: str) -> dict[str, str]:
-    """The fixed strings of one language (English for an unknown one)."""
+    """The fixed strings of one language (English for an unknown one); Korean ones name the
+    study's unit by its own word (ko.with_unit)."""
+    if lang == "ko":
+        return {k: with_unit(v) for k, v in _KO.items()}
     return STRINGS.get(lang, _EN)
 
 
@@ -737,7 +740,7 @@ def objective_words(metric: str, lang: str) -> str:
     """'seconds per unit (throughput basis)', 'p95 time to first token'."""
     words = _OBJECTIVE_WORDS.get(lang, _OBJECTIVE_WORDS["en"])
     if metric in words:
-        return words[metric]
+        return with_unit(words[metric]) if lang == "ko" else words[metric]
     base, _, q = metric.rpartition("_")
     return f"{q} {words.get(base, base)}" if base in words else metric
 
@@ -824,7 +827,9 @@ def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
             )
             continue
         if lang == "ko":
-            src = "연구가 밝힌 실행 간 노이즈" if declared else "단위별 시간으로 잰 노이즈"
+            src = (
+                "연구가 밝힌 실행 간 노이즈" if declared else with_unit("단위별 시간으로 잰 노이즈")
+            )
             out.append(
                 f"{particle(base, '와')} {other}의 차이 {particle(margin, '는')} {src} {noise} 안입니다"
             )
@@ -878,7 +883,7 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
         units = fmt.integer(measured) if measured is not None else "?"
         return (
-            f"{units}개 단위를 한 번 돌린 값이라 신뢰구간이 없습니다"
+            with_unit(f"{units}개 단위를 한 번 돌린 값이라 신뢰구간이 없습니다")
             if ko
             else f"one run of {units} units, so no confidence interval"
         )
@@ -1434,6 +1439,12 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
 
 
 def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
+    """One caveat in `lang` (Korean: naming the study's unit by its own word)."""
+    text = _caveat_sentence(c, lang)
+    return with_unit(text) if lang == "ko" else text
+
+
+def _caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
     ko = lang == "ko"
     kind = c["kind"]
     if kind == "derived":

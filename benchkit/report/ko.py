@@ -14,6 +14,9 @@ known, both forms are written, "X이(가)", which a reader accepts and a wrong s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 # Particle pairs: (after a final consonant, after a vowel).
 PAIRS = {
@@ -122,3 +125,30 @@ def particle(word: str, p: str) -> str:
     if vowel == "로":
         return word + ("로" if end in ("v", "l") else "으로")
     return word + (vowel if end == "v" else consonant)
+
+
+# ------------------------------------------------------------- the study's unit, one term
+
+# The Korean strings say 단위 for the study's unit; a study whose unit is another word (종목
+# for the seed's stocks) gets that word everywhere, its particles fitted, so a Korean report
+# uses one term for one concept. Set for the length of one render (report.render).
+_UNIT: ContextVar[str] = ContextVar("benchkit_ko_unit", default="단위")
+_UNIT_WORD = re.compile(r"단위(으로|로|을|를|이|가|은|는|과|와)?")
+
+
+@contextmanager
+def study_unit(word: str) -> Iterator[None]:
+    """Within the block, Korean report strings name the study's unit `word`."""
+    token = _UNIT.set(word or "단위")
+    try:
+        yield
+    finally:
+        _UNIT.reset(token)
+
+
+def with_unit(text: str) -> str:
+    """`text` with 단위 (and the particle after it) as the study's unit word."""
+    word = _UNIT.get()
+    if word == "단위" or "단위" not in text:
+        return text
+    return _UNIT_WORD.sub(lambda m: particle(word, m.group(1)) if m.group(1) else word, text)

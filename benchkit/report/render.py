@@ -904,6 +904,14 @@ def render_report(
     `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
     and append this publication to the study's ledger."""
     a = analyse_folder(source, overrides)
+    # A Korean report names the study's unit by its own word throughout (report/ko.py).
+    with ko.study_unit(_unit_name(a.study, "ko")):
+        return _render_analysed(a, source, out_dir, baseline, publish)
+
+
+def _render_analysed(
+    a: Analysed, source: Path, out_dir: Path, baseline: Path | None, publish: Path | None
+) -> Path:
     base = analyse_folder(baseline, study=a.study) if baseline is not None else None
     build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
     lang = a.study.lang.value

@@ -47,3 +47,17 @@ def test_particle_follows_the_word_as_read(word: str, p: str, want: str) -> None
 def test_an_empty_or_symbol_word_has_no_known_ending() -> None:
     assert ending("") is None
     assert ending("→") is None
+
+
+def test_the_studys_unit_word_replaces_danwi_with_its_particles() -> None:
+    from benchkit.report.ko import study_unit, with_unit
+
+    text = "완료한 단위 수로, 여러 단위를 함께 돌릴 때 단위가 드는 비용; 단위당 초; 단위로 센다"
+    assert with_unit(text) == text  # outside a render: the generic word
+    with study_unit("종목"):
+        assert with_unit(text) == (
+            "완료한 종목 수로, 여러 종목을 함께 돌릴 때 종목이 드는 비용; 종목당 초; 종목으로 센다"
+        )
+        with study_unit("문서"):
+            assert with_unit("단위를") == "문서를"
+    assert with_unit("단위를") == "단위를"  # reset after the block
