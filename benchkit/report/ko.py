@@ -152,3 +152,30 @@ def with_unit(text: str) -> str:
     if word == "단위" or "단위" not in text:
         return text
     return _UNIT_WORD.sub(lambda m: particle(word, m.group(1)) if m.group(1) else word, text)
+
+
+# ------------------------------------------------------------ English left in Korean prose
+
+_CODE = re.compile(r"`[^`]*`|!\[[^\]]*\]\([^)]*\)|\]\([^)]*\)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*|[가-힣]+")
+# Units and symbols a Korean engineer writes in Latin letters.
+UNITS = frozenset({"s", "ms", "tok", "b", "gb", "mb", "mib", "w", "j", "k", "m", "n", "x"})
+
+
+def english_prose(md: str, names: frozenset[str] = frozenset()) -> tuple[int, list[str]]:
+    """The words of a Korean Markdown page, and those that are English prose: Latin words
+    that are not code (backticks), links or images, not names (any capital letter, or in
+    `names`: backends, models, fixtures as the data spell them), not identifiers (digits,
+    '_', '.', '-') and not units. What a reader would see as an untranslated English word."""
+    text = _CODE.sub(" ", md.replace("\\_", "_"))
+    words = _WORD.findall(text)
+    english = [
+        w
+        for w in words
+        if w[0].isascii()
+        and not re.search(r"[0-9_.\-]", w)
+        and not any(c.isupper() for c in w)
+        and w.lower() not in UNITS
+        and w.lower() not in names
+    ]
+    return len(words), english

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchkit.report.ko import ending, particle
@@ -61,3 +63,28 @@ def test_the_studys_unit_word_replaces_danwi_with_its_particles() -> None:
         with study_unit("문서"):
             assert with_unit("단위를") == "문서를"
     assert with_unit("단위를") == "단위를"  # reset after the block
+
+
+def test_english_prose_counts_words_a_reader_sees_untranslated() -> None:
+    from benchkit.report.ko import english_prose
+
+    md = "Vulkan이 이겼습니다: `--parallel 4` 기준, 172.4 s, decode tok/s, hip, the winner"
+    total, english = english_prose(md, names=frozenset({"hip"}))
+    assert english == ["decode", "the", "winner"]
+    assert total == 11  # "Vulkan이" is two: the name and its particle
+
+
+def test_the_seeds_korean_report_has_under_3_percent_english_prose(tmp_path: Path) -> None:
+    """#16's bar: names, flags, code and units aside, under 3% of the words are English."""
+    from benchkit.paths import repo_root
+    from benchkit.report.ko import english_prose
+    from benchkit.report.render import render_report
+
+    out = render_report(
+        repo_root() / "fixtures" / "results" / "seed-r9700", tmp_path, overrides=["study.lang=ko"]
+    )
+    total, english = english_prose(
+        (out / "report.md").read_text(), names=frozenset({"hip", "vulkan", "benchkit"})
+    )
+    assert total > 1000
+    assert len(english) / total < 0.03, sorted(set(english))
