@@ -17,16 +17,6 @@ import pandas as pd
 
 from benchkit.report import evidence as ev
 from benchkit.report import fmt
-from benchkit.report.analyse import (
-    BASIS_FACTORS,
-    COMPLETE,
-    THROUGHPUT,
-    Sweep,
-    _days_between,
-    _is_num,
-    build_identity,
-    build_summary,
-)
 from benchkit.report.i18n import (
     backend_name,
     contamination_text,
@@ -34,6 +24,8 @@ from benchkit.report.i18n import (
     point_text,
 )
 from benchkit.report.ko import particle
+from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
+from benchkit.report.verdicts.builds import _days_between, build_identity, build_summary
 
 Caveat = dict[str, Any]
 
