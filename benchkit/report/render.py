@@ -371,6 +371,119 @@ def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[di
     return out
 
 
+def _workload_view(
+    results: Sequence[JobResult], t: Mapping[str, str]
+) -> tuple[list[str], str | None]:
+    """The workload section: the fixture's line, and a line per job whose server tokenized
+    prompts differently from the fixture."""
+    wl = next(
+        (wi for r in results if (wi := r.result.provenance.workload) and wi != WorkloadInfo()),
+        None,
+    )
+    # Where the server tokenized prompts differently from the fixture (another tokenizer or
+    # chat template), both counts are shown: the fixture's numbers are not what was measured.
+    tokenizer_lines = [
+        t["tokenizer_mismatch"].format(
+            job=r.job_dir.name,
+            server=integer(r.result.metrics.prompt_tokens),
+            fixture=integer(r.result.metrics.fixture_prompt_tokens),
+            n=integer(r.result.metrics.prompt_token_mismatches),
+            calls=integer(r.result.metrics.calls_completed),
+        )
+        for r in results
+        if (r.result.metrics.prompt_token_mismatches or 0) > 0
+    ]
+    workload_line = None
+    if wl:
+        calls = wl.calls or 0
+        workload_line = t["workload_line"].format(
+            fixture=wl.fixture,
+            units=wl.units,
+            calls=integer(calls),
+            prompt=integer(wl.prompt_tokens),
+            mean_prompt=integer((wl.prompt_tokens or 0) / calls) if calls else "–",
+            max_prompt=integer(wl.max_prompt_tokens),
+            completion=integer(wl.completion_tokens),
+            policy=wl.output_policy,
+            cap=integer(wl.cap),
+        )
+        replayed = wl.units_replayed
+        if replayed is None:  # results written before units_replayed was recorded
+            planned = next(
+                (mx.units_planned for r in results if (mx := r.result.metrics) != Metrics()), None
+            )
+            reps = next((r.result.factors.get("repeats") for r in results), None) or 1
+            replayed = int(planned) // int(reps) if planned else None
+        if replayed is not None and replayed != wl.units:
+            workload_line += " " + t["workload_subset"].format(n=integer(replayed), units=wl.units)
+    return tokenizer_lines, workload_line
+
+
+def _sampling_lines(results: Sequence[JobResult], t: Mapping[str, str]) -> list[str]:
+    """The sampling section: what each sampling profile sent, or the server defaults it left."""
+    sampling_lines = []
+    profiles = Counter(
+        str(sp.profile if (sp := r.result.provenance.sampling) else None) for r in results
+    )
+    if len(profiles) > 1:
+        sampling_lines.append(
+            t["sampling_mixed"].format(
+                profiles=", ".join(f"`{p}` ({n})" for p, n in profiles.items())
+            )
+        )
+    seen_profiles: set[str] = set()
+    for r in results:
+        samp = r.result.provenance.sampling or SamplingInfo()
+        prof = str(samp.profile)
+        if prof in seen_profiles:
+            continue
+        seen_profiles.add(prof)
+        if samp.sent:
+            sent = ", ".join(
+                f"{k}={json.dumps(v) if isinstance(v, dict | list) else v}"
+                for k, v in samp.sent.items()
+            )
+            sampling_lines.append(t["sampling_sent"].format(profile=prof, fields=sent))
+        else:
+            server = r.result.provenance.server
+            props = (server.props if server else None) or {}
+            d = props.get("default_sampling") or {}
+            defaults = f" ({', '.join(f'{k}={v}' for k, v in d.items())})" if d else ""
+            sampling_lines.append(t["sampling_unsent"].format(profile=prof, defaults=defaults))
+    return sampling_lines
+
+
+def _setup_view(
+    a: Analysed, t: Mapping[str, str], lang: str
+) -> tuple[list[dict[str, Any]], str, list[dict[str, str]]]:
+    """The setup section: each backend's build, and the server flags common to all jobs and
+    per job."""
+    results = a.results
+    builds = [
+        {
+            "backend": b,
+            "source": info.get("source") or "–",
+            "version": info.get("version") or "–",
+            "date": t["build_date"].format(date=info["date"]) if info.get("date") else "",
+            "devices": info.get("devices") or "",
+        }
+        for b, info in an.build_summary(a.records).items()
+    ]
+    common_flags, flags = command_lines(
+        [
+            (
+                r.job_dir.name,
+                srv.argv if (srv := r.result.provenance.server) else [],
+                i18n.point_text({k: r.factors.get(k) for k in a.sweep.varying}, lang)
+                if a.sweep.varying
+                else "",
+            )
+            for r in results
+        ]
+    )
+    return builds, common_flags, flags
+
+
 def view_model(
     a: Analysed,
     *,
@@ -425,100 +538,10 @@ def view_model(
     if gpus:
         hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
 
-    # Workload and sampling.
-    wl = next(
-        (wi for r in results if (wi := r.result.provenance.workload) and wi != WorkloadInfo()),
-        None,
-    )
-    # Where the server tokenized prompts differently from the fixture (another tokenizer or
-    # chat template), both counts are shown: the fixture's numbers are not what was measured.
-    tokenizer_lines = [
-        t["tokenizer_mismatch"].format(
-            job=r.job_dir.name,
-            server=integer(r.result.metrics.prompt_tokens),
-            fixture=integer(r.result.metrics.fixture_prompt_tokens),
-            n=integer(r.result.metrics.prompt_token_mismatches),
-            calls=integer(r.result.metrics.calls_completed),
-        )
-        for r in results
-        if (r.result.metrics.prompt_token_mismatches or 0) > 0
-    ]
-    workload_line = None
-    if wl:
-        calls = wl.calls or 0
-        workload_line = t["workload_line"].format(
-            fixture=wl.fixture,
-            units=wl.units,
-            calls=integer(calls),
-            prompt=integer(wl.prompt_tokens),
-            mean_prompt=integer((wl.prompt_tokens or 0) / calls) if calls else "–",
-            max_prompt=integer(wl.max_prompt_tokens),
-            completion=integer(wl.completion_tokens),
-            policy=wl.output_policy,
-            cap=integer(wl.cap),
-        )
-        replayed = wl.units_replayed
-        if replayed is None:  # results written before units_replayed was recorded
-            planned = next(
-                (mx.units_planned for r in results if (mx := r.result.metrics) != Metrics()), None
-            )
-            reps = next((r.result.factors.get("repeats") for r in results), None) or 1
-            replayed = int(planned) // int(reps) if planned else None
-        if replayed is not None and replayed != wl.units:
-            workload_line += " " + t["workload_subset"].format(n=integer(replayed), units=wl.units)
-    sampling_lines = []
-    profiles = Counter(
-        str(sp.profile if (sp := r.result.provenance.sampling) else None) for r in results
-    )
-    if len(profiles) > 1:
-        sampling_lines.append(
-            t["sampling_mixed"].format(
-                profiles=", ".join(f"`{p}` ({n})" for p, n in profiles.items())
-            )
-        )
-    seen_profiles: set[str] = set()
-    for r in results:
-        samp = r.result.provenance.sampling or SamplingInfo()
-        prof = str(samp.profile)
-        if prof in seen_profiles:
-            continue
-        seen_profiles.add(prof)
-        if samp.sent:
-            sent = ", ".join(
-                f"{k}={json.dumps(v) if isinstance(v, dict | list) else v}"
-                for k, v in samp.sent.items()
-            )
-            sampling_lines.append(t["sampling_sent"].format(profile=prof, fields=sent))
-        else:
-            server = r.result.provenance.server
-            props = (server.props if server else None) or {}
-            d = props.get("default_sampling") or {}
-            defaults = f" ({', '.join(f'{k}={v}' for k, v in d.items())})" if d else ""
-            sampling_lines.append(t["sampling_unsent"].format(profile=prof, defaults=defaults))
-
-    # Setup: builds and every flag.
-    builds = [
-        {
-            "backend": b,
-            "source": info.get("source") or "–",
-            "version": info.get("version") or "–",
-            "date": t["build_date"].format(date=info["date"]) if info.get("date") else "",
-            "devices": info.get("devices") or "",
-        }
-        for b, info in an.build_summary(a.records).items()
-    ]
-    common_flags, flags = command_lines(
-        [
-            (
-                r.job_dir.name,
-                srv.argv if (srv := r.result.provenance.server) else [],
-                i18n.point_text({k: r.factors.get(k) for k in a.sweep.varying}, lang)
-                if a.sweep.varying
-                else "",
-            )
-            for r in results
-        ]
-    )
+    # Workload, sampling and setup (builds and every flag).
+    tokenizer_lines, workload_line = _workload_view(results, t)
+    sampling_lines = _sampling_lines(results, t)
+    builds, common_flags, flags = _setup_view(a, t, lang)
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
 
     # Factor sections.
