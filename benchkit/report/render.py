@@ -484,6 +484,183 @@ def _setup_view(
     return builds, common_flags, flags
 
 
+def _backend_section(
+    a: Analysed, b: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """The backend section: per setting, each backend's objective and ratio, and the winner."""
+    backends = sorted(
+        {str(c.values["backend"]) for c in a.sweep.cells},
+        key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
+    )
+    table = []
+    for e in of(BackendNumbers, b.numbers).contexts:
+        table.append(
+            {
+                "setting": i18n.point_text(e["context"], lang) or "–",
+                "cells": [
+                    {
+                        "value": e["values"].get(x),
+                        "ratio": e["ratios"].get(x) if (e["ratios"].get(x) or 1) > 1.0005 else None,
+                    }
+                    for x in backends
+                ],
+                "winner": i18n.backend_name(e.get("winner"))
+                if e.get("winner")
+                else i18n.effect_word("no difference", lang),
+            }
+        )
+    return {
+        "kind": "backend",
+        "title": t["sec_backend"],
+        "text": i18n.backend_sentence(b, lang),
+        "columns": [i18n.backend_name(x) for x in backends],
+        "table": table,
+        "figure": figs.get("backend"),
+        "figure_title": t["fig_backend"],
+    }
+
+
+def _slots_section(
+    a: Analysed, s: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """The slots section: the objective per slot count, the knee marked."""
+    sn = of(SlotsNumbers, s.numbers)
+    knee_slots = s.verdict if sn.knee_reached else None
+    metric = a.sweep.metric
+    obj_words = i18n.objective_words(metric, lang)
+    return {
+        "kind": "slots",
+        "title": t["sec_slots"],
+        "text": i18n.slots_sentence(s, lang),
+        "series": i18n.point_text(sn.series, lang),
+        "objective_col": "" if metric in ev.PER_UNIT else obj_words,
+        "change_col": t["col_obj_change"].format(objective=obj_words),
+        "show_uncapped": any(r["capped"] for r in sn.rows or []),
+        "table": [
+            dict(
+                r,
+                knee=(r["slots"] == knee_slots),
+                objective_text=i18n.objective_value(metric, r["objective"], lang),
+                objective_uncapped_text=i18n.objective_value(metric, r["objective_uncapped"], lang),
+            )
+            for r in sn.rows or []
+        ],
+        "figure": figs.get("slots"),
+        "figure_title": t["fig_slots"],
+    }
+
+
+def _drafting_section(
+    m: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """One drafting section (MTP, a draft model, n-gram): the effect per setting."""
+    dn = of(DraftingNumbers, m.numbers)
+    on = an.norm(dn.on_value)
+    return {
+        "kind": "mtp",
+        "title": t["sec_mtp"] if m.factor == "mtp" else t["sec_spec"].format(value=on),
+        "col_off": t["col_off"] if m.factor == "mtp" else "spec=none",
+        "col_on": t["col_on"] if m.factor == "mtp" else f"spec={on}",
+        "text": i18n.mtp_sentence(m, lang),
+        "table": [
+            dict(
+                e,
+                setting=i18n.point_text(e["context"], lang),
+                effect_text=i18n.effect_word(e["effect"], lang),
+            )
+            for e in dn.contexts
+        ],
+        "figure": figs.get(m.factor),
+        "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
+    }
+
+
+def _build_section(
+    build: an.Verdict,
+    baseline: Analysed | None,
+    t: Mapping[str, str],
+    lang: str,
+    figs: Mapping[str, str],
+) -> dict[str, object]:
+    """The build comparison section: the effect per setting, and what differs between builds."""
+    bn = of(BuildNumbers, build.numbers)
+    return {
+        "kind": "build",
+        "title": t["sec_build"],
+        "text": i18n.build_sentence(build, lang),
+        "baseline": str(baseline.source) if baseline else "",
+        "table": [
+            dict(
+                p,
+                setting=i18n.point_text(p["config"], lang),
+                effect_text=i18n.effect_word(p["effect"], lang),
+            )
+            for p in bn.pairs
+        ],
+        "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
+        "figure": figs.get("build"),
+        "figure_title": t["fig_build"],
+    }
+
+
+def _repeats_section(
+    rep: an.Verdict, knee_gain: float, t: Mapping[str, str], lang: str
+) -> dict[str, object]:
+    """The repeats section: the noise of each repeated setting."""
+    return {
+        "kind": "repeats",
+        "title": t["sec_repeats"],
+        "text": i18n.repeats_sentence(rep, lang, knee_gain),
+        "intro": t["noise_repeats"] if rep.verdict else "",
+        "table": [
+            dict(c, setting=i18n.point_text(c["config"], lang))
+            for c in of(RepeatsNumbers, rep.numbers).configs
+        ],
+        "figure": None,
+        "figure_title": "",
+    }
+
+
+def _projection_section(
+    proj: an.Verdict, t: Mapping[str, str], lang: str, unit: str
+) -> dict[str, object]:
+    """The projection section: one sentence, no table."""
+    return {
+        "kind": "projection",
+        "title": t["sec_projection"],
+        "text": i18n.projection_sentence(proj, lang, unit),
+        "table": [],
+        "figure": None,
+        "figure_title": "",
+    }
+
+
+def _factor_sections(
+    a: Analysed,
+    by: Mapping[str, an.Verdict],
+    *,
+    build: an.Verdict | None,
+    baseline: Analysed | None,
+    figs: Mapping[str, str],
+    t: Mapping[str, str],
+    lang: str,
+    unit: str,
+) -> list[dict[str, object]]:
+    """The factor sections in report order: backend, slots, drafting, build, repeats, projection."""
+    sections: list[dict[str, object]] = []
+    if (b := by.get("backend")) is not None:
+        sections.append(_backend_section(a, b, t, lang, figs))
+    if (s := by.get("slots")) is not None:
+        sections.append(_slots_section(a, s, t, lang, figs))
+    for m in [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]:
+        sections.append(_drafting_section(m, t, lang, figs))
+    if build is not None:
+        sections.append(_build_section(build, baseline, t, lang, figs))
+    sections.append(_repeats_section(by["repeats"], a.study.knee_gain, t, lang))
+    sections.append(_projection_section(by["projection"], t, lang, unit))
+    return sections
+
+
 def view_model(
     a: Analysed,
     *,
@@ -545,143 +722,10 @@ def view_model(
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
 
     # Factor sections.
-    sections: list[dict[str, object]] = []
-    b = by.get("backend")
-    if b is not None:
-        backends = sorted(
-            {str(c.values["backend"]) for c in a.sweep.cells},
-            key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
-        )
-        table = []
-        for e in of(BackendNumbers, b.numbers).contexts:
-            table.append(
-                {
-                    "setting": i18n.point_text(e["context"], lang) or "–",
-                    "cells": [
-                        {
-                            "value": e["values"].get(x),
-                            "ratio": e["ratios"].get(x)
-                            if (e["ratios"].get(x) or 1) > 1.0005
-                            else None,
-                        }
-                        for x in backends
-                    ],
-                    "winner": i18n.backend_name(e.get("winner"))
-                    if e.get("winner")
-                    else i18n.effect_word("no difference", lang),
-                }
-            )
-        sections.append(
-            {
-                "kind": "backend",
-                "title": t["sec_backend"],
-                "text": i18n.backend_sentence(b, lang),
-                "columns": [i18n.backend_name(x) for x in backends],
-                "table": table,
-                "figure": figs.get("backend"),
-                "figure_title": t["fig_backend"],
-            }
-        )
-    s = by.get("slots")
-    if s is not None:
-        sn = of(SlotsNumbers, s.numbers)
-        knee_slots = s.verdict if sn.knee_reached else None
-        metric = a.sweep.metric
-        obj_words = i18n.objective_words(metric, lang)
-        sections.append(
-            {
-                "kind": "slots",
-                "title": t["sec_slots"],
-                "text": i18n.slots_sentence(s, lang),
-                "series": i18n.point_text(sn.series, lang),
-                "objective_col": "" if metric in ev.PER_UNIT else obj_words,
-                "change_col": t["col_obj_change"].format(objective=obj_words),
-                "show_uncapped": any(r["capped"] for r in sn.rows or []),
-                "table": [
-                    dict(
-                        r,
-                        knee=(r["slots"] == knee_slots),
-                        objective_text=i18n.objective_value(metric, r["objective"], lang),
-                        objective_uncapped_text=i18n.objective_value(
-                            metric, r["objective_uncapped"], lang
-                        ),
-                    )
-                    for r in sn.rows or []
-                ],
-                "figure": figs.get("slots"),
-                "figure_title": t["fig_slots"],
-            }
-        )
-    drafting = [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]
-    for m in drafting:
-        dn = of(DraftingNumbers, m.numbers)
-        on = an.norm(dn.on_value)
-        sections.append(
-            {
-                "kind": "mtp",
-                "title": t["sec_mtp"] if m.factor == "mtp" else t["sec_spec"].format(value=on),
-                "col_off": t["col_off"] if m.factor == "mtp" else "spec=none",
-                "col_on": t["col_on"] if m.factor == "mtp" else f"spec={on}",
-                "text": i18n.mtp_sentence(m, lang),
-                "table": [
-                    dict(
-                        e,
-                        setting=i18n.point_text(e["context"], lang),
-                        effect_text=i18n.effect_word(e["effect"], lang),
-                    )
-                    for e in dn.contexts
-                ],
-                "figure": figs.get(m.factor),
-                "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
-            }
-        )
-    if build is not None:
-        bn = of(BuildNumbers, build.numbers)
-        sections.append(
-            {
-                "kind": "build",
-                "title": t["sec_build"],
-                "text": i18n.build_sentence(build, lang),
-                "baseline": str(baseline.source) if baseline else "",
-                "table": [
-                    dict(
-                        p,
-                        setting=i18n.point_text(p["config"], lang),
-                        effect_text=i18n.effect_word(p["effect"], lang),
-                    )
-                    for p in bn.pairs
-                ],
-                "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
-                "figure": figs.get("build"),
-                "figure_title": t["fig_build"],
-            }
-        )
-    rep = by["repeats"]
-    sections.append(
-        {
-            "kind": "repeats",
-            "title": t["sec_repeats"],
-            "text": i18n.repeats_sentence(rep, lang, study.knee_gain),
-            "intro": t["noise_repeats"] if rep.verdict else "",
-            "table": [
-                dict(c, setting=i18n.point_text(c["config"], lang))
-                for c in of(RepeatsNumbers, rep.numbers).configs
-            ],
-            "figure": None,
-            "figure_title": "",
-        }
+    sections = _factor_sections(
+        a, by, build=build, baseline=baseline, figs=figs, t=t, lang=lang, unit=unit
     )
     proj = by["projection"]
-    sections.append(
-        {
-            "kind": "projection",
-            "title": t["sec_projection"],
-            "text": i18n.projection_sentence(proj, lang, unit),
-            "table": [],
-            "figure": None,
-            "figure_title": "",
-        }
-    )
 
     # Verdict summary, corrections, claims, caveats, untested.
     summary_rows = []
