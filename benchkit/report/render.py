@@ -661,6 +661,94 @@ def _factor_sections(
     return sections
 
 
+def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, str]]:
+    """The verdict summary table: each factor's verdict and status (validity and repeats
+    have their own sections)."""
+    summary_rows = []
+    for v in verdicts:
+        if v.factor in ("validity", "repeats"):
+            continue
+        summary_rows.append(
+            {
+                "factor": i18n.factor_name(v.factor, lang),
+                "verdict": i18n.verdict_value_text(
+                    v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
+                ),
+                "status": i18n.status_word(v.status, lang),
+            }
+        )
+    return summary_rows
+
+
+def _status_and_summary(
+    a: Analysed, by: Mapping[str, an.Verdict], t: Mapping[str, str], lang: str, unit: str
+) -> tuple[str, list[str], list[str]]:
+    """The status line and the summary paragraph: the recommendation (or why none yet), the
+    projection, and how settled the verdicts are. Also the factors whose verdicts are still
+    provisional. A sweep whose points all finished can still hold provisional verdicts
+    (noise, contamination, runaway outputs): never "complete" beside them."""
+    study = a.study
+    validity = by["validity"]
+    proj = by["projection"]
+    unsettled = [
+        i18n.factor_name(f, lang)
+        for f, v in by.items()
+        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
+    ]
+    planned = of(ValidityNumbers, validity.numbers).planned
+    if validity.status == an.COMPLETE and unsettled:
+        status_line = t["status_finished_provisional"].format(
+            n=planned, k=len(unsettled), factors=", ".join(unsettled)
+        )
+    elif validity.status == an.COMPLETE:
+        n = planned
+        status_line = t["status_complete_one" if n == 1 else "status_complete"].format(n=n)
+    else:
+        status_line = t["status_provisional"].format(
+            k=len(validity.missing),
+            n=planned,
+            points=i18n.missing_text(validity.missing, lang),
+        )
+    rec_point = proj.point if proj.verdict is not None else None
+    # The best completed point is never the answer while a point it depends on is missing.
+    settled = all(
+        v.status == an.COMPLETE
+        for f, v in by.items()
+        if f in ("backend", "slots", "mtp") or f.startswith("spec=")
+    )
+    if rec_point and settled:
+        summary = [
+            t["summary_rec"].format(point=i18n.point_text(rec_point, lang))
+            + i18n.better_point_text(proj, lang)
+        ]
+    elif rec_point and validity.status == an.COMPLETE:
+        summary = [
+            t["summary_rec_provisional"].format(
+                point=i18n.point_text(rec_point, lang), factors=", ".join(unsettled)
+            )
+            + i18n.better_point_text(proj, lang)
+        ]
+    elif rec_point:
+        best = i18n.point_text(rec_point, lang)
+        summary = [
+            t["summary_best_so_far"].format(point=best, point_subject=ko.particle(best, "가"))
+        ]
+    else:
+        summary = [t["summary_none"]]
+    summary.append(t["summary_projection"].format(text=i18n.projection_sentence(proj, lang, unit)))
+    if validity.status != an.COMPLETE:
+        summary.append(
+            t["summary_status_provisional"].format(why=i18n.missing_text(validity.missing, lang))
+        )
+    elif unsettled:
+        summary.append(t["summary_status_evidence"].format(factors=", ".join(unsettled)))
+    else:
+        summary.append(t["summary_status_complete"])
+    if not study.quality_measured:
+        summary.append(t["summary_quality"])
+    return status_line, summary, unsettled
+
+
 def view_model(
     a: Analysed,
     *,
@@ -725,22 +813,9 @@ def view_model(
     sections = _factor_sections(
         a, by, build=build, baseline=baseline, figs=figs, t=t, lang=lang, unit=unit
     )
-    proj = by["projection"]
 
     # Verdict summary, corrections, claims, caveats, untested.
-    summary_rows = []
-    for v in (*a.verdicts, *([build] if build else [])):
-        if v.factor in ("validity", "repeats"):
-            continue
-        summary_rows.append(
-            {
-                "factor": i18n.factor_name(v.factor, lang),
-                "verdict": i18n.verdict_value_text(
-                    v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
-                ),
-                "status": i18n.status_word(v.status, lang),
-            }
-        )
+    summary_rows = _summary_rows((*a.verdicts, *([build] if build else [])), lang)
     words = study_words(study, lang)
     claims = [
         dict(c, status_text=i18n.claim_status(c["status"], lang))
@@ -778,64 +853,8 @@ def view_model(
         for x in a.sweep.missing
     ]
 
-    # Status and summary. A sweep whose points all finished can still hold provisional
-    # verdicts (noise, contamination, runaway outputs): never "complete" beside them.
-    unsettled = [
-        i18n.factor_name(f, lang)
-        for f, v in by.items()
-        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
-    ]
-    planned = of(ValidityNumbers, validity.numbers).planned
-    if validity.status == an.COMPLETE and unsettled:
-        status_line = t["status_finished_provisional"].format(
-            n=planned, k=len(unsettled), factors=", ".join(unsettled)
-        )
-    elif validity.status == an.COMPLETE:
-        n = planned
-        status_line = t["status_complete_one" if n == 1 else "status_complete"].format(n=n)
-    else:
-        status_line = t["status_provisional"].format(
-            k=len(validity.missing),
-            n=planned,
-            points=i18n.missing_text(validity.missing, lang),
-        )
-    rec_point = proj.point if proj.verdict is not None else None
-    # The best completed point is never the answer while a point it depends on is missing.
-    settled = all(
-        v.status == an.COMPLETE
-        for f, v in by.items()
-        if f in ("backend", "slots", "mtp") or f.startswith("spec=")
-    )
-    if rec_point and settled:
-        summary = [
-            t["summary_rec"].format(point=i18n.point_text(rec_point, lang))
-            + i18n.better_point_text(proj, lang)
-        ]
-    elif rec_point and validity.status == an.COMPLETE:
-        summary = [
-            t["summary_rec_provisional"].format(
-                point=i18n.point_text(rec_point, lang), factors=", ".join(unsettled)
-            )
-            + i18n.better_point_text(proj, lang)
-        ]
-    elif rec_point:
-        best = i18n.point_text(rec_point, lang)
-        summary = [
-            t["summary_best_so_far"].format(point=best, point_subject=ko.particle(best, "가"))
-        ]
-    else:
-        summary = [t["summary_none"]]
-    summary.append(t["summary_projection"].format(text=i18n.projection_sentence(proj, lang, unit)))
-    if validity.status != an.COMPLETE:
-        summary.append(
-            t["summary_status_provisional"].format(why=i18n.missing_text(validity.missing, lang))
-        )
-    elif unsettled:
-        summary.append(t["summary_status_evidence"].format(factors=", ".join(unsettled)))
-    else:
-        summary.append(t["summary_status_complete"])
-    if not study.quality_measured:
-        summary.append(t["summary_quality"])
+    # Status and summary.
+    status_line, summary, unsettled = _status_and_summary(a, by, t, lang, unit)
 
     return {
         "lang": lang,
