@@ -749,34 +749,15 @@ def _status_and_summary(
     return status_line, summary, unsettled
 
 
-def view_model(
-    a: Analysed,
-    *,
-    baseline: Analysed | None,
-    build: an.Verdict | None,
-    corrections: ledger.Corrections | None,
-    ledger_file: Path | None,
-    figs: Mapping[str, str],
-    published: bool,
-) -> dict[str, object]:
-    """Everything the templates print: sentences in the study's language and raw numbers."""
-    study = a.study
-    lang = study.lang.value
-    t = i18n.strings(lang)
-    unit = _unit_name(study, lang)
-    by = {v.factor: v for v in a.verdicts}
-    if build is not None:
-        by["build"] = build
+def _compared_lines(a: Analysed, t: Mapping[str, str]) -> tuple[str, str]:
+    """What is compared with what: the model line and the hardware line (with the GPUs the
+    results report)."""
     results = a.results
     model = next(
         (mi for r in results if (mi := r.result.provenance.model) and mi != ModelInfo()),
         ModelInfo(),
     )
     hardware = _first(results, "hardware")
-    rows = an.records(a.df)
-    validity = by["validity"]
-
-    # What is compared with what.
     params = ""
     if model.params_total_b and model.params_active_b:
         params = t["model_params"].format(
@@ -802,6 +783,62 @@ def view_model(
     gpu_source, gpus = _reported_gpus(hardware, a.source)
     if gpus:
         hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
+    return model_line, hardware_line
+
+
+def _refuted(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The premises the data refute, as corrections."""
+    return [
+        {
+            "premise": c["premise"],
+            "source": c["source"],
+            "metric": c["metric"],
+            "lo": c["expected_min"],
+            "hi": c["expected_max"],
+            "mlo": c["measured_min"],
+            "mhi": c["measured_max"],
+        }
+        for c in _claims_in(words, claims)
+        if c["status"] == "refuted"
+    ]
+
+
+def _missing_view(a: Analysed, lang: str) -> list[dict[str, str]]:
+    """The planned points that did not complete: each point, its status and why."""
+    return [
+        {
+            "point": i18n.point_text(x.point, lang),
+            "status": i18n.status_word(x.status, lang),
+            "reason": x.reason or "",
+        }
+        for x in a.sweep.missing
+    ]
+
+
+def view_model(
+    a: Analysed,
+    *,
+    baseline: Analysed | None,
+    build: an.Verdict | None,
+    corrections: ledger.Corrections | None,
+    ledger_file: Path | None,
+    figs: Mapping[str, str],
+    published: bool,
+) -> dict[str, object]:
+    """Everything the templates print: sentences in the study's language and raw numbers."""
+    study = a.study
+    lang = study.lang.value
+    t = i18n.strings(lang)
+    unit = _unit_name(study, lang)
+    by = {v.factor: v for v in a.verdicts}
+    if build is not None:
+        by["build"] = build
+    results = a.results
+    rows = an.records(a.df)
+    validity = by["validity"]
+
+    # What is compared with what.
+    model_line, hardware_line = _compared_lines(a, t)
 
     # Workload, sampling and setup (builds and every flag).
     tokenizer_lines, workload_line = _workload_view(results, t)
@@ -823,19 +860,7 @@ def view_model(
     ]
     corr = _corrections_view(corrections, ledger_file, lang)
     # A premise the data refute is a correction too, whether or not a ledger exists.
-    corr["refuted"] = [
-        {
-            "premise": c["premise"],
-            "source": c["source"],
-            "metric": c["metric"],
-            "lo": c["expected_min"],
-            "hi": c["expected_max"],
-            "mlo": c["measured_min"],
-            "mhi": c["measured_max"],
-        }
-        for c in _claims_in(words, a.claims)
-        if c["status"] == "refuted"
-    ]
+    corr["refuted"] = _refuted(words, a.claims)
     caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
     derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
     planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
@@ -844,14 +869,7 @@ def view_model(
         for r in rows
         if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
     ]
-    missing = [
-        {
-            "point": i18n.point_text(x.point, lang),
-            "status": i18n.status_word(x.status, lang),
-            "reason": x.reason or "",
-        }
-        for x in a.sweep.missing
-    ]
+    missing = _missing_view(a, lang)
 
     # Status and summary.
     status_line, summary, unsettled = _status_and_summary(a, by, t, lang, unit)
