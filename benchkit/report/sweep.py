@@ -336,6 +336,42 @@ def usable(row: Mapping[str, Any]) -> bool:
     return row.get("status") == COMPLETE and not row.get("identity_problem")
 
 
+def _cells(
+    rows: Sequence[Mapping[str, Any]],
+    varying: Sequence[str],
+    per_repeat: Mapping[str, Sequence[Mapping[str, Any]]],
+    metrics: Sequence[str],
+) -> list[Cell]:
+    """One cell per configuration of the varying factors, holding its usable jobs and the
+    samples of each metric (per repeat where a job replayed its workload; per-unit metrics
+    also without the capped calls' time)."""
+    cells: dict[tuple[str, ...], Cell] = {}
+    for r in rows:
+        if not usable(r):
+            continue
+        key = tuple(norm(r.get(c)) for c in varying)
+        cell = cells.setdefault(key, Cell(values={c: r.get(c) for c in varying}))
+        cell.jobs.append(str(r["job"]))
+        reps = [_flat(rep) for rep in per_repeat.get(str(r["job"])) or []]
+        for m in metrics:
+            nums = [float(x) for rep in reps if _is_num(x := rep.get(m))]
+            caps: Sequence[Mapping[str, object]]
+            if len(reps) > 1 and len(nums) == len(reps):
+                vals, caps = nums, reps
+            elif _is_num(r.get(m)):
+                vals, caps = [float(r[m])], [r]
+            else:
+                continue
+            cell.samples.setdefault(m, []).extend(vals)
+            if m in ev.PER_UNIT:
+                out = [ev.uncapped(v, {**r, **c}) for v, c in zip(vals, caps, strict=True)]
+                if all(x is not None for x in out):
+                    cell.samples.setdefault(f"{m}_uncapped", []).extend(
+                        float(x) for x in out if x is not None
+                    )
+    return list(cells.values())
+
+
 def build_sweep(
     df: pd.DataFrame,
     factor_cols: Sequence[str],
@@ -373,30 +409,7 @@ def build_sweep(
     constants = {c: rows[0].get(c) for c in present if c not in varying} if rows else {}
     metrics = list(dict.fromkeys([*METRICS, objective.metric, *objective.slo]))
 
-    cells: dict[tuple[str, ...], Cell] = {}
-    for r in rows:
-        if not usable(r):
-            continue
-        key = tuple(norm(r.get(c)) for c in varying)
-        cell = cells.setdefault(key, Cell(values={c: r.get(c) for c in varying}))
-        cell.jobs.append(str(r["job"]))
-        reps = [_flat(rep) for rep in per_repeat.get(str(r["job"])) or []]
-        for m in metrics:
-            nums = [float(x) for rep in reps if _is_num(x := rep.get(m))]
-            caps: Sequence[Mapping[str, object]]
-            if len(reps) > 1 and len(nums) == len(reps):
-                vals, caps = nums, reps
-            elif _is_num(r.get(m)):
-                vals, caps = [float(r[m])], [r]
-            else:
-                continue
-            cell.samples.setdefault(m, []).extend(vals)
-            if m in ev.PER_UNIT:
-                out = [ev.uncapped(v, {**r, **c}) for v, c in zip(vals, caps, strict=True)]
-                if all(x is not None for x in out):
-                    cell.samples.setdefault(f"{m}_uncapped", []).extend(
-                        float(x) for x in out if x is not None
-                    )
+    cells = _cells(rows, varying, per_repeat, metrics)
 
     if planned_d:
         keys = list(planned_d)
@@ -440,7 +453,7 @@ def build_sweep(
     return Sweep(
         df=df,
         varying=varying,
-        cells=list(cells.values()),
+        cells=cells,
         planned=planned_d,
         missing=missing,
         n_planned=len(points),
