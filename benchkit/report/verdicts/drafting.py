@@ -47,25 +47,12 @@ def _runs(entries: Sequence[DraftContext]) -> list[Run]:
     return runs
 
 
-def drafting_verdict(
-    sw: Sweep,
-    slots: Verdict | None,
-    backend: Verdict | None,
-    factor: str = "mtp",
-    off: Any = False,
-    on: Any = True,
-) -> Verdict | None:
-    """Speculative decoding's effect at each setting (helps / no difference / hurts, with the
-    ratio of the study's objective) and the draft acceptance: MTP on against off
-    (`factor="mtp"`), or a drafter against none (`factor="spec"`, `on="draft"`). The verdict
-    is the effect by slot count on the primary series (the one the slots verdict is about,
-    else the winning backend), as runs (see `_runs`); `by_series` holds the runs of every
-    series, and `scope_differs` says when they disagree (the headline then names each)."""
-    if factor not in sw.varying:
-        return None
+def _contexts(
+    sw: Sweep, factor: str, off: Any, on: Any, rest: Sequence[str]
+) -> tuple[list[DraftContext], list[tuple[Cell, Cell]]]:
+    """The drafter on against off at each setting of the other factors: the objective both
+    ways, the effect, the acceptance and decode rates; and the two cells compared."""
     m = sw.metric
-    name = factor if factor == "mtp" else f"{factor}={norm(on)}"
-    rest = [k for k in sw.varying if k != factor]
     contexts: list[DraftContext] = []
     cells_of: list[tuple[Cell, Cell]] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
@@ -92,6 +79,29 @@ def drafting_verdict(
             }
         )
         cells_of.append((c_off, c_on))
+    return contexts, cells_of
+
+
+def drafting_verdict(
+    sw: Sweep,
+    slots: Verdict | None,
+    backend: Verdict | None,
+    factor: str = "mtp",
+    off: Any = False,
+    on: Any = True,
+) -> Verdict | None:
+    """Speculative decoding's effect at each setting (helps / no difference / hurts, with the
+    ratio of the study's objective) and the draft acceptance: MTP on against off
+    (`factor="mtp"`), or a drafter against none (`factor="spec"`, `on="draft"`). The verdict
+    is the effect by slot count on the primary series (the one the slots verdict is about,
+    else the winning backend), as runs (see `_runs`); `by_series` holds the runs of every
+    series, and `scope_differs` says when they disagree (the headline then names each)."""
+    if factor not in sw.varying:
+        return None
+    m = sw.metric
+    name = factor if factor == "mtp" else f"{factor}={norm(on)}"
+    rest = [k for k in sw.varying if k != factor]
+    contexts, cells_of = _contexts(sw, factor, off, on, rest)
     # The primary series: what the slots verdict or the backend winner singled out.
     where: Point = {}
     if slots is not None and slots.point:
