@@ -371,61 +371,11 @@ def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[di
     return out
 
 
-def view_model(
-    a: Analysed,
-    *,
-    baseline: Analysed | None,
-    build: an.Verdict | None,
-    corrections: ledger.Corrections | None,
-    ledger_file: Path | None,
-    figs: Mapping[str, str],
-    published: bool,
-) -> dict[str, object]:
-    """Everything the templates print: sentences in the study's language and raw numbers."""
-    study = a.study
-    lang = study.lang.value
-    t = i18n.strings(lang)
-    unit = _unit_name(study, lang)
-    by = {v.factor: v for v in a.verdicts}
-    if build is not None:
-        by["build"] = build
-    results = a.results
-    model = next(
-        (mi for r in results if (mi := r.result.provenance.model) and mi != ModelInfo()),
-        ModelInfo(),
-    )
-    hardware = _first(results, "hardware")
-    rows = an.records(a.df)
-    validity = by["validity"]
-
-    # What is compared with what.
-    params = ""
-    if model.params_total_b and model.params_active_b:
-        params = t["model_params"].format(
-            total=_g(model.params_total_b), active=_g(model.params_active_b)
-        )
-    model_line = t["model_line"].format(
-        name=_txt(model.name),
-        arch=_txt(model.architecture),
-        params=params or "–",
-        quant=_txt(model.quant),
-        size=f", {_g(model.size_gb)} GB" if model.size_gb else "",
-    )
-    if model.synthetic:
-        model_line = model_line[:-1] + ": " + t["synthetic_note"] + "."
-    hardware_line = t["hardware_line"].format(
-        name=_txt(hardware.get("name")),
-        desc=f" ({hardware['description']})" if hardware.get("description") else "",
-        power=t["power_cap"].format(w=_g(hardware["power_cap_w"]))
-        if hardware.get("power_cap_w")
-        else "",
-    )
-
-    gpu_source, gpus = _reported_gpus(hardware, a.source)
-    if gpus:
-        hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
-
-    # Workload and sampling.
+def _workload_view(
+    results: Sequence[JobResult], t: Mapping[str, str]
+) -> tuple[list[str], str | None]:
+    """The workload section: the fixture's line, and a line per job whose server tokenized
+    prompts differently from the fixture."""
     wl = next(
         (wi for r in results if (wi := r.result.provenance.workload) and wi != WorkloadInfo()),
         None,
@@ -466,6 +416,11 @@ def view_model(
             replayed = int(planned) // int(reps) if planned else None
         if replayed is not None and replayed != wl.units:
             workload_line += " " + t["workload_subset"].format(n=integer(replayed), units=wl.units)
+    return tokenizer_lines, workload_line
+
+
+def _sampling_lines(results: Sequence[JobResult], t: Mapping[str, str]) -> list[str]:
+    """The sampling section: what each sampling profile sent, or the server defaults it left."""
     sampling_lines = []
     profiles = Counter(
         str(sp.profile if (sp := r.result.provenance.sampling) else None) for r in results
@@ -495,8 +450,15 @@ def view_model(
             d = props.get("default_sampling") or {}
             defaults = f" ({', '.join(f'{k}={v}' for k, v in d.items())})" if d else ""
             sampling_lines.append(t["sampling_unsent"].format(profile=prof, defaults=defaults))
+    return sampling_lines
 
-    # Setup: builds and every flag.
+
+def _setup_view(
+    a: Analysed, t: Mapping[str, str], lang: str
+) -> tuple[list[dict[str, Any]], str, list[dict[str, str]]]:
+    """The setup section: each backend's build, and the server flags common to all jobs and
+    per job."""
+    results = a.results
     builds = [
         {
             "backend": b,
@@ -519,150 +481,191 @@ def view_model(
             for r in results
         ]
     )
-    build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
+    return builds, common_flags, flags
 
-    # Factor sections.
-    sections: list[dict[str, object]] = []
-    b = by.get("backend")
-    if b is not None:
-        backends = sorted(
-            {str(c.values["backend"]) for c in a.sweep.cells},
-            key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
+
+def _backend_section(
+    a: Analysed, b: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """The backend section: per setting, each backend's objective and ratio, and the winner."""
+    backends = sorted(
+        {str(c.values["backend"]) for c in a.sweep.cells},
+        key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
+    )
+    table = []
+    for e in of(BackendNumbers, b.numbers).contexts:
+        table.append(
+            {
+                "setting": i18n.point_text(e["context"], lang) or "–",
+                "cells": [
+                    {
+                        "value": e["values"].get(x),
+                        "ratio": e["ratios"].get(x) if (e["ratios"].get(x) or 1) > 1.0005 else None,
+                    }
+                    for x in backends
+                ],
+                "winner": i18n.backend_name(e.get("winner"))
+                if e.get("winner")
+                else i18n.effect_word("no difference", lang),
+            }
         )
-        table = []
-        for e in of(BackendNumbers, b.numbers).contexts:
-            table.append(
-                {
-                    "setting": i18n.point_text(e["context"], lang) or "–",
-                    "cells": [
-                        {
-                            "value": e["values"].get(x),
-                            "ratio": e["ratios"].get(x)
-                            if (e["ratios"].get(x) or 1) > 1.0005
-                            else None,
-                        }
-                        for x in backends
-                    ],
-                    "winner": i18n.backend_name(e.get("winner"))
-                    if e.get("winner")
-                    else i18n.effect_word("no difference", lang),
-                }
+    return {
+        "kind": "backend",
+        "title": t["sec_backend"],
+        "text": i18n.backend_sentence(b, lang),
+        "columns": [i18n.backend_name(x) for x in backends],
+        "table": table,
+        "figure": figs.get("backend"),
+        "figure_title": t["fig_backend"],
+    }
+
+
+def _slots_section(
+    a: Analysed, s: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """The slots section: the objective per slot count, the knee marked."""
+    sn = of(SlotsNumbers, s.numbers)
+    knee_slots = s.verdict if sn.knee_reached else None
+    metric = a.sweep.metric
+    obj_words = i18n.objective_words(metric, lang)
+    return {
+        "kind": "slots",
+        "title": t["sec_slots"],
+        "text": i18n.slots_sentence(s, lang),
+        "series": i18n.point_text(sn.series, lang),
+        "objective_col": "" if metric in ev.PER_UNIT else obj_words,
+        "change_col": t["col_obj_change"].format(objective=obj_words),
+        "show_uncapped": any(r["capped"] for r in sn.rows or []),
+        "table": [
+            dict(
+                r,
+                knee=(r["slots"] == knee_slots),
+                objective_text=i18n.objective_value(metric, r["objective"], lang),
+                objective_uncapped_text=i18n.objective_value(metric, r["objective_uncapped"], lang),
             )
-        sections.append(
-            {
-                "kind": "backend",
-                "title": t["sec_backend"],
-                "text": i18n.backend_sentence(b, lang),
-                "columns": [i18n.backend_name(x) for x in backends],
-                "table": table,
-                "figure": figs.get("backend"),
-                "figure_title": t["fig_backend"],
-            }
-        )
-    s = by.get("slots")
-    if s is not None:
-        sn = of(SlotsNumbers, s.numbers)
-        knee_slots = s.verdict if sn.knee_reached else None
-        metric = a.sweep.metric
-        obj_words = i18n.objective_words(metric, lang)
-        sections.append(
-            {
-                "kind": "slots",
-                "title": t["sec_slots"],
-                "text": i18n.slots_sentence(s, lang),
-                "series": i18n.point_text(sn.series, lang),
-                "objective_col": "" if metric in ev.PER_UNIT else obj_words,
-                "change_col": t["col_obj_change"].format(objective=obj_words),
-                "show_uncapped": any(r["capped"] for r in sn.rows or []),
-                "table": [
-                    dict(
-                        r,
-                        knee=(r["slots"] == knee_slots),
-                        objective_text=i18n.objective_value(metric, r["objective"], lang),
-                        objective_uncapped_text=i18n.objective_value(
-                            metric, r["objective_uncapped"], lang
-                        ),
-                    )
-                    for r in sn.rows or []
-                ],
-                "figure": figs.get("slots"),
-                "figure_title": t["fig_slots"],
-            }
-        )
-    drafting = [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]
-    for m in drafting:
-        dn = of(DraftingNumbers, m.numbers)
-        on = an.norm(dn.on_value)
-        sections.append(
-            {
-                "kind": "mtp",
-                "title": t["sec_mtp"] if m.factor == "mtp" else t["sec_spec"].format(value=on),
-                "col_off": t["col_off"] if m.factor == "mtp" else "spec=none",
-                "col_on": t["col_on"] if m.factor == "mtp" else f"spec={on}",
-                "text": i18n.mtp_sentence(m, lang),
-                "table": [
-                    dict(
-                        e,
-                        setting=i18n.point_text(e["context"], lang),
-                        effect_text=i18n.effect_word(e["effect"], lang),
-                    )
-                    for e in dn.contexts
-                ],
-                "figure": figs.get(m.factor),
-                "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
-            }
-        )
-    if build is not None:
-        bn = of(BuildNumbers, build.numbers)
-        sections.append(
-            {
-                "kind": "build",
-                "title": t["sec_build"],
-                "text": i18n.build_sentence(build, lang),
-                "baseline": str(baseline.source) if baseline else "",
-                "table": [
-                    dict(
-                        p,
-                        setting=i18n.point_text(p["config"], lang),
-                        effect_text=i18n.effect_word(p["effect"], lang),
-                    )
-                    for p in bn.pairs
-                ],
-                "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
-                "figure": figs.get("build"),
-                "figure_title": t["fig_build"],
-            }
-        )
-    rep = by["repeats"]
-    sections.append(
-        {
-            "kind": "repeats",
-            "title": t["sec_repeats"],
-            "text": i18n.repeats_sentence(rep, lang, study.knee_gain),
-            "intro": t["noise_repeats"] if rep.verdict else "",
-            "table": [
-                dict(c, setting=i18n.point_text(c["config"], lang))
-                for c in of(RepeatsNumbers, rep.numbers).configs
-            ],
-            "figure": None,
-            "figure_title": "",
-        }
-    )
-    proj = by["projection"]
-    sections.append(
-        {
-            "kind": "projection",
-            "title": t["sec_projection"],
-            "text": i18n.projection_sentence(proj, lang, unit),
-            "table": [],
-            "figure": None,
-            "figure_title": "",
-        }
-    )
+            for r in sn.rows or []
+        ],
+        "figure": figs.get("slots"),
+        "figure_title": t["fig_slots"],
+    }
 
-    # Verdict summary, corrections, claims, caveats, untested.
+
+def _drafting_section(
+    m: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """One drafting section (MTP, a draft model, n-gram): the effect per setting."""
+    dn = of(DraftingNumbers, m.numbers)
+    on = an.norm(dn.on_value)
+    return {
+        "kind": "mtp",
+        "title": t["sec_mtp"] if m.factor == "mtp" else t["sec_spec"].format(value=on),
+        "col_off": t["col_off"] if m.factor == "mtp" else "spec=none",
+        "col_on": t["col_on"] if m.factor == "mtp" else f"spec={on}",
+        "text": i18n.mtp_sentence(m, lang),
+        "table": [
+            dict(
+                e,
+                setting=i18n.point_text(e["context"], lang),
+                effect_text=i18n.effect_word(e["effect"], lang),
+            )
+            for e in dn.contexts
+        ],
+        "figure": figs.get(m.factor),
+        "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
+    }
+
+
+def _build_section(
+    build: an.Verdict,
+    baseline: Analysed | None,
+    t: Mapping[str, str],
+    lang: str,
+    figs: Mapping[str, str],
+) -> dict[str, object]:
+    """The build comparison section: the effect per setting, and what differs between builds."""
+    bn = of(BuildNumbers, build.numbers)
+    return {
+        "kind": "build",
+        "title": t["sec_build"],
+        "text": i18n.build_sentence(build, lang),
+        "baseline": str(baseline.source) if baseline else "",
+        "table": [
+            dict(
+                p,
+                setting=i18n.point_text(p["config"], lang),
+                effect_text=i18n.effect_word(p["effect"], lang),
+            )
+            for p in bn.pairs
+        ],
+        "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
+        "figure": figs.get("build"),
+        "figure_title": t["fig_build"],
+    }
+
+
+def _repeats_section(
+    rep: an.Verdict, knee_gain: float, t: Mapping[str, str], lang: str
+) -> dict[str, object]:
+    """The repeats section: the noise of each repeated setting."""
+    return {
+        "kind": "repeats",
+        "title": t["sec_repeats"],
+        "text": i18n.repeats_sentence(rep, lang, knee_gain),
+        "intro": t["noise_repeats"] if rep.verdict else "",
+        "table": [
+            dict(c, setting=i18n.point_text(c["config"], lang))
+            for c in of(RepeatsNumbers, rep.numbers).configs
+        ],
+        "figure": None,
+        "figure_title": "",
+    }
+
+
+def _projection_section(
+    proj: an.Verdict, t: Mapping[str, str], lang: str, unit: str
+) -> dict[str, object]:
+    """The projection section: one sentence, no table."""
+    return {
+        "kind": "projection",
+        "title": t["sec_projection"],
+        "text": i18n.projection_sentence(proj, lang, unit),
+        "table": [],
+        "figure": None,
+        "figure_title": "",
+    }
+
+
+def _factor_sections(
+    a: Analysed,
+    by: Mapping[str, an.Verdict],
+    *,
+    build: an.Verdict | None,
+    baseline: Analysed | None,
+    figs: Mapping[str, str],
+    t: Mapping[str, str],
+    lang: str,
+    unit: str,
+) -> list[dict[str, object]]:
+    """The factor sections in report order: backend, slots, drafting, build, repeats, projection."""
+    sections: list[dict[str, object]] = []
+    if (b := by.get("backend")) is not None:
+        sections.append(_backend_section(a, b, t, lang, figs))
+    if (s := by.get("slots")) is not None:
+        sections.append(_slots_section(a, s, t, lang, figs))
+    for m in [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]:
+        sections.append(_drafting_section(m, t, lang, figs))
+    if build is not None:
+        sections.append(_build_section(build, baseline, t, lang, figs))
+    sections.append(_repeats_section(by["repeats"], a.study.knee_gain, t, lang))
+    sections.append(_projection_section(by["projection"], t, lang, unit))
+    return sections
+
+
+def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, str]]:
+    """The verdict summary table: each factor's verdict and status (validity and repeats
+    have their own sections)."""
     summary_rows = []
-    for v in (*a.verdicts, *([build] if build else [])):
+    for v in verdicts:
         if v.factor in ("validity", "repeats"):
             continue
         summary_rows.append(
@@ -674,45 +677,19 @@ def view_model(
                 "status": i18n.status_word(v.status, lang),
             }
         )
-    words = study_words(study, lang)
-    claims = [
-        dict(c, status_text=i18n.claim_status(c["status"], lang))
-        for c in _claims_in(words, a.claims)
-    ]
-    corr = _corrections_view(corrections, ledger_file, lang)
-    # A premise the data refute is a correction too, whether or not a ledger exists.
-    corr["refuted"] = [
-        {
-            "premise": c["premise"],
-            "source": c["source"],
-            "metric": c["metric"],
-            "lo": c["expected_min"],
-            "hi": c["expected_max"],
-            "mlo": c["measured_min"],
-            "mhi": c["measured_max"],
-        }
-        for c in _claims_in(words, a.claims)
-        if c["status"] == "refuted"
-    ]
-    caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
-    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
-    planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
-    other_hw = [
-        r
-        for r in rows
-        if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
-    ]
-    missing = [
-        {
-            "point": i18n.point_text(x.point, lang),
-            "status": i18n.status_word(x.status, lang),
-            "reason": x.reason or "",
-        }
-        for x in a.sweep.missing
-    ]
+    return summary_rows
 
-    # Status and summary. A sweep whose points all finished can still hold provisional
-    # verdicts (noise, contamination, runaway outputs): never "complete" beside them.
+
+def _status_and_summary(
+    a: Analysed, by: Mapping[str, an.Verdict], t: Mapping[str, str], lang: str, unit: str
+) -> tuple[str, list[str], list[str]]:
+    """The status line and the summary paragraph: the recommendation (or why none yet), the
+    projection, and how settled the verdicts are. Also the factors whose verdicts are still
+    provisional. A sweep whose points all finished can still hold provisional verdicts
+    (noise, contamination, runaway outputs): never "complete" beside them."""
+    study = a.study
+    validity = by["validity"]
+    proj = by["projection"]
     unsettled = [
         i18n.factor_name(f, lang)
         for f, v in by.items()
@@ -769,6 +746,133 @@ def view_model(
         summary.append(t["summary_status_complete"])
     if not study.quality_measured:
         summary.append(t["summary_quality"])
+    return status_line, summary, unsettled
+
+
+def _compared_lines(a: Analysed, t: Mapping[str, str]) -> tuple[str, str]:
+    """What is compared with what: the model line and the hardware line (with the GPUs the
+    results report)."""
+    results = a.results
+    model = next(
+        (mi for r in results if (mi := r.result.provenance.model) and mi != ModelInfo()),
+        ModelInfo(),
+    )
+    hardware = _first(results, "hardware")
+    params = ""
+    if model.params_total_b and model.params_active_b:
+        params = t["model_params"].format(
+            total=_g(model.params_total_b), active=_g(model.params_active_b)
+        )
+    model_line = t["model_line"].format(
+        name=_txt(model.name),
+        arch=_txt(model.architecture),
+        params=params or "–",
+        quant=_txt(model.quant),
+        size=f", {_g(model.size_gb)} GB" if model.size_gb else "",
+    )
+    if model.synthetic:
+        model_line = model_line[:-1] + ": " + t["synthetic_note"] + "."
+    hardware_line = t["hardware_line"].format(
+        name=_txt(hardware.get("name")),
+        desc=f" ({hardware['description']})" if hardware.get("description") else "",
+        power=t["power_cap"].format(w=_g(hardware["power_cap_w"]))
+        if hardware.get("power_cap_w")
+        else "",
+    )
+
+    gpu_source, gpus = _reported_gpus(hardware, a.source)
+    if gpus:
+        hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
+    return model_line, hardware_line
+
+
+def _refuted(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The premises the data refute, as corrections."""
+    return [
+        {
+            "premise": c["premise"],
+            "source": c["source"],
+            "metric": c["metric"],
+            "lo": c["expected_min"],
+            "hi": c["expected_max"],
+            "mlo": c["measured_min"],
+            "mhi": c["measured_max"],
+        }
+        for c in _claims_in(words, claims)
+        if c["status"] == "refuted"
+    ]
+
+
+def _missing_view(a: Analysed, lang: str) -> list[dict[str, str]]:
+    """The planned points that did not complete: each point, its status and why."""
+    return [
+        {
+            "point": i18n.point_text(x.point, lang),
+            "status": i18n.status_word(x.status, lang),
+            "reason": x.reason or "",
+        }
+        for x in a.sweep.missing
+    ]
+
+
+def view_model(
+    a: Analysed,
+    *,
+    baseline: Analysed | None,
+    build: an.Verdict | None,
+    corrections: ledger.Corrections | None,
+    ledger_file: Path | None,
+    figs: Mapping[str, str],
+    published: bool,
+) -> dict[str, object]:
+    """Everything the templates print: sentences in the study's language and raw numbers."""
+    study = a.study
+    lang = study.lang.value
+    t = i18n.strings(lang)
+    unit = _unit_name(study, lang)
+    by = {v.factor: v for v in a.verdicts}
+    if build is not None:
+        by["build"] = build
+    results = a.results
+    rows = an.records(a.df)
+    validity = by["validity"]
+
+    # What is compared with what.
+    model_line, hardware_line = _compared_lines(a, t)
+
+    # Workload, sampling and setup (builds and every flag).
+    tokenizer_lines, workload_line = _workload_view(results, t)
+    sampling_lines = _sampling_lines(results, t)
+    builds, common_flags, flags = _setup_view(a, t, lang)
+    build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
+
+    # Factor sections.
+    sections = _factor_sections(
+        a, by, build=build, baseline=baseline, figs=figs, t=t, lang=lang, unit=unit
+    )
+
+    # Verdict summary, corrections, claims, caveats, untested.
+    summary_rows = _summary_rows((*a.verdicts, *([build] if build else [])), lang)
+    words = study_words(study, lang)
+    claims = [
+        dict(c, status_text=i18n.claim_status(c["status"], lang))
+        for c in _claims_in(words, a.claims)
+    ]
+    corr = _corrections_view(corrections, ledger_file, lang)
+    # A premise the data refute is a correction too, whether or not a ledger exists.
+    corr["refuted"] = _refuted(words, a.claims)
+    caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
+    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
+    planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
+    other_hw = [
+        r
+        for r in rows
+        if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
+    ]
+    missing = _missing_view(a, lang)
+
+    # Status and summary.
+    status_line, summary, unsettled = _status_and_summary(a, by, t, lang, unit)
 
     return {
         "lang": lang,

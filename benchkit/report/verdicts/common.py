@@ -1,0 +1,127 @@
+"""What every verdict shares: the `Verdict` record, its status rule, and the helpers
+that group cells, order them and note contamination and capped calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchkit.report import evidence as ev
+from benchkit.report.evidence import Judgement
+from benchkit.report.numbers import (
+    Capped,
+    Contaminated,
+    NoiseEntry,
+    Point,
+    SlotsNumbers,
+    VerdictNumbers,
+)
+from benchkit.report.sweep import COMPLETE, PROVISIONAL, Cell, Missing, Sweep, _is_num, norm
+
+
+@dataclass
+class Verdict:
+    """One factor's verdict, the numbers behind it, and how sure it is.
+
+    `verdict` is language-free JSON (a backend name, a slot count, effect runs, hours);
+    `status` is `complete` or `provisional`; `missing` names the planned points it depends
+    on that did not complete; `reasons` lists other causes of `provisional`; `point` is the
+    configuration the verdict singles out, when there is one."""
+
+    factor: str
+    verdict: Any
+    status: str
+    missing: list[Missing] = field(default_factory=list)
+    basis: str | None = None
+    numbers: VerdictNumbers = field(default_factory=SlotsNumbers)
+    point: Point | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "factor": self.factor,
+            "verdict": self.verdict,
+            "status": self.status,
+            "missing": [m.to_json() for m in self.missing],
+            "reasons": list(self.reasons),
+            "basis": self.basis,
+            "point": self.point,
+            "numbers": self.numbers.to_json(),
+        }
+
+
+def _status(missing: Sequence[Missing], reasons: Sequence[str] = ()) -> str:
+    return PROVISIONAL if missing or reasons else COMPLETE
+
+
+def _group(cells: Iterable[Cell], keys: Sequence[str]) -> dict[tuple[str, ...], list[Cell]]:
+    out: dict[tuple[str, ...], list[Cell]] = {}
+    for c in cells:
+        out.setdefault(tuple(c.get(k) for k in keys), []).append(c)
+    return out
+
+
+def _context(cell: Cell, keys: Sequence[str]) -> Point:
+    return {k: cell.values.get(k) for k in keys}
+
+
+def _sort_key(v: Any) -> tuple[int, float, str]:
+    if isinstance(v, bool):
+        return (0, float(v), "")
+    if _is_num(v):
+        return (0, float(v), "")
+    return (1, 0.0, norm(v))
+
+
+def _noise_entry(j: Judgement, base: Point, other: Point) -> NoiseEntry:
+    return {
+        "base": dict(base),
+        "other": dict(other),
+        "margin": j.rel,
+        "noise": j.noise,
+        "basis": j.basis,
+    }
+
+
+def _values(c: Cell) -> dict[str, float | None]:
+    return {m: c.mean(m) for m in c.samples}
+
+
+def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str]) -> Contaminated | None:
+    """A verdict resting on jobs that differ in something no swept factor explains is
+    provisional, and names the jobs and the difference (None: no such jobs)."""
+    bad = sw.taint(cells)
+    if bad:
+        reasons.append("contaminated")
+        return list(bad)
+    return None
+
+
+def _capped(sw: Sweep, cell: Cell) -> Capped | None:
+    """The cell's job with the most runaway output, when it is over the study's cap limit."""
+    worst: Capped | None = None
+    for job in cell.jobs:
+        row = sw.row(job)
+        if not ev.over_cap(row, sw.cap_limit):
+            continue
+        calls, time_share = ev.cap_shares(row)
+        share = max(x for x in (calls, time_share) if x is not None)
+        if worst is None or share > worst["share"]:
+            worst = {
+                "job": job,
+                "point": dict(cell.values),
+                "share": share,
+                "share_calls": calls,
+                "share_time": time_share,
+                "calls": row.get("calls_hit_cap"),
+                "limit": sw.cap_limit,
+                "objective": cell.mean(sw.metric),
+                "objective_uncapped": cell.mean(f"{sw.metric}_uncapped"),
+            }
+    return worst
+
+
+def _ctx_sort(group: Sequence[Cell], keys: Sequence[str]) -> list[tuple[int, float, str]]:
+    return [_sort_key(group[0].values.get(k)) for k in keys]

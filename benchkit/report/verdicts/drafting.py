@@ -1,0 +1,236 @@
+"""Drafting verdicts (MTP, draft models, n-gram): the effect per slot count and its runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from benchkit.report.numbers import (
+    DraftContext,
+    DraftingNumbers,
+    FactorValue,
+    NoiseEntry,
+    Point,
+    Run,
+    SeriesRuns,
+)
+from benchkit.report.sweep import DECODE, PROVISIONAL, Cell, Sweep, _is_num, label, norm
+from benchkit.report.verdicts.common import Verdict, _context, _ctx_sort, _group, _status, _taint
+
+
+def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
+    if col not in df.columns:
+        return None
+    for v in df[df["job"].isin(list(jobs))][col]:
+        if _is_num(v):
+            return float(v)
+    return None
+
+
+def _runs(entries: Sequence[DraftContext]) -> list[Run]:
+    """Effects by slot count as runs: [{"from": 1, "to": 1, "effect": "helps"}, {"from": 2,
+    "to": None, "effect": "hurts"}], `to: None` meaning up to the largest count tested."""
+    runs: list[Run] = []
+    for e in entries:
+        s = _slots_in(e["context"])
+        if runs and runs[-1]["effect"] == e["effect"]:
+            runs[-1]["to"] = s
+        else:
+            runs.append({"from": s, "to": s, "effect": e["effect"]})
+    if runs:
+        runs[-1]["to"] = None
+    return runs
+
+
+def _contexts(
+    sw: Sweep, factor: str, off: Any, on: Any, rest: Sequence[str]
+) -> tuple[list[DraftContext], list[tuple[Cell, Cell]]]:
+    """The drafter on against off at each setting of the other factors: the objective both
+    ways, the effect, the acceptance and decode rates; and the two cells compared."""
+    m = sw.metric
+    contexts: list[DraftContext] = []
+    cells_of: list[tuple[Cell, Cell]] = []
+    for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
+        c_on = next((c for c in group if c.get(factor) == norm(on)), None)
+        c_off = next((c for c in group if c.get(factor) == norm(off)), None)
+        if c_on is None or c_off is None:
+            continue
+        v_on, v_off = c_on.mean(m), c_off.mean(m)
+        j = sw.judge(c_off, c_on)
+        if v_on is None or v_off is None or j is None:
+            continue
+        contexts.append(
+            {
+                "context": _context(c_on, rest),
+                "off": v_off,
+                "on": v_on,
+                "ratio": v_on / v_off if v_off else math.inf,
+                "effect": {"better": "helps", "worse": "hurts"}.get(j.effect, "no difference"),
+                "inside_noise": j.inside_noise,
+                "noise": j.noise,
+                "acceptance": c_on.mean("draft_acceptance"),
+                "decode_off": c_off.mean(DECODE),
+                "decode_on": c_on.mean(DECODE),
+            }
+        )
+        cells_of.append((c_off, c_on))
+    return contexts, cells_of
+
+
+def drafting_verdict(
+    sw: Sweep,
+    slots: Verdict | None,
+    backend: Verdict | None,
+    factor: str = "mtp",
+    off: Any = False,
+    on: Any = True,
+) -> Verdict | None:
+    """Speculative decoding's effect at each setting (helps / no difference / hurts, with the
+    ratio of the study's objective) and the draft acceptance: MTP on against off
+    (`factor="mtp"`), or a drafter against none (`factor="spec"`, `on="draft"`). The verdict
+    is the effect by slot count on the primary series (the one the slots verdict is about,
+    else the winning backend), as runs (see `_runs`); `by_series` holds the runs of every
+    series, and `scope_differs` says when they disagree (the headline then names each)."""
+    if factor not in sw.varying:
+        return None
+    m = sw.metric
+    name = factor if factor == "mtp" else f"{factor}={norm(on)}"
+    rest = [k for k in sw.varying if k != factor]
+    contexts, cells_of = _contexts(sw, factor, off, on, rest)
+    # The primary series: what the slots verdict or the backend winner singled out.
+    where: Point = {}
+    if slots is not None and slots.point:
+        where = {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
+    elif backend is not None and backend.point:
+        where = dict(backend.point)
+
+    def in_where(e: DraftContext) -> bool:
+        return all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
+
+    def order(e: DraftContext) -> float:
+        return float(_slots_in(e["context"]) or 0) if "slots" in rest else 0.0
+
+    primary = sorted((e for e in contexts if in_where(e)), key=order)
+    series_keys = [k for k in rest if k != "slots"]
+    by_series: dict[str, tuple[Point, list[DraftContext]]] = {}
+    for e in sorted(contexts, key=order):
+        ctx = {k: e["context"].get(k) for k in series_keys}
+        by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    series_runs: list[SeriesRuns] = [
+        {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
+    ]
+    scope_differs = (
+        len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
+    )
+    acc = [e["acceptance"] for e in contexts if e["acceptance"] is not None]
+    acc_by: dict[str, list[float]] = {}
+    for e in contexts:
+        if e["acceptance"] is not None and "backend" in e["context"]:
+            acc_by.setdefault(str(e["context"]["backend"]), []).append(e["acceptance"])
+    compared = {norm(off), norm(on)}
+    missing = [
+        mi
+        for mi in sw.missing_where(where)
+        if factor not in mi.point or norm(mi.point[factor]) in compared
+    ]
+    numbers = DraftingNumbers(
+        factor=factor,
+        on_value=on,
+        off_value=off,
+        contexts=contexts,
+        primary=where,
+        acceptance_range=[min(acc), max(acc)] if acc else None,
+        acceptance_by_backend={b: [min(v), max(v)] for b, v in acc_by.items()},
+        by_series=series_runs,
+        scope_differs=scope_differs,
+        objective=sw.objective.to_json(),
+    )
+    if not primary:
+        return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
+    reasons: list[str] = []
+    shaky = [e for e in primary if e["inside_noise"]]
+    noise: list[NoiseEntry] | None = None
+    if shaky:
+        reasons.append("inside_noise")
+        noise = [
+            {
+                "base": {**e["context"], factor: off},
+                "other": {**e["context"], factor: on},
+                "margin": e["ratio"] - 1,
+                "noise": e["noise"],
+                "basis": sw.noise_basis,
+            }
+            for e in shaky
+        ]
+    bad = _taint(
+        sw,
+        [
+            c
+            for (c_off, c_on), e in zip(cells_of, contexts, strict=True)
+            if in_where(e)
+            for c in (c_off, c_on)
+        ],
+        reasons,
+    )
+    numbers = replace(
+        numbers,
+        noise=noise,
+        contaminated=bad,
+        largest=_slots_in(primary[-1]["context"]),
+        compared=True,
+    )
+    return Verdict(
+        name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
+    )
+
+
+def _number(x: FactorValue) -> float:
+    """A numeric factor's value (a slot count, say), held as a number or its text."""
+    if x is None:
+        raise TypeError("a numeric factor has no value")
+    return float(x)
+
+
+def _slots_in(point: Point) -> int | None:
+    """The slot count a point names, if it names one."""
+    return int(_number(point["slots"])) if "slots" in point else None
+
+
+def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
+    """MTP on against off: see drafting_verdict."""
+    return drafting_verdict(sw, slots, backend, "mtp", False, True)
+
+
+def spec_verdicts(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> list[Verdict]:
+    """Each drafter of the `spec` group (draft model, n-grams) against none."""
+    if "spec" not in sw.varying:
+        return []
+    values = {norm(c.values.get("spec")): c.values.get("spec") for c in sw.cells}
+    values.update({norm(v): v for v in sw.planned.get("spec", [])})
+    out = []
+    for key in sorted(values):
+        if key != "none":
+            v = drafting_verdict(sw, slots, backend, "spec", "none", values[key])
+            if v is not None:
+                out.append(v)
+    return out
+
+
+def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
+    """The effect a drafting verdict's runs give at a slot count."""
+    if v is None or not isinstance(v.verdict, list):
+        return None
+    runs: list[Run] = v.verdict
+    for run in runs:
+        lo = run["from"]
+        hi = run["to"]
+        if slots is None or lo is None:
+            return str(run["effect"])
+        if slots >= lo and (hi is None or slots <= hi):
+            return str(run["effect"])
+    return None

@@ -1,0 +1,158 @@
+"""The projection verdict: the study's whole workload at the recommended point."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from benchkit.report.numbers import (
+    BetterPoint,
+    DraftingNumbers,
+    FactorValue,
+    Point,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
+from benchkit.report.sweep import COMPLETE, PROVISIONAL, SLOT_LATENCY, THROUGHPUT, Cell, Sweep, norm
+from benchkit.report.verdicts.common import Verdict, _capped, _status, _taint, _values
+from benchkit.report.verdicts.drafting import _first_num, _number, mtp_effect_at
+
+
+def projection_verdict(
+    sw: Sweep,
+    units: int,
+    backend: Verdict | None,
+    slots: Verdict | None,
+    mtp: Verdict | None,
+    specs: Sequence[Verdict] = (),
+) -> Verdict:
+    """The recommended point (winning backend, the knee, MTP or the drafter that helps most
+    there, if any) and the time for `units` units there, on the throughput basis (what a
+    batch of units costs). Where another complete point is better on the objective, it is
+    named with why it is not the recommendation (`better_point`)."""
+    m = sw.metric
+    point: Point = {}
+    if slots is not None and slots.point:
+        point.update(slots.point)
+    elif backend is not None and backend.point:
+        point.update(backend.point)
+    at = int(_number(point["slots"])) if "slots" in point else None
+    if "mtp" in sw.varying:
+        point["mtp"] = mtp_effect_at(mtp, at) == "helps"
+    if "spec" in sw.varying:
+        helping = [v for v in specs if mtp_effect_at(v, at) == "helps"]
+        best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
+        drafted = best.numbers if best is not None else None
+        point["spec"] = drafted.on_value if isinstance(drafted, DraftingNumbers) else "none"
+    depends = [v for v in (backend, slots, mtp, *specs) if v is not None]
+    reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
+
+    def fits(c: Cell) -> bool:
+        return c.mean(m) is not None and not sw.objective.meets(_values(c))
+
+    matching = [
+        c for c in sw.cells if all(c.get(k) == norm(v) for k, v in point.items() if k in c.values)
+    ]
+    # Several cells fit the point when a factor had no verdict (mixed backends, say): the
+    # best of them on the objective.
+    cell = min(
+        (c for c in matching if fits(c)),
+        key=lambda c: float(c.mean(m) or 0.0),
+        default=None,
+    )
+    missing = sw.missing_where(point) if point else []
+    s = cell.stats(THROUGHPUT) if cell is not None else None
+    if cell is None or s is None:
+        return Verdict(
+            "projection",
+            None,
+            PROVISIONAL,
+            missing,
+            THROUGHPUT,
+            ProjectionNumbers(units=units, objective=sw.objective.to_json()),
+            point or None,
+            [*reasons, "no_result"],
+        )
+    if s.n < 2:
+        reasons.append("single_run")
+    uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
+    cap = _capped(sw, cell)
+    if cap is not None:
+        reasons.append("capped")
+    numbers = ProjectionNumbers(
+        units=units,
+        s_per_unit=s.mean,
+        seconds=units * s.mean,
+        ci_seconds=None if s.ci is None else units * s.ci,
+        n=s.n,
+        units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
+        slot_latency=cell.mean(SLOT_LATENCY),
+        objective=sw.objective.to_json(),
+        objective_value=cell.mean(m),
+        capped=cap,
+        seconds_uncapped=None if uncapped is None else units * uncapped,
+        contaminated=_taint(sw, [cell], reasons),
+        measured=True,
+    )
+    # Never worse than another complete point without saying so.
+    best_cell = min(
+        (c for c in sw.cells if fits(c)), key=lambda c: float(c.mean(m) or 0.0), default=cell
+    )
+    best_v, rec_v = best_cell.mean(m), cell.mean(m)
+    if best_cell is not cell and best_v is not None and rec_v and best_v < rec_v:
+        j = sw.judge(cell, best_cell)
+        why = "other"
+        if sw.taint([best_cell]):
+            why = "contaminated"
+        elif _capped(sw, best_cell) is not None:
+            why = "capped"
+        elif slots is not None and norm(best_cell.values.get("slots")) == norm(
+            _faster_slots(slots)
+        ):
+            why = "knee"
+        better: BetterPoint = {
+            "point": dict(best_cell.values),
+            "faster_by": 1 - best_v / rec_v,
+            "inside_noise": j is not None and (j.inside_noise or j.basis == "ci"),
+            "below_min_effect": j is not None and j.basis == "min_effect",
+            "min_effect": sw.min_effect,
+            "why": why,
+            "ctx_ratio": _ratio_or_none(
+                _first_num(sw.df, best_cell.jobs, "ctx_total"),
+                _first_num(sw.df, cell.jobs, "ctx_total"),
+            ),
+        }
+        numbers = replace(numbers, better_point=better)
+    # A single run varies nothing: name its point from the settings every job shared.
+    where: Point = {k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants}
+    where.update(cell.values)
+    return Verdict(
+        "projection",
+        round(units * s.mean / 3600, 2),
+        _status(missing, reasons),
+        missing,
+        THROUGHPUT,
+        numbers,
+        where,
+        reasons,
+    )
+
+
+def _ratio_or_none(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def _faster_slots(v: Verdict) -> FactorValue:
+    """The slot count that measured faster than the slots verdict's knee ("-": none)."""
+    f = v.numbers.faster if isinstance(v.numbers, SlotsNumbers) else None
+    return f["slots"] if f else "-"
+
+
+def _ratio_at(v: Verdict, slots: int | None) -> float:
+    if not isinstance(v.numbers, DraftingNumbers):
+        return math.inf
+    for e in v.numbers.contexts:
+        if slots is None or norm(e["context"].get("slots")) == norm(slots):
+            return float(e["ratio"])
+    return math.inf

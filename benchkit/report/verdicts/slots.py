@@ -1,0 +1,195 @@
+"""The slots verdict: where more parallel slots stop paying (the knee), per backend."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from benchkit.report.numbers import (
+    Beyond,
+    Faster,
+    NoiseEntry,
+    SlotsNumbers,
+    SlotsRow,
+)
+from benchkit.report.sweep import DECODE, PROVISIONAL, SLOT_LATENCY, THROUGHPUT, Cell, Sweep, norm
+from benchkit.report.verdicts.common import (
+    Verdict,
+    _capped,
+    _context,
+    _group,
+    _noise_entry,
+    _status,
+    _taint,
+    _values,
+)
+from benchkit.report.verdicts.drafting import _first_num, _number
+
+
+def knee(
+    counts: Sequence[int],
+    cost: Sequence[float | None],
+    gain: float,
+    same: Callable[[int, int], bool] = lambda best, i: False,
+) -> tuple[int | None, bool]:
+    """The smallest count whose cost (lower is better) is within `gain` of the best count's,
+    or that `same(best, i)` says is no different from it; (knee, reached). `reached` is False
+    when that is the largest count: every smaller count was more than `gain` worse, so the
+    curve was still improving where the sweep stopped. (None, False) without any cost."""
+    ok = [i for i, c in enumerate(cost) if c is not None]
+    if not ok:
+        return None, False
+    best = min(ok, key=lambda i: float(cost[i] or 0.0))
+    limit = float(cost[best] or 0.0) * (1 + gain)
+    k = next(i for i in ok if float(cost[i] or 0.0) <= limit or same(best, i))
+    return counts[k], not (k == len(counts) - 1 and len(counts) > 1)
+
+
+def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
+    """The knee of the study's objective against slots, on the series (one backend, MTP
+    setting, ...) that holds the best point: the smallest slot count within the knee margin of
+    the best count (or no different from it, with repeats). Points that break the study's SLO
+    are left out; a faster count than the knee, runaway outputs at the knee, a knee margin
+    inside a single run's noise and contaminated jobs are named."""
+    if "slots" not in sw.varying:
+        return None
+    m = sw.metric
+    rest = [k for k in sw.varying if k != "slots"]
+    series = _group(sw.cells, rest)
+    if not series:
+        return Verdict("slots", None, PROVISIONAL, list(sw.missing), m, reasons=["no_comparison"])
+
+    def eligible(c: Cell) -> bool:
+        return c.mean(m) is not None and not sw.objective.meets(_values(c))
+
+    def best_of(cells: Sequence[Cell]) -> float:
+        return min((float(c.mean(m) or 0.0) for c in cells if eligible(c)), default=math.inf)
+
+    candidates = list(series.values())
+    if backend is not None and isinstance(backend.point, dict):
+        preferred = [g for g in candidates if g[0].get("backend") == norm(backend.point["backend"])]
+        candidates = preferred or candidates
+    primary = sorted(
+        (c for c in min(candidates, key=best_of) if c.mean(m) is not None),
+        key=lambda c: _number(c.values["slots"]),
+    )
+    ctx = _context(primary[0], rest) if primary else {}
+    missing = sw.missing_where(ctx)
+    counts = [int(_number(c.values["slots"])) for c in primary]
+    cost = [c.mean(m) if eligible(c) else None for c in primary]
+    rows: list[SlotsRow] = []
+    for i, c in enumerate(primary):
+        prev = primary[i - 1].mean(m) if i else None
+        rows.append(
+            {
+                "slots": counts[i],
+                "objective": c.mean(m),
+                "objective_uncapped": c.mean(f"{m}_uncapped"),
+                "change_vs_previous": None if not prev else float(c.mean(m) or 0.0) / prev - 1,
+                "s_per_unit_throughput": c.mean(THROUGHPUT),
+                "s_per_unit_slot_latency": c.mean(SLOT_LATENCY),
+                "decode_tok_s": c.mean(DECODE),
+                "ctx_total": _first_num(sw.df, c.jobs, "ctx_total"),
+                "slo_breaks": sw.objective.meets(_values(c)),
+                "capped": _capped(sw, c) is not None,
+            }
+        )
+    known = SlotsNumbers(
+        series=ctx,
+        rows=rows,
+        knee_gain=sw.knee_gain,
+        objective=sw.objective.to_json(),
+        slo_excluded=[
+            {"slots": r["slots"], "breaks": r["slo_breaks"]} for r in rows if r["slo_breaks"]
+        ],
+    )
+    reasons: list[str] = []
+    known = replace(known, contaminated=_taint(sw, primary, reasons), knee_reached=False)
+    if all(c is None for c in cost):
+        reasons.append("slo_none" if primary else "no_comparison")
+        return Verdict("slots", None, PROVISIONAL, missing, m, known, None, reasons)
+    if len(primary) < 2:
+        return Verdict(
+            "slots",
+            counts[0],
+            PROVISIONAL,
+            missing,
+            m,
+            known,
+            {**ctx, "slots": counts[0]},
+            [*reasons, "one_slot_count"],
+        )
+
+    def same(best: int, i: int) -> bool:
+        j = sw.judge(primary[best], primary[i])
+        return j is not None and j.effect == "same" and j.basis == "ci"
+
+    k, reached = knee(counts, cost, sw.knee_gain, same)
+    assert k is not None
+    ki = counts.index(k)
+    bi = min((i for i, c in enumerate(cost) if c is not None), key=lambda i: float(cost[i] or 0.0))
+    faster: Faster | None = None
+    if bi != ki:
+        ck, cb = rows[ki]["ctx_total"], rows[bi]["ctx_total"]
+        lk, lb = rows[ki]["s_per_unit_slot_latency"], rows[bi]["s_per_unit_slot_latency"]
+        faster = {
+            "slots": counts[bi],
+            "faster_by": 1 - float(cost[bi] or 0.0) / float(cost[ki] or 1.0),
+            "ctx_ratio": cb / ck if cb and ck else counts[bi] / k,
+            "latency_ratio": lb / lk if lb and lk else None,
+        }
+    noise: list[NoiseEntry] | None = None
+    # A knee taken because its interval overlaps the best count's, not because it is within
+    # the knee margin: the data cannot tell them apart yet.
+    if faster is not None and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
+        j = sw.judge(primary[bi], primary[ki])
+        if j is not None:
+            reasons.append("inside_noise")
+            noise = [_noise_entry(j, primary[bi].values, primary[ki].values)]
+            faster["inside_noise"] = True
+    # Is the knee's margin over the next smaller count real?
+    if ki > 0:
+        j = sw.judge(primary[ki], primary[ki - 1])
+        if j is not None and j.inside_noise and j.effect == "worse" and noise is None:
+            reasons.append("inside_noise")
+            noise = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
+    cap = _capped(sw, primary[ki])
+    knee_uncapped = None
+    if cap is not None:
+        reasons.append("capped")
+        plain = [c.mean(f"{m}_uncapped") if eligible(c) else None for c in primary]
+        if all(x is not None for x in plain):
+            k2, _ = knee(counts, plain, sw.knee_gain)
+            if k2 != k:
+                knee_uncapped = k2
+    beyond: list[Beyond] = []
+    for i in range(ki + 1, len(primary)):
+        lat_k, lat_i = rows[ki]["s_per_unit_slot_latency"], rows[i]["s_per_unit_slot_latency"]
+        ctx_k, ctx_i = rows[ki]["ctx_total"], rows[i]["ctx_total"]
+        beyond.append(
+            {
+                "slots": counts[i],
+                "change_vs_knee": float(primary[i].mean(m) or 0.0) / float(cost[ki] or 1.0) - 1,
+                "latency_ratio": lat_i / lat_k if lat_i and lat_k else None,
+                "ctx_ratio": ctx_i / ctx_k if ctx_i and ctx_k else counts[i] / k,
+                "ctx_total": ctx_i,
+            }
+        )
+    numbers = replace(
+        known,
+        knee_reached=reached,
+        best_slots=counts[bi],
+        best_throughput_slots=min(rows, key=lambda r: r["s_per_unit_throughput"] or math.inf)[
+            "slots"
+        ],
+        faster=faster,
+        noise=noise,
+        capped=cap,
+        knee_uncapped=knee_uncapped,
+        beyond=beyond,
+        latency_grows=(all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None),
+    )
+    return Verdict(
+        "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
+    )
