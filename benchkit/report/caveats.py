@@ -310,7 +310,7 @@ def _say_cap(c: Mapping[str, Any], lang: str) -> str:
             )
         limit = fmt.pct(c.get("limit") or 0)
         over = (
-            f" 연구의 한도 {particle(limit, '를')} 넘은 작업: {'; '.join(items)}. 그 지점을 권장할 때는 이 "
+            f" 연구의 한도 {particle(limit, '를')} 넘은 작업: {'; '.join(items)}. 그 조합을 권장할 때는 이 "
             "사실을 함께 적고, 상한 호출 시간을 뺀 값도 보입니다."
             if ko
             else f" Over the study's {limit} limit: {'; '.join(items)}; such a point is "

@@ -89,14 +89,14 @@ TEXT: dict[str, dict[str, str]] = {
             "단위당 에너지: {other_subject} {ref}의 평균 {r}배 (설정 {n}개; {lo_at}에서 {lo}배부터 "
             "{hi_at}에서 {hi}배까지)."
         ),
-        "provisional": (" 잠정: 계획된 지점 {n}개가 완료되지 않아 빠진 설정이 있을 수 있습니다."),
+        "provisional": (" 잠정: 계획된 조합 {n}개가 완료되지 않아 빠진 설정이 있을 수 있습니다."),
         "point": (
-            "권장 지점({point})에서: 단위당 {j} J, 평균 전력 {w} W(최대 {wmax} W), GPU 사용 {gpu}, "
+            "권장 조합({point})에서: 단위당 {j} J, 평균 전력 {w} W(최대 {wmax} W), GPU 사용 {gpu}, "
             "메모리 컨트롤러 사용 {mem}, 서버 CPU {cpu} 코어, 가장 바쁜 서버 스레드는 시간의 "
             "{thread}."
         ),
         "absent": "GPU 텔레메트리가 없는 작업 {n}개: {reason}.",
-        "fig_title": "권장 지점({point})의 전력과 GPU 사용 시간",
+        "fig_title": "권장 조합({point})의 전력과 GPU 사용 시간",
         "fig_time": "첫 요청 이후 초",
         "fig_power": "보드 전력 (W)",
         "fig_busy": "사용 (%)",

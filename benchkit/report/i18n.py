@@ -319,12 +319,12 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return f"{f} 판정이 잠정입니다" if ko else f"the {f} verdict is provisional"
     if reason == "no_result":
         return (
-            "권장 지점에 완료된 결과가 없습니다"
+            "권장 조합에 완료된 결과가 없습니다"
             if ko
             else "the recommended point has no complete result"
         )
     if reason == "no_comparison":
-        return "비교할 완료 지점이 없습니다" if ko else "no complete points to compare"
+        return "비교할 완료 조합이 없습니다" if ko else "no complete points to compare"
     if reason == "one_slot_count":
         return "완료된 슬롯 수가 하나뿐입니다" if ko else "only one slot count completed"
     if reason == "inside_noise":
@@ -336,7 +336,7 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
     if reason == "capped" and isinstance(n, SlotsNumbers | ProjectionNumbers) and n.capped:
         return capped_text(n.capped, lang)
     if reason == "slo_none":
-        return "SLO를 지킨 지점이 없습니다" if ko else "no point met the study's SLO"
+        return "SLO를 지킨 조합이 없습니다" if ko else "no point met the study's SLO"
     return reason
 
 
@@ -346,7 +346,7 @@ def backend_sentence(v: Verdict, lang: str) -> str:
     if v.verdict is None:
         return (
             (
-                "백엔드를 비교할 완료 지점이 없습니다"
+                "백엔드를 비교할 완료 조합이 없습니다"
                 if ko
                 else "No complete points compare the backends"
             )
@@ -399,7 +399,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     if v.verdict is None:
         return (
             (
-                "슬롯 수를 비교할 완료 지점이 없습니다"
+                "슬롯 수를 비교할 완료 조합이 없습니다"
                 if ko
                 else "No complete points compare slot counts"
             )
@@ -416,7 +416,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         if v.missing:
             if ko:
                 return (
-                    f"잠정: {slots_phrase(k, lang)}는 완료된 지점 중 가장 나은 값일 뿐, 결론이 "
+                    f"잠정: {slots_phrase(k, lang)}는 완료된 조합 중 가장 나은 값일 뿐, 결론이 "
                     f"아닙니다. 무릎에 닿지 않았고(마지막 증가에서 {obj} "
                     f"{fmt.signed_pct(last)}), {missing_text(v.missing, lang)}."
                 )
@@ -490,7 +490,7 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
         uncapped = cap["objective_uncapped"]
         without = objective_value(metric, uncapped, lang) if uncapped is not None else None
         if lang == "ko":
-            out += f" 무릎 지점에서 {capped_text(cap, lang)}"
+            out += f" 무릎 조합에서 {capped_text(cap, lang)}"
             out += f"; 그 호출을 빼면 약 {without}입니다." if without else "."
         else:
             out += f" At the knee, {capped_text(cap, lang)}"
@@ -556,7 +556,7 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     if v.verdict is None:
         return (
             (
-                f"{who} 켠 것과 끈 것을 같은 설정에서 비교할 완료 지점이 없습니다"
+                f"{who} 켠 것과 끈 것을 같은 설정에서 비교할 완료 조합이 없습니다"
                 if ko
                 else f"No complete points compare {drafter(v.factor, lang)} on and off"
             )
@@ -687,7 +687,7 @@ def better_point_text(v: Verdict, lang: str) -> str:
         )
     else:
         why = (
-            "다른 판정(백엔드, MTP)이 그 지점을 가리키지 않았습니다"
+            "다른 판정(백엔드, MTP)이 그 조합을 가리키지 않았습니다"
             if ko
             else "the other verdicts (backend, MTP) do not single it out"
         )
@@ -914,7 +914,7 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
         pt = point_text(m["point"], lang)
         st = status_word(m["status"], lang)
         bits.append(
-            f"{pt} 지점이 끝나지 않았었습니다({st})"
+            f"{pt} 조합이 끝나지 않았었습니다({st})"
             if ko
             else f"the {pt} point had not finished ({st})"
         )
@@ -938,7 +938,7 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
         )
     if why.get("new_points"):
         n = why["new_points"]
-        bits.append(f"새로 완료된 지점 {n}개" if ko else f"{n} more points completed")
+        bits.append(f"새로 완료된 조합 {n}개" if ko else f"{n} more points completed")
     if not bits:
         bits.append("새 측정값" if ko else "new measurements")
     return "; ".join(bits)

@@ -5,15 +5,15 @@ wording of the metric definitions."""
 KO: dict[str, str] = {
     "question": "질문",
     "rendered": "{source}의 결과로 {when}에 만들었습니다.",
-    "status_complete": "완료: 계획한 {n}개 지점이 모두 끝까지 돌았습니다.",
-    "status_complete_one": "완료: 계획한 지점 하나가 끝까지 돌았습니다.",
+    "status_complete": "완료: 계획한 {n}개 조합이 모두 끝까지 돌았습니다.",
+    "status_complete_one": "완료: 계획한 조합 하나가 끝까지 돌았습니다.",
     "status_finished_provisional": (
-        "계획한 지점 {n}개는 모두 끝까지 돌았지만, {factors} 판정은 아직 잠정입니다. 이유는 각 "
+        "계획한 조합 {n}개는 모두 끝까지 돌았지만, {factors} 판정은 아직 잠정입니다. 이유는 각 "
         "절에 적었습니다."
     ),
-    "headline_none": "판정 없음: 완료된 계획 지점이 아직 없습니다",
+    "headline_none": "판정 없음: 완료된 계획 조합이 아직 없습니다",
     "status_provisional": (
-        "잠정: 계획한 {n}개 지점 중 {k}개가 완주하지 못했습니다({points}). 그 지점에 기대는 "
+        "잠정: 계획한 {n}개 조합 중 {k}개가 완주하지 못했습니다({points}). 그 조합에 기대는 "
         "판정은 잠정으로 표시했고, 결론이 아닙니다."
     ),
     "sec_compared": "먼저, 무엇을 무엇과 비교하는지",
@@ -27,7 +27,7 @@ KO: dict[str, str] = {
         "판정은 **{objective_with_ro}** 합니다(연구의 목표, 낮을수록 좋음){slo}. decode와 prefill "
         "처리량은 설명으로 곁에 둡니다."
     ),
-    "objective_slo": ". 권장 지점은 {limits}도 지켜야 합니다",
+    "objective_slo": ". 권장 조합은 {limits}도 지켜야 합니다",
     "model_line": "모델: {name} ({arch}, {params}, {quant}{size}).",
     "model_params": "전체 {total}B, 활성 {active}B 파라미터",
     "synthetic_note": "benchkit이 직접 만든 무작위 가중치 합성 모델이라, 그 속도는 실제 모델에 대해 아무것도 말해 주지 않습니다",
@@ -103,7 +103,7 @@ KO: dict[str, str] = {
     "col_mtp": "MTP",
     "col_status": "상태",
     "col_reason": "이유",
-    "col_point": "계획한 지점",
+    "col_point": "계획한 조합",
     "col_config": "설정",
     "col_s_tp": "단위당 초(처리량)",
     "col_s_lat": "단위당 초(슬롯 지연)",
@@ -147,7 +147,7 @@ KO: dict[str, str] = {
     "yes": "켬",
     "no": "끔",
     "not_run": "실행 안 됨",
-    "no_figure_data": "그릴 완료 지점이 없습니다.",
+    "no_figure_data": "그릴 완료 조합이 없습니다.",
     "fig_backend": "백엔드별 슬롯 수에 따른 단위당 초(처리량 기준)",
     "fig_slots": "슬롯 수에 따른 두 기준의 단위당 초와 합산 decode 처리량",
     "fig_mtp": "MTP 켬/끔: 슬롯 수별 단위당 초(처리량 기준)",
@@ -155,11 +155,11 @@ KO: dict[str, str] = {
     "fig_build": "기준 빌드와 새 빌드: 설정별 단위당 초(처리량 기준)",
     "definitions_intro": "각 지표를 재는 방법:",
     "noise_single": (
-        "각 지점을 한 번씩만 돌려 반복 간 노이즈를 모릅니다. {gain}(study.knee_gain)보다 작은 차이는 "
+        "각 조합을 한 번씩만 돌려 반복 간 노이즈를 모릅니다. {gain}(study.knee_gain)보다 작은 차이는 "
         "승리가 아니라 차이 없음으로 적었습니다."
     ),
     "noise_repeats": (
-        "두 번 이상 돌린 지점의 단위당 초(처리량 기준) 평균, 변동계수, 95% 신뢰구간입니다. 노이즈 안의 "
+        "두 번 이상 돌린 조합의 단위당 초(처리량 기준) 평균, 변동계수, 95% 신뢰구간입니다. 노이즈 안의 "
         "차이는 차이 없음으로 적었습니다."
     ),
     "no_caveats": "데이터에서 발견된 것이 없습니다.",
@@ -186,34 +186,34 @@ KO: dict[str, str] = {
     ),
     "quality_measured": "스터디 설정상 결과 품질은 별도로 측정했습니다.",
     "other_hw_intro": "다른 하드웨어의 결과는 참고로만 적었고, 위 숫자와 비교하지 않습니다.",
-    "untested_missing": "완료된 결과가 없는 계획 지점:",
+    "untested_missing": "완료된 결과가 없는 계획 조합:",
     "untested_declared": "스터디에 적어 둔, 시도하지 않은 것:",
-    "untested_none": "계획한 지점이 모두 완료됐고, 스터디에 적어 둔 미시도 항목도 없습니다.",
+    "untested_none": "계획한 조합이 모두 완료됐고, 스터디에 적어 둔 미시도 항목도 없습니다.",
     "reference_intro": "여기 결과의 일부 또는 전부는 benchkit이 잰 것이 아니라 게시물에서 옮기거나 유도한 참고 데이터입니다({jobs}개 작업):",
     "summary_rec": "권장 설정: {point}.",
     "summary_none": "권장 설정 없음: 데이터가 하나의 설정을 가리키지 않습니다.",
     "summary_projection": "환산: {text}",
     "summary_status_provisional": "이 글은 잠정입니다: {why}.",
-    "summary_status_complete": "계획한 지점이 모두 완료됐습니다.",
+    "summary_status_complete": "계획한 조합이 모두 완료됐습니다.",
     "summary_status_evidence": (
-        "계획한 지점은 모두 완료됐지만, {factors} 판정은 데이터로 아직 확정되지 않았습니다(각 절 참고)."
+        "계획한 조합은 모두 완료됐지만, {factors} 판정은 데이터로 아직 확정되지 않았습니다(각 절 참고)."
     ),
     "noise_declared": (
-        "각 지점을 한 번씩 돌렸습니다. 연구가 밝힌 실행 간 노이즈는 {noise}입니다: 그 안의 차이는 방향은 "
+        "각 조합을 한 번씩 돌렸습니다. 연구가 밝힌 실행 간 노이즈는 {noise}입니다: 그 안의 차이는 방향은 "
         "그대로 두되 판정을 잠정으로 남깁니다. {gain}(무릎 기준)보다 작은 차이는 차이 없음입니다."
     ),
     "noise_per_unit": (
-        "각 지점을 한 번씩 돌렸습니다. 두 지점은 둘 다 돌린 단위끼리 비교합니다: 단위별 비율의 흩어짐이 "
+        "각 조합을 한 번씩 돌렸습니다. 두 조합은 둘 다 돌린 단위끼리 비교합니다: 단위별 비율의 흩어짐이 "
         "차이보다 크면 판정은 잠정입니다. {gain}(무릎 기준)보다 작은 차이는 차이 없음입니다."
     ),
     "summary_quality": "속도만 쟀고, 결과 품질은 재지 않았습니다.",
-    "missing_points": "빠진 지점: {points}",
-    "missing_many": "기대는 계획 지점 {n}개가 완료되지 않았습니다(아래 '시도하지 않았거나 못 한 것' 참조)",
+    "missing_points": "빠진 조합: {points}",
+    "missing_many": "기대는 계획 조합 {n}개가 완료되지 않았습니다(아래 '시도하지 않았거나 못 한 것' 참조)",
     "summary_rec_provisional": (
         "잠정 권장 설정: {point}. {factors} 판정은 데이터로 아직 확정되지 않았습니다(각 절 참고)."
     ),
     "summary_best_so_far": (
-        "아직 권장 설정이 없습니다: 지금까지 완료된 지점 중에서는 {point_subject} 가장 낫지만, 비교할 계획 지점이 "
+        "아직 권장 설정이 없습니다: 지금까지 완료된 조합 중에서는 {point_subject} 가장 낫지만, 비교할 계획 조합이 "
         "완료되지 않았습니다."
     ),
 }
