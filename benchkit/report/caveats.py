@@ -275,7 +275,7 @@ def _detect_synthetic_model(src: Data) -> list[Caveat]:
 def _say_derived(c: Mapping[str, Any], lang: str) -> str:
     ko = lang == "ko"
     return (
-        f"{c['jobs']}개 작업의 값은 측정이 아니라 게시물에서 유도한 참고 데이터입니다."
+        f"{c['jobs']}개 작업의 값은 측정이 아니라 글에서 유도한 참고 데이터입니다."
         if ko
         else f"{c['jobs']} jobs hold reference values derived from a publication, not measurements."
     )

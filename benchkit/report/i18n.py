@@ -316,7 +316,7 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         )
     if reason.startswith("depends_on:"):
         f = factor_name(reason.split(":", 1)[1], lang)
-        return f"{f} 판정이 잠정입니다" if ko else f"the {f} verdict is provisional"
+        return f"{f} 판정이 아직 확정되지 않았습니다" if ko else f"the {f} verdict is provisional"
     if reason == "no_result":
         return (
             "권장 조합에 완료된 결과가 없습니다"
