@@ -7,7 +7,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup setup-test server server-vulkan study test lint clean
+.PHONY: setup setup-test server server-vulkan study test lint translations clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -49,6 +49,14 @@ lint: setup-test
 	$(BIN)/ruff check benchkit tests
 	$(BIN)/ruff format --check benchkit tests
 	$(BIN)/mypy
+	$(BIN)/python -m benchkit.report.lang check
+
+# The report's translations (benchkit/report/lang): new messages into every catalog, old
+# ones out, the catalogs compiled; then the check that every message has its translation.
+translations: setup
+	$(BIN)/python -m benchkit.report.lang update
+	$(BIN)/python -m benchkit.report.lang compile
+	$(BIN)/python -m benchkit.report.lang check
 
 clean:
 	rm -rf outputs

@@ -1,6 +1,7 @@
 """The wheel carries benchkit's data: the repository's top-level `conf/`, `templates/` and
 `fixtures/` go into the package as `benchkit/_data/` at build time (benchkit.paths finds them
-there), so an installed benchkit runs from any folder. The repository keeps them where they
+there), so an installed benchkit runs from any folder; the report's translation catalogs are
+compiled there too. The repository keeps them where they
 are; an editable install reads them from the checkout. Everything else is in pyproject.toml.
 """
 
@@ -32,6 +33,16 @@ class BuildPyWithData(build_py):
             shutil.copytree(
                 src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]")
             )
+        # The translations compiled (.po -> .mo, Babel), so an installed report reads them
+        # without compiling each catalog at every start.
+        from babel.messages.mofile import write_mo
+        from babel.messages.pofile import read_po
+
+        for po in (Path(self.build_lib) / "benchkit" / "locale").glob("*/LC_MESSAGES/*.po"):
+            with po.open("rb") as f:
+                messages = read_po(f, locale=po.parent.parent.name)
+            with po.with_suffix(".mo").open("wb") as f:
+                write_mo(f, messages, use_fuzzy=False)
 
 
 setup(cmdclass={"build_py": BuildPyWithData})

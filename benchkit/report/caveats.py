@@ -23,7 +23,7 @@ from benchkit.report.i18n import (
     jobs_text,
     point_text,
 )
-from benchkit.report.ko import particle
+from benchkit.report.lang.ko import particle
 from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.report.verdicts.builds import _days_between, build_identity, build_summary
 

@@ -18,9 +18,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from benchkit.report import ko
 from benchkit.report.figures import labels
-from benchkit.report.ko import with_unit
+from benchkit.report.lang import ko
+from benchkit.report.lang.ko import with_unit
 from benchkit.results import JobResult
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 

@@ -22,7 +22,7 @@ from matplotlib import font_manager
 
 from benchkit.report import i18n
 from benchkit.report.analyse import THROUGHPUT, Verdict, norm
-from benchkit.report.ko import with_unit
+from benchkit.report.lang.ko import with_unit
 from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
 
 _LABELS = {

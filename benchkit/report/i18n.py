@@ -14,7 +14,9 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
-from benchkit.report.ko import particle, with_unit
+from benchkit.report.lang import span as lang_span
+from benchkit.report.lang import tr, trn
+from benchkit.report.lang.ko import particle, with_unit
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
@@ -73,7 +75,7 @@ def backend_name(b: Any) -> str:
 
 
 def _particle(name: str, after_consonant: str, after_vowel: str) -> str:
-    """`name` with the Korean particle its reading takes (benchkit/report/ko.py)."""
+    """`name` with the Korean particle its reading takes (benchkit/report/lang/ko.py)."""
     return particle(name, after_consonant)
 
 
@@ -89,19 +91,12 @@ def topic(name: str, lang: str) -> str:
 
 def span(lo: float, hi: float, fn: Callable[[float], str], lang: str) -> str:
     """A range of two formatted numbers: '48%–52%' ('48~52%' in Korean); one when equal."""
-    a, b = fn(lo), fn(hi)
-    if a == b:
-        return a
-    if lang == "ko":
-        return f"{a.rstrip('%배')}~{b}" if a[-1:] == b[-1:] and a[-1:] in "%배" else f"{a}~{b}"
-    return f"{a}–{b}"
+    return lang_span(lang, fn(lo), fn(hi))
 
 
 def slots_phrase(n: Any, lang: str) -> str:
     k = int(float(n))
-    if lang == "ko":
-        return f"슬롯 {k}개"
-    return f"{k} slot" if k == 1 else f"{k} slots"
+    return trn(lang, "{n} slot", "{n} slots", k)
 
 
 def mtp_phrase(v: Any, lang: str) -> str:
@@ -341,56 +336,46 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
 
 
 def backend_sentence(v: Verdict, lang: str) -> str:
-    ko = lang == "ko"
     n = of(BackendNumbers, v.numbers)
+    prov = _prov(v, lang)
     if v.verdict is None:
-        return (
-            (
-                "백엔드를 비교할 완료 조합이 없습니다"
-                if ko
-                else "No complete points compare the backends"
-            )
-            + _prov(v, lang)
-            + "."
-        )
+        return tr(lang, "No complete points compare the backends{prov}.", prov=prov)
     if v.verdict == "no difference":
-        return (
-            (
-                "백엔드 사이에 노이즈를 넘는 차이가 없었습니다"
-                if ko
-                else "No difference between the backends beyond the noise"
-            )
-            + _prov(v, lang)
-            + "."
-        )
+        return tr(lang, "No difference between the backends beyond the noise{prov}.", prov=prov)
     if v.verdict == "mixed":
         wins = ", ".join(f"{backend_name(b)} {k}" for b, k in (n.winners or {}).items())
-        return (
-            (
-                f"한쪽이 늘 이기지 않았습니다(설정별 승리 횟수: {wins})"
-                if ko
-                else f"No single winner (settings won: {wins})"
-            )
-            + _prov(v, lang)
-            + "."
-        )
+        return tr(lang, "No single winner (settings won: {wins}){prov}.", wins=wins, prov=prov)
     winner = backend_name(v.verdict)
-    losers = []
-    for b, (lo, hi) in (n.ratio_range or {}).items():
-        losers.append((backend_name(b), span(lo, hi, lambda x: fmt.ratio(x, lang), lang)))
-    k = n.compared
-    ties = n.ties or 0
-    obj = objective_words(_objective_of(v), lang)
-    if ko:
-        rest = ", ".join(f"{topic(name, lang)} {r} 오래 걸렸습니다" for name, r in losers)
-        tie = f" 나머지 {ties}개 설정에서는 차이가 노이즈 안이었습니다." if ties else ""
-        return (
-            f"{subject(winner, lang)} 이겼습니다{_prov(v, lang)}. {particle(obj, '으로')} 비교한 {k}개 "
-            f"설정에서 {rest}.{tie}"
+    losers = ", ".join(
+        tr(
+            lang,
+            "{name} took {ratio} as long",
+            name=backend_name(b),
+            ratio=span(lo, hi, lambda x: fmt.ratio(x, lang), lang),
         )
-    rest = ", ".join(f"{name} took {r} as long" for name, r in losers)
-    tie = f" In {ties} other settings the difference was inside the noise." if ties else ""
-    return f"{winner} won{_prov(v, lang)}: on {obj}, {rest} across the {k} settings compared.{tie}"
+        for b, (lo, hi) in (n.ratio_range or {}).items()
+    )
+    ties = n.ties or 0
+    tie = (
+        trn(
+            lang,
+            " In {n} other setting the difference was inside the noise.",
+            " In {n} other settings the difference was inside the noise.",
+            ties,
+        )
+        if ties
+        else ""
+    )
+    return tr(
+        lang,
+        "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
+        winner=winner,
+        prov=prov,
+        objective=objective_words(_objective_of(v), lang),
+        losers=losers,
+        k=n.compared,
+        tie=tie,
+    )
 
 
 def slots_sentence(v: Verdict, lang: str) -> str:

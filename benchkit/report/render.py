@@ -12,6 +12,7 @@ gives the same files.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import shutil
@@ -37,10 +38,11 @@ from benchkit.errors import UserError
 from benchkit.measure import DEFINITIONS
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
-from benchkit.report import energy, figures, i18n, ko, ledger, prose
+from benchkit.report import energy, figures, i18n, ledger, prose
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters, integer
+from benchkit.report.lang import ko, tr, trn
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
@@ -71,8 +73,10 @@ MULTIRUN_FILE = "multirun.yaml"
 
 
 def template_env(html: bool, lang: str = "en") -> jinja2.Environment:
-    """Jinja environment: undefined names are errors; HTML templates escape everything."""
+    """Jinja environment: undefined names are errors; HTML templates escape everything; `_()`
+    and `ngettext()` translate into `lang` (benchkit.report.lang)."""
     env = jinja2.Environment(
+        extensions=["jinja2.ext.i18n"],
         loader=jinja2.FileSystemLoader(str(repo_root() / "templates")),
         undefined=jinja2.StrictUndefined,
         autoescape=html,
@@ -81,6 +85,9 @@ def template_env(html: bool, lang: str = "en") -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(filters(lang))
+    env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
+        gettext=functools.partial(tr, lang), ngettext=functools.partial(trn, lang), newstyle=False
+    )
     return env
 
 
@@ -1008,7 +1015,7 @@ def render_report(
     `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
     and append this publication to the study's ledger."""
     a = analyse_folder(source, overrides)
-    # A Korean report names the study's unit by its own word throughout (report/ko.py).
+    # A Korean report names the study's unit by its own word throughout (report/lang/ko.py).
     with ko.study_unit(_unit_name(a.study, "ko")):
         return _render_analysed(a, source, out_dir, baseline, publish)
 

@@ -1,4 +1,4 @@
-"""Korean particles from the word before them (benchkit/report/ko.py)."""
+"""Korean particles from the word before them (benchkit/report/lang/ko.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.report.ko import ending, particle
+from benchkit.report.lang.ko import ending, particle
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ def test_an_empty_or_symbol_word_has_no_known_ending() -> None:
 
 
 def test_the_studys_unit_word_replaces_danwi_with_its_particles() -> None:
-    from benchkit.report.ko import study_unit, with_unit
+    from benchkit.report.lang.ko import study_unit, with_unit
 
     text = "완료한 단위 수로, 여러 단위를 함께 돌릴 때 단위가 드는 비용; 단위당 초; 단위로 센다"
     assert with_unit(text) == text  # outside a render: the generic word
@@ -66,7 +66,7 @@ def test_the_studys_unit_word_replaces_danwi_with_its_particles() -> None:
 
 
 def test_english_prose_counts_words_a_reader_sees_untranslated() -> None:
-    from benchkit.report.ko import english_prose
+    from benchkit.report.lang.ko import english_prose
 
     md = "Vulkan이 이겼습니다: `--parallel 4` 기준, 172.4 s, decode tok/s, hip, the winner"
     total, english = english_prose(md, names=frozenset({"hip"}))
@@ -77,7 +77,7 @@ def test_english_prose_counts_words_a_reader_sees_untranslated() -> None:
 def test_the_seeds_korean_report_has_under_3_percent_english_prose(tmp_path: Path) -> None:
     """#16's bar: names, flags, code and units aside, under 3% of the words are English."""
     from benchkit.paths import repo_root
-    from benchkit.report.ko import english_prose
+    from benchkit.report.lang.ko import english_prose
     from benchkit.report.render import render_report
 
     out = render_report(

@@ -1,4 +1,10 @@
-"""Korean particles chosen from the word they follow: 이/가, 을/를, 은/는, 와/과, 으로/로.
+"""Korean's grammar for the report: particles chosen from the word they follow (이/가, 을/를,
+은/는, 와/과, 으로/로) and the study's own word for its unit.
+
+This is the Korean language module (benchkit/report/lang/__init__.py says what one holds): its
+catalog, benchkit/locale/ko/LC_MESSAGES/benchkit.po, writes `{point:이}` where a particle
+follows a field, and `inflect` fits the particle to the word the field holds; `finish` names
+the study's unit by its own word in every translated message.
 
 A Korean particle depends on how the preceding word ends when read aloud: after a final
 consonant (받침) 이, 을, 은, 과, 으로; after a vowel 가, 를, 는, 와, 로; and 로, not 으로, after
@@ -114,6 +120,24 @@ def ending(word: str) -> str | None:
     if raw.isalpha() and raw.isupper() and len(raw) <= 5:
         return LETTERS.get(token[-1], "v")
     return None
+
+
+def inflect(word: str, spec: str) -> str:
+    """A message field with a particle (`{point:이}`): the word with the form its reading
+    takes. A field without one is the word as it is."""
+    return particle(word, spec) if spec else word
+
+
+def finish(text: str) -> str:
+    """A translated message before its fields are filled: the study's unit by its own word."""
+    return with_unit(text)
+
+
+def span(lo: str, hi: str) -> str:
+    """'48~52%', '1.20~1.31배': a shared unit is written once, after the upper end."""
+    if lo[-1:] == hi[-1:] and lo[-1:] in ("%", "배"):
+        return f"{lo[:-1]}~{hi}"
+    return f"{lo}~{hi}"
 
 
 def particle(word: str, p: str) -> str:

@@ -1,0 +1,19 @@
+"""English's grammar for the report: none is needed. English is the catalogs' source
+language (every message is written in it), so a field is the word as it is."""
+
+from __future__ import annotations
+
+
+def inflect(word: str, spec: str) -> str:
+    """English messages never put a grammar spec on a field; the word as it is."""
+    return word
+
+
+def finish(text: str) -> str:
+    """The message as written."""
+    return text
+
+
+def span(lo: str, hi: str) -> str:
+    """'48%–52%': both ends whole, an en dash between."""
+    return f"{lo}–{hi}"
