@@ -140,12 +140,18 @@ def _fields(text: str) -> set[str]:
         return {"<unbalanced braces>"}
 
 
+def _texts(value: object) -> list[str]:
+    """A message's id or translation as a list (a plural message has several)."""
+    items = value if isinstance(value, (tuple, list)) else [value]
+    return [str(x) if x else "" for x in items]
+
+
 def _forms(m: Message) -> list[str]:
-    return [s for s in m.string] if isinstance(m.string, tuple) else [m.string]
+    return _texts(m.string)
 
 
 def _ids(m: Message) -> list[str]:
-    return list(m.id) if isinstance(m.id, tuple) else [m.id]
+    return _texts(m.id)
 
 
 def non_literal_markers(root: Path = PACKAGE) -> Iterator[Problem]:
