@@ -48,6 +48,11 @@ def N_(message: str) -> str:
     return message
 
 
+def NC_(context: str, message: str) -> str:
+    """N_ for a word translated in a context (`trc_marked` translates it where printed)."""
+    return message
+
+
 def languages() -> tuple[str, ...]:
     """The languages a report can be written in: the source and each one with a catalog and a
     module."""
@@ -127,6 +132,17 @@ def _fill(lang: str, text: str, fields: dict[str, object]) -> str:
 def tr(lang: str, message: str, /, **fields: object) -> str:
     """`message` in `lang`, its `{name}` fields filled from `fields`."""
     return _fill(lang, catalog(lang).gettext(message), fields)
+
+
+def marked(lang: str, message: str, /, **fields: object) -> str:
+    """`message` in `lang` where the message is not written here but kept in a table and
+    marked there with `N_` (extraction finds it there; `tr` wants the literal)."""
+    return _fill(lang, catalog(lang).gettext(message), fields)
+
+
+def trc_marked(lang: str, context: str, message: str, /, **fields: object) -> str:
+    """`marked` in a context (a table of words that `trc` translates elsewhere)."""
+    return _fill(lang, catalog(lang).pgettext(context, message), fields)
 
 
 def trn(lang: str, singular: str, plural: str, n: int, /, **fields: object) -> str:

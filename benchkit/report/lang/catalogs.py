@@ -35,11 +35,13 @@ KEYWORDS: dict[str, object] = {
     "trn": (2, 3),
     "trc": ((2, "c"), 3),
     "N_": None,
+    "NC_": ((1, "c"), 2),
     "_": None,
     "gettext": None,
     "ngettext": (1, 2),
 }
-MARKERS = {"tr": 1, "trn": 1, "trc": 2, "N_": 0}  # Python: the 0-based index of the message
+# Python: the 0-based index of the message in each marker call.
+MARKERS = {"tr": 1, "trn": 1, "trc": 2, "N_": 0, "NC_": 1}
 TEMPLATE_OPTIONS = {
     "**.j2": {"extensions": "jinja2.ext.i18n", "trim_blocks": "true", "lstrip_blocks": "true"}
 }
