@@ -78,23 +78,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     missing = sw.missing_where(ctx)
     counts = [int(_number(c.values["slots"])) for c in primary]
     cost = [c.mean(m) if eligible(c) else None for c in primary]
-    rows: list[SlotsRow] = []
-    for i, c in enumerate(primary):
-        prev = primary[i - 1].mean(m) if i else None
-        rows.append(
-            {
-                "slots": counts[i],
-                "objective": c.mean(m),
-                "objective_uncapped": c.mean(f"{m}_uncapped"),
-                "change_vs_previous": None if not prev else float(c.mean(m) or 0.0) / prev - 1,
-                "s_per_unit_throughput": c.mean(THROUGHPUT),
-                "s_per_unit_slot_latency": c.mean(SLOT_LATENCY),
-                "decode_tok_s": c.mean(DECODE),
-                "ctx_total": _first_num(sw.df, c.jobs, "ctx_total"),
-                "slo_breaks": sw.objective.meets(_values(c)),
-                "capped": _capped(sw, c) is not None,
-            }
-        )
+    rows = _rows(sw, primary, counts)
     known = SlotsNumbers(
         series=ctx,
         rows=rows,
@@ -129,31 +113,8 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     assert k is not None
     ki = counts.index(k)
     bi = min((i for i, c in enumerate(cost) if c is not None), key=lambda i: float(cost[i] or 0.0))
-    faster: Faster | None = None
-    if bi != ki:
-        ck, cb = rows[ki]["ctx_total"], rows[bi]["ctx_total"]
-        lk, lb = rows[ki]["s_per_unit_slot_latency"], rows[bi]["s_per_unit_slot_latency"]
-        faster = {
-            "slots": counts[bi],
-            "faster_by": 1 - float(cost[bi] or 0.0) / float(cost[ki] or 1.0),
-            "ctx_ratio": cb / ck if cb and ck else counts[bi] / k,
-            "latency_ratio": lb / lk if lb and lk else None,
-        }
-    noise: list[NoiseEntry] | None = None
-    # A knee taken because its interval overlaps the best count's, not because it is within
-    # the knee margin: the data cannot tell them apart yet.
-    if faster is not None and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
-        j = sw.judge(primary[bi], primary[ki])
-        if j is not None:
-            reasons.append("inside_noise")
-            noise = [_noise_entry(j, primary[bi].values, primary[ki].values)]
-            faster["inside_noise"] = True
-    # Is the knee's margin over the next smaller count real?
-    if ki > 0:
-        j = sw.judge(primary[ki], primary[ki - 1])
-        if j is not None and j.inside_noise and j.effect == "worse" and noise is None:
-            reasons.append("inside_noise")
-            noise = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
+    faster = _faster(rows, cost, counts, ki, bi)
+    noise = _noise(sw, primary, cost, ki, bi, faster, reasons)
     cap = _capped(sw, primary[ki])
     knee_uncapped = None
     if cap is not None:
@@ -163,19 +124,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
             k2, _ = knee(counts, plain, sw.knee_gain)
             if k2 != k:
                 knee_uncapped = k2
-    beyond: list[Beyond] = []
-    for i in range(ki + 1, len(primary)):
-        lat_k, lat_i = rows[ki]["s_per_unit_slot_latency"], rows[i]["s_per_unit_slot_latency"]
-        ctx_k, ctx_i = rows[ki]["ctx_total"], rows[i]["ctx_total"]
-        beyond.append(
-            {
-                "slots": counts[i],
-                "change_vs_knee": float(primary[i].mean(m) or 0.0) / float(cost[ki] or 1.0) - 1,
-                "latency_ratio": lat_i / lat_k if lat_i and lat_k else None,
-                "ctx_ratio": ctx_i / ctx_k if ctx_i and ctx_k else counts[i] / k,
-                "ctx_total": ctx_i,
-            }
-        )
+    beyond = _beyond(primary, rows, cost, counts, ki, m)
     numbers = replace(
         known,
         knee_reached=reached,
@@ -193,3 +142,97 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     return Verdict(
         "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
     )
+
+
+def _rows(sw: Sweep, primary: Sequence[Cell], counts: Sequence[int]) -> list[SlotsRow]:
+    """One row per slot count of the series: the objective and what stands beside it."""
+    m = sw.metric
+    rows: list[SlotsRow] = []
+    for i, c in enumerate(primary):
+        prev = primary[i - 1].mean(m) if i else None
+        rows.append(
+            {
+                "slots": counts[i],
+                "objective": c.mean(m),
+                "objective_uncapped": c.mean(f"{m}_uncapped"),
+                "change_vs_previous": None if not prev else float(c.mean(m) or 0.0) / prev - 1,
+                "s_per_unit_throughput": c.mean(THROUGHPUT),
+                "s_per_unit_slot_latency": c.mean(SLOT_LATENCY),
+                "decode_tok_s": c.mean(DECODE),
+                "ctx_total": _first_num(sw.df, c.jobs, "ctx_total"),
+                "slo_breaks": sw.objective.meets(_values(c)),
+                "capped": _capped(sw, c) is not None,
+            }
+        )
+    return rows
+
+
+def _faster(
+    rows: Sequence[SlotsRow], cost: Sequence[float | None], counts: Sequence[int], ki: int, bi: int
+) -> Faster | None:
+    """The best count when it is not the knee: how much faster, at what context and latency."""
+    if bi == ki:
+        return None
+    k = counts[ki]
+    ck, cb = rows[ki]["ctx_total"], rows[bi]["ctx_total"]
+    lk, lb = rows[ki]["s_per_unit_slot_latency"], rows[bi]["s_per_unit_slot_latency"]
+    return {
+        "slots": counts[bi],
+        "faster_by": 1 - float(cost[bi] or 0.0) / float(cost[ki] or 1.0),
+        "ctx_ratio": cb / ck if cb and ck else counts[bi] / k,
+        "latency_ratio": lb / lk if lb and lk else None,
+    }
+
+
+def _noise(
+    sw: Sweep,
+    primary: Sequence[Cell],
+    cost: Sequence[float | None],
+    ki: int,
+    bi: int,
+    faster: Faster | None,
+    reasons: list[str],
+) -> list[NoiseEntry] | None:
+    """Where the knee rests on a difference inside the noise (adds "inside_noise")."""
+    noise: list[NoiseEntry] | None = None
+    # A knee taken because its interval overlaps the best count's, not because it is within
+    # the knee margin: the data cannot tell them apart yet.
+    if faster is not None and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
+        j = sw.judge(primary[bi], primary[ki])
+        if j is not None:
+            reasons.append("inside_noise")
+            noise = [_noise_entry(j, primary[bi].values, primary[ki].values)]
+            faster["inside_noise"] = True
+    # Is the knee's margin over the next smaller count real?
+    if ki > 0:
+        j = sw.judge(primary[ki], primary[ki - 1])
+        if j is not None and j.inside_noise and j.effect == "worse" and noise is None:
+            reasons.append("inside_noise")
+            noise = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
+    return noise
+
+
+def _beyond(
+    primary: Sequence[Cell],
+    rows: Sequence[SlotsRow],
+    cost: Sequence[float | None],
+    counts: Sequence[int],
+    ki: int,
+    m: str,
+) -> list[Beyond]:
+    """What each count above the knee gains on the objective and costs in latency and context."""
+    k = counts[ki]
+    beyond: list[Beyond] = []
+    for i in range(ki + 1, len(primary)):
+        lat_k, lat_i = rows[ki]["s_per_unit_slot_latency"], rows[i]["s_per_unit_slot_latency"]
+        ctx_k, ctx_i = rows[ki]["ctx_total"], rows[i]["ctx_total"]
+        beyond.append(
+            {
+                "slots": counts[i],
+                "change_vs_knee": float(primary[i].mean(m) or 0.0) / float(cost[ki] or 1.0) - 1,
+                "latency_ratio": lat_i / lat_k if lat_i and lat_k else None,
+                "ctx_ratio": ctx_i / ctx_k if ctx_i and ctx_k else counts[i] / k,
+                "ctx_total": ctx_i,
+            }
+        )
+    return beyond
