@@ -288,6 +288,24 @@ class TelemetryConfig:
 
 
 @dataclass
+class QualityConfig:
+    """The drift probe after each job's timed replay (benchkit.quality.probe): a fixed probe
+    set drawn from the workload, answered greedily, with the top-k log-probabilities of the
+    next token at each position of a forced continuation. Never part of the timed figures."""
+
+    probe: bool = True
+    prompts: int = 16
+    # Tokens per probe: generated greedily, and the forced positions asked.
+    tokens: int = 16
+    # Longest probe prompt, in tokens (shorter calls give shorter ones).
+    prompt_tokens: int = 48
+    # Next-token log-probabilities kept per position; the KL divergence is taken over them,
+    # the rest of each distribution lumped (a lower bound; exact at the vocabulary's size).
+    top_k: int = 64
+    seed: int = 0
+
+
+@dataclass
 class BenchConfig:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
     backend: BackendConfig = field(default_factory=BackendConfig)
@@ -298,6 +316,7 @@ class BenchConfig:
     study: StudyConfig = field(default_factory=StudyConfig)
     spec: SpecConfig = field(default_factory=SpecConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    quality: QualityConfig = field(default_factory=QualityConfig)
     slots: int = 4
     mtp: bool = False
     repeats: int = 1

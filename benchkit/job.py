@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
+import httpx
+
 from benchkit import log
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
@@ -27,11 +29,12 @@ from benchkit.errors import Unavailable, UserError
 # factors_of and new_result stay importable from here for the entry points.
 from benchkit.job_record import Factor as Factor
 from benchkit.job_record import JobContext as JobContext
-from benchkit.job_record import JobResult, ReuseBlock, WorkloadBlock
+from benchkit.job_record import JobResult, QualityBlock, ReuseBlock, WorkloadBlock
 from benchkit.job_record import factors_of as factors_of
 from benchkit.job_record import new_result as new_result
 from benchkit.measure import compute_metrics
 from benchkit.paths import use_config
+from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,
@@ -41,6 +44,7 @@ from benchkit.results import (
 from benchkit.server.engines import (
     Engine,
     Launch,
+    LlamaCpp,
     PropsBlock,
     Target,
     engine_for,
@@ -217,6 +221,9 @@ def _measure(
                 outcomes.append(outcome)
                 if engine.started_here and srv.alive():
                     server_side.append(engine.counters(srv))
+                # After the last pass's counters are read: the probe is in no timed figure.
+                if rep == replay.repeats - 1 and not outcome.interrupted:
+                    result["quality"] = _probe(cfg, ctx, engine, srv, workload, vocab, outcome)
                 end_problem = srv.end_problem()
             if outcome.interrupted or end_problem:
                 break
@@ -243,6 +250,41 @@ def _measure(
         m["server"] = server_side[0] if len(server_side) == 1 else server_side
     if any(o.user_interrupt for o in outcomes):
         raise _UserInterrupt
+
+
+def _probe(
+    cfg: BenchConfig,
+    ctx: JobContext,
+    engine: Engine,
+    srv: Server,
+    workload: Workload,
+    vocab: int,
+    outcome: ReplayOutcome,
+) -> QualityBlock:
+    """The drift probe on the job's own server, after its timed replay (benchkit.quality)."""
+    q = cfg.quality
+    settings: QualityBlock = {"tokens": q.tokens, "top_k": q.top_k, "seed": q.seed}
+    if not q.probe:
+        return {**settings, "skipped": "quality.probe=false"}
+    if not isinstance(engine, LlamaCpp):
+        return {
+            **settings,
+            "skipped": f"the probe asks llama-server's /completion; {engine.label} has none",
+        }
+    if not srv.alive():
+        return {**settings, "skipped": "the server was not running after the replay"}
+    client = ProbeClient(srv.base_url, srv.headers(), q.top_k, cfg.server.stall_timeout_s)
+    try:
+        probes = probe_set(
+            workload, client.tokenize, vocab, q.prompts, q.tokens, q.prompt_tokens, q.seed
+        )
+        _log.info(f"job {ctx.label}: drift probe, {len(probes.items)} prompts x {q.tokens} tokens")
+        info = run_probe(client, probes, cfg.slots, ctx.job_dir / QUALITY_FILE)
+    except httpx.HTTPError as exc:
+        return {**settings, "skipped": f"the probe's requests failed: {exc}"}
+    finally:
+        client.close()
+    return {**settings, **info}
 
 
 def _replay(replayer: Replayer, tel: JobTelemetry | None, srv: Server, t0: float) -> ReplayOutcome:
@@ -277,7 +319,8 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
         conf.pop("replay_client", None)
     # Where the cache lives and which llama-quantize writes a model do not change what is
     # measured (the model file's own identity is in provenance.model).
-    for key in ("cache_dir", "llama_quantize"):
+    # The drift probe runs after the timed replay and changes none of its figures.
+    for key in ("cache_dir", "llama_quantize", "quality"):
         conf.pop(key, None)
     blob = json.dumps([conf, workload_fingerprint, build], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
@@ -325,13 +368,15 @@ def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:
         if old.get("status") != "complete" or prov.get("resume_key") != key:
             continue
         if path != own:
-            for name in (CALLS_FILE, "server.log", TELEMETRY_FILE):
+            for name in (CALLS_FILE, "server.log", TELEMETRY_FILE, QUALITY_FILE):
                 if (path.parent / name).exists():
                     shutil.copyfile(path.parent / name, ctx.job_dir / name)
         result["status"], result["reason"] = "complete", None
         result["metrics"] = old["metrics"]
         if "passes" in old:
             result["passes"] = old["passes"]
+        if "quality" in old:
+            result["quality"] = old["quality"]
         # What was true when the job was measured stays as it was (times, host load, the
         # client path, the benchkit that measured it); the reuse is recorded beside it.
         now = result["provenance"]

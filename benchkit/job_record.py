@@ -102,6 +102,22 @@ class JobProvenance(TypedDict, total=False):
     stopped: str | None
 
 
+class QualityBlock(TypedDict, total=False):
+    """result.json's `quality`: the drift probe's settings and what it did (schema.QualityInfo)."""
+
+    file: str
+    probes: int
+    positions: int
+    positions_missing: int
+    errors: int
+    first_error: str | None
+    seconds: float
+    tokens: int
+    top_k: int
+    seed: int
+    skipped: str
+
+
 class JobResult(TypedDict):
     """The result a job assembles; benchkit.results.write_result writes it through the
     schema (result.json)."""
@@ -116,6 +132,7 @@ class JobResult(TypedDict):
     # the server's counters); the schema's Metrics checks the whole when it is written.
     metrics: dict[str, object]
     passes: NotRequired[list[dict[str, object]]]
+    quality: NotRequired[QualityBlock]
 
 
 def new_result(cfg: BenchConfig, ctx: JobContext, started: str, reason: str | None) -> JobResult:

@@ -1,8 +1,8 @@
 """result.json as types: what a job's result holds, read by one loader and written by one writer.
 
-A result is `Result` (status, reason, factors, provenance, metrics, passes); its metrics and the
-provenance blocks the report reads are frozen dataclasses, so a renamed key fails where it is
-read (mypy), not when a report renders. Keys this benchkit does not type (an engine's own
+A result is `Result` (status, reason, factors, provenance, metrics, passes, quality); its metrics
+and the provenance blocks the report reads are frozen dataclasses, so a renamed key fails where
+it is read (mypy), not when a report renders. Keys this benchkit does not type (an engine's own
 counters, a newer block) are kept in each level's `extra` and written back as they were;
 `to_json` writes every typed key (null where not known) except the provenance blocks a job did
 not have, which stay absent, so writing a loaded result keeps every value it had and adds only
@@ -178,6 +178,26 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class QualityInfo:
+    """The drift probe a job ran after its timed replay (benchkit.quality.probe): where its
+    answers are, how many, and how it was set; the report compares them with a reference job's.
+    `skipped` says why a job has none."""
+
+    file: str | None = None
+    probes: int | None = None
+    positions: int | None = None
+    positions_missing: int | None = None
+    errors: int | None = None
+    first_error: str | None = None
+    seconds: float | None = None
+    tokens: int | None = None
+    top_k: int | None = None
+    seed: int | None = None
+    skipped: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Result:
     """One job's result.json (fields in the order the file has them)."""
 
@@ -188,6 +208,8 @@ class Result:
     provenance: Provenance
     metrics: Metrics
     passes: list[Metrics] | None = None
+    # The drift probe (absent in results from before it, or of a job that never served).
+    quality: QualityInfo | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -252,7 +274,7 @@ def to_json(obj: Any) -> Any:
             if f.name == "extra":
                 continue
             v = getattr(obj, f.name)
-            if v is None and (f.name == "passes" or isinstance(obj, Provenance)):
+            if v is None and (f.name in ("passes", "quality") or isinstance(obj, Provenance)):
                 continue  # a provenance block the job did not have stays absent
             out[f.name] = to_json(v)
         out.update(getattr(obj, "extra", {}) or {})
