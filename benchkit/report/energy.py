@@ -263,6 +263,7 @@ def telemetry_figure(job_dir: Path, out_dir: Path, lang: str, point: str) -> str
 
 
 def figure_title(lang: str, point: str) -> str:
+    """The telemetry figure's title: above the figure and as its alt text in the report."""
     return tr(lang, "Power and GPU busy time at the recommended point ({point})", point=point)
 
 
