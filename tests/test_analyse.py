@@ -521,9 +521,7 @@ def test_jobs_timed_on_the_httpx_fallback_are_a_caveat() -> None:
     kinds = {c["kind"]: c for c in an.detect_caveats(sw.df, {"0": raw, "1": fell_back}, sw)}
     c = kinds["client_httpx"]
     assert c == {"kind": "client_httpx", "jobs": 1, "reasons": ["https:// base URL"]}
-    assert "1 jobs were timed on the httpx path (https:// base URL)" in i18n.caveat_sentence(
-        c, "en"
-    )
+    assert "1 job was timed on the httpx path (https:// base URL)" in i18n.caveat_sentence(c, "en")
     assert "httpx 경로" in i18n.caveat_sentence(c, "ko")
     # Timed by the kernel everywhere: nothing to say.
     sw = sweep_of([raw])

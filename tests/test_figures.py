@@ -11,6 +11,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from benchkit.paths import repo_root
 from benchkit.report import figures
+from benchkit.report.lang import grammar
 from benchkit.report.render import analyse_folder
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
@@ -73,3 +74,38 @@ def test_slots_and_backend_figures_of_the_seed(
         looks = {(h.get_color(), h.get_linestyle(), h.get_marker()) for h in legend.legend_handles}
         assert len(looks) == 4, "two series look the same in the legend"
         assert (tmp_path / ("slots.png" if fig is slots else "backend.png")).stat().st_size > 0
+
+
+def _hangul(text: str) -> bool:
+    return any("\uac00" <= ch <= "\ud7a3" for ch in text)
+
+
+def test_a_korean_figure_draws_korean_words_in_a_font_that_has_them(
+    tmp_path: Path, drawn: dict[str, Any]
+) -> None:
+    if figures.drawable("ko")[0] != "ko":
+        pytest.skip("no font with Hangul installed (fonts-noto-cjk)")
+    a = analyse_folder(SEED, ["study.lang=ko"])
+    figures.slots_figure(a.sweep.df, tmp_path, "ko", knee={"slots": 4})
+    slots = drawn["slots.png"]
+    words = [ax.get_ylabel() for ax in slots.axes] + [ax.get_xlabel() for ax in slots.axes]
+    assert all(_hangul(w) for w in words), words
+    (legend,) = slots.legends
+    assert any(_hangul(t.get_text()) for t in legend.get_texts())  # MTP on/off, in Korean
+    # Drawn in a font that has the glyphs, not the default one that shows boxes.
+    family = slots.axes[0].yaxis.label.get_fontfamily()
+    assert family[0] in grammar("ko").FONTS
+
+
+def test_without_a_font_for_the_script_a_figure_keeps_its_words_in_english(
+    tmp_path: Path, drawn: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(figures, "_installed", lambda: frozenset({"DejaVu Sans"}))
+    assert figures.drawable("ko") == ("en", {})
+    a = analyse_folder(SEED, ["study.lang=ko"])
+    figures.slots_figure(a.sweep.df, tmp_path, "ko", knee={"slots": 4})
+    slots = drawn["slots.png"]
+    texts = [ax.get_ylabel() for ax in slots.axes] + [ax.get_xlabel() for ax in slots.axes]
+    texts += [t.get_text() for lg in slots.legends for t in lg.get_texts()]
+    assert texts and not any(_hangul(t) for t in texts), texts
+    assert slots.axes[0].get_ylabel() == "seconds per unit (throughput basis)"

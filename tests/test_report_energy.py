@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchkit.report.energy import backend_energy, job_rows, verdict_lines
+from benchkit.report.energy import MARKED_DEFINITIONS, backend_energy, job_rows, verdict_lines
+from benchkit.report.lang import marked
 from benchkit.report.render import render_report
 from benchkit.results import atomic_write_json, find_results
+from benchkit.telemetry import DEFINITIONS
 
 
 def job(
@@ -132,7 +134,7 @@ def test_report_has_the_section_the_figure_and_the_absent_reason(tmp_path: Path)
     md = (out / "report.md").read_text()
     assert "## Energy and GPU telemetry" in md
     assert "| 1 | cuda | 2 | false | 6.0 s | 900 | 150 | 650 | 50% | 30% | 1.10 | 97% |" in md
-    assert "No GPU telemetry in 1 job(s): backend=cpu runs on the CPU, so ...." in md
+    assert "No GPU telemetry in 1 job: backend=cpu runs on the CPU, so ...." in md
     assert "(telemetry.png)" in md and (out / "telemetry.png").stat().st_size > 1000
     assert "**j\\_per\\_unit**" in md  # the definitions travel with the section
     ko = render_report(src, tmp_path / "ko", overrides=["study.lang=ko"])
@@ -154,3 +156,10 @@ def test_publish_keeps_the_section_and_its_figure(tmp_path: Path) -> None:
     md = (tmp_path / "blog" / "index.md").read_text()
     assert "(telemetry.png)" in md and (tmp_path / "blog" / "telemetry.png").exists()
     assert "At the recommended point (backend=cuda, slots=1, mtp=false): 1,000 J per unit" in md
+
+
+def test_the_definitions_the_catalog_translates_are_telemetrys_own() -> None:
+    # energy.py marks a copy of benchkit/telemetry.py's definitions for the catalog; a
+    # definition changed in one place and not the other would print untranslated.
+    assert MARKED_DEFINITIONS == DEFINITIONS
+    assert all(marked("ko", text) != text for text in DEFINITIONS.values())

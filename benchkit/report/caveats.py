@@ -1,4 +1,3 @@
-# ruff: noqa: E501 -- Korean glyphs count double width; its sentences read better unbroken.
 """Caveats: each kind of measurement problem a report warns about, as a detector (what the
 data show) and a sentence (how the report says it), registered in one table, `KINDS`.
 
@@ -23,7 +22,7 @@ from benchkit.report.i18n import (
     jobs_text,
     point_text,
 )
-from benchkit.report.lang.ko import particle
+from benchkit.report.lang import tr, trc, trn
 from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.report.verdicts.builds import _days_between, build_identity, build_summary
 
@@ -273,34 +272,29 @@ def _detect_synthetic_model(src: Data) -> list[Caveat]:
 
 
 def _say_derived(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
-    return (
-        f"{c['jobs']}개 작업의 값은 측정이 아니라 글에서 유도한 참고 데이터입니다."
-        if ko
-        else f"{c['jobs']} jobs hold reference values derived from a publication, not measurements."
+    return trn(
+        lang,
+        "{n} job holds reference values derived from a publication, not measurements.",
+        "{n} jobs hold reference values derived from a publication, not measurements.",
+        c["jobs"],
     )
 
 
 def _say_cap(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
     share = (
-        f", 호출 시간의 최대 {fmt.pct(c['max_share'])}"
-        if ko and c.get("max_share") is not None
-        else (
-            f", up to {fmt.pct(c['max_share'])} of call time"
-            if c.get("max_share") is not None
-            else ""
-        )
+        tr(lang, ", up to {share} of call time", share=fmt.pct(c["max_share"]))
+        if c.get("max_share") is not None
+        else ""
     )
     over = ""
     if c.get("over"):
         items = []
         for o in c["over"]:
             bits = [
-                f"{fmt.pct(o['share_calls'])} {'호출' if ko else 'of calls'}"
+                tr(lang, "{share} of calls", share=fmt.pct(o["share_calls"]))
                 if o.get("share_calls") is not None
                 else "",
-                f"{fmt.pct(o['share_time'])} {'호출 시간' if ko else 'of call time'}"
+                tr(lang, "{share} of call time", share=fmt.pct(o["share_time"]))
                 if o.get("share_time") is not None
                 else "",
             ]
@@ -308,192 +302,177 @@ def _say_cap(c: Mapping[str, Any], lang: str) -> str:
             items.append(
                 f"{jobs_text([o['job']], lang)} ({where}: {', '.join(b for b in bits if b)})"
             )
-        limit = fmt.pct(c.get("limit") or 0)
-        over = (
-            f" 연구의 한도 {particle(limit, '를')} 넘은 작업: {'; '.join(items)}. 그 조합을 권장할 때는 이 "
-            "사실을 함께 적고, 상한 호출 시간을 뺀 값도 보입니다."
-            if ko
-            else f" Over the study's {limit} limit: {'; '.join(items)}; such a point is "
-            "never recommended without saying so, and its figures are also shown without "
-            "the capped calls' time."
+        over = tr(
+            lang,
+            " Over the study's {limit} limit: {items}; such a point is never recommended "
+            "without saying so, and its figures are also shown without the capped calls' time.",
+            limit=fmt.pct(c.get("limit") or 0),
+            items="; ".join(items),
         )
-    return (
-        f"생성 상한에 걸린 호출이 {c['jobs']}개 작업에서 {c['calls']}번 있었습니다{share}. 이런 "
-        "폭주 출력은 단위 하나를 크게 느리게 만들 수 있어, 벽시계 옆에 합산 prefill과 decode "
-        f"처리량을 같이 적었습니다.{over}"
-        if ko
-        else f"{c['calls']} calls in {c['jobs']} jobs ran to the generation cap{share}. "
-        "Runaway outputs like these can make one unit much slower, so aggregate prefill "
-        f"and decode throughput stand beside wall-clock figures.{over}"
+    return trn(
+        lang,
+        "{n} call {in_jobs} ran to the generation cap{share}. Runaway outputs like these can "
+        "make one unit much slower, so aggregate prefill and decode throughput stand beside "
+        "wall-clock figures.{over}",
+        "{n} calls {in_jobs} ran to the generation cap{share}. Runaway outputs like these can "
+        "make one unit much slower, so aggregate prefill and decode throughput stand beside "
+        "wall-clock figures.{over}",
+        c["calls"],
+        in_jobs=trn(lang, "in {n} job", "in {n} jobs", c["jobs"]),
+        share=share,
+        over=over,
     )
 
 
 def _say_spread(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
     worst = max(c["configs"], key=lambda x: x["cv"])
-    return (
-        f"반복 간 변동이 큽니다: {len(c['configs'])}개 설정의 변동계수가 "
-        f"{particle(fmt.pct(c['threshold']), '를')} 넘었습니다(최대 {fmt.pct(worst['cv'], 1)}, "
-        f"{point_text(worst['config'], lang)})."
-        if ko
-        else f"High spread between repeats: {len(c['configs'])} settings have a "
-        f"coefficient of variation above {fmt.pct(c['threshold'])} (up to "
-        f"{fmt.pct(worst['cv'], 1)}, {point_text(worst['config'], lang)})."
+    return trn(
+        lang,
+        "High spread between repeats: {n} setting has a coefficient of variation above "
+        "{threshold} (up to {worst}, {point}).",
+        "High spread between repeats: {n} settings have a coefficient of variation above "
+        "{threshold} (up to {worst}, {point}).",
+        len(c["configs"]),
+        threshold=fmt.pct(c["threshold"]),
+        worst=fmt.pct(worst["cv"], 1),
+        point=point_text(worst["config"], lang),
     )
 
 
 def _say_rate_swing(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
     worst = max(c["jobs"], key=lambda x: x["ratio"])
-    return (
-        f"호출별 토큰 간격이 크게 흔들렸습니다({len(c['jobs'])}개 작업, 최대 "
-        f"{fmt.ratio(worst['ratio'], lang)}: ITL p50 {fmt.millis(worst['p50'], lang)}, p99 "
-        f"{fmt.millis(worst['p99'], lang)}, {point_text(worst['point'], lang)}). 순간 속도는 "
-        "판정에 쓰지 않았고, 단위당 초와 합산 처리량만 썼습니다."
-        if ko
-        else f"Per-call token pace swung widely ({len(c['jobs'])} jobs, up to "
-        f"{fmt.ratio(worst['ratio'], lang)}: ITL p50 {fmt.millis(worst['p50'], lang)}, "
-        f"p99 {fmt.millis(worst['p99'], lang)}, {point_text(worst['point'], lang)}). "
-        "Instantaneous rates are not verdict material: verdicts use per-unit seconds "
-        "and aggregates."
+    return trn(
+        lang,
+        "Per-call token pace swung widely ({n} job, up to {ratio}: ITL p50 {p50}, p99 {p99}, "
+        "{point}). Instantaneous rates are not verdict material: verdicts use per-unit seconds "
+        "and aggregates.",
+        "Per-call token pace swung widely ({n} jobs, up to {ratio}: ITL p50 {p50}, p99 {p99}, "
+        "{point}). Instantaneous rates are not verdict material: verdicts use per-unit seconds "
+        "and aggregates.",
+        len(c["jobs"]),
+        ratio=fmt.ratio(worst["ratio"], lang),
+        p50=fmt.millis(worst["p50"], lang),
+        p99=fmt.millis(worst["p99"], lang),
+        point=point_text(worst["point"], lang),
     )
 
 
 def _say_sampling_unspecified(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
-    d = ", ".join(f"{k}={v}" for k, v in c["defaults"].items()) or (
-        "기록 없음" if ko else "not recorded"
-    )
-    return (
-        f"{c['jobs']}개 작업은 샘플링 값을 보내지 않아 서버 기본값({d})이 적용됐습니다."
-        if ko
-        else f"{c['jobs']} jobs sent no sampling settings, so the server's defaults applied ({d})."
+    defaults = ", ".join(f"{k}={v}" for k, v in c["defaults"].items())
+    return trn(
+        lang,
+        "{n} job sent no sampling settings, so the server's defaults applied ({defaults}).",
+        "{n} jobs sent no sampling settings, so the server's defaults applied ({defaults}).",
+        c["jobs"],
+        defaults=defaults or trc(lang, "server defaults", "not recorded"),
     )
 
 
 def _say_identity(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
     jobs = "; ".join(f"{j['job']}: {j['problem']}" for j in c["jobs"])
-    return (
-        f"서버 신원 문제로 제외한 작업: {jobs}."
-        if ko
-        else f"Jobs excluded for a server identity problem: {jobs}."
-    )
+    return tr(lang, "Jobs excluded for a server identity problem: {jobs}.", jobs=jobs)
 
 
 def _say_failed_calls(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
-    return (
-        f"완료된 {c['jobs']}개 작업 안에 실패한 호출이 {c['calls']}번 있었습니다."
-        if ko
-        else f"{c['calls']} calls failed inside {c['jobs']} complete jobs."
+    return trn(
+        lang,
+        "{n} call failed {inside}.",
+        "{n} calls failed {inside}.",
+        c["calls"],
+        inside=trn(lang, "inside {n} complete job", "inside {n} complete jobs", c["jobs"]),
     )
 
 
 def _say_mixed(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
-    kind = c["kind"]
-    what = kind.split("_")[1]
-    vals = ", ".join(c["values"])
-    return (
-        f"결과에 서로 다른 {'모델' if what == 'model' else '하드웨어'}가 섞여 있습니다({vals}): "
-        "그 사이의 숫자는 직접 비교할 수 없습니다."
-        if ko
-        else f"The results span more than one {what} ({vals}): numbers across them are "
-        "not comparable."
+    values = ", ".join(c["values"])
+    if c["kind"] == "mixed_model":
+        return tr(
+            lang,
+            "The results span more than one model ({values}): numbers across them are not "
+            "comparable.",
+            values=values,
+        )
+    return tr(
+        lang,
+        "The results span more than one hardware ({values}): numbers across them are not "
+        "comparable.",
+        values=values,
     )
 
 
 def _say_builds_differ(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
     builds = "; ".join(
         f"{backend_name(k)} {b.get('version') or b.get('source')}" for k, b in c["builds"].items()
     )
     age = c.get("age")
     age_text = ""
     if age and age.get("days"):
-        weeks = age["days"] / 7
-        age_text = (
-            f" {backend_name(age['older'])} 빌드의 소스가 {backend_name(age['newer'])}보다 "
-            f"{age['days']}일(약 {weeks:.0f}주) 더 낡았습니다."
-            if ko
-            else f" The {backend_name(age['older'])} build's source is {age['days']} days "
-            f"(about {weeks:.0f} weeks) older than {backend_name(age['newer'])}'s."
+        age_text = tr(
+            lang,
+            " The {older} build's source is {days} (about {weeks}) older than {newer}'s.",
+            older=backend_name(age["older"]),
+            newer=backend_name(age["newer"]),
+            days=trn(lang, "{n} day", "{n} days", age["days"]),
+            weeks=trn(lang, "{n} week", "{n} weeks", round(age["days"] / 7)),
         )
-    return (
-        f"백엔드마다 다른 llama.cpp 빌드를 썼습니다({builds}).{age_text} 백엔드 차이에 빌드 차이가 "
-        "섞여 있습니다."
-        if ko
-        else f"The backends ran different llama.cpp builds ({builds}).{age_text} Backend "
-        "differences include build differences."
+    return tr(
+        lang,
+        "The backends ran different llama.cpp builds ({builds}).{age} Backend differences "
+        "include build differences.",
+        builds=builds,
+        age=age_text,
     )
 
 
 def _say_software_device(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
-    devs = "; ".join(f"{backend_name(b)}: {d}" for b, d in c["devices"].items())
+    devices = "; ".join(f"{backend_name(b)}: {d}" for b, d in c["devices"].items())
     fa = ", ".join(backend_name(b) for b in c.get("flash_attn_off") or [])
-    if ko:
-        fa_text = (
-            f" 이 장치에서는 llama.cpp의 flash attention이 충돌하므로 {fa} 작업은 "
-            "flash attention을 끄고 실행했습니다."
-            if fa
-            else ""
+    return tr(
+        lang,
+        "A backend ran on a software rasteriser ({devices}): that device is the CPU behind a "
+        "Vulkan API, so this comparison says nothing about any GPU.{flash_attn_off}",
+        devices=devices,
+        flash_attn_off=tr(
+            lang,
+            " llama.cpp's flash attention crashes on this device, so the {backends} jobs ran "
+            "with flash attention off.",
+            backends=fa,
         )
-        return (
-            f"소프트웨어 래스터라이저에서 실행된 백엔드가 있습니다({devs}). 이 장치는 Vulkan "
-            "API 뒤의 CPU이므로, 이 비교는 GPU에 대해 아무것도 말해 주지 않습니다." + fa_text
-        )
-    fa_text = (
-        f" llama.cpp's flash attention crashes on this device, so the {fa} jobs ran "
-        "with flash attention off."
         if fa
-        else ""
-    )
-    return (
-        f"A backend ran on a software rasteriser ({devs}): that device is the CPU behind "
-        "a Vulkan API, so this comparison says nothing about any GPU." + fa_text
+        else "",
     )
 
 
 def _say_contaminated(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
-    text = contamination_text(c["entries"], lang)
-    return (
-        f"스윕이 일부러 바꾸지 않은 조건이 작업마다 다릅니다: {text}. 이 작업에 기대는 판정은 "
-        "잠정입니다."
-        if ko
-        else f"Jobs differ in something the sweep did not vary on purpose: {text}. Verdicts "
-        "that rest on these jobs are provisional."
+    return tr(
+        lang,
+        "Jobs differ in something the sweep did not vary on purpose: {what}. Verdicts that "
+        "rest on these jobs are provisional.",
+        what=contamination_text(c["entries"], lang),
     )
 
 
 def _say_client_httpx(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
     why = "; ".join(c.get("reasons") or [])
-    if ko:
-        return (
-            f"{c['jobs']}개 작업은 httpx 경로로 시간을 쟀습니다"
-            + (f"({why})" if why else "")
-            + ". 토큰 시각이 커널 수신 시각이 아니라 클라이언트가 읽은 시각이므로, 바쁜 "
-            "클라이언트에서는 TTFT와 ITL에 클라이언트 자신의 지연이 섞입니다."
-        )
-    return (
-        f"{c['jobs']} jobs were timed on the httpx path"
-        + (f" ({why})" if why else "")
-        + ": token times are when the client read them, not when the kernel received "
-        "them, so a busy client adds its own delay to TTFT and ITL."
+    return trn(
+        lang,
+        "{n} job was timed on the httpx path{why}: token times are when the client read them, "
+        "not when the kernel received them, so a busy client adds its own delay to TTFT and "
+        "ITL.",
+        "{n} jobs were timed on the httpx path{why}: token times are when the client read "
+        "them, not when the kernel received them, so a busy client adds its own delay to TTFT "
+        "and ITL.",
+        c["jobs"],
+        why=trc(lang, "httpx fallback", " ({reasons})", reasons=why) if why else "",
     )
 
 
 def _say_synthetic_model(c: Mapping[str, Any], lang: str) -> str:
-    ko = lang == "ko"
-    return (
-        f"{c['jobs']}개 작업은 합성 모델을 썼습니다: 그 속도는 실제 모델에 대해 아무것도 말해 주지 "
-        "않습니다."
-        if ko
-        else f"{c['jobs']} jobs used a synthetic model: their speed says nothing about any "
-        "real model."
+    return trn(
+        lang,
+        "{n} job used a synthetic model: its speed says nothing about any real model.",
+        "{n} jobs used a synthetic model: their speed says nothing about any real model.",
+        c["jobs"],
     )
 
 

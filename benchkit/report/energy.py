@@ -18,126 +18,44 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from benchkit.report.figures import labels
-from benchkit.report.lang import ko
-from benchkit.report.lang.ko import with_unit
+from benchkit.report.figures import drawable
+from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.results import JobResult
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 
 FIGURE = "telemetry.png"
 FACTORS = ("backend", "slots", "mtp")
 
-TEXT: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Energy and GPU telemetry",
-        "intro": (
-            "Sampled beside each job during its replay passes (benchkit/telemetry.py): GPU "
-            "energy from the GPU's own counter, power, GPU and memory-controller busy shares, "
-            "and the server process's CPU time from /proc. J/unit divides the passes' GPU energy "
-            "by the units completed: the GPU board only, not the host."
-        ),
-        "col_job": "job",
-        "col_s_tp": "s/unit (throughput)",
-        "col_j_unit": "J/unit",
-        "col_w_mean": "W mean",
-        "col_w_max": "W max",
-        "col_gpu": "GPU busy",
-        "col_mem": "mem busy",
-        "col_cpu": "server CPU (cores)",
-        "col_thread": "busiest thread",
-        "verdict_one": "{other} cost {r}x the energy per unit of {ref} ({n} setting{s}).",
-        "verdict_span": (
-            "{other} cost {r}x the energy per unit of {ref} on average over {n} settings, from "
-            "{lo}x ({lo_at}) to {hi}x ({hi_at})."
-        ),
-        "provisional": (
-            " Provisional: {n} planned point(s) did not complete, so a setting may be missing."
-        ),
-        "point": (
-            "At the recommended point ({point}): {j} J per unit, mean power {w} W (max {wmax} W), "
-            "GPU busy {gpu}, memory controller busy {mem}, server CPU {cpu} cores, busiest "
-            "server thread {thread} of the time."
-        ),
-        "absent": "No GPU telemetry in {n} job(s): {reason}.",
-        "fig_title": "Power and GPU busy time at the recommended point ({point})",
-        "fig_time": "seconds since the first request",
-        "fig_power": "board power (W)",
-        "fig_busy": "busy (%)",
-        "fig_gpu": "GPU busy",
-        "fig_cpu": "server CPU (100% = 1 core)",
-        "defs": "How these are measured:",
-    },
-    "ko": {
-        "title": "에너지와 GPU 텔레메트리",
-        "intro": (
-            "각 작업의 재생 구간 동안 옆에서 샘플링한 값입니다(benchkit/telemetry.py): GPU 자체 "
-            "에너지 카운터로 잰 GPU 에너지, 전력, GPU와 메모리 컨트롤러의 사용 비율, "
-            "/proc에서 읽은 서버 프로세스의 CPU 시간. J/단위는 재생 구간의 GPU 에너지를 "
-            "완료된 단위 수로 나눈 값으로, 호스트가 아닌 GPU 보드만의 에너지입니다."
-        ),
-        "col_job": "작업",
-        "col_s_tp": "단위당 초(처리량)",
-        "col_j_unit": "J/단위",
-        "col_w_mean": "평균 W",
-        "col_w_max": "최대 W",
-        "col_gpu": "GPU 사용",
-        "col_mem": "메모리 사용",
-        "col_cpu": "서버 CPU(코어)",
-        "col_thread": "가장 바쁜 스레드",
-        "verdict_one": "단위당 에너지: {other_subject} {ref}의 {r}배 (설정 {n}개).",
-        "verdict_span": (
-            "단위당 에너지: {other_subject} {ref}의 평균 {r}배 (설정 {n}개; {lo_at}에서 {lo}배부터 "
-            "{hi_at}에서 {hi}배까지)."
-        ),
-        "provisional": (" 잠정: 계획된 조합 {n}개가 완료되지 않아 빠진 설정이 있을 수 있습니다."),
-        "point": (
-            "권장 조합({point})에서: 단위당 {j} J, 평균 전력 {w} W(최대 {wmax} W), GPU 사용 {gpu}, "
-            "메모리 컨트롤러 사용 {mem}, 서버 CPU {cpu} 코어, 가장 바쁜 서버 스레드는 시간의 "
-            "{thread}."
-        ),
-        "absent": "GPU 텔레메트리가 없는 작업 {n}개: {reason}.",
-        "fig_title": "권장 조합({point})의 전력과 GPU 사용 시간",
-        "fig_time": "첫 요청 이후 초",
-        "fig_power": "보드 전력 (W)",
-        "fig_busy": "사용 (%)",
-        "fig_gpu": "GPU 사용",
-        "fig_cpu": "서버 CPU (100% = 코어 1개)",
-        "defs": "재는 방법:",
-    },
-}
-
-
-def _text(lang: str) -> dict[str, str]:
-    """This section's words in `lang` (Korean naming the study's unit by its own word)."""
-    if lang == "ko":
-        return {k: with_unit(v) for k, v in TEXT["ko"].items()}
-    return TEXT.get(lang, TEXT["en"])
-
-
-DEFINITIONS_KO = {
-    "energy_j": (
-        "재생 구간의 GPU 에너지: 각 구간의 시작과 끝에 읽은 GPU 자체 에너지 카운터(NVML "
-        "nvmlDeviceGetTotalEnergyConsumption, amdsmi 에너지 누산기)의 차이를 샘플링한 GPU에 "
-        "대해 더한 값. 호스트 CPU가 아닌 GPU 보드만."
+# benchkit/telemetry.py's DEFINITIONS, marked for the catalog here: telemetry.py writes
+# result.json and knows nothing of the report's languages. The report prints telemetry.py's
+# text, translated (tests/test_report_energy.py holds the two copies equal).
+MARKED_DEFINITIONS = {
+    "energy_j": N_(
+        "GPU energy over the replay passes: the GPU's own energy counter (NVML "
+        "nvmlDeviceGetTotalEnergyConsumption, amdsmi's energy accumulator) read when each pass "
+        "starts and ends, summed over the sampled GPUs; the GPU board only, not the host CPU."
     ),
-    "j_per_unit": "energy_j / 완료된 단위 수: 단위 하나에 드는 GPU 에너지.",
-    "power_w": "평균: energy_j / 구간 길이. 최대: 보드 전력 샘플 중 가장 큰 값.",
-    "gpu_busy_share": (
-        "샘플에 걸친 GPU 사용률(NVML utilization.gpu: 드라이버의 샘플 주기 중 커널이 하나라도 "
-        "실행된 시간의 비율; amdsmi gfx_activity)의 평균을 1에 대한 비율로. 사용 중이 포화는 "
-        "아닙니다: 작은 커널 하나만 돌아도 사용 중으로 셉니다."
+    "j_per_unit": N_("energy_j / units completed: what one unit costs in GPU energy."),
+    "power_w": N_(
+        "Mean: energy_j / the passes' duration. Max: the highest of the board-power samples."
     ),
-    "mem_busy_share": (
-        "샘플에 걸친 메모리 컨트롤러 사용률(NVML utilization.memory: 장치 메모리를 읽거나 쓴 "
-        "시간의 비율)의 평균."
+    "gpu_busy_share": N_(
+        "Mean over the samples of the GPU's utilisation (NVML utilization.gpu: the share of "
+        "the driver's sample period in which at least one kernel ran; amdsmi gfx_activity), "
+        "as a share of 1. Busy is not saturated: one small kernel at a time counts as busy."
     ),
-    "server_cpu_share": (
-        "서버 프로세스와 그 자식들의 CPU 시간(user + system, /proc) / 구간 길이, 코어 수로 센 값: "
-        "1.0은 코어 하나가 내내 바빴다는 뜻."
+    "mem_busy_share": N_(
+        "Mean over the samples of the memory controller's utilisation (NVML "
+        "utilization.memory: the share of time device memory was read or written)."
     ),
-    "server_busiest_thread_share": (
-        "서버에서 가장 바쁜 스레드의 CPU 시간 / 구간 길이: 1.0에 가까우면 스레드 하나"
-        "(llama-server의 메인 루프)가 일하든 GPU를 기다리며 돌든 내내 CPU 위에 있었다는 뜻."
+    "server_cpu_share": N_(
+        "CPU time of the server process and its children (user + system, /proc) / the "
+        "passes' duration, in cores: 1.0 is one core busy the whole time."
+    ),
+    "server_busiest_thread_share": N_(
+        "CPU time of the server's busiest thread / the passes' duration: near 1.0 means one "
+        "thread (llama-server's main loop) was on a CPU the whole time, whether working or "
+        "spin-waiting for the GPU."
     ),
 }
 
@@ -242,25 +160,37 @@ def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]
 
 
 def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str) -> list[str]:
-    t = _text(lang)
     lines = []
     for p in pairs:
         lo, lo_at = p["min"]
         hi, hi_at = p["max"]
         n = len(p["ratios"])
-        who = ko.particle(str(p["other"]), "가")  # Korean: the particle its reading takes
+        other, ref, r = str(p["other"]), str(p["reference"]), _g(p["mean_ratio"])
         if n > 1 and _g(lo) != _g(hi):
-            line = t["verdict_span"].format(
-                other=p["other"], other_subject=who, ref=p["reference"], r=_g(p["mean_ratio"]), n=n,
+            line = tr(
+                lang,
+                "{other} cost {r}x the energy per unit of {ref} on average over {n} settings, "
+                "from {lo}x ({lo_at}) to {hi}x ({hi_at}).",
+                other=other, ref=ref, r=r, n=n,
                 lo=_g(lo), lo_at=_label(lo_at), hi=_g(hi), hi_at=_label(hi_at),
             )  # fmt: skip
         else:
-            line = t["verdict_one"].format(
-                other=p["other"], other_subject=who, ref=p["reference"], r=_g(p["mean_ratio"]), n=n,
-                s="" if n == 1 else "s",
-            )  # fmt: skip
+            line = trn(
+                lang,
+                "{other} cost {r}x the energy per unit of {ref} ({n} setting).",
+                "{other} cost {r}x the energy per unit of {ref} ({n} settings).",
+                n,
+                other=other,
+                ref=ref,
+                r=r,
+            )
         if n_missing:
-            line += t["provisional"].format(n=n_missing)
+            line += trn(
+                lang,
+                " Provisional: {n} planned point did not complete, so a setting may be missing.",
+                " Provisional: {n} planned points did not complete, so a setting may be missing.",
+                n_missing,
+            )
         lines.append(line)
     return lines
 
@@ -288,23 +218,21 @@ def telemetry_figure(job_dir: Path, out_dir: Path, lang: str, point: str) -> str
     pts = [s for s in samples if _num(s.get("t")) is not None]
     if len(pts) < 2 or not any(_num(s.get("power_w")) is not None for s in pts):
         return None
-    t = _text(lang)
-    words, rc = labels(lang)
-    if not rc and lang != "en":  # no Korean font: English axis words every reader can draw
-        t = TEXT["en"]
+    # The figure's words in a language an installed font draws (English otherwise).
+    text, rc = drawable(lang)
     t0 = float(pts[0]["t"])
     xs = [float(s["t"]) - t0 for s in pts]
     with plt.rc_context(rc):
         fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 5), dpi=110, sharex=True)
         pw = [(x, _num(s.get("power_w"))) for x, s in zip(xs, pts, strict=True)]
         ax1.plot([x for x, p in pw if p is not None], [p for _, p in pw if p is not None], "-")
-        ax1.set_ylabel(t["fig_power"])
+        ax1.set_ylabel(tr(text, "board power (W)"))
         gpu = [(x, _num(s.get("gpu_util"))) for x, s in zip(xs, pts, strict=True)]
         ax2.plot(
             [x for x, g in gpu if g is not None],
             [g for _, g in gpu if g is not None],
             "-",
-            label=t["fig_gpu"],
+            label=tr(text, "GPU busy"),
         )
         cpu: list[tuple[float, float]] = []
         for x, s in zip(xs, pts, strict=True):
@@ -317,26 +245,60 @@ def telemetry_figure(job_dir: Path, out_dir: Path, lang: str, point: str) -> str
                 for (x0, c0), (x1, c1) in itertools.pairwise(cpu)
                 if x1 > x0
             ]
-            ax2.plot([x for x, _ in rate], [r for _, r in rate], "-", alpha=0.7, label=t["fig_cpu"])
-        ax2.set_ylabel(t["fig_busy"])
-        ax2.set_xlabel(t["fig_time"])
+            ax2.plot(
+                [x for x, _ in rate],
+                [r for _, r in rate],
+                "-",
+                alpha=0.7,
+                label=tr(text, "server CPU (100% = 1 core)"),
+            )
+        ax2.set_ylabel(tr(text, "busy (%)"))
+        ax2.set_xlabel(tr(text, "seconds since the first request"))
         ax2.legend(loc="best", fontsize=8)
-        fig.suptitle(t["fig_title"].format(point=point), fontsize=10)
+        fig.suptitle(figure_title(text, point), fontsize=10)
         fig.tight_layout()
         fig.savefig(out_dir / FIGURE)
         plt.close(fig)
-    del words
     return FIGURE
+
+
+def figure_title(lang: str, point: str) -> str:
+    """The telemetry figure's title: above the figure and as its alt text in the report."""
+    return tr(lang, "Power and GPU busy time at the recommended point ({point})", point=point)
+
+
+def _point_line(at: Mapping[str, Any], point: str, lang: str) -> str:
+    """The recommended point's figures, one sentence."""
+
+    def whole(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.0f}"
+
+    cores = at["server_cpu_share"]
+    j = f"{at['j_per_unit']:,.0f}"
+    cpu = "n/a" if cores is None else f"{cores:.2f}"
+    return tr(
+        lang,
+        "At the recommended point ({point}): {j} J per unit, mean power {w} W (max {wmax} W), "
+        "GPU busy {gpu}, memory controller busy {mem}, server CPU {cpu} cores, busiest server "
+        "thread {thread} of the time.",
+        point=point,
+        j=j,
+        w=whole(at["power_mean_w"]),
+        wmax=whole(at["power_max_w"]),
+        gpu=_pct(at["gpu_busy_share"]),
+        mem=_pct(at["mem_busy_share"]),
+        cpu=cpu,
+        thread=_pct(at["server_busiest_thread_share"]),
+    )
 
 
 def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     """The section's view model; {"show": False} when no job carries telemetry keys (results
     from before benchkit sampled anything), so older reports render as they did. With a
-    `folder`, the figure is drawn into it."""
+    `folder`, the figure is drawn into it. The section's fixed words are in the template."""
     rows = job_rows(a.results)
     if not any(r["has_telemetry"] for r in rows):
         return {"show": False}
-    t = _text(lang)
     missing = len(getattr(getattr(a, "sweep", None), "missing", []) or [])
     lines = verdict_lines(backend_energy(rows), missing, lang)
     point = _recommended(a)
@@ -345,20 +307,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     if at is not None:
         label = _label({k: point[k] for k in FACTORS if point and k in point})
         if at["j_per_unit"] is not None:
-            lines.append(
-                t["point"].format(
-                    point=label,
-                    j=f"{at['j_per_unit']:,.0f}",
-                    w=f"{at['power_mean_w']:.0f}" if at["power_mean_w"] is not None else "n/a",
-                    wmax=f"{at['power_max_w']:.0f}" if at["power_max_w"] is not None else "n/a",
-                    gpu=_pct(at["gpu_busy_share"]),
-                    mem=_pct(at["mem_busy_share"]),
-                    cpu="n/a"
-                    if at["server_cpu_share"] is None
-                    else f"{at['server_cpu_share']:.2f}",
-                    thread=_pct(at["server_busiest_thread_share"]),
-                )
-            )
+            lines.append(_point_line(at, label, lang))
         if folder is not None:
             figure = telemetry_figure(Path(at["dir"]), folder, lang, label)
         elif (Path(at["dir"]) / TELEMETRY_FILE).exists():
@@ -367,24 +316,24 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     for r in rows:
         if r["j_per_unit"] is None and r["reason"]:
             reasons[str(r["reason"])] = reasons.get(str(r["reason"]), 0) + 1
-    lines += [t["absent"].format(n=n, reason=why) for why, n in reasons.items()]
-    defs = (
-        DEFINITIONS
-        if lang == "en"
-        else {
-            k: with_unit(DEFINITIONS_KO[k]) if k in DEFINITIONS_KO else v
-            for k, v in DEFINITIONS.items()
-        }
-    )
+    lines += [
+        trn(
+            lang,
+            "No GPU telemetry in {n} job: {reason}.",
+            "No GPU telemetry in {n} jobs: {reason}.",
+            n,
+            reason=why,
+        )
+        for why, n in reasons.items()
+    ]
     return {
         "show": True,
-        "t": t,
         "rows": [{k: v for k, v in r.items() if k != "dir"} for r in rows],
         "lines": lines,
         "pairs": backend_energy(rows),
         "figure": figure,
-        "figure_title": t["fig_title"].format(
-            point=_label({k: point[k] for k in FACTORS if point and k in point})
+        "figure_title": figure_title(
+            lang, _label({k: point[k] for k in FACTORS if point and k in point})
         ),
-        "definitions": defs,
+        "definitions": {k: marked(lang, v) for k, v in DEFINITIONS.items()},
     }

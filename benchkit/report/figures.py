@@ -1,8 +1,9 @@
 """Report figures with matplotlib (Agg): one per factor, stable file names, every figure
 closed after saving. Figures draw what the verdicts computed; they compute nothing new.
 
-Axis labels follow the report's language when a font with Korean glyphs is installed
-(fonts-noto-cjk); otherwise they stay in English, which every reader's fonts can draw.
+A figure's words follow the report's language when a font that draws its script is installed
+(the language module's FONTS: fonts-noto-cjk for Korean); otherwise they stay in English, the
+catalogs' source, which every reader's fonts can draw.
 """
 
 from __future__ import annotations
@@ -22,64 +23,52 @@ from matplotlib import font_manager
 
 from benchkit.report import i18n
 from benchkit.report.analyse import THROUGHPUT, Verdict, norm
-from benchkit.report.lang.ko import with_unit
+from benchkit.report.lang import SOURCE, grammar, tr, trc
 from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
-
-_LABELS = {
-    "en": {
-        "slots": "parallel slots",
-        "s_unit": "seconds per unit",
-        "s_unit_tp": "seconds per unit (throughput basis)",
-        "s_unit_lat": "seconds per unit (slot-latency basis)",
-        "tp_title": "Throughput basis (decides the knee)",
-        "lat_title": "Slot-latency basis",
-        "tok_s": "tokens / s",
-        "decode": "Aggregate decode throughput",
-        "knee": "knee",
-        "backend": "Throughput basis, per backend",
-        "mtp_ratio": "MTP on / off (seconds per unit)",
-        "mtp_title": "MTP effect (< 1 helps, > 1 hurts)",
-        "spec_ratio": "spec={value} / none (seconds per unit)",
-        "spec_title": "Drafter effect (< 1 helps, > 1 hurts)",
-        "baseline": "baseline",
-        "new": "new",
-        "build": "Baseline and new build",
-    },
-    "ko": {
-        "slots": "동시 슬롯",
-        "s_unit": "단위당 초",
-        "s_unit_tp": "단위당 초(처리량 기준)",
-        "s_unit_lat": "단위당 초(슬롯 지연 기준)",
-        "tp_title": "처리량 기준 (무릎을 정하는 기준)",
-        "lat_title": "슬롯 지연 기준",
-        "tok_s": "토큰 / 초",
-        "decode": "합산 decode 처리량",
-        "knee": "무릎",
-        "backend": "백엔드별 처리량 기준",
-        "mtp_ratio": "MTP 켬 / 끔 (단위당 초)",
-        "mtp_title": "MTP 효과 (1 미만 도움, 1 초과 손해)",
-        "spec_ratio": "spec={value} / none (단위당 초)",
-        "spec_title": "투기 효과 (1 미만 도움, 1 초과 손해)",
-        "baseline": "기준",
-        "new": "새 빌드",
-        "build": "기준 빌드와 새 빌드",
-    },
-}
-_CJK_FONTS = ("Noto Sans CJK KR", "Noto Sans CJK JP", "Noto Sans KR", "NanumGothic")
 
 
 @cache
-def _cjk_font() -> str | None:
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    return next((n for n in _CJK_FONTS if n in names), None)
+def _installed() -> frozenset[str]:
+    return frozenset(f.name for f in font_manager.fontManager.ttflist)
+
+
+def drawable(lang: str) -> tuple[str, Any]:
+    """The language a figure's words are written in and the rc settings that draw them:
+    `lang` when matplotlib's default font draws its script or one of its FONTS is installed,
+    else the source language (English), which the default font draws."""
+    fonts = grammar(lang).FONTS
+    if not fonts:
+        return lang, {}
+    font = next((f for f in fonts if f in _installed()), None)
+    if font is None:
+        return SOURCE, {}
+    return lang, {"font.family": [font, "DejaVu Sans"]}
 
 
 def labels(lang: str) -> tuple[dict[str, str], Any]:
-    """Axis words for `lang` and the rc settings to draw them."""
-    if lang == "ko" and _cjk_font():
-        words = {k: with_unit(v) for k, v in _LABELS["ko"].items()}
-        return words, {"font.family": [_cjk_font(), "DejaVu Sans"]}
-    return _LABELS["en"], {}
+    """Axis words for `lang` (English where no installed font draws it) and the rc settings
+    to draw them."""
+    text, rc = drawable(lang)
+    words = {
+        "slots": tr(text, "parallel slots"),
+        "s_unit": tr(text, "seconds per unit"),
+        "s_unit_tp": tr(text, "seconds per unit (throughput basis)"),
+        "s_unit_lat": tr(text, "seconds per unit (slot-latency basis)"),
+        "tp_title": tr(text, "Throughput basis (decides the knee)"),
+        "lat_title": tr(text, "Slot-latency basis"),
+        "tok_s": tr(text, "tokens / s"),
+        "decode": tr(text, "Aggregate decode throughput"),
+        "knee": trc(text, "figure", "knee"),
+        "backend": tr(text, "Throughput basis, per backend"),
+        "mtp_ratio": tr(text, "MTP on / off (seconds per unit)"),
+        "mtp_title": tr(text, "MTP effect (< 1 helps, > 1 hurts)"),
+        "spec_title": tr(text, "Drafter effect (< 1 helps, > 1 hurts)"),
+        "build": tr(text, "Baseline and new build"),
+        # The build figure's two series (its own context: "new" here is the new build).
+        "baseline": trc(text, "build figure", "baseline"),
+        "new": trc(text, "build figure", "new"),
+    }
+    return words, rc
 
 
 def _done(df: pd.DataFrame) -> pd.DataFrame:
@@ -90,7 +79,7 @@ def _series(
     df: pd.DataFrame, keys: Sequence[str], lang: str = "en"
 ) -> list[tuple[str, pd.DataFrame]]:
     """The rows split by the keys that vary, each named as the report names a point
-    ("Vulkan, MTP off"; "Vulkan, MTP 끔")."""
+    ("Vulkan, MTP off")."""
     keys = [k for k in keys if k in df and df[k].nunique() > 1]
     if not keys:
         return [("", df.sort_values("slots"))]
@@ -144,6 +133,7 @@ def slots_figure(
     if done.empty or "slots" not in done or THROUGHPUT not in done:
         return None
     words, rc = labels(lang)
+    text, _ = drawable(lang)  # the series' names too, in the words the figure can draw
     panels = [(THROUGHPUT, words["s_unit_tp"])]
     if "s_per_unit_slot_latency" in done:
         panels.append(("s_per_unit_slot_latency", words["s_unit_lat"]))
@@ -156,7 +146,7 @@ def slots_figure(
         axes = list(axes) if len(panels) > 1 else [axes]
         ticks = sorted({int(float(s)) for s in done["slots"]})
         for ax, (col, ylabel) in zip(axes, panels, strict=True):
-            for label, part in _series(done, ("backend", "mtp"), lang):
+            for label, part in _series(done, ("backend", "mtp"), text):
                 y = _mean_by_slots(part, col)
                 ax.plot(y.index, y.values, label=label or None, **_style(part, colours))
             ax.set_xlabel(words["slots"])
@@ -176,7 +166,7 @@ def slots_figure(
                 fontsize=8,
                 color="0.3",
             )
-        where = i18n.point_text(series, lang) if series else ""
+        where = i18n.point_text(series, text) if series else ""
         if where:
             fig.suptitle(where, fontsize=9)
         _legend(axes[0])
@@ -189,11 +179,12 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
     if done.empty or "backend" not in done or done["backend"].nunique() < 2:
         return None
     words, rc = labels(lang)
+    text, _ = drawable(lang)
     with plt.rc_context(rc):
         fig, ax = plt.subplots(figsize=(6.5, 4.2), dpi=110)
         if "slots" in done:
             colours = _colours(done)
-            for label, part in _series(done, ("backend", "mtp"), lang):
+            for label, part in _series(done, ("backend", "mtp"), text):
                 tp = _mean_by_slots(part, THROUGHPUT)
                 ax.plot(tp.index, tp.values, label=label, **_style(part, colours))
             ax.set_xlabel(words["slots"])
@@ -215,6 +206,7 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
         return None
     contexts = n.contexts
     words, rc = labels(lang)
+    text, _ = drawable(lang)
     groups: dict[str, list[tuple[str, float]]] = {}
     for e in contexts:
         ctx = e["context"]
@@ -237,7 +229,8 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
             ax.set_ylabel(words["mtp_ratio"])
             ax.set_title(words["mtp_title"])
         else:
-            ax.set_ylabel(words["spec_ratio"].format(value=norm(n.on_value)))
+            value = norm(n.on_value)
+            ax.set_ylabel(tr(text, "spec={value} / none (seconds per unit)", value=value))
             ax.set_title(words["spec_title"])
         ax.grid(alpha=0.3, axis="y")
         _legend(ax)

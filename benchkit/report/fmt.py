@@ -1,8 +1,8 @@
 """Number and text formatters for reports: pure functions, so templates do no arithmetic.
 
-Each formatter takes an optional language (`en` or `ko`); units and multipliers read the way
-each language writes them ("4.8 h" / "4.8시간", "1.36x" / "1.36배"). `filters(lang)` gives
-the set a Jinja environment registers.
+Each formatter takes an optional language; a number with its unit or multiplier ("4.8 h",
+"1.36x") is a message in the "unit" context, so each language writes it its own way (its
+catalog, benchkit.report.lang). `filters(lang)` gives the set a Jinja environment registers.
 """
 
 from __future__ import annotations
@@ -12,12 +12,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-DASH = "–"
+from benchkit.report.lang import NC_, trc, trc_marked
 
-_UNITS = {
-    "en": {"s": " s", "h": " h", "x": "x", "ms": " ms", "min": " min"},
-    "ko": {"s": "초", "h": "시간", "x": "배", "ms": "ms", "min": "분"},
-}
+DASH = "–"
 
 
 def _bad(x: Any) -> bool:
@@ -27,10 +24,6 @@ def _bad(x: Any) -> bool:
         return not math.isfinite(float(x))
     except (TypeError, ValueError):
         return True
-
-
-def _unit(lang: str, key: str) -> str:
-    return _UNITS.get(lang, _UNITS["en"])[key]
 
 
 def num(x: Any, digits: int = 1) -> str:
@@ -52,12 +45,13 @@ def seconds(x: Any, lang: str = "en") -> str:
     if _bad(x):
         return DASH
     v = float(x)
-    u = _unit(lang, "s")
     if abs(v) < 1:
-        return f"{v:.3f}{u}"
-    if abs(v) < 1000:
-        return f"{v:.1f}{u}"
-    return f"{v:,.0f}{u}"
+        text = f"{v:.3f}"
+    elif abs(v) < 1000:
+        text = f"{v:.1f}"
+    else:
+        text = f"{v:,.0f}"
+    return trc(lang, "unit", "{value} s", value=text)
 
 
 def millis(x: Any, lang: str = "en") -> str:
@@ -65,7 +59,8 @@ def millis(x: Any, lang: str = "en") -> str:
     if _bad(x):
         return DASH
     v = float(x)
-    return f"{v:,.1f}{_unit(lang, 'ms')}" if abs(v) < 100 else f"{v:,.0f}{_unit(lang, 'ms')}"
+    text = f"{v:,.1f}" if abs(v) < 100 else f"{v:,.0f}"
+    return trc(lang, "unit", "{value} ms", value=text)
 
 
 def hours(x: Any, lang: str = "en") -> str:
@@ -76,8 +71,9 @@ def hours(x: Any, lang: str = "en") -> str:
     v = float(x)
     h = f"{v / 3600:.1f}"
     if h.lstrip("-").startswith("0."):
-        return f"{v / 60:.1f}{_unit(lang, 'min')}"
-    return f"{h}{_unit(lang, 'h')}"
+        minutes = f"{v / 60:.1f}"
+        return trc(lang, "unit", "{value} min", value=minutes)
+    return trc(lang, "unit", "{value} h", value=h)
 
 
 def pct(x: Any, digits: int = 0) -> str:
@@ -103,10 +99,11 @@ def signed_pct(x: Any, digits: int = 0) -> str:
 
 
 def ratio(x: Any, lang: str = "en") -> str:
-    """1.362 -> '1.36x' ('1.36배' in Korean)."""
+    """1.362 -> '1.36x' (as `lang` writes a multiplier)."""
     if _bad(x):
         return DASH
-    return f"{float(x):.2f}{_unit(lang, 'x')}"
+    text = f"{float(x):.2f}"
+    return trc(lang, "unit", "{value}x", value=text)
 
 
 def md_cell(x: Any) -> str:
@@ -141,23 +138,28 @@ def value(x: Any) -> str:
     return md_cell(x)
 
 
-# A job's status and an on/off setting, in each report language.
-_STATUS_WORDS = {
-    "ko": {"complete": "완료", "incomplete": "미완료", "failed": "실패", "unavailable": "불가"},
+# A job's status as a results table shows it (its own context: the verdicts' status words,
+# words.STATUS_WORDS, are translated differently).
+JOB_STATUS = {
+    "complete": NC_("job status", "complete"),
+    "incomplete": NC_("job status", "incomplete"),
+    "failed": NC_("job status", "failed"),
+    "unavailable": NC_("job status", "unavailable"),
 }
-_ON_OFF = {"en": ("on", "off"), "ko": ("켬", "끔")}
 
 
 def job_status(x: Any, lang: str = "en") -> str:
-    """complete/incomplete/failed/unavailable in the report's language."""
-    return _STATUS_WORDS.get(lang, {}).get(str(x), md_cell(x))
+    """complete/incomplete/failed/unavailable in the report's language (another value as
+    written, escaped for a table cell)."""
+    word = JOB_STATUS.get(str(x))
+    return md_cell(x) if word is None else trc_marked(lang, "job status", word)
 
 
 def on_off(x: Any, lang: str = "en") -> str:
     """A boolean setting (MTP) as on/off in the report's language; other values as `value`."""
     if hasattr(x, "item") and not isinstance(x, str | bytes):
         x = x.item()
-    on, off = _ON_OFF.get(lang, _ON_OFF["en"])
+    on, off = trc(lang, "setting", "on"), trc(lang, "setting", "off")
     if isinstance(x, bool):
         return on if x else off
     if str(x).lower() in ("true", "false"):

@@ -15,7 +15,7 @@ range of numbers. English, the source, needs
 neither (`lang/en.py`). So no report code asks which language it is writing.
 
 Adding a language is its catalog (`python -m benchkit.report.lang init xx`, then translate the
-.po) and `benchkit/report/lang/xx.py` with `inflect`, `finish` and `span`.
+.po) and `benchkit/report/lang/xx.py` with `FONTS`, `inflect`, `finish` and `span`.
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ LOCALE = Path(__file__).resolve().parents[2] / "locale"
 
 class Grammar(Protocol):
     """What a language module provides (lang/en.py, lang/ko.py)."""
+
+    # Font families a figure needs to draw the language's script, in order of preference;
+    # empty when matplotlib's default font draws it.
+    FONTS: tuple[str, ...]
 
     def inflect(self, word: str, spec: str) -> str: ...
 

@@ -3,6 +3,9 @@ language (every message is written in it), so a field is the word as it is."""
 
 from __future__ import annotations
 
+# Latin script: matplotlib's default font draws it.
+FONTS: tuple[str, ...] = ()
+
 
 def inflect(word: str, spec: str) -> str:
     """English messages never put a grammar spec on a field; the word as it is."""

@@ -24,6 +24,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+# Fonts with Hangul glyphs (fonts-noto-cjk, fonts-nanum), the first installed draws a figure's
+# Korean labels; matplotlib's default font has none.
+FONTS: tuple[str, ...] = ("Noto Sans CJK KR", "Noto Sans CJK JP", "Noto Sans KR", "NanumGothic")
+
 # Particle pairs: (after a final consonant, after a vowel).
 PAIRS = {
     "이": ("이", "가"),
