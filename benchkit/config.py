@@ -246,6 +246,21 @@ class StudyText:
 
 
 @dataclass
+class StudyQuality:
+    """How the report weighs output drift (benchkit.quality): from which point, and how much
+    a recommended point may have."""
+
+    # The point every job's drift is measured from, e.g. `{slots: 1, mtp: false}`. Unset: the
+    # most conservative point measured (fewest slots, no speculation, the most precise KV
+    # cache, the first planned value of every other factor).
+    reference: dict[str, Any] = field(default_factory=dict)
+    # The drift a recommended point may have: `kld` (mean KL divergence from the reference, in
+    # nats) and `changed` (the share of probes whose greedy answer changed). A faster point over
+    # a limit is not recommended, and the report says why.
+    limit: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class StudyConfig:
     name: str = "default"
     title: str = "benchkit study"
@@ -263,6 +278,7 @@ class StudyConfig:
     knee_gain: float = 0.05
     ledger: str | None = None
     quality_measured: bool = False
+    quality: StudyQuality = field(default_factory=StudyQuality)
     # What the verdicts judge (lower is better): `throughput` (seconds per unit on the
     # throughput basis), `latency` (slot-latency basis) or a percentile column such as
     # `ttft_ms_p95`; `slo` limits other metrics (`{ttft_ms_p95: 2000}`): points over a limit

@@ -1,0 +1,324 @@
+"""The Quality section: every job's output drift from one reference job (benchkit.quality),
+a verdict per factor, the points over the study's drift limit, and what drift does and does
+not say. The numbers come from the jobs' quality.jsonl; this module chooses the reference,
+compares and words it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchkit.quality.drift import Drift, compare, not_comparable, read_probes
+from benchkit.quality.probe import ProbeRecord
+from benchkit.report import fmt
+from benchkit.report.lang import tr
+from benchkit.results import JobResult
+
+# KV cache types from the most precise down: the default reference takes the first measured.
+KV_ORDER = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "iq4_nl", "q4_1", "q4_0")
+SPECULATIVE_FACTORS = ("mtp", "spec")
+
+
+@dataclass
+class QualityView:
+    """What the template prints (empty `rows` with `not_measured`: the one line it says)."""
+
+    not_measured: str | None = None
+    reference: str | None = None
+    reference_text: str = ""
+    rows: list[dict[str, object]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # job -> why its drift is over the study's limit (the recommendation leaves it out).
+    over_limit: dict[str, str] = field(default_factory=dict)
+    drift: dict[str, Drift] = field(default_factory=dict)
+
+
+def _rank(factor: str, value: Any, planned: Sequence[Any]) -> tuple[int, float | str]:
+    """How conservative a factor's value is (lower first)."""
+    v = str(value).lower()
+    if factor == "slots":
+        return (0, float(value))
+    if factor in SPECULATIVE_FACTORS:
+        return (0 if v in ("false", "none", "0") else 1, v)
+    if factor.startswith("cache_type"):
+        return (KV_ORDER.index(v) if v in KV_ORDER else len(KV_ORDER), v)
+    plain = [str(p).lower() for p in planned]
+    return (plain.index(v) if v in plain else len(plain), v)
+
+
+def choose_reference(
+    jobs: Mapping[str, Mapping[str, Any]],
+    varying: Sequence[str],
+    planned: Mapping[str, Sequence[Any]],
+    declared: Mapping[str, Any],
+) -> tuple[str | None, str]:
+    """(job, how it was chosen): the declared point's job, else the most conservative one."""
+    if declared:
+        want = {k: str(v).lower() for k, v in declared.items()}
+        for job, point in jobs.items():
+            if all(str(point.get(k)).lower() == v for k, v in want.items()):
+                return job, "declared"
+        return None, "declared_missing"
+    if not jobs:
+        return None, "none"
+    best = min(
+        jobs,
+        key=lambda j: tuple(_rank(f, jobs[j].get(f), planned.get(f) or []) for f in varying),
+    )
+    return best, "default"
+
+
+def _probes(r: JobResult) -> tuple[list[ProbeRecord] | None, str | None]:
+    """The job's probe answers, or why it has none."""
+    q = r.data.get("quality")
+    if not isinstance(q, Mapping):
+        return None, "no_block"
+    if q.get("skipped"):
+        return None, str(q["skipped"])
+    path = r.job_dir / str(q.get("file") or "")
+    if not q.get("file") or not path.is_file():
+        return None, f"{q.get('file') or 'quality.jsonl'} is missing"
+    return read_probes(path), None
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    return fmt.DASH if x is None else f"{x:.{digits}f}"
+
+
+def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> dict[str, object]:
+    if d is None:
+        return {
+            "job": job,
+            "point": point,
+            "identical": fmt.DASH,
+            "first_diff": fmt.DASH,
+            "top1": fmt.DASH,
+            "kld_mean": fmt.DASH,
+            "kld_max": fmt.DASH,
+            "note": why or "",
+        }
+    return {
+        "job": job,
+        "point": point,
+        "identical": f"{d.identical}/{d.probes}",
+        "first_diff": fmt.DASH if d.first_diff_mean is None else f"{d.first_diff_mean:.1f}",
+        "top1": fmt.DASH if d.top1_agreement is None else fmt.pct(d.top1_agreement),
+        "kld_mean": _num(d.kld_mean),
+        "kld_max": _num(d.kld_max),
+        "note": tr(lang, "{n} positions without probabilities", n=d.positions_missing)
+        if d.positions_missing
+        else "",
+    }
+
+
+def factor_line(setting: str, speculative: bool, d: Drift, lang: str) -> str:
+    """One factor's drift verdict: '{setting} changed no answer ...' or how much it changed."""
+    kld = _num(d.kld_mean)
+    if d.changed == 0:
+        text = tr(
+            lang,
+            "{setting} changed no answer: {n} of {n} probes gave the same tokens, mean KL "
+            "divergence {kld}.",
+            setting=setting,
+            n=d.probes,
+            kld=kld,
+        )
+        if speculative:
+            text += " " + tr(lang, "Greedy speculative decoding was lossless here, as it must be.")
+        return text
+    first = fmt.DASH if d.first_diff_mean is None else f"{d.first_diff_mean:.1f}"
+    text = tr(
+        lang,
+        "{setting} changed {k} of {n} probes (the first differing token at position {first} on "
+        "average), top-1 agreement {top1}, mean KL divergence {kld}.",
+        setting=setting,
+        k=d.changed,
+        n=d.probes,
+        first=first,
+        top1=fmt.DASH if d.top1_agreement is None else fmt.pct(d.top1_agreement),
+        kld=kld,
+    )
+    if speculative:
+        text = (
+            "**"
+            + tr(
+                lang,
+                "Greedy speculative decoding must not change an answer, and {setting} changed "
+                "{k} of {n}.",
+                setting=setting,
+                k=d.changed,
+                n=d.probes,
+            )
+            + "** "
+            + text
+        )
+    return text
+
+
+def _over(d: Drift, limit: Mapping[str, float], lang: str) -> str | None:
+    kld_limit, changed_limit = limit.get("kld"), limit.get("changed")
+    if kld_limit is not None and d.kld_mean is not None and d.kld_mean > kld_limit:
+        return tr(
+            lang,
+            "mean KL divergence {kld} is over the study's limit {limit}",
+            kld=_num(d.kld_mean),
+            limit=_num(kld_limit),
+        )
+    share = 1 - d.identical_share
+    if changed_limit is not None and d.probes and share > changed_limit:
+        return tr(
+            lang,
+            "{share} of probes changed, over the study's limit {limit}",
+            share=fmt.pct(share),
+            limit=fmt.pct(changed_limit),
+        )
+    return None
+
+
+def quality_view(
+    results: Sequence[JobResult],
+    varying: Sequence[str],
+    planned: Mapping[str, Sequence[Any]],
+    study: Any,
+    lang: str,
+    point_text: Callable[[Mapping[str, Any] | None, str], str],
+) -> QualityView:
+    """The Quality section of these results (see the module docstring)."""
+    view = QualityView()
+    complete = [r for r in results if r.status == "complete"]
+    answers: dict[str, list[ProbeRecord]] = {}
+    reasons: dict[str, str] = {}
+    for r in complete:
+        recs, why = _probes(r)
+        if recs is None:
+            reasons[r.job_dir.name] = why or ""
+        else:
+            answers[r.job_dir.name] = recs
+    if not answers:
+        skipped = [w for w in reasons.values() if w and w != "no_block"]
+        view.not_measured = (
+            tr(lang, "Output drift was not measured: no job ran the probe ({why}).", why=skipped[0])
+            if skipped
+            else tr(
+                lang,
+                "Output drift was not measured: these results carry no probe (they were measured "
+                "without benchkit's quality probe), so nothing here says whether the faster "
+                "settings change the answers.",
+            )
+        )
+        return view
+    points = {r.job_dir.name: {f: r.factors.get(f) for f in varying} for r in complete}
+    probed = {j: p for j, p in points.items() if j in answers}
+    declared = dict(getattr(study.quality, "reference", {}) or {})
+    ref, how = choose_reference(probed, varying, planned, declared)
+    if ref is None:
+        view.not_measured = tr(
+            lang,
+            "Output drift was not compared: no measured job is at the declared reference point "
+            "({point}); set study.quality.reference to a point that was measured.",
+            point=", ".join(f"{k}={v}" for k, v in declared.items()),
+        )
+        return view
+    view.reference = ref
+    view.reference_text = tr(
+        lang,
+        "Reference: {point} (job {job}; {how}).",
+        point=point_text(points[ref], lang) if varying else ref,
+        job=ref,
+        how=tr(lang, "declared in the study")
+        if how == "declared"
+        else tr(lang, "the most conservative point measured"),
+    )
+    limit = dict(getattr(study.quality, "limit", {}) or {})
+    for r in complete:
+        job = r.job_dir.name
+        text = point_text(points[job], lang) if varying else job
+        if job not in answers:
+            view.rows.append(_row(job, text, None, reasons.get(job), lang))
+            continue
+        why = not_comparable(answers[job], answers[ref])
+        if why is not None:
+            view.rows.append(_row(job, text, None, why, lang))
+            continue
+        d = compare(answers[job], answers[ref])
+        view.drift[job] = d
+        view.rows.append(_row(job, text, d, None, lang))
+        over = _over(d, limit, lang) if job != ref else None
+        if over:
+            view.over_limit[job] = over
+    view.lines = _factor_lines(points, view.drift, ref, varying, planned, lang, point_text)
+    view.notes = _notes(complete, answers, lang)
+    return view
+
+
+def _factor_lines(
+    points: Mapping[str, Mapping[str, Any]],
+    drift: Mapping[str, Drift],
+    ref: str,
+    varying: Sequence[str],
+    planned: Mapping[str, Sequence[Any]],
+    lang: str,
+    point_text: Callable[[Mapping[str, Any] | None, str], str],
+) -> list[str]:
+    """Per factor: each other value, at the reference's other factors, against the reference."""
+    lines = []
+    base = points[ref]
+    for f in varying:
+        values = sorted(
+            {str(p.get(f)) for p in points.values()},
+            key=lambda v: _rank(f, v, planned.get(f) or []),
+        )
+        for v in values:
+            if v == str(base.get(f)):
+                continue
+            want = {**base, f: v}
+            job = next(
+                (
+                    j
+                    for j, p in points.items()
+                    if j in drift and all(str(p.get(k)) == str(want[k]) for k in want)
+                ),
+                None,
+            )
+            if job is None:
+                continue
+            speculative = f in SPECULATIVE_FACTORS and v.lower() not in ("false", "none")
+            lines.append(
+                factor_line(point_text({f: points[job][f]}, lang), speculative, drift[job], lang)
+            )
+    return lines
+
+
+def _notes(complete: Sequence[JobResult], answers: Mapping[str, Any], lang: str) -> list[str]:
+    notes = [
+        tr(
+            lang,
+            "How it was measured: after each job's timed replay, the same server answered "
+            "{n} probes drawn from the workload, greedily, and gave its top-{k} next-token "
+            "log-probabilities at each of {t} forced positions per probe; the probe is in no "
+            "timed figure. KL divergence is taken over the top-{k} tokens with the rest of each "
+            "distribution lumped, a lower bound of the full divergence.",
+            n=max(len(a) for a in answers.values()),
+            k=_setting(complete, "top_k"),
+            t=_setting(complete, "tokens"),
+        )
+    ]
+    if any((r.data.get("provenance", {}).get("model") or {}).get("synthetic") for r in complete):
+        notes.append(
+            tr(
+                lang,
+                "The model has random weights: a drift here is a real change in what the "
+                "server computes, but it says nothing about answer quality.",
+            )
+        )
+    return notes
+
+
+def _setting(results: Sequence[JobResult], key: str) -> object:
+    for r in results:
+        q = r.data.get("quality")
+        if isinstance(q, Mapping) and q.get(key) is not None:
+            return q[key]
+    return fmt.DASH
