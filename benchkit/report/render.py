@@ -42,7 +42,7 @@ from benchkit.report import energy, figures, i18n, ledger, prose
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report.fmt import filters, integer
-from benchkit.report.lang import ko, tr, trn
+from benchkit.report.lang import NC_, ko, tr, trc_marked, trn
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
@@ -340,14 +340,23 @@ def _reported_gpus(hardware: Mapping[str, Any], source: Path) -> tuple[str, list
     return f"{gt.GROUND_TRUTH_DIR}/machine.txt", rows
 
 
+# The units a study may name without giving its own word for them (StudyConfig.unit_name).
+UNIT_WORDS = {
+    "unit": NC_("study unit", "unit"),
+    "stock": NC_("study unit", "stock"),
+    "document": NC_("study unit", "document"),
+    "task": NC_("study unit", "task"),
+}
+
+
 def _unit_name(study: StudyConfig, lang: str) -> str:
+    """What the study's unit is called in `lang`: the study's own word for it there, else a
+    known unit's translation, else the unit's name as the study wrote it."""
     own = study.text.get(lang)
     if own is not None and own.unit_name:
         return own.unit_name
-    if lang == "ko":
-        return {"unit": "단위", "stock": "종목", "document": "문서", "task": "작업"}.get(
-            study.unit_name, study.unit_name
-        )
+    if study.unit_name in UNIT_WORDS:
+        return trc_marked(lang, "study unit", UNIT_WORDS[study.unit_name])
     return study.unit_name
 
 
@@ -378,9 +387,7 @@ def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[di
     return out
 
 
-def _workload_view(
-    results: Sequence[JobResult], t: Mapping[str, str]
-) -> tuple[list[str], str | None]:
+def _workload_view(results: Sequence[JobResult], lang: str) -> tuple[list[str], str | None]:
     """The workload section: the fixture's line, and a line per job whose server tokenized
     prompts differently from the fixture."""
     wl = next(
@@ -390,7 +397,11 @@ def _workload_view(
     # Where the server tokenized prompts differently from the fixture (another tokenizer or
     # chat template), both counts are shown: the fixture's numbers are not what was measured.
     tokenizer_lines = [
-        t["tokenizer_mismatch"].format(
+        tr(
+            lang,
+            "Job {job}: the server counted {server} prompt tokens where the fixture records "
+            "{fixture} ({n} of {calls} completed calls differ: another tokenizer or chat "
+            "template than the fixture was recorded with).",
             job=r.job_dir.name,
             server=integer(r.result.metrics.prompt_tokens),
             fixture=integer(r.result.metrics.fixture_prompt_tokens),
@@ -403,7 +414,11 @@ def _workload_view(
     workload_line = None
     if wl:
         calls = wl.calls or 0
-        workload_line = t["workload_line"].format(
+        workload_line = tr(
+            lang,
+            "Workload {fixture}: {units} units, {calls} calls, {prompt} prompt tokens (mean "
+            "{mean_prompt} a call, longest {max_prompt}), {completion} completion tokens; output "
+            "policy {policy}, generation cap {cap} tokens.",
             fixture=wl.fixture,
             units=wl.units,
             calls=integer(calls),
@@ -422,11 +437,22 @@ def _workload_view(
             reps = next((r.result.factors.get("repeats") for r in results), None) or 1
             replayed = int(planned) // int(reps) if planned else None
         if replayed is not None and replayed != wl.units:
-            workload_line += " " + t["workload_subset"].format(n=integer(replayed), units=wl.units)
+            # The plural follows the units replayed ("1 of 10 units was"); a language may
+            # leave the fixture's total out.
+            workload_line += " " + trn(
+                lang,
+                "Only its first {n} of {units} units was replayed (workload.units={n}): the "
+                "totals above are the whole fixture's.",
+                "Only its first {n} of {units} units were replayed (workload.units={n}): the "
+                "totals above are the whole fixture's.",
+                int(replayed),
+                n=integer(replayed),
+                units=wl.units,
+            )
     return tokenizer_lines, workload_line
 
 
-def _sampling_lines(results: Sequence[JobResult], t: Mapping[str, str]) -> list[str]:
+def _sampling_lines(results: Sequence[JobResult], lang: str) -> list[str]:
     """The sampling section: what each sampling profile sent, or the server defaults it left."""
     sampling_lines = []
     profiles = Counter(
@@ -434,8 +460,10 @@ def _sampling_lines(results: Sequence[JobResult], t: Mapping[str, str]) -> list[
     )
     if len(profiles) > 1:
         sampling_lines.append(
-            t["sampling_mixed"].format(
-                profiles=", ".join(f"`{p}` ({n})" for p, n in profiles.items())
+            tr(
+                lang,
+                "Sampling differs between jobs: {profiles}.",
+                profiles=", ".join(f"`{p}` ({n})" for p, n in profiles.items()),
             )
         )
     seen_profiles: set[str] = set()
@@ -450,19 +478,27 @@ def _sampling_lines(results: Sequence[JobResult], t: Mapping[str, str]) -> list[
                 f"{k}={json.dumps(v) if isinstance(v, dict | list) else v}"
                 for k, v in samp.sent.items()
             )
-            sampling_lines.append(t["sampling_sent"].format(profile=prof, fields=sent))
+            sampling_lines.append(
+                tr(lang, "Sampling {profile}: sent {fields}.", profile=prof, fields=sent)
+            )
         else:
             server = r.result.provenance.server
             props = (server.props if server else None) or {}
             d = props.get("default_sampling") or {}
             defaults = f" ({', '.join(f'{k}={v}' for k, v in d.items())})" if d else ""
-            sampling_lines.append(t["sampling_unsent"].format(profile=prof, defaults=defaults))
+            sampling_lines.append(
+                tr(
+                    lang,
+                    "Sampling {profile}: no sampling fields sent, so the server's defaults "
+                    "applied{defaults}.",
+                    profile=prof,
+                    defaults=defaults,
+                )
+            )
     return sampling_lines
 
 
-def _setup_view(
-    a: Analysed, t: Mapping[str, str], lang: str
-) -> tuple[list[dict[str, Any]], str, list[dict[str, str]]]:
+def _setup_view(a: Analysed, lang: str) -> tuple[list[dict[str, Any]], str, list[dict[str, str]]]:
     """The setup section: each backend's build, and the server flags common to all jobs and
     per job."""
     results = a.results
@@ -471,7 +507,9 @@ def _setup_view(
             "backend": b,
             "source": info.get("source") or "–",
             "version": info.get("version") or "–",
-            "date": t["build_date"].format(date=info["date"]) if info.get("date") else "",
+            "date": tr(lang, "; source dated {date}", date=info["date"])
+            if info.get("date")
+            else "",
             "devices": info.get("devices") or "",
         }
         for b, info in an.build_summary(a.records).items()
@@ -492,7 +530,7 @@ def _setup_view(
 
 
 def _backend_section(
-    a: Analysed, b: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+    a: Analysed, b: an.Verdict, lang: str, figs: Mapping[str, str]
 ) -> dict[str, object]:
     """The backend section: per setting, each backend's objective and ratio, and the winner."""
     backends = sorted(
@@ -518,17 +556,17 @@ def _backend_section(
         )
     return {
         "kind": "backend",
-        "title": t["sec_backend"],
+        "title": tr(lang, "Backend"),
         "text": i18n.backend_sentence(b, lang),
         "columns": [i18n.backend_name(x) for x in backends],
         "table": table,
         "figure": figs.get("backend"),
-        "figure_title": t["fig_backend"],
+        "figure_title": tr(lang, "Seconds per unit (throughput basis) against slots, per backend"),
     }
 
 
 def _slots_section(
-    a: Analysed, s: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
+    a: Analysed, s: an.Verdict, lang: str, figs: Mapping[str, str]
 ) -> dict[str, object]:
     """The slots section: the objective per slot count, the knee marked."""
     sn = of(SlotsNumbers, s.numbers)
@@ -537,11 +575,11 @@ def _slots_section(
     obj_words = i18n.objective_words(metric, lang)
     return {
         "kind": "slots",
-        "title": t["sec_slots"],
+        "title": tr(lang, "Parallel slots"),
         "text": i18n.slots_sentence(s, lang),
         "series": i18n.point_text(sn.series, lang),
         "objective_col": "" if metric in ev.PER_UNIT else obj_words,
-        "change_col": t["col_obj_change"].format(objective=obj_words),
+        "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),
         "show_uncapped": any(r["capped"] for r in sn.rows or []),
         "table": [
             dict(
@@ -553,21 +591,24 @@ def _slots_section(
             for r in sn.rows or []
         ],
         "figure": figs.get("slots"),
-        "figure_title": t["fig_slots"],
+        "figure_title": tr(
+            lang, "Seconds per unit on both bases, and aggregate decode throughput, against slots"
+        ),
     }
 
 
-def _drafting_section(
-    m: an.Verdict, t: Mapping[str, str], lang: str, figs: Mapping[str, str]
-) -> dict[str, object]:
+def _drafting_section(m: an.Verdict, lang: str, figs: Mapping[str, str]) -> dict[str, object]:
     """One drafting section (MTP, a draft model, n-gram): the effect per setting."""
     dn = of(DraftingNumbers, m.numbers)
     on = an.norm(dn.on_value)
+    mtp = m.factor == "mtp"
     return {
         "kind": "mtp",
-        "title": t["sec_mtp"] if m.factor == "mtp" else t["sec_spec"].format(value=on),
-        "col_off": t["col_off"] if m.factor == "mtp" else "spec=none",
-        "col_on": t["col_on"] if m.factor == "mtp" else f"spec={on}",
+        "title": tr(lang, "MTP (speculative decoding)")
+        if mtp
+        else tr(lang, "Speculative decoding ({value}) against none", value=on),
+        "col_off": tr(lang, "MTP off s/unit") if mtp else "spec=none",
+        "col_on": tr(lang, "MTP on s/unit") if mtp else f"spec={on}",
         "text": i18n.mtp_sentence(m, lang),
         "table": [
             dict(
@@ -578,14 +619,17 @@ def _drafting_section(
             for e in dn.contexts
         ],
         "figure": figs.get(m.factor),
-        "figure_title": t["fig_mtp"] if m.factor == "mtp" else t["fig_spec"],
+        "figure_title": tr(
+            lang, "MTP on / off: seconds per unit (throughput basis), per slot count"
+        )
+        if mtp
+        else tr(lang, "Drafter on / off: seconds per unit (throughput basis), per slot count"),
     }
 
 
 def _build_section(
     build: an.Verdict,
     baseline: Analysed | None,
-    t: Mapping[str, str],
     lang: str,
     figs: Mapping[str, str],
 ) -> dict[str, object]:
@@ -593,7 +637,7 @@ def _build_section(
     bn = of(BuildNumbers, build.numbers)
     return {
         "kind": "build",
-        "title": t["sec_build"],
+        "title": tr(lang, "Builds compared"),
         "text": i18n.build_sentence(build, lang),
         "baseline": str(baseline.source) if baseline else "",
         "table": [
@@ -606,19 +650,26 @@ def _build_section(
         ],
         "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
         "figure": figs.get("build"),
-        "figure_title": t["fig_build"],
+        "figure_title": tr(
+            lang, "Baseline and new build: seconds per unit (throughput basis), config by config"
+        ),
     }
 
 
-def _repeats_section(
-    rep: an.Verdict, knee_gain: float, t: Mapping[str, str], lang: str
-) -> dict[str, object]:
+def _repeats_section(rep: an.Verdict, knee_gain: float, lang: str) -> dict[str, object]:
     """The repeats section: the noise of each repeated setting."""
     return {
         "kind": "repeats",
-        "title": t["sec_repeats"],
+        "title": tr(lang, "Repeats and noise"),
         "text": i18n.repeats_sentence(rep, lang, knee_gain),
-        "intro": t["noise_repeats"] if rep.verdict else "",
+        "intro": tr(
+            lang,
+            "Points that ran more than once: mean, coefficient of variation and 95% confidence "
+            "interval of seconds per unit (throughput basis). A difference inside the noise is "
+            "reported as no difference.",
+        )
+        if rep.verdict
+        else "",
         "table": [
             dict(c, setting=i18n.point_text(c["config"], lang))
             for c in of(RepeatsNumbers, rep.numbers).configs
@@ -628,13 +679,11 @@ def _repeats_section(
     }
 
 
-def _projection_section(
-    proj: an.Verdict, t: Mapping[str, str], lang: str, unit: str
-) -> dict[str, object]:
+def _projection_section(proj: an.Verdict, lang: str, unit: str) -> dict[str, object]:
     """The projection section: one sentence, no table."""
     return {
         "kind": "projection",
-        "title": t["sec_projection"],
+        "title": tr(lang, "Projection"),
         "text": i18n.projection_sentence(proj, lang, unit),
         "table": [],
         "figure": None,
@@ -649,22 +698,21 @@ def _factor_sections(
     build: an.Verdict | None,
     baseline: Analysed | None,
     figs: Mapping[str, str],
-    t: Mapping[str, str],
     lang: str,
     unit: str,
 ) -> list[dict[str, object]]:
     """The factor sections in report order: backend, slots, drafting, build, repeats, projection."""
     sections: list[dict[str, object]] = []
     if (b := by.get("backend")) is not None:
-        sections.append(_backend_section(a, b, t, lang, figs))
+        sections.append(_backend_section(a, b, lang, figs))
     if (s := by.get("slots")) is not None:
-        sections.append(_slots_section(a, s, t, lang, figs))
+        sections.append(_slots_section(a, s, lang, figs))
     for m in [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]:
-        sections.append(_drafting_section(m, t, lang, figs))
+        sections.append(_drafting_section(m, lang, figs))
     if build is not None:
-        sections.append(_build_section(build, baseline, t, lang, figs))
-    sections.append(_repeats_section(by["repeats"], a.study.knee_gain, t, lang))
-    sections.append(_projection_section(by["projection"], t, lang, unit))
+        sections.append(_build_section(build, baseline, lang, figs))
+    sections.append(_repeats_section(by["repeats"], a.study.knee_gain, lang))
+    sections.append(_projection_section(by["projection"], lang, unit))
     return sections
 
 
@@ -688,7 +736,7 @@ def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, s
 
 
 def _status_and_summary(
-    a: Analysed, by: Mapping[str, an.Verdict], t: Mapping[str, str], lang: str, unit: str
+    a: Analysed, by: Mapping[str, an.Verdict], lang: str, unit: str
 ) -> tuple[str, list[str], list[str]]:
     """The status line and the summary paragraph: the recommendation (or why none yet), the
     projection, and how settled the verdicts are. Also the factors whose verdicts are still
@@ -704,14 +752,22 @@ def _status_and_summary(
     ]
     planned = of(ValidityNumbers, validity.numbers).planned
     if validity.status == an.COMPLETE and unsettled:
-        status_line = t["status_finished_provisional"].format(
-            n=planned, k=len(unsettled), factors=", ".join(unsettled)
+        status_line = tr(
+            lang,
+            "Every planned point finished ({n}), but the data do not settle {factors} yet; "
+            "each section says why.",
+            n=planned,
+            factors=", ".join(unsettled),
         )
+    elif validity.status == an.COMPLETE and planned == 1:
+        status_line = tr(lang, "Complete: the one planned point finished.")
     elif validity.status == an.COMPLETE:
-        n = planned
-        status_line = t["status_complete_one" if n == 1 else "status_complete"].format(n=n)
+        status_line = tr(lang, "Complete: all {n} planned points finished.", n=planned)
     else:
-        status_line = t["status_provisional"].format(
+        status_line = tr(
+            lang,
+            "Provisional: {k} of {n} planned points did not complete ({points}). Verdicts that "
+            "depend on them are marked provisional and are not conclusions.",
             k=len(validity.missing),
             n=planned,
             points=i18n.missing_text(validity.missing, lang),
@@ -723,40 +779,60 @@ def _status_and_summary(
         for f, v in by.items()
         if f in ("backend", "slots", "mtp") or f.startswith("spec=")
     )
+    point = i18n.point_text(rec_point, lang) if rec_point else ""
     if rec_point and settled:
         summary = [
-            t["summary_rec"].format(point=i18n.point_text(rec_point, lang))
+            tr(lang, "Recommended setting: {point}.", point=point)
             + i18n.better_point_text(proj, lang)
         ]
     elif rec_point and validity.status == an.COMPLETE:
         summary = [
-            t["summary_rec_provisional"].format(
-                point=i18n.point_text(rec_point, lang), factors=", ".join(unsettled)
+            tr(
+                lang,
+                "Provisional recommendation: {point}; the data do not settle {factors} yet (see "
+                "their sections).",
+                point=point,
+                factors=", ".join(unsettled),
             )
             + i18n.better_point_text(proj, lang)
         ]
     elif rec_point:
-        best = i18n.point_text(rec_point, lang)
         summary = [
-            t["summary_best_so_far"].format(point=best, point_subject=ko.particle(best, "가"))
+            tr(
+                lang,
+                "No recommendation yet: the best completed point so far is {point}, but planned "
+                "points it is compared with did not complete.",
+                point=point,
+            )
         ]
     else:
-        summary = [t["summary_none"]]
-    summary.append(t["summary_projection"].format(text=i18n.projection_sentence(proj, lang, unit)))
+        summary = [tr(lang, "No recommendation: the data do not single out a setting.")]
+    summary.append(tr(lang, "Projection: {text}", text=i18n.projection_sentence(proj, lang, unit)))
     if validity.status != an.COMPLETE:
         summary.append(
-            t["summary_status_provisional"].format(why=i18n.missing_text(validity.missing, lang))
+            tr(
+                lang,
+                "This write-up is provisional: {why}.",
+                why=i18n.missing_text(validity.missing, lang),
+            )
         )
     elif unsettled:
-        summary.append(t["summary_status_evidence"].format(factors=", ".join(unsettled)))
+        summary.append(
+            tr(
+                lang,
+                "Every planned point completed, but the data do not settle {factors} yet (see "
+                "their sections).",
+                factors=", ".join(unsettled),
+            )
+        )
     else:
-        summary.append(t["summary_status_complete"])
+        summary.append(tr(lang, "Every planned point completed."))
     if not study.quality_measured:
-        summary.append(t["summary_quality"])
+        summary.append(tr(lang, "Speed only: output quality was not measured."))
     return status_line, summary, unsettled
 
 
-def _compared_lines(a: Analysed, t: Mapping[str, str]) -> tuple[str, str]:
+def _compared_lines(a: Analysed, lang: str) -> tuple[str, str]:
     """What is compared with what: the model line and the hardware line (with the GPUs the
     results report)."""
     results = a.results
@@ -767,29 +843,48 @@ def _compared_lines(a: Analysed, t: Mapping[str, str]) -> tuple[str, str]:
     hardware = _first(results, "hardware")
     params = ""
     if model.params_total_b and model.params_active_b:
-        params = t["model_params"].format(
-            total=_g(model.params_total_b), active=_g(model.params_active_b)
+        params = tr(
+            lang,
+            "{total}B total, {active}B active parameters",
+            total=_g(model.params_total_b),
+            active=_g(model.params_active_b),
         )
-    model_line = t["model_line"].format(
+    size = f", {_g(model.size_gb)} GB" if model.size_gb else ""
+    model_line = tr(
+        lang,
+        "Model: {name} ({arch}, {params}, {quant}{size}).",
         name=_txt(model.name),
         arch=_txt(model.architecture),
         params=params or "–",
         quant=_txt(model.quant),
-        size=f", {_g(model.size_gb)} GB" if model.size_gb else "",
+        size=size,
     )
     if model.synthetic:
-        model_line = model_line[:-1] + ": " + t["synthetic_note"] + "."
-    hardware_line = t["hardware_line"].format(
+        synthetic = tr(
+            lang,
+            "a random-weight synthetic model benchkit wrote itself; its speed says nothing "
+            "about any real model",
+        )
+        model_line = model_line[:-1] + ": " + synthetic + "."
+    desc = f" ({hardware['description']})" if hardware.get("description") else ""
+    hardware_line = tr(
+        lang,
+        "Hardware: {name}{desc}{power}.",
         name=_txt(hardware.get("name")),
-        desc=f" ({hardware['description']})" if hardware.get("description") else "",
-        power=t["power_cap"].format(w=_g(hardware["power_cap_w"]))
+        desc=desc,
+        power=tr(lang, ", power cap {w} W", w=_g(hardware["power_cap_w"]))
         if hardware.get("power_cap_w")
         else "",
     )
 
     gpu_source, gpus = _reported_gpus(hardware, a.source)
     if gpus:
-        hardware_line += " " + t["gpu_reported"].format(source=gpu_source, gpus="; ".join(gpus))
+        hardware_line += " " + tr(
+            lang,
+            "As the machine reported itself ({source}): {gpus}.",
+            source=gpu_source,
+            gpus="; ".join(gpus),
+        )
     return model_line, hardware_line
 
 
@@ -835,7 +930,6 @@ def view_model(
     """Everything the templates print: sentences in the study's language and raw numbers."""
     study = a.study
     lang = study.lang.value
-    t = i18n.strings(lang)
     unit = _unit_name(study, lang)
     by = {v.factor: v for v in a.verdicts}
     if build is not None:
@@ -845,17 +939,17 @@ def view_model(
     validity = by["validity"]
 
     # What is compared with what.
-    model_line, hardware_line = _compared_lines(a, t)
+    model_line, hardware_line = _compared_lines(a, lang)
 
     # Workload, sampling and setup (builds and every flag).
-    tokenizer_lines, workload_line = _workload_view(results, t)
-    sampling_lines = _sampling_lines(results, t)
-    builds, common_flags, flags = _setup_view(a, t, lang)
+    tokenizer_lines, workload_line = _workload_view(results, lang)
+    sampling_lines = _sampling_lines(results, lang)
+    builds, common_flags, flags = _setup_view(a, lang)
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
 
     # Factor sections.
     sections = _factor_sections(
-        a, by, build=build, baseline=baseline, figs=figs, t=t, lang=lang, unit=unit
+        a, by, build=build, baseline=baseline, figs=figs, lang=lang, unit=unit
     )
 
     # Verdict summary, corrections, claims, caveats, untested.
@@ -879,11 +973,17 @@ def view_model(
     missing = _missing_view(a, lang)
 
     # Status and summary.
-    status_line, summary, unsettled = _status_and_summary(a, by, t, lang, unit)
+    status_line, summary, unsettled = _status_and_summary(a, by, lang, unit)
 
     return {
         "lang": lang,
-        "t": t,
+        # The column names templates/energy.md.j2 shares with the results table (until it
+        # calls _() itself).
+        "t": {
+            "col_backend": tr(lang, "backend"),
+            "col_slots": tr(lang, "slots"),
+            "col_mtp": tr(lang, "MTP"),
+        },
         "title": words.title,
         "question": words.question,
         "headline": i18n.headline(by, lang, unit),
@@ -892,20 +992,27 @@ def view_model(
         "published": published,
         "rendered": None
         if published
-        else t["rendered"].format(
-            when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), source=a.source
+        else tr(
+            lang,
+            "Rendered {when} from {source}.",
+            when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            source=a.source,
         ),
         "summary_rows": summary_rows,
-        "objective_note": t["objective_note"].format(
+        # TRANSLATORS: a particle after {objective} goes inside the ** markers: CommonMark does
+        # not close bold between ")" and a letter.
+        "objective_note": tr(
+            lang,
+            "The verdicts judge **{objective}** (the study's objective; lower is better){slo}. "
+            "Decode and prefill throughput stand beside it as explanations.",
             objective=i18n.objective_words(a.sweep.metric, lang),
-            # Korean: the particle inside the bold, where CommonMark can close it after a
-            # letter ("**초(처리량 기준)**로" would not close: ")" then a letter).
-            objective_with_ro=ko.particle(i18n.objective_words(a.sweep.metric, lang), "으로"),
-            slo=t["objective_slo"].format(
+            slo=tr(
+                lang,
+                "; a point must also keep {limits}",
                 limits=", ".join(
                     f"{i18n.objective_words(k, lang)} ≤ {i18n.objective_value(k, v, lang)}"
                     for k, v in a.sweep.objective.slo.items()
-                )
+                ),
             )
             if a.sweep.objective.slo
             else "",
@@ -924,7 +1031,14 @@ def view_model(
         "sections": sections,
         "rows": rows,
         "has_derived": bool(derived),
-        "reference_intro": t["reference_intro"].format(jobs=derived["jobs"] if derived else 0),
+        "reference_intro": trn(
+            lang,
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} job):",
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} jobs):",
+            int(derived["jobs"]) if derived else 0,
+        ),
         "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
         if derived
         else [],
@@ -958,9 +1072,13 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
 def _corrections_view(
     corr: ledger.Corrections | None, ledger_file: Path | None, lang: str
 ) -> dict[str, object]:
-    t = i18n.strings(lang)
     if corr is None:
-        return {"intro": t["corrections_no_ledger"], "changes": [], "confirmed": []}
+        intro = tr(
+            lang,
+            "No ledger of earlier publications was given (set study.ledger, or publish with "
+            "--publish), so earlier verdicts cannot be checked here.",
+        )
+        return {"intro": intro, "changes": [], "confirmed": []}
     changes = []
     for c in corr["changes"]:
         f = c["factor"]
@@ -987,11 +1105,15 @@ def _corrections_view(
         for c in corr["confirmed"]
     ]
     if changes:
-        intro = t["corrections_intro"]
+        intro = tr(lang, "Verdicts that changed since an earlier publication of this study:")
     elif corr["earlier"]:
-        intro = t["corrections_none"].format(date=(corr.get("last_date") or "")[:10])
+        intro = tr(
+            lang,
+            "No verdict has changed since the earlier publication ({date}).",
+            date=(corr.get("last_date") or "")[:10],
+        )
     else:
-        intro = t["corrections_first"]
+        intro = tr(lang, "First publication of this study: nothing to correct yet.")
     return {
         "intro": intro,
         "changes": changes,
@@ -1015,8 +1137,9 @@ def render_report(
     `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
     and append this publication to the study's ledger."""
     a = analyse_folder(source, overrides)
-    # A Korean report names the study's unit by its own word throughout (report/lang/ko.py).
-    with ko.study_unit(_unit_name(a.study, "ko")):
+    # A Korean report names the study's unit by its own word throughout (report/lang/ko.py);
+    # other languages' messages do not use it.
+    with ko.study_unit(_unit_name(a.study, a.study.lang.value)):
         return _render_analysed(a, source, out_dir, baseline, publish)
 
 
@@ -1172,7 +1295,7 @@ def _write_report(
         _log.warning(f"the report's prose has a hole ({hole})")
     atomic_write_text(folder / md_name, front_matter + md)
     body = collapse_section(
-        markdown_to_html(_inline_images(md, folder)), i18n.strings(lang)["sec_flags_appendix"]
+        markdown_to_html(_inline_images(md, folder)), tr(lang, "Appendix: flags per job")
     )
     html = (
         template_env(html=True, lang=lang)
