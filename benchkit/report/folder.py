@@ -1,0 +1,166 @@
+"""A results folder, analysed: its results, the study settings they carry (with the report's
+`study.*` overrides), the tidy table, the planned space and every verdict."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from benchkit.config import StudyConfig, to_plain
+from benchkit.errors import UserError
+from benchkit.report import analyse as an
+from benchkit.report import evidence as ev
+from benchkit.report.table import factor_columns, tidy
+from benchkit.results import CALLS_FILE, JobResult, find_results
+
+MULTIRUN_FILE = "multirun.yaml"
+
+
+def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -> StudyConfig:
+    """The study settings the results carry (the most common, if jobs disagree), with
+    `study.key=value` overrides applied and checked against the schema."""
+    dicts = [r.provenance.get("study") for r in results]
+    found = [d for d in dicts if isinstance(d, dict)]
+    base: dict[str, object] = {}
+    if found:
+        keys = [json.dumps(d, sort_keys=True) for d in found]
+        common, _ = Counter(keys).most_common(1)[0]
+        chosen = found[keys.index(common)]
+        known = {f.name for f in fields(StudyConfig)}
+        base = {k: v for k, v in chosen.items() if k in known}
+    dotlist = []
+    for o in overrides:
+        if "=" not in o or not o.startswith("study."):
+            raise UserError(
+                f"{o!r} is not a study override: a report takes study.KEY=VALUE overrides only "
+                "(e.g. study.lang=ko)."
+            )
+        dotlist.append(o.removeprefix("study."))
+    try:
+        cfg = OmegaConf.merge(
+            OmegaConf.structured(StudyConfig), base, OmegaConf.from_dotlist(dotlist)
+        )
+        obj = OmegaConf.to_object(cfg)
+    except OmegaConfBaseException as exc:
+        msg = str(exc).splitlines()[0]
+        raise UserError(f"bad study override ({msg}): check {', '.join(overrides)}.") from exc
+    if not isinstance(obj, StudyConfig):
+        raise UserError("the study settings did not resolve to a study config.")
+    return obj
+
+
+def swept_factors(source: Path) -> dict[str, list[Any]]:
+    """What a Hydra sweep was launched over, from the multirun.yaml at its root."""
+    path = source / MULTIRUN_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path} is not valid YAML ({exc}): fix or remove it.") from exc
+    task = (((data.get("hydra") or {}).get("overrides") or {}).get("task")) or []
+    return an.parse_sweep_overrides(str(t) for t in task)
+
+
+@dataclass
+class Analysed:
+    """One results folder, analysed."""
+
+    source: Path
+    results: list[JobResult]
+    df: pd.DataFrame
+    study: StudyConfig
+    sweep: an.Sweep
+    verdicts: list[an.Verdict]
+    claims: list[an.ClaimCheck]
+    caveats: list[dict[str, Any]]
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def verdict(self, factor: str) -> an.Verdict | None:
+        return next((v for v in self.verdicts if v.factor == factor), None)
+
+
+def analyse_folder(
+    source: Path, overrides: Sequence[str] = (), study: StudyConfig | None = None
+) -> Analysed:
+    """Load a run or sweep folder and compute every verdict."""
+    results = find_results(source)
+    study = study or resolve_study(results, overrides)
+    df = tidy(results)
+    planned = an.planned_space(study.factors, swept_factors(source))
+    builds = {r.job_dir.name: an.job_build(r.result) for r in results}
+    sw = an.build_sweep(
+        df,
+        factor_columns(results),
+        planned,
+        min_effect=study.knee_gain,
+        knee_gain=study.knee_gain,
+        choices={r.job_dir.name: dict(r.result.provenance.choices) for r in results},
+        per_repeat={
+            r.job_dir.name: list(r.data["passes"])
+            for r in results
+            if isinstance(r.data.get("passes"), list)
+        },
+        objective=ev.objective_of(study.objective, study.slo),
+        noise=study.noise,
+        spans={r.job_dir.name: unit_spans(r) for r in results if r.status == "complete"},
+        setups={
+            r.job_dir.name: ev.setup_of(
+                r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
+            )
+            for r in results
+            if r.status == "complete"
+        },
+        cap_limit=study.cap_limit,
+    )
+    records = {r.job_dir.name: r.data for r in results}
+    claims = an.check_claims(df, [to_plain(c) for c in study.claims])
+    return Analysed(
+        source=source,
+        results=results,
+        df=df,
+        study=study,
+        sweep=sw,
+        verdicts=an.analyse(sw, study.projection_units),
+        claims=claims,
+        caveats=an.detect_caveats(df, records, sw),
+        records=records,
+    )
+
+
+def unit_spans(r: JobResult) -> dict[str, float]:
+    """Seconds each unit took in a single-pass job (first request to last response, every
+    call of the unit answered), from its calls.jsonl: the per-unit times the noise rule
+    pairs between two single runs. Empty when the job has no calls file or several passes."""
+    path = r.job_dir / CALLS_FILE
+    if not path.exists() or isinstance(r.data.get("passes"), list):
+        return {}
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    bad: set[str] = set()
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    c = json.loads(line)
+                except ValueError:
+                    continue
+                u = str(c.get("unit"))
+                t0, t1 = c.get("t_sent"), c.get("t_done")
+                if not c.get("ok") or t0 is None or t1 is None:
+                    bad.add(u)
+                    continue
+                first[u] = min(first.get(u, t0), t0)
+                last[u] = max(last.get(u, t1), t1)
+    except OSError:
+        return {}
+    return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}

@@ -1,0 +1,139 @@
+"""A report's pages from its view model: the Markdown through the Jinja templates (translated by
+`_()`), the same Markdown as a standalone HTML page (figures inlined, the flags appendix
+folded), verdicts.json and results.csv beside them."""
+
+from __future__ import annotations
+
+import base64
+import functools
+from collections.abc import Sequence
+from html import escape as html_escape
+from pathlib import Path
+
+import jinja2
+from markdown_it import MarkdownIt
+
+from benchkit import log
+from benchkit.paths import repo_root
+from benchkit.report import analyse as an
+from benchkit.report import i18n, prose
+from benchkit.report.fmt import filters
+from benchkit.report.folder import Analysed
+from benchkit.report.lang import tr, trn
+from benchkit.report.numbers import Light
+from benchkit.report.view import unit_word
+from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
+
+_log = log.get(__name__)
+
+
+def template_env(html: bool, lang: str = "en") -> jinja2.Environment:
+    """Jinja environment: undefined names are errors; HTML templates escape everything; `_()`
+    and `ngettext()` translate into `lang` (benchkit.report.lang)."""
+    env = jinja2.Environment(
+        extensions=["jinja2.ext.i18n"],
+        loader=jinja2.FileSystemLoader(str(repo_root() / "templates")),
+        undefined=jinja2.StrictUndefined,
+        autoescape=html,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(filters(lang))
+    env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
+        gettext=functools.partial(tr, lang), ngettext=functools.partial(trn, lang), newstyle=False
+    )
+    return env
+
+
+def collapse_section(body: str, title: str) -> str:
+    """The HTML section headed `title` (an <h2> to the next <h2> or the end) folded into a
+    <details> element, so a reader who wants it opens it and no one else scrolls past it.
+    The title is escaped as the Markdown renderer escaped it."""
+    head = f"<h2>{html_escape(title, quote=False)}</h2>"
+    start = body.find(head)
+    if start < 0:
+        return body
+    end = body.find("<h2>", start + len(head))
+    end = len(body) if end < 0 else end
+    inner = body[start + len(head) : end]
+    summary = f"<summary>{html_escape(title, quote=False)}</summary>"
+    return f'{body[:start]}<details class="appendix">{summary}{inner}</details>\n{body[end:]}'
+
+
+def markdown_to_html(md: str) -> str:
+    # html=False: any markup that came from results is shown as text, never run.
+    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(md))
+
+
+def _verdicts_json(
+    verdicts: Sequence[an.Verdict], a: Analysed, lang: str
+) -> list[dict[str, object]]:
+    """verdicts.json: each verdict with its one-sentence summary in `lang`, then each claim."""
+    unit = unit_word(a.study, lang)
+    text = {
+        "backend": lambda v: i18n.backend_sentence(v, lang),
+        "slots": lambda v: i18n.slots_sentence(v, lang),
+        "mtp": lambda v: i18n.mtp_sentence(v, lang),
+        "build": lambda v: i18n.build_sentence(v, lang),
+        "repeats": lambda v: i18n.repeats_sentence(v, lang, a.study.knee_gain),
+        "projection": lambda v: i18n.projection_sentence(v, lang, unit),
+    }
+    out = []
+    for v in verdicts:
+        j = v.to_json()
+        fn = text.get("mtp" if v.factor.startswith("spec=") else v.factor)
+        j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, Light())
+        out.append(j)
+    for c in a.claims:
+        out.append(
+            {
+                "factor": "claim",
+                "verdict": c["status"],
+                "status": an.COMPLETE,
+                "missing": [],
+                "basis": c["metric"],
+                "numbers": c,
+                "summary": c["premise"],
+            }
+        )
+    return out
+
+
+def write_report(
+    folder: Path,
+    vm: dict[str, object],
+    verdicts: Sequence[an.Verdict],
+    a: Analysed,
+    lang: str,
+    *,
+    md_name: str,
+    html_name: str,
+    front_matter: str = "",
+) -> None:
+    """The report's pages into `folder`: the Markdown (after `front_matter`), the standalone
+    HTML, verdicts.json and results.csv. A hole in the prose is warned about, not fatal."""
+    md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
+    for hole in prose.holes(md):
+        _log.warning(f"the report's prose has a hole ({hole})")
+    atomic_write_text(folder / md_name, front_matter + md)
+    body = collapse_section(
+        markdown_to_html(_inline_images(md, folder)), tr(lang, "Appendix: flags per job")
+    )
+    html = (
+        template_env(html=True, lang=lang)
+        .get_template("report.html.j2")
+        .render(title=vm["title"], lang=lang, body=body, generator=vm["generator"])
+    )
+    atomic_write_text(folder / html_name, html)
+    atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
+    # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
+    write_results_csv(folder / RESULTS_CSV, a.results)
+
+
+def _inline_images(md: str, folder: Path) -> str:
+    """Embed figures as data URIs so the HTML stands alone (one file to publish)."""
+    for png in folder.glob("*.png"):
+        data = base64.b64encode(png.read_bytes()).decode()
+        md = md.replace(f"]({png.name})", f"](data:image/png;base64,{data})")
+    return md

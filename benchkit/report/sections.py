@@ -1,0 +1,208 @@
+"""The report's factor sections, one view each: backend, parallel slots, drafting (MTP, a draft
+model, n-gram), builds compared, repeats and noise, projection. Each holds the sentence, the
+table rows and the figure the template prints for that factor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from benchkit.report import analyse as an
+from benchkit.report import evidence as ev
+from benchkit.report import i18n
+from benchkit.report.folder import Analysed
+from benchkit.report.lang import tr
+from benchkit.report.numbers import (
+    BackendNumbers,
+    BuildNumbers,
+    DraftingNumbers,
+    RepeatsNumbers,
+    SlotsNumbers,
+    of,
+)
+
+
+def _backend_section(
+    a: Analysed, b: an.Verdict, lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """The backend section: per setting, each backend's objective and ratio, and the winner."""
+    backends = sorted(
+        {str(c.values["backend"]) for c in a.sweep.cells},
+        key=lambda x: (an.norm(x) != an.norm(b.verdict), x),
+    )
+    table = []
+    for e in of(BackendNumbers, b.numbers).contexts:
+        table.append(
+            {
+                "setting": i18n.point_text(e["context"], lang) or "–",
+                "cells": [
+                    {
+                        "value": e["values"].get(x),
+                        "ratio": e["ratios"].get(x) if (e["ratios"].get(x) or 1) > 1.0005 else None,
+                    }
+                    for x in backends
+                ],
+                "winner": i18n.backend_name(e.get("winner"))
+                if e.get("winner")
+                else i18n.effect_word("no difference", lang),
+            }
+        )
+    return {
+        "kind": "backend",
+        "title": tr(lang, "Backend"),
+        "text": i18n.backend_sentence(b, lang),
+        "columns": [i18n.backend_name(x) for x in backends],
+        "table": table,
+        "figure": figs.get("backend"),
+        "figure_title": tr(lang, "Seconds per unit (throughput basis) against slots, per backend"),
+    }
+
+
+def _slots_section(
+    a: Analysed, s: an.Verdict, lang: str, figs: Mapping[str, str]
+) -> dict[str, object]:
+    """The slots section: the objective per slot count, the knee marked."""
+    sn = of(SlotsNumbers, s.numbers)
+    knee_slots = s.verdict if sn.knee_reached else None
+    metric = a.sweep.metric
+    obj_words = i18n.objective_words(metric, lang)
+    return {
+        "kind": "slots",
+        "title": tr(lang, "Parallel slots"),
+        "text": i18n.slots_sentence(s, lang),
+        "series": i18n.point_text(sn.series, lang),
+        "objective_col": "" if metric in ev.PER_UNIT else obj_words,
+        "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),
+        "show_uncapped": any(r["capped"] for r in sn.rows or []),
+        "table": [
+            dict(
+                r,
+                knee=(r["slots"] == knee_slots),
+                objective_text=i18n.objective_value(metric, r["objective"], lang),
+                objective_uncapped_text=i18n.objective_value(metric, r["objective_uncapped"], lang),
+            )
+            for r in sn.rows or []
+        ],
+        "figure": figs.get("slots"),
+        "figure_title": tr(
+            lang, "Seconds per unit on both bases, and aggregate decode throughput, against slots"
+        ),
+    }
+
+
+def _drafting_section(m: an.Verdict, lang: str, figs: Mapping[str, str]) -> dict[str, object]:
+    """One drafting section (MTP, a draft model, n-gram): the effect per setting."""
+    dn = of(DraftingNumbers, m.numbers)
+    on = an.norm(dn.on_value)
+    mtp = m.factor == "mtp"
+    return {
+        "kind": "mtp",
+        "title": tr(lang, "MTP (speculative decoding)")
+        if mtp
+        else tr(lang, "Speculative decoding ({value}) against none", value=on),
+        "col_off": tr(lang, "MTP off s/unit") if mtp else "spec=none",
+        "col_on": tr(lang, "MTP on s/unit") if mtp else f"spec={on}",
+        "text": i18n.mtp_sentence(m, lang),
+        "table": [
+            dict(
+                e,
+                setting=i18n.point_text(e["context"], lang),
+                effect_text=i18n.effect_word(e["effect"], lang),
+            )
+            for e in dn.contexts
+        ],
+        "figure": figs.get(m.factor),
+        "figure_title": tr(
+            lang, "MTP on / off: seconds per unit (throughput basis), per slot count"
+        )
+        if mtp
+        else tr(lang, "Drafter on / off: seconds per unit (throughput basis), per slot count"),
+    }
+
+
+def _build_section(
+    build: an.Verdict,
+    baseline: Analysed | None,
+    lang: str,
+    figs: Mapping[str, str],
+) -> dict[str, object]:
+    """The build comparison section: the effect per setting, and what differs between builds."""
+    bn = of(BuildNumbers, build.numbers)
+    return {
+        "kind": "build",
+        "title": tr(lang, "Builds compared"),
+        "text": i18n.build_sentence(build, lang),
+        "baseline": str(baseline.source) if baseline else "",
+        "table": [
+            dict(
+                p,
+                setting=i18n.point_text(p["config"], lang),
+                effect_text=i18n.effect_word(p["effect"], lang),
+            )
+            for p in bn.pairs
+        ],
+        "differs": [{"key": k, "base": v[0], "new": v[1]} for k, v in bn.differs.items()],
+        "figure": figs.get("build"),
+        "figure_title": tr(
+            lang, "Baseline and new build: seconds per unit (throughput basis), config by config"
+        ),
+    }
+
+
+def _repeats_section(rep: an.Verdict, knee_gain: float, lang: str) -> dict[str, object]:
+    """The repeats section: the noise of each repeated setting."""
+    return {
+        "kind": "repeats",
+        "title": tr(lang, "Repeats and noise"),
+        "text": i18n.repeats_sentence(rep, lang, knee_gain),
+        "intro": tr(
+            lang,
+            "Points that ran more than once: mean, coefficient of variation and 95% confidence "
+            "interval of seconds per unit (throughput basis). A difference inside the noise is "
+            "reported as no difference.",
+        )
+        if rep.verdict
+        else "",
+        "table": [
+            dict(c, setting=i18n.point_text(c["config"], lang))
+            for c in of(RepeatsNumbers, rep.numbers).configs
+        ],
+        "figure": None,
+        "figure_title": "",
+    }
+
+
+def _projection_section(proj: an.Verdict, lang: str, unit: str) -> dict[str, object]:
+    """The projection section: one sentence, no table."""
+    return {
+        "kind": "projection",
+        "title": tr(lang, "Projection"),
+        "text": i18n.projection_sentence(proj, lang, unit),
+        "table": [],
+        "figure": None,
+        "figure_title": "",
+    }
+
+
+def factor_sections(
+    a: Analysed,
+    by: Mapping[str, an.Verdict],
+    *,
+    build: an.Verdict | None,
+    baseline: Analysed | None,
+    figs: Mapping[str, str],
+    lang: str,
+    unit: str,
+) -> list[dict[str, object]]:
+    """The factor sections in report order: backend, slots, drafting, build, repeats, projection."""
+    sections: list[dict[str, object]] = []
+    if (b := by.get("backend")) is not None:
+        sections.append(_backend_section(a, b, lang, figs))
+    if (s := by.get("slots")) is not None:
+        sections.append(_slots_section(a, s, lang, figs))
+    for m in [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]:
+        sections.append(_drafting_section(m, lang, figs))
+    if build is not None:
+        sections.append(_build_section(build, baseline, lang, figs))
+    sections.append(_repeats_section(by["repeats"], a.study.knee_gain, lang))
+    sections.append(_projection_section(by["projection"], lang, unit))
+    return sections

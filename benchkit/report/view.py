@@ -1,0 +1,393 @@
+"""The view model: everything the report's templates print, as sentences in the study's
+language and raw numbers for the pure filters. The factor sections come from `sections`, what
+was measured on what from `conditions`; here are the status and summary, the verdict table,
+claims, corrections, caveats and what was not run, and the study's own words."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchkit import __version__
+from benchkit.config import ClaimText, StudyConfig, StudyText
+from benchkit.measure import DEFINITIONS
+from benchkit.report import analyse as an
+from benchkit.report import conditions, i18n, ledger
+from benchkit.report.folder import Analysed
+from benchkit.report.lang import NC_, tr, trc_marked, trn
+from benchkit.report.numbers import Light, ValidityNumbers, of
+from benchkit.report.sections import factor_sections
+
+# The units a study may name without giving its own word for them (StudyConfig.unit_name).
+UNIT_WORDS = {
+    "unit": NC_("study unit", "unit"),
+    "stock": NC_("study unit", "stock"),
+    "document": NC_("study unit", "document"),
+    "task": NC_("study unit", "task"),
+}
+
+
+def unit_word(study: StudyConfig, lang: str) -> str:
+    """What the study's unit is called in `lang`: the study's own word for it there, else a
+    known unit's translation, else the unit's name as the study wrote it."""
+    own = study.text.get(lang)
+    if own is not None and own.unit_name:
+        return own.unit_name
+    if study.unit_name in UNIT_WORDS:
+        return trc_marked(lang, "study unit", UNIT_WORDS[study.unit_name])
+    return study.unit_name
+
+
+def study_words(study: StudyConfig, lang: str) -> StudyText:
+    """The study's title, question, untested items and claims' words in `lang`: its
+    `text.<lang>` where given, else the study's own."""
+    own = study.text.get(lang) or StudyText()
+    claims = [ClaimText(c.premise, c.source) for c in study.claims]
+    for i, c in enumerate(own.claims or []):
+        if i < len(claims):
+            claims[i] = ClaimText(c.premise or claims[i].premise, c.source or claims[i].source)
+    return StudyText(
+        title=own.title or study.title,
+        question=own.question or study.question,
+        unit_name=unit_word(study, lang),
+        untested=list(own.untested if own.untested is not None else study.untested),
+        claims=claims,
+    )
+
+
+def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The checked claims with their premise and source in the report's language (the
+    ledger keeps the study's own words, so corrections match across languages)."""
+    out = []
+    for i, c in enumerate(claims):
+        t = (words.claims or [])[i] if i < len(words.claims or []) else None
+        out.append(dict(c, premise=t.premise, source=t.source) if t else dict(c))
+    return out
+
+
+def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, str]]:
+    """The verdict summary table: each factor's verdict and status (validity and repeats
+    have their own sections)."""
+    summary_rows = []
+    for v in verdicts:
+        if v.factor in ("validity", "repeats"):
+            continue
+        summary_rows.append(
+            {
+                "factor": i18n.factor_name(v.factor, lang),
+                "verdict": i18n.verdict_value_text(
+                    v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
+                ),
+                "status": i18n.status_word(v.status, lang),
+            }
+        )
+    return summary_rows
+
+
+def _status_and_summary(
+    a: Analysed, by: Mapping[str, an.Verdict], lang: str, unit: str
+) -> tuple[str, list[str], list[str]]:
+    """The status line and the summary paragraph: the recommendation (or why none yet), the
+    projection, and how settled the verdicts are. Also the factors whose verdicts are still
+    provisional. A sweep whose points all finished can still hold provisional verdicts
+    (noise, contamination, runaway outputs): never "complete" beside them."""
+    study = a.study
+    validity = by["validity"]
+    proj = by["projection"]
+    unsettled = [
+        i18n.factor_name(f, lang)
+        for f, v in by.items()
+        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
+    ]
+    planned = of(ValidityNumbers, validity.numbers).planned
+    if validity.status == an.COMPLETE and unsettled:
+        status_line = tr(
+            lang,
+            "Every planned point finished ({n}), but the data do not settle {factors} yet; "
+            "each section says why.",
+            n=planned,
+            factors=", ".join(unsettled),
+        )
+    elif validity.status == an.COMPLETE and planned == 1:
+        status_line = tr(lang, "Complete: the one planned point finished.")
+    elif validity.status == an.COMPLETE:
+        status_line = tr(lang, "Complete: all {n} planned points finished.", n=planned)
+    else:
+        status_line = tr(
+            lang,
+            "Provisional: {k} of {n} planned points did not complete ({points}). Verdicts that "
+            "depend on them are marked provisional and are not conclusions.",
+            k=len(validity.missing),
+            n=planned,
+            points=i18n.missing_text(validity.missing, lang),
+        )
+    rec_point = proj.point if proj.verdict is not None else None
+    # The best completed point is never the answer while a point it depends on is missing.
+    settled = all(
+        v.status == an.COMPLETE
+        for f, v in by.items()
+        if f in ("backend", "slots", "mtp") or f.startswith("spec=")
+    )
+    point = i18n.point_text(rec_point, lang) if rec_point else ""
+    if rec_point and settled:
+        summary = [
+            tr(lang, "Recommended setting: {point}.", point=point)
+            + i18n.better_point_text(proj, lang)
+        ]
+    elif rec_point and validity.status == an.COMPLETE:
+        summary = [
+            tr(
+                lang,
+                "Provisional recommendation: {point}; the data do not settle {factors} yet (see "
+                "their sections).",
+                point=point,
+                factors=", ".join(unsettled),
+            )
+            + i18n.better_point_text(proj, lang)
+        ]
+    elif rec_point:
+        summary = [
+            tr(
+                lang,
+                "No recommendation yet: the best completed point so far is {point}, but planned "
+                "points it is compared with did not complete.",
+                point=point,
+            )
+        ]
+    else:
+        summary = [tr(lang, "No recommendation: the data do not single out a setting.")]
+    summary.append(tr(lang, "Projection: {text}", text=i18n.projection_sentence(proj, lang, unit)))
+    if validity.status != an.COMPLETE:
+        summary.append(
+            tr(
+                lang,
+                "This write-up is provisional: {why}.",
+                why=i18n.missing_text(validity.missing, lang),
+            )
+        )
+    elif unsettled:
+        summary.append(
+            tr(
+                lang,
+                "Every planned point completed, but the data do not settle {factors} yet (see "
+                "their sections).",
+                factors=", ".join(unsettled),
+            )
+        )
+    else:
+        summary.append(tr(lang, "Every planned point completed."))
+    if not study.quality_measured:
+        summary.append(tr(lang, "Speed only: output quality was not measured."))
+    return status_line, summary, unsettled
+
+
+def _refuted(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The premises the data refute, as corrections."""
+    return [
+        {
+            "premise": c["premise"],
+            "source": c["source"],
+            "metric": c["metric"],
+            "lo": c["expected_min"],
+            "hi": c["expected_max"],
+            "mlo": c["measured_min"],
+            "mhi": c["measured_max"],
+        }
+        for c in _claims_in(words, claims)
+        if c["status"] == "refuted"
+    ]
+
+
+def _missing_view(a: Analysed, lang: str) -> list[dict[str, str]]:
+    """The planned points that did not complete: each point, its status and why."""
+    return [
+        {
+            "point": i18n.point_text(x.point, lang),
+            "status": i18n.status_word(x.status, lang),
+            "reason": x.reason or "",
+        }
+        for x in a.sweep.missing
+    ]
+
+
+def view_model(
+    a: Analysed,
+    *,
+    baseline: Analysed | None,
+    build: an.Verdict | None,
+    corrections: ledger.Corrections | None,
+    ledger_file: Path | None,
+    figs: Mapping[str, str],
+    published: bool,
+) -> dict[str, object]:
+    """Everything the templates print: sentences in the study's language and raw numbers."""
+    study = a.study
+    lang = study.lang.value
+    unit = unit_word(study, lang)
+    by = {v.factor: v for v in a.verdicts}
+    if build is not None:
+        by["build"] = build
+    rows = an.records(a.df)
+    validity = by["validity"]
+
+    # Factor sections.
+    sections = factor_sections(
+        a, by, build=build, baseline=baseline, figs=figs, lang=lang, unit=unit
+    )
+
+    # Verdict summary, corrections, claims, caveats, untested.
+    summary_rows = _summary_rows((*a.verdicts, *([build] if build else [])), lang)
+    words = study_words(study, lang)
+    claims = [
+        dict(c, status_text=i18n.claim_status(c["status"], lang))
+        for c in _claims_in(words, a.claims)
+    ]
+    corr = _corrections_view(corrections, ledger_file, lang)
+    # A premise the data refute is a correction too, whether or not a ledger exists.
+    corr["refuted"] = _refuted(words, a.claims)
+    caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
+    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
+    planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
+    other_hw = [
+        r
+        for r in rows
+        if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
+    ]
+    missing = _missing_view(a, lang)
+
+    # Status and summary.
+    status_line, summary, unsettled = _status_and_summary(a, by, lang, unit)
+
+    return {
+        "lang": lang,
+        # The column names templates/energy.md.j2 shares with the results table (until it
+        # calls _() itself).
+        "t": {
+            "col_backend": tr(lang, "backend"),
+            "col_slots": tr(lang, "slots"),
+            "col_mtp": tr(lang, "MTP"),
+        },
+        "title": words.title,
+        "question": words.question,
+        "headline": i18n.headline(by, lang, unit),
+        "status_line": status_line,
+        "provisional": validity.status != an.COMPLETE or bool(unsettled),
+        "published": published,
+        "rendered": None
+        if published
+        else tr(
+            lang,
+            "Rendered {when} from {source}.",
+            when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            source=a.source,
+        ),
+        "summary_rows": summary_rows,
+        "objective_note": _objective_note(a, lang),
+        # Model, hardware, workload, sampling, builds and flags.
+        **conditions.view(a, lang),
+        "sections": sections,
+        "rows": rows,
+        "has_derived": bool(derived),
+        "reference_intro": trn(
+            lang,
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} job):",
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} jobs):",
+            int(derived["jobs"]) if derived else 0,
+        ),
+        "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
+        if derived
+        else [],
+        "definitions": i18n.definitions(DEFINITIONS, lang),
+        "caveats": caveats,
+        "claims": claims,
+        "corrections": corr,
+        "quality_measured": study.quality_measured,
+        "other_hw": other_hw,
+        "missing": missing,
+        "untested": list(words.untested or []),
+        "summary": summary,
+        "generator": f"benchkit {__version__}",
+    }
+
+
+def _objective_note(a: Analysed, lang: str) -> str:
+    """What the verdicts judge, and the limits a point must keep (the study's SLO)."""
+    slo = ""
+    if a.sweep.objective.slo:
+        limits = ", ".join(
+            f"{i18n.objective_words(k, lang)} ≤ {i18n.objective_value(k, v, lang)}"
+            for k, v in a.sweep.objective.slo.items()
+        )
+        slo = tr(lang, "; a point must also keep {limits}", limits=limits)
+    # TRANSLATORS: a particle after {objective} goes inside the ** markers: CommonMark does
+    # not close bold between ")" and a letter.
+    return tr(
+        lang,
+        "The verdicts judge **{objective}** (the study's objective; lower is better){slo}. "
+        "Decode and prefill throughput stand beside it as explanations.",
+        objective=i18n.objective_words(a.sweep.metric, lang),
+        slo=slo,
+    )
+
+
+def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
+    vals = [r.get(key) for r in rows if r.get(key) is not None]
+    return Counter(map(str, vals)).most_common(1)[0][0] if vals else None
+
+
+def _corrections_view(
+    corr: ledger.Corrections | None, ledger_file: Path | None, lang: str
+) -> dict[str, object]:
+    if corr is None:
+        intro = tr(
+            lang,
+            "No ledger of earlier publications was given (set study.ledger, or publish with "
+            "--publish), so earlier verdicts cannot be checked here.",
+        )
+        return {"intro": intro, "changes": [], "confirmed": []}
+    changes = []
+    for c in corr["changes"]:
+        f = c["factor"]
+        label = f.split(":", 1)[1] if f.startswith("claim:") else f
+        vf = "claim:" if f.startswith("claim:") else f
+        changes.append(
+            {
+                "factor": i18n.factor_name(label, lang),
+                "date": (c.get("date") or "")[:10],
+                "earlier": i18n.verdict_value_text(
+                    vf, c["earlier"], lang, Light.of(c["earlier_numbers"])
+                ),
+                "earlier_status": i18n.status_word(c["earlier_status"], lang),
+                "now": i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
+                "now_status": i18n.status_word(c["now_status"], lang),
+                "why": i18n.correction_why(c["why"], lang),
+            }
+        )
+    confirmed = [
+        {
+            "factor": i18n.factor_name(c["factor"], lang),
+            "value": i18n.verdict_value_text(c["factor"], c["value"], lang, Light.of(c["numbers"])),
+        }
+        for c in corr["confirmed"]
+    ]
+    if changes:
+        intro = tr(lang, "Verdicts that changed since an earlier publication of this study:")
+    elif corr["earlier"]:
+        intro = tr(
+            lang,
+            "No verdict has changed since the earlier publication ({date}).",
+            date=(corr.get("last_date") or "")[:10],
+        )
+    else:
+        intro = tr(lang, "First publication of this study: nothing to correct yet.")
+    return {
+        "intro": intro,
+        "changes": changes,
+        "confirmed": confirmed,
+        "ledger": str(ledger_file) if ledger_file else "",
+    }
