@@ -38,6 +38,9 @@ LOWER_IS_BETTER = (
     SLOT_LATENCY,
     *(f"{m}_p{q}" for m in ("ttft_ms", "itl_ms") for q in (50, 90, 95, 99)),
 )
+# Drift from the reference (benchkit.report.quality) a study may limit like an SLO
+# (`study.quality.limit`): mean KL divergence, the share of probes whose answer changed.
+DRIFT_LIMITS = {"kld": "drift_kld", "changed": "drift_changed"}
 # Metrics that are time per unit: the capped calls' share of call time can be taken out.
 PER_UNIT = (THROUGHPUT, SLOT_LATENCY)
 
@@ -79,7 +82,7 @@ def objective_of(name: str, slo: Mapping[str, Any] | None = None) -> Objective:
     limits: dict[str, float] = {}
     for k, v in (slo or {}).items():
         m = OBJECTIVES.get(str(k), str(k))
-        if m not in LOWER_IS_BETTER:
+        if m not in LOWER_IS_BETTER and m not in DRIFT_LIMITS.values():
             raise UserError(
                 f"study.slo names {k!r}, which is not a metric benchkit knows: use {choices}."
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
+from benchkit.report.quality import DriftSet, measure_drift
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import CALLS_FILE, JobResult, find_results
 
@@ -84,6 +85,7 @@ class Analysed:
     claims: list[an.ClaimCheck]
     caveats: list[dict[str, Any]]
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    drift: DriftSet = field(default_factory=DriftSet)
 
     def verdict(self, factor: str) -> an.Verdict | None:
         return next((v for v in self.verdicts if v.factor == factor), None)
@@ -98,30 +100,42 @@ def analyse_folder(
     df = tidy(results)
     planned = an.planned_space(study.factors, swept_factors(source))
     builds = {r.job_dir.name: an.job_build(r.result) for r in results}
-    sw = an.build_sweep(
-        df,
-        factor_columns(results),
-        planned,
-        min_effect=study.knee_gain,
-        knee_gain=study.knee_gain,
-        choices={r.job_dir.name: dict(r.result.provenance.choices) for r in results},
-        per_repeat={
-            r.job_dir.name: list(r.data["passes"])
-            for r in results
-            if isinstance(r.data.get("passes"), list)
-        },
-        objective=ev.objective_of(study.objective, study.slo),
-        noise=study.noise,
-        spans={r.job_dir.name: unit_spans(r) for r in results if r.status == "complete"},
-        setups={
-            r.job_dir.name: ev.setup_of(
-                r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
-            )
-            for r in results
-            if r.status == "complete"
-        },
-        cap_limit=study.cap_limit,
-    )
+
+    def sweep(df: pd.DataFrame, slo: Mapping[str, float]) -> an.Sweep:
+        return an.build_sweep(
+            df,
+            factor_columns(results),
+            planned,
+            min_effect=study.knee_gain,
+            knee_gain=study.knee_gain,
+            choices={r.job_dir.name: dict(r.result.provenance.choices) for r in results},
+            per_repeat={
+                r.job_dir.name: list(r.data["passes"])
+                for r in results
+                if isinstance(r.data.get("passes"), list)
+            },
+            objective=ev.objective_of(study.objective, slo),
+            noise=study.noise,
+            spans={r.job_dir.name: unit_spans(r) for r in results if r.status == "complete"},
+            setups={
+                r.job_dir.name: ev.setup_of(
+                    r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
+                )
+                for r in results
+                if r.status == "complete"
+            },
+            cap_limit=study.cap_limit,
+        )
+
+    sw = sweep(df, study.slo)
+    # Output drift needs the sweep's factors to choose its reference; a study that limits
+    # drift has the limit applied like an SLO, so the sweep is built again with it.
+    drift = measure_drift(results, sw.varying, sw.planned, study)
+    for column, by_job in drift.columns().items():
+        df[column] = df["job"].map(by_job)
+    if study.quality.limit and drift.measured:
+        limits = {ev.DRIFT_LIMITS.get(k, k): v for k, v in study.quality.limit.items()}
+        sw = sweep(df, {**study.slo, **limits})
     records = {r.job_dir.name: r.data for r in results}
     claims = an.check_claims(df, [to_plain(c) for c in study.claims])
     return Analysed(
@@ -134,6 +148,7 @@ def analyse_folder(
         claims=claims,
         caveats=an.detect_caveats(df, records, sw),
         records=records,
+        drift=drift,
     )
 
 

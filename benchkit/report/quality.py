@@ -21,6 +21,36 @@ SPECULATIVE_FACTORS = ("mtp", "spec")
 
 
 @dataclass
+class DriftSet:
+    """The drift of a results folder, in no language: the reference, every comparable job's
+    drift from it, and why the others have none."""
+
+    reference: str | None = None
+    how: str = "none"  # declared | default | declared_missing | none
+    declared: dict[str, Any] = field(default_factory=dict)
+    points: dict[str, dict[str, Any]] = field(default_factory=dict)
+    drift: dict[str, Drift] = field(default_factory=dict)
+    # job -> why it has no drift ("no_block": a result from before the probe)
+    reasons: dict[str, str] = field(default_factory=dict)
+    probes: int = 0
+    top_k: object = None
+    tokens: object = None
+    synthetic: bool = False
+
+    @property
+    def measured(self) -> bool:
+        return self.reference is not None
+
+    def columns(self) -> dict[str, dict[str, float]]:
+        """Per job, the drift figures a study may limit (`study.quality.limit`): mean KL
+        divergence and the share of probes whose answer changed."""
+        return {
+            "drift_kld": {j: d.kld_mean for j, d in self.drift.items() if d.kld_mean is not None},
+            "drift_changed": {j: 1 - d.identical_share for j, d in self.drift.items() if d.probes},
+        }
+
+
+@dataclass
 class QualityView:
     """What the template prints (empty `rows` with `not_measured`: the one line it says)."""
 
@@ -89,6 +119,7 @@ def _num(x: float | None, digits: int = 4) -> str:
 
 def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> dict[str, object]:
     if d is None:
+        why = tr(lang, "no probe (measured without it)") if why == "no_block" else why
         return {
             "job": job,
             "point": point,
@@ -177,27 +208,55 @@ def _over(d: Drift, limit: Mapping[str, float], lang: str) -> str | None:
     return None
 
 
-def quality_view(
+def measure_drift(
     results: Sequence[JobResult],
+    varying: Sequence[str],
+    planned: Mapping[str, Sequence[Any]],
+    study: Any,
+) -> DriftSet:
+    """Every complete job's drift from the reference (see DriftSet)."""
+    out = DriftSet(declared=dict(getattr(study.quality, "reference", {}) or {}))
+    complete = [r for r in results if r.status == "complete"]
+    answers: dict[str, list[ProbeRecord]] = {}
+    for r in complete:
+        recs, why = _probes(r)
+        if recs is None:
+            out.reasons[r.job_dir.name] = why or ""
+        else:
+            answers[r.job_dir.name] = recs
+    out.points = {r.job_dir.name: {f: r.factors.get(f) for f in varying} for r in complete}
+    out.synthetic = any(
+        (r.data.get("provenance", {}).get("model") or {}).get("synthetic") for r in complete
+    )
+    if not answers:
+        return out
+    out.probes = max(len(a) for a in answers.values())
+    out.top_k, out.tokens = _setting(complete, "top_k"), _setting(complete, "tokens")
+    probed = {j: p for j, p in out.points.items() if j in answers}
+    out.reference, out.how = choose_reference(probed, varying, planned, out.declared)
+    if out.reference is None:
+        return out
+    for job, recs in answers.items():
+        why = not_comparable(recs, answers[out.reference])
+        if why is None:
+            out.drift[job] = compare(recs, answers[out.reference])
+        else:
+            out.reasons[job] = why
+    return out
+
+
+def quality_view(
+    ds: DriftSet,
     varying: Sequence[str],
     planned: Mapping[str, Sequence[Any]],
     study: Any,
     lang: str,
     point_text: Callable[[Mapping[str, Any] | None, str], str],
 ) -> QualityView:
-    """The Quality section of these results (see the module docstring)."""
+    """The Quality section of a DriftSet, in `lang` (see the module docstring)."""
     view = QualityView()
-    complete = [r for r in results if r.status == "complete"]
-    answers: dict[str, list[ProbeRecord]] = {}
-    reasons: dict[str, str] = {}
-    for r in complete:
-        recs, why = _probes(r)
-        if recs is None:
-            reasons[r.job_dir.name] = why or ""
-        else:
-            answers[r.job_dir.name] = recs
-    if not answers:
-        skipped = [w for w in reasons.values() if w and w != "no_block"]
+    if not ds.drift and ds.how != "declared_missing":
+        skipped = [w for w in ds.reasons.values() if w and w != "no_block"]
         view.not_measured = (
             tr(lang, "Output drift was not measured: no job ran the probe ({why}).", why=skipped[0])
             if skipped
@@ -209,47 +268,36 @@ def quality_view(
             )
         )
         return view
-    points = {r.job_dir.name: {f: r.factors.get(f) for f in varying} for r in complete}
-    probed = {j: p for j, p in points.items() if j in answers}
-    declared = dict(getattr(study.quality, "reference", {}) or {})
-    ref, how = choose_reference(probed, varying, planned, declared)
-    if ref is None:
+    if ds.reference is None:
         view.not_measured = tr(
             lang,
             "Output drift was not compared: no measured job is at the declared reference point "
             "({point}); set study.quality.reference to a point that was measured.",
-            point=", ".join(f"{k}={v}" for k, v in declared.items()),
+            point=", ".join(f"{k}={v}" for k, v in ds.declared.items()),
         )
         return view
+    ref = ds.reference
     view.reference = ref
+    view.drift = dict(ds.drift)
     view.reference_text = tr(
         lang,
         "Reference: {point} (job {job}; {how}).",
-        point=point_text(points[ref], lang) if varying else ref,
+        point=point_text(ds.points[ref], lang) if varying else ref,
         job=ref,
         how=tr(lang, "declared in the study")
-        if how == "declared"
+        if ds.how == "declared"
         else tr(lang, "the most conservative point measured"),
     )
     limit = dict(getattr(study.quality, "limit", {}) or {})
-    for r in complete:
-        job = r.job_dir.name
-        text = point_text(points[job], lang) if varying else job
-        if job not in answers:
-            view.rows.append(_row(job, text, None, reasons.get(job), lang))
-            continue
-        why = not_comparable(answers[job], answers[ref])
-        if why is not None:
-            view.rows.append(_row(job, text, None, why, lang))
-            continue
-        d = compare(answers[job], answers[ref])
-        view.drift[job] = d
-        view.rows.append(_row(job, text, d, None, lang))
-        over = _over(d, limit, lang) if job != ref else None
+    for job, point in ds.points.items():
+        text = point_text(point, lang) if varying else job
+        d = ds.drift.get(job)
+        view.rows.append(_row(job, text, d, ds.reasons.get(job), lang))
+        over = _over(d, limit, lang) if d is not None and job != ref else None
         if over:
             view.over_limit[job] = over
-    view.lines = _factor_lines(points, view.drift, ref, varying, planned, lang, point_text)
-    view.notes = _notes(complete, answers, lang)
+    view.lines = _factor_lines(ds.points, ds.drift, ref, varying, planned, lang, point_text)
+    view.notes = _notes(ds, lang)
     return view
 
 
@@ -291,7 +339,7 @@ def _factor_lines(
     return lines
 
 
-def _notes(complete: Sequence[JobResult], answers: Mapping[str, Any], lang: str) -> list[str]:
+def _notes(ds: DriftSet, lang: str) -> list[str]:
     notes = [
         tr(
             lang,
@@ -300,12 +348,12 @@ def _notes(complete: Sequence[JobResult], answers: Mapping[str, Any], lang: str)
             "log-probabilities at each of {t} forced positions per probe; the probe is in no "
             "timed figure. KL divergence is taken over the top-{k} tokens with the rest of each "
             "distribution lumped, a lower bound of the full divergence.",
-            n=max(len(a) for a in answers.values()),
-            k=_setting(complete, "top_k"),
-            t=_setting(complete, "tokens"),
+            n=ds.probes,
+            k=ds.top_k,
+            t=ds.tokens,
         )
     ]
-    if any((r.data.get("provenance", {}).get("model") or {}).get("synthetic") for r in complete):
+    if ds.synthetic:
         notes.append(
             tr(
                 lang,

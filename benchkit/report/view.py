@@ -19,6 +19,7 @@ from benchkit.report import conditions, i18n, ledger
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
+from benchkit.report.quality import quality_view
 from benchkit.report.sections import factor_sections
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
@@ -179,9 +180,40 @@ def _status_and_summary(
         )
     else:
         summary.append(tr(lang, "Every planned point completed."))
-    if not study.quality_measured:
+    drift_line = _recommended_drift(a, rec_point, lang)
+    if drift_line:
+        summary.append(drift_line)
+    elif not study.quality_measured:
         summary.append(tr(lang, "Speed only: output quality was not measured."))
     return status_line, summary, unsettled
+
+
+def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: str) -> str | None:
+    """The recommended point's output drift beside its speed (benchkit.report.quality)."""
+    ds = a.drift
+    if not ds.measured or not rec_point:
+        return None
+    job = next(
+        (
+            j
+            for j, p in ds.points.items()
+            if all(str(p.get(k)).lower() == str(v).lower() for k, v in rec_point.items() if k in p)
+        ),
+        None,
+    )
+    d = ds.drift.get(job) if job else None
+    if job is None or d is None:
+        return tr(lang, "Output drift at the recommended point was not measured (see Quality).")
+    if job == ds.reference:
+        return tr(lang, "The recommended point is the drift reference itself (see Quality).")
+    return tr(
+        lang,
+        "Output drift at the recommended point: {k} of {n} probes changed their answer, mean KL "
+        "divergence {kld} from the reference (see Quality).",
+        k=d.changed,
+        n=d.probes,
+        kld="–" if d.kld_mean is None else format(d.kld_mean, ".4f"),
+    )
 
 
 def _refuted(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -307,6 +339,9 @@ def view_model(
         "claims": claims,
         "corrections": corr,
         "quality_measured": study.quality_measured,
+        "quality": quality_view(
+            a.drift, a.sweep.varying, a.sweep.planned, study, lang, i18n.point_text
+        ),
         "other_hw": other_hw,
         "missing": missing,
         "untested": list(words.untested or []),
