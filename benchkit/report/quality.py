@@ -113,8 +113,10 @@ def _probes(r: JobResult) -> tuple[list[ProbeRecord] | None, str | None]:
     return read_probes(path), None
 
 
-def _num(x: float | None, digits: int = 4) -> str:
-    return fmt.DASH if x is None else f"{x:.{digits}f}"
+def kld_text(x: float | None) -> str:
+    """A KL divergence to three significant digits ('0', '0.00412', '3.1e-06'): the small
+    ones a quantized cache gives must not print as 0.0000."""
+    return fmt.DASH if x is None else "0" if x == 0 else f"{x:.3g}"
 
 
 def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> dict[str, object]:
@@ -136,8 +138,8 @@ def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> d
         "identical": f"{d.identical}/{d.probes}",
         "first_diff": fmt.DASH if d.first_diff_mean is None else f"{d.first_diff_mean:.1f}",
         "top1": fmt.DASH if d.top1_agreement is None else fmt.pct(d.top1_agreement),
-        "kld_mean": _num(d.kld_mean),
-        "kld_max": _num(d.kld_max),
+        "kld_mean": kld_text(d.kld_mean),
+        "kld_max": kld_text(d.kld_max),
         "note": tr(lang, "{n} positions without probabilities", n=d.positions_missing)
         if d.positions_missing
         else "",
@@ -146,7 +148,7 @@ def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> d
 
 def factor_line(setting: str, speculative: bool, d: Drift, lang: str) -> str:
     """One factor's drift verdict: '{setting} changed no answer ...' or how much it changed."""
-    kld = _num(d.kld_mean)
+    kld = kld_text(d.kld_mean)
     if d.changed == 0:
         text = tr(
             lang,
@@ -194,8 +196,8 @@ def _over(d: Drift, limit: Mapping[str, float], lang: str) -> str | None:
         return tr(
             lang,
             "mean KL divergence {kld} is over the study's limit {limit}",
-            kld=_num(d.kld_mean),
-            limit=_num(kld_limit),
+            kld=kld_text(d.kld_mean),
+            limit=kld_text(kld_limit),
         )
     share = 1 - d.identical_share
     if changed_limit is not None and d.probes and share > changed_limit:

@@ -19,7 +19,7 @@ from benchkit.report import conditions, i18n, ledger
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
-from benchkit.report.quality import quality_view
+from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.sections import factor_sections
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
@@ -212,7 +212,7 @@ def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: s
         "divergence {kld} from the reference (see Quality).",
         k=d.changed,
         n=d.probes,
-        kld="–" if d.kld_mean is None else format(d.kld_mean, ".4f"),
+        kld=kld_text(d.kld_mean),
     )
 
 
