@@ -14,8 +14,8 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.lang import marked, tr, trn
 from benchkit.report.lang import span as lang_span
-from benchkit.report.lang import tr, trn
 from benchkit.report.lang.ko import particle, with_unit
 from benchkit.report.numbers import (
     BackendNumbers,
@@ -31,7 +31,6 @@ from benchkit.report.numbers import (
     of,
 )
 from benchkit.report.strings_en import EN as _EN
-from benchkit.report.strings_ko import DEFINITIONS_KO as DEFINITIONS_KO
 from benchkit.report.strings_ko import KO as _KO
 from benchkit.report.words import ATTRIBUTES as _ATTRIBUTES
 from benchkit.report.words import BACKENDS as BACKENDS
@@ -49,10 +48,9 @@ STRINGS: dict[str, dict[str, str]] = {"en": _EN, "ko": _KO}
 
 
 def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:
-    """The metric definitions in `lang`, falling back to English for any not translated."""
-    if lang != "ko":
-        return dict(base)
-    return {k: with_unit(DEFINITIONS_KO[k]) if k in DEFINITIONS_KO else v for k, v in base.items()}
+    """The metric definitions (benchkit.measure.DEFINITIONS, marked there) in `lang`; one the
+    catalog does not translate stays English."""
+    return {k: marked(lang, v) for k, v in base.items()}
 
 
 def strings(lang: str) -> dict[str, str]:
