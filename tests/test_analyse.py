@@ -15,6 +15,7 @@ import pytest
 
 from benchkit.report import analyse as an
 from benchkit.report import fmt, i18n, ledger
+from benchkit.report.lang import grammar
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult
 
@@ -620,7 +621,9 @@ def test_text_from_results_is_escaped_for_markdown() -> None:
 
 def test_both_languages_have_every_string() -> None:
     assert set(i18n.STRINGS["en"]) == set(i18n.STRINGS["ko"])
-    assert i18n.subject("Vulkan", "ko") == "Vulkan이" and i18n.subject("CUDA", "ko") == "CUDA가"
-    assert i18n.topic("HIP", "ko") == "HIP은" and i18n.topic("CPU", "ko") == "CPU는"
+    # A name's particle (a translation's {name:이}) follows how Korean reads the name.
+    korean = grammar("ko")
+    assert korean.inflect("Vulkan", "이") == "Vulkan이" and korean.inflect("CUDA", "이") == "CUDA가"
+    assert korean.inflect("HIP", "은") == "HIP은" and korean.inflect("CPU", "은") == "CPU는"
     assert i18n.span(0.48, 0.52, fmt.pct, "ko") == "48~52%"
     assert i18n.span(0.48, 0.52, fmt.pct, "en") == "48%–52%"

@@ -1,25 +1,27 @@
-# ruff: noqa: E501 -- Korean glyphs count double width; its sentences read better unbroken.
-"""The report's words in English and Korean: fixed strings, and sentences built from verdicts.
+"""The report's sentences: a verdict's numbers turned into the one sentence a reader needs,
+in the study's language, with every number formatted by `fmt`.
 
-`strings(lang)` gives the fixed strings (section titles, table headers, notices) the
-templates print; the functions below turn a verdict's numbers into the one sentence a
-reader needs, in the study's language, with every number formatted by `fmt`. Nothing here
-computes a verdict: `analyse` does; this module only says it.
+Every sentence is English source text translated through the catalogs (`benchkit.report.lang`:
+`tr`, `trn`, `marked`); where a language's grammar differs (a Korean particle after a name,
+another word order), its translation says so, so no code here asks which language it writes.
+`strings(lang)` still gives the templates their fixed strings until they translate through the
+catalogs too. Nothing here computes a verdict: `analyse` does; this module only says it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.lang import grammar, marked, tr, trc, trc_marked, trn
 from benchkit.report.lang import span as lang_span
-from benchkit.report.lang import tr, trn
-from benchkit.report.lang.ko import particle, with_unit
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
+    BuildPair,
     Capped,
     DraftingNumbers,
     Light,
@@ -31,40 +33,52 @@ from benchkit.report.numbers import (
     of,
 )
 from benchkit.report.strings_en import EN as _EN
-from benchkit.report.strings_ko import DEFINITIONS_KO as DEFINITIONS_KO
 from benchkit.report.strings_ko import KO as _KO
-from benchkit.report.words import ATTRIBUTES as _ATTRIBUTES
+from benchkit.report.words import (
+    ATTRIBUTES,
+    CLAIM_STATUS,
+    CONTEXT_WORDS,
+    DRAFTERS,
+    DRAFTERS_OPENING,
+    EFFECT_WORDS,
+    FACTORS,
+    OBJECTIVE_WORDS,
+    STATUS_WORDS,
+)
 from benchkit.report.words import BACKENDS as BACKENDS
-from benchkit.report.words import CONTEXT_WORDS as _CONTEXT_WORDS
-from benchkit.report.words import DRAFTERS as _DRAFTERS
-from benchkit.report.words import EFFECT_WORDS as _EFFECT_WORDS
-from benchkit.report.words import FACTORS as _FACTORS
-from benchkit.report.words import OBJECTIVE_WORDS as _OBJECTIVE_WORDS
-from benchkit.report.words import STATUS_WORDS as _STATUS_WORDS
 
-LANGS = ("en", "ko")
-
-
+# The templates' fixed strings per language (strings()), until they move to the catalogs.
 STRINGS: dict[str, dict[str, str]] = {"en": _EN, "ko": _KO}
 
 
 def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:
-    """The metric definitions in `lang`, falling back to English for any not translated."""
-    if lang != "ko":
-        return dict(base)
-    return {k: with_unit(DEFINITIONS_KO[k]) if k in DEFINITIONS_KO else v for k, v in base.items()}
+    """The metric definitions (benchkit.measure.DEFINITIONS, marked there) in `lang`; one the
+    catalog does not translate stays English."""
+    return {k: marked(lang, v) for k, v in base.items()}
 
 
 def strings(lang: str) -> dict[str, str]:
-    """The fixed strings of one language (English for an unknown one); Korean ones name the
-    study's unit by its own word (ko.with_unit)."""
-    if lang == "ko":
-        return {k: with_unit(v) for k, v in _KO.items()}
-    return STRINGS.get(lang, _EN)
+    """The fixed strings of one language (English for an unknown one), finished as the
+    language's grammar finishes a message (Korean names the study's unit by its own word)."""
+    table = STRINGS.get(lang)
+    if table is None:
+        return _EN
+    finish = grammar(lang).finish
+    return {k: finish(v) for k, v in table.items()}
 
 
-def _s(lang: str, key: str, **kw: Any) -> str:
-    return strings(lang)[key].format(**kw)
+class _Opening:
+    """A message field that opens a sentence. English writes `{headline:capital}`: its first
+    letter a capital; a translation that leaves the spec out keeps the text as it is (Korean
+    has no capitals, and a name such as vLLM stays as written there)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __format__(self, spec: str) -> str:
+        return self.text[:1].upper() + self.text[1:] if spec == "capital" else self.text
 
 
 # ------------------------------------------------------------------------- small phrases
@@ -72,21 +86,6 @@ def _s(lang: str, key: str, **kw: Any) -> str:
 
 def backend_name(b: Any) -> str:
     return BACKENDS.get(norm(b), str(b))
-
-
-def _particle(name: str, after_consonant: str, after_vowel: str) -> str:
-    """`name` with the Korean particle its reading takes (benchkit/report/lang/ko.py)."""
-    return particle(name, after_consonant)
-
-
-def subject(name: str, lang: str) -> str:
-    """'Vulkan' -> 'Vulkan이', 'CUDA' -> 'CUDA가' in Korean; the name itself in English."""
-    return _particle(name, "이", "가") if lang == "ko" else name
-
-
-def topic(name: str, lang: str) -> str:
-    """'HIP' -> 'HIP은', 'CPU' -> 'CPU는' in Korean; the name itself in English."""
-    return _particle(name, "은", "는") if lang == "ko" else name
 
 
 def span(lo: float, hi: float, fn: Callable[[float], str], lang: str) -> str:
@@ -100,16 +99,17 @@ def slots_phrase(n: Any, lang: str) -> str:
 
 
 def mtp_phrase(v: Any, lang: str) -> str:
-    on = norm(v) == "true"
-    return f"MTP {strings(lang)['yes' if on else 'no']}"
+    return tr(lang, "MTP on") if norm(v) == "true" else tr(lang, "MTP off")
 
 
 def drafter(factor: str, lang: str, start: bool = False) -> str:
     """What a drafting verdict is about, as the subject of a sentence: 'MTP', 'a draft
-    model' ('A draft model' at the start), 'MTP는' in Korean."""
-    words = _DRAFTERS.get(lang, _DRAFTERS["en"])
-    text = words.get(factor) or (f"{factor}은(는)" if lang == "ko" else factor)
-    return text[:1].upper() + text[1:] if start and lang != "ko" else text
+    model' ('A draft model' at the start). A drafter without a word is its factor's name."""
+    if start and factor in DRAFTERS_OPENING:
+        return trc_marked(lang, "drafter opening a sentence", DRAFTERS_OPENING[factor])
+    if factor in DRAFTERS:
+        return trc_marked(lang, "drafter", DRAFTERS[factor])
+    return factor
 
 
 def point_text(point: Mapping[str, Any] | None, lang: str) -> str:
@@ -139,50 +139,57 @@ def missing_text(missing: Sequence[Any], lang: str, limit: int = 6) -> str:
         items.append(f"{point_text(m.point, lang)} ({status}{reason})")
     more = len(missing) - limit
     if more > 0:
-        items.append(f"+{more}" if lang == "ko" else f"and {more} more")
+        items.append(tr(lang, "and {n} more", n=more))
     return "; ".join(items)
 
 
-def _look_up(table: Mapping[str, Mapping[str, str]], key: str, lang: str) -> str:
-    """The word for `key` in `lang` (English where the language has no table; the key itself
-    where the table has no word)."""
-    return table.get(lang, table["en"]).get(key, key)
+def _list(items: Sequence[str], lang: str) -> str:
+    """'a, b and c' as the language lists things."""
+    if len(items) < 2:
+        return "".join(items)
+    # TRANSLATORS: the end of a list; {items} is the ones before the last, comma-separated.
+    return tr(lang, "{items} and {last}", items=", ".join(items[:-1]), last=items[-1])
 
 
 def factor_name(factor: str, lang: str) -> str:
-    return _look_up(_FACTORS, factor, lang)
+    return trc_marked(lang, "factor", FACTORS[factor]) if factor in FACTORS else factor
 
 
 def status_word(status: str, lang: str) -> str:
-    return _look_up(_STATUS_WORDS, status, lang)
+    if status in STATUS_WORDS:
+        return trc_marked(lang, "status", STATUS_WORDS[status])
+    return status
 
 
 def effect_word(effect: Any, lang: str) -> str:
     if effect is None:
         return fmt.DASH
-    return _look_up(_EFFECT_WORDS, str(effect), lang)
+    key = str(effect)
+    return trc_marked(lang, "effect", EFFECT_WORDS[key]) if key in EFFECT_WORDS else key
 
 
 def slot_range(lo: int | None, hi: int | None, largest: int | None, lang: str) -> str:
     """Slot counts of one MTP run: '1 slot', '2+ slots', '2-3 slots' (largest tested closes)."""
     if lo is None:
-        return "all" if lang != "ko" else "전 구간"
+        return trc(lang, "slot counts", "all")
     if hi is None and largest is not None and largest == lo:
         hi = lo
     if hi is None:
-        return f"슬롯 {lo}개 이상" if lang == "ko" else f"{lo}+ slots"
+        return tr(lang, "{lo}+ slots", lo=lo)
     if hi == lo:
         return slots_phrase(lo, lang)
-    return f"슬롯 {lo}~{hi}개" if lang == "ko" else f"{lo}–{hi} slots"
+    return tr(lang, "{lo}–{hi} slots", lo=lo, hi=hi)
 
 
 def objective_words(metric: str, lang: str) -> str:
     """'seconds per unit (throughput basis)', 'p95 time to first token'."""
-    words = _OBJECTIVE_WORDS.get(lang, _OBJECTIVE_WORDS["en"])
-    if metric in words:
-        return with_unit(words[metric]) if lang == "ko" else words[metric]
+    if metric in OBJECTIVE_WORDS:
+        return trc_marked(lang, "objective", OBJECTIVE_WORDS[metric])
     base, _, q = metric.rpartition("_")
-    return f"{q} {words.get(base, base)}" if base in words else metric
+    if base not in OBJECTIVE_WORDS:
+        return metric
+    words = trc_marked(lang, "objective", OBJECTIVE_WORDS[base])
+    return tr(lang, "{quantile} {objective}", quantile=q, objective=words)
 
 
 def objective_value(metric: str, x: Any, lang: str) -> str:
@@ -200,31 +207,27 @@ def _objective_of(v: Verdict) -> str:
 
 
 def jobs_text(jobs: Sequence[Any], lang: str) -> str:
-    """'job 6', 'jobs 12, 13 and 14' ('작업 6', '작업 12, 13, 14')."""
+    """'job 6', 'jobs 12, 13 and 14', as the language counts and lists them."""
     js = [str(j) for j in jobs]
-    if lang == "ko":
-        return "작업 " + ", ".join(js)
-    if len(js) == 1:
-        return f"job {js[0]}"
-    return "jobs " + ", ".join(js[:-1]) + " and " + js[-1]
+    return trn(lang, "job {jobs}", "jobs {jobs}", len(js), jobs=_list(js, lang))
 
 
 def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
     """'job 6 ran model file X where the other jobs ran Y' for each entry."""
-    words = _ATTRIBUTES.get(lang, _ATTRIBUTES["en"])
     out = []
     for e in entries:
-        attr = words.get(e["attribute"], e["attribute"])
-        if lang == "ko":
-            out.append(
-                f"{topic(jobs_text(e['jobs'], lang), lang)} 다른 작업({e['usual']})과 다른 "
-                f"{attr}({e['value']})로 돌았습니다"
+        attr = e["attribute"]
+        word = trc_marked(lang, "run attribute", ATTRIBUTES[attr]) if attr in ATTRIBUTES else attr
+        out.append(
+            tr(
+                lang,
+                "{jobs} ran {attribute} {value} where the other jobs ran {usual}",
+                jobs=jobs_text(e["jobs"], lang),
+                attribute=word,
+                value=e["value"],
+                usual=e["usual"],
             )
-        else:
-            out.append(
-                f"{jobs_text(e['jobs'], lang)} ran {attr} {e['value']} where the other jobs "
-                f"ran {e['usual']}"
-            )
+        )
     return "; ".join(out)
 
 
@@ -239,46 +242,48 @@ def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
         base = point_text({k: e["base"][k] for k in keys if k in e["base"]}, lang)
         margin = fmt.pct(abs(e["margin"]))
         noise = fmt.pct(e["noise"]) if e.get("noise") is not None else "?"
-        declared = e.get("basis") == "declared"
+        points = {"base": base, "other": other, "margin": margin}
         if e.get("basis") == "ci":
-            out.append(
-                f"{particle(base, '와')} {other}의 차이 {particle(margin, '는')} 95% 신뢰구간이 겹쳐 아직 가릴 수 없습니다"
-                if lang == "ko"
-                else f"{base} and {other} differ by {margin}, but their 95% intervals overlap: "
-                "more repeats would tell them apart"
+            text = tr(
+                lang,
+                "{base} and {other} differ by {margin}, but their 95% intervals overlap: "
+                "more repeats would tell them apart",
+                **points,
             )
-            continue
-        if lang == "ko":
-            src = (
-                "연구가 밝힌 실행 간 노이즈" if declared else with_unit("단위별 시간으로 잰 노이즈")
-            )
-            out.append(
-                f"{particle(base, '와')} {other}의 차이 {particle(margin, '는')} {src} {noise} 안입니다"
+        elif e.get("basis") == "declared":
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} run-to-run "
+                "noise the study declares",
+                noise=noise,
+                **points,
             )
         else:
-            src = (
-                f"the {noise} run-to-run noise the study declares"
-                if declared
-                else f"the {noise} noise of their per-unit time ratios (one run each)"
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} noise of their "
+                "per-unit time ratios (one run each)",
+                noise=noise,
+                **points,
             )
-            out.append(f"{base} and {other} differ by only {margin}, inside {src}")
+        out.append(text)
     return "; ".join(out)
 
 
 def capped_text(c: Capped, lang: str) -> str:
     """'in job 6, 14% of calls and 28% of call time ran to the generation cap (limit 5%)'."""
-    limit = fmt.pct(c["limit"])
-    calls = fmt.pct(c["share_calls"]) if c.get("share_calls") is not None else None
-    time_ = fmt.pct(c["share_time"]) if c.get("share_time") is not None else None
-    if lang == "ko":
-        what = ", ".join(
-            x for x in (calls and f"호출의 {calls}", time_ and f"호출 시간의 {time_}") if x
-        )
-        return f"작업 {c['job']}에서 {particle(what, '가')} 생성 상한까지 갔습니다(한도 {limit})"
-    what = " and ".join(
-        x for x in (calls and f"{calls} of calls", time_ and f"{time_} of call time") if x
+    shares = []
+    if c.get("share_calls") is not None:
+        shares.append(tr(lang, "{share} of calls", share=fmt.pct(c["share_calls"])))
+    if c.get("share_time") is not None:
+        shares.append(tr(lang, "{share} of call time", share=fmt.pct(c["share_time"])))
+    return tr(
+        lang,
+        "in job {job}, {shares} ran to the generation cap (limit {limit})",
+        job=c["job"],
+        shares=_list(shares, lang),
+        limit=fmt.pct(c["limit"]),
     )
-    return f"in job {c['job']}, {what} ran to the generation cap (limit {limit})"
 
 
 # ---------------------------------------------------------------------------- sentences
@@ -289,39 +294,40 @@ def _prov(v: Verdict, lang: str) -> str:
         return ""
     bits = []
     if len(v.missing) > 2:
-        bits.append(_s(lang, "missing_many", n=len(v.missing)))
+        bits.append(
+            tr(
+                lang,
+                "{n} planned points it depends on did not complete (listed under Not run)",
+                n=len(v.missing),
+            )
+        )
     elif v.missing:
-        bits.append(_s(lang, "missing_points", points=missing_text(v.missing, lang)))
+        bits.append(tr(lang, "missing: {points}", points=missing_text(v.missing, lang)))
     for r in v.reasons:
         bits.append(reason_text(r, v, lang))
-    head = "잠정" if lang == "ko" else "Provisional"
-    return f" ({head}: " + "; ".join(b for b in bits if b) + ")"
+    return tr(lang, " (Provisional: {reasons})", reasons="; ".join(b for b in bits if b))
 
 
 def reason_text(reason: str, v: Verdict, lang: str) -> str:
-    ko = lang == "ko"
     n = v.numbers
     if reason == "single_run":
         measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
-        units = fmt.integer(measured) if measured is not None else "?"
-        return (
-            with_unit(f"{units}개 단위를 한 번 돌린 값이라 신뢰구간이 없습니다")
-            if ko
-            else f"one run of {units} units, so no confidence interval"
+        return trn(
+            lang,
+            "one run of {units} unit, so no confidence interval",
+            "one run of {units} units, so no confidence interval",
+            int(measured) if measured is not None else 0,
+            units=fmt.integer(measured) if measured is not None else "?",
         )
     if reason.startswith("depends_on:"):
-        f = factor_name(reason.split(":", 1)[1], lang)
-        return f"{f} 판정이 아직 확정되지 않았습니다" if ko else f"the {f} verdict is provisional"
+        factor = factor_name(reason.split(":", 1)[1], lang)
+        return tr(lang, "the {factor} verdict is provisional", factor=factor)
     if reason == "no_result":
-        return (
-            "권장 조합에 완료된 결과가 없습니다"
-            if ko
-            else "the recommended point has no complete result"
-        )
+        return tr(lang, "the recommended point has no complete result")
     if reason == "no_comparison":
-        return "비교할 완료 조합이 없습니다" if ko else "no complete points to compare"
+        return tr(lang, "no complete points to compare")
     if reason == "one_slot_count":
-        return "완료된 슬롯 수가 하나뿐입니다" if ko else "only one slot count completed"
+        return tr(lang, "only one slot count completed")
     if reason == "inside_noise":
         noisy = BackendNumbers | SlotsNumbers | DraftingNumbers
         return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
@@ -331,7 +337,7 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
     if reason == "capped" and isinstance(n, SlotsNumbers | ProjectionNumbers) and n.capped:
         return capped_text(n.capped, lang)
     if reason == "slo_none":
-        return "SLO를 지킨 조합이 없습니다" if ko else "no point met the study's SLO"
+        return tr(lang, "no point met the study's SLO")
     return reason
 
 
@@ -379,75 +385,85 @@ def backend_sentence(v: Verdict, lang: str) -> str:
 
 
 def slots_sentence(v: Verdict, lang: str) -> str:
-    ko = lang == "ko"
     n = of(SlotsNumbers, v.numbers)
+    prov = _prov(v, lang)
     if v.verdict is None:
-        return (
-            (
-                "슬롯 수를 비교할 완료 조합이 없습니다"
-                if ko
-                else "No complete points compare slot counts"
-            )
-            + _prov(v, lang)
-            + "."
-        )
+        return tr(lang, "No complete points compare slot counts{prov}.", prov=prov)
     k = int(v.verdict)
     gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
-    metric = _objective_of(v)
-    obj = objective_words(metric, lang)
+    obj = objective_words(_objective_of(v), lang)
     if not n.knee_reached:
-        rows = n.rows or []
-        last = rows[-1]["change_vs_previous"] if len(rows) > 1 else None
-        if v.missing:
-            if ko:
-                return (
-                    f"잠정: {slots_phrase(k, lang)}는 완료된 조합 중 가장 나은 값일 뿐, 결론이 "
-                    f"아닙니다. 무릎에 닿지 않았고(마지막 증가에서 {obj} "
-                    f"{fmt.signed_pct(last)}), {missing_text(v.missing, lang)}."
-                )
-            return (
-                f"Provisional: {slots_phrase(k, lang)} is only the best completed point, not "
-                f"a conclusion. The knee was not reached (the last step still changed {obj} "
-                f"by {fmt.signed_pct(last)}), and {missing_text(v.missing, lang)} did "
-                "not complete."
-            )
-        if ko:
-            return (
-                f"{slots_phrase(k, lang)}까지 무릎이 없었습니다{_prov(v, lang)}: 가장 큰 슬롯 "
-                f"수에서도 {particle(obj, '이')} {gain} 넘게 줄었습니다. 더 큰 슬롯 수를 재 봐야 합니다."
-            )
-        return (
-            f"No knee up to {slots_phrase(k, lang)}{_prov(v, lang)}: the largest count tested "
-            f"still cut {obj} by more than {gain}; larger counts need measuring."
-        )
+        return _no_knee(v, n, k, obj, gain, lang)
     costs = []
     for b in n.beyond or []:
-        lat = fmt.ratio(b["latency_ratio"], lang) if b["latency_ratio"] else fmt.DASH
-        ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH
-        change = fmt.signed_pct(b["change_vs_knee"])
-        if ko:
-            costs.append(
-                f"{slots_phrase(b['slots'], lang)}: {change}, 슬롯 지연 {lat}, 컨텍스트 {ctx}"
+        costs.append(
+            tr(
+                lang,
+                "{slots}: {change}, slot latency {latency}, context {context}",
+                slots=slots_phrase(b["slots"], lang),
+                change=fmt.signed_pct(b["change_vs_knee"]),
+                latency=fmt.ratio(b["latency_ratio"], lang) if b["latency_ratio"] else fmt.DASH,
+                context=fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH,
             )
-        else:
-            costs.append(
-                f"{slots_phrase(b['slots'], lang)}: {change}, slot latency {lat}, context {ctx}"
-            )
-    if ko:
-        was = "무릎이었습니다" if v.status == COMPLETE else "무릎으로 보입니다"
-        text = (
-            f"{particle(obj, '으로')} 보면 동시 슬롯은 {k}개가 {was}{_prov(v, lang)}. 그보다 적은 슬롯은 "
-            f"가장 좋은 값보다 {gain} 넘게 느렸고, 그보다 많은 슬롯은 {gain} 미만으로만 "
-            "나아졌습니다" + (f" ({'; '.join(costs)})" if costs else "") + "."
+        )
+    fields: dict[str, Any] = {
+        "objective": obj,
+        "prov": prov,
+        "gain": gain,
+        "costs": f" ({'; '.join(costs)})" if costs else "",
+    }
+    if v.status == COMPLETE:
+        text = trn(
+            lang,
+            "{n} slot was the knee on {objective}{prov}: fewer slots were more than {gain} "
+            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
+            "{n} slots was the knee on {objective}{prov}: fewer slots were more than {gain} "
+            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
+            k,
+            **fields,
         )
     else:
-        was = "was" if v.status == COMPLETE else "looks like"
-        text = (
-            f"{slots_phrase(k, lang)} {was} the knee on {obj}{_prov(v, lang)}: fewer slots were "
-            f"more than {gain} worse than the best count, and more slots improved it by less "
-            f"than {gain}" + (f" ({'; '.join(costs)})" if costs else "") + "."
+        text = trn(
+            lang,
+            "{n} slot looks like the knee on {objective}{prov}: fewer slots were more than "
+            "{gain} worse than the best count, and more slots improved it by less than "
+            "{gain}{costs}.",
+            "{n} slots looks like the knee on {objective}{prov}: fewer slots were more than "
+            "{gain} worse than the best count, and more slots improved it by less than "
+            "{gain}{costs}.",
+            k,
+            **fields,
         )
     return text + tradeoff_text(v, lang)
+
+
+def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str) -> str:
+    """The slots sentence where no knee was reached: still missing points, or none left."""
+    if v.missing:
+        rows = n.rows or []
+        last = rows[-1]["change_vs_previous"] if len(rows) > 1 else None
+        return trn(
+            lang,
+            "Provisional: {n} slot is only the best completed point, not a conclusion. The "
+            "knee was not reached (the last step still changed {objective} by {change}), and "
+            "{missing} did not complete.",
+            "Provisional: {n} slots is only the best completed point, not a conclusion. The "
+            "knee was not reached (the last step still changed {objective} by {change}), and "
+            "{missing} did not complete.",
+            k,
+            objective=obj,
+            change=fmt.signed_pct(last),
+            missing=missing_text(v.missing, lang),
+        )
+    return tr(
+        lang,
+        "No knee up to {slots}{prov}: the largest count tested still cut {objective} by more "
+        "than {gain}; larger counts need measuring.",
+        slots=slots_phrase(k, lang),
+        prov=_prov(v, lang),
+        objective=obj,
+        gain=gain,
+    )
 
 
 def tradeoff_text(v: Verdict, lang: str) -> str:
@@ -457,35 +473,31 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
     out = ""
     f = n.faster
     if f:
-        ctx = fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH
-        pct = fmt.pct(f["faster_by"], 1)
-        if lang == "ko":
-            out += (
-                f" {topic(slots_phrase(f['slots'], lang), lang)} {pct} 더 빨랐지만 "
-                f"컨텍스트가 {ctx} 필요합니다."
-            )
-        else:
-            out += (
-                f" {slots_phrase(f['slots'], lang)} measured {pct} faster but needs {ctx} "
-                "the context."
-            )
+        out += tr(
+            lang,
+            " {slots} measured {pct} faster but needs {context} the context.",
+            slots=slots_phrase(f["slots"], lang),
+            pct=fmt.pct(f["faster_by"], 1),
+            context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
+        )
     cap = n.capped
     if cap:
-        metric = _objective_of(v)
         uncapped = cap["objective_uncapped"]
-        without = objective_value(metric, uncapped, lang) if uncapped is not None else None
-        if lang == "ko":
-            out += f" 무릎 조합에서 {capped_text(cap, lang)}"
-            out += f"; 그 호출을 빼면 약 {without}입니다." if without else "."
+        capped = capped_text(cap, lang)
+        if uncapped is not None:
+            out += tr(
+                lang,
+                " At the knee, {capped}; without their time it would be about {without}.",
+                capped=capped,
+                without=objective_value(_objective_of(v), uncapped, lang),
+            )
         else:
-            out += f" At the knee, {capped_text(cap, lang)}"
-            out += f"; without their time it would be about {without}." if without else "."
+            out += tr(lang, " At the knee, {capped}.", capped=capped)
         if n.knee_uncapped is not None:
-            other = slots_phrase(n.knee_uncapped, lang)
-            out += (
-                f" 그 호출을 빼면 무릎은 {other}입니다."
-                if lang == "ko"
-                else f" Without the capped calls the knee would be {other}."
+            out += tr(
+                lang,
+                " Without the capped calls the knee would be {slots}.",
+                slots=slots_phrase(n.knee_uncapped, lang),
             )
     return out
 
@@ -493,60 +505,58 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
 def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
     """'helped only at 1 slot and hurt at 2+ slots' from the effect runs (a drafting verdict's
     value); `largest` is the largest slot count tested."""
-    ko = lang == "ko"
     effects = {r["effect"] for r in runs}
     if len(runs) == 1 and runs[0]["from"] is None:
         return {
-            "helps": "도움이 됐습니다" if ko else "helped",
-            "hurts": "손해였습니다" if ko else "hurt",
-            "no difference": "차이가 없었습니다" if ko else "made no difference",
+            "helps": trc(lang, "drafting", "helped"),
+            "hurts": trc(lang, "drafting", "hurt"),
+            "no difference": trc(lang, "drafting", "made no difference"),
         }[runs[0]["effect"]]
     if len(effects) == 1:
-        e = runs[0]["effect"]
-        if ko:
-            return {
-                "helps": "모든 슬롯 수에서 도움이 됐습니다",
-                "hurts": "모든 슬롯 수에서 손해였습니다",
-                "no difference": "어느 슬롯 수에서도 차이가 없었습니다",
-            }[e]
         return {
-            "helps": "helped at every slot count",
-            "hurts": "hurt at every slot count",
-            "no difference": "made no difference at any slot count",
-        }[e]
-    parts = []
+            "helps": tr(lang, "helped at every slot count"),
+            "hurts": tr(lang, "hurt at every slot count"),
+            "no difference": tr(lang, "made no difference at any slot count"),
+        }[runs[0]["effect"]]
     helps_once = sum(1 for r in runs if r["effect"] == "helps") == 1
-    for r in runs:
-        where = slot_range(r["from"], r["to"], largest, lang)
-        e = r["effect"]
-        if ko:
-            word = {"helps": "도움이 됐고", "hurts": "손해였고", "no difference": "차이가 없었고"}[
-                e
-            ]
-            only = "에서만 " if e == "helps" and helps_once else "에서는 "
-            parts.append(f"{where}{only}{word}")
-        else:
-            word = {"helps": "helped", "hurts": "hurt", "no difference": "made no difference"}[e]
-            only = " only" if e == "helps" and helps_once else ""
-            parts.append(f"{word}{only} at {where}")
-    if ko:
-        text = ", ".join(parts)
-        return text[:-1] + "습니다" if text.endswith("고") else text
-    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    parts = [
+        _run_text(r["effect"], helps_once, slot_range(r["from"], r["to"], largest, lang), lang)
+        for r in runs[:-1]
+    ]
+    last = runs[-1]
+    where = slot_range(last["from"], last["to"], largest, lang)
+    parts.append(_run_text(last["effect"], helps_once, where, lang, last=True))
+    return _list(parts, lang)
+
+
+def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool = False) -> str:
+    """One run of a drafting verdict: 'helped only at 1 slot'. The last of the list has a
+    message of its own, for a language that ends the sentence there in another form."""
+    if effect == "helps" and helps_once:
+        if last:
+            return trc(lang, "last drafting run", "helped only at {where}", where=where)
+        return trc(lang, "drafting run", "helped only at {where}", where=where)
+    if effect == "helps":
+        if last:
+            return trc(lang, "last drafting run", "helped at {where}", where=where)
+        return trc(lang, "drafting run", "helped at {where}", where=where)
+    if effect == "hurts":
+        if last:
+            return trc(lang, "last drafting run", "hurt at {where}", where=where)
+        return trc(lang, "drafting run", "hurt at {where}", where=where)
+    if last:
+        return trc(lang, "last drafting run", "made no difference at {where}", where=where)
+    return trc(lang, "drafting run", "made no difference at {where}", where=where)
 
 
 def mtp_sentence(v: Verdict, lang: str) -> str:
-    ko = lang == "ko"
-    who = drafter(v.factor, lang, start=True)
+    prov = _prov(v, lang)
     if v.verdict is None:
-        return (
-            (
-                f"{who} 켠 것과 끈 것을 같은 설정에서 비교할 완료 조합이 없습니다"
-                if ko
-                else f"No complete points compare {drafter(v.factor, lang)} on and off"
-            )
-            + _prov(v, lang)
-            + "."
+        return tr(
+            lang,
+            "No complete points compare {drafter} on and off{prov}.",
+            drafter=drafter(v.factor, lang),
+            prov=prov,
         )
     n = of(DraftingNumbers, v.numbers)
     primary = [
@@ -557,28 +567,36 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     worst = max(primary, key=lambda e: e["ratio"])
     best = min(primary, key=lambda e: e["ratio"])
     acc = n.acceptance_range
-    where = point_text(v.point, lang) if v.point else ""
-    acc_text = ""
+    acceptance = ""
     if acc:
-        a = span(acc[0], acc[1], fmt.pct, lang)
-        acc_text = (
-            f" 투기 토큰 수용률은 모든 설정에서 {a}였습니다."
-            if ko
-            else f" Draft acceptance was {a} across all settings measured."
+        acceptance = tr(
+            lang,
+            " Draft acceptance was {acceptance} across all settings measured.",
+            acceptance=span(acc[0], acc[1], fmt.pct, lang),
         )
-    obj = objective_words(_objective_of(v), lang)
-    scope = scope_text(n, lang)
-    runs = mtp_runs_text(v.verdict, n.largest, lang)
-    if ko:
-        return (
-            f"{who} {runs}{_prov(v, lang)}. {where + ' 기준, ' if where else ''}켜면 {particle(obj, '이')} "
-            f"{fmt.ratio(best['ratio'], lang)}에서 {fmt.ratio(worst['ratio'], lang)}까지 "
-            f"달라졌습니다.{acc_text}{scope}"
+    fields: dict[str, Any] = {
+        "who": drafter(v.factor, lang, start=True),
+        "runs": mtp_runs_text(v.verdict, n.largest, lang),
+        "prov": prov,
+        "objective": objective_words(_objective_of(v), lang),
+        "best": fmt.ratio(best["ratio"], lang),
+        "worst": fmt.ratio(worst["ratio"], lang),
+        "acceptance": acceptance,
+        "scope": scope_text(n, lang),
+    }
+    if v.point:
+        return tr(
+            lang,
+            "{who} {runs}{prov}. On {point}, turning it on changed {objective} by {best} to "
+            "{worst}.{acceptance}{scope}",
+            point=point_text(v.point, lang),
+            **fields,
         )
-    return (
-        f"{who} {runs}{_prov(v, lang)}. {'On ' + where + ', t' if where else 'T'}urning it on changed "
-        f"{obj} by {fmt.ratio(best['ratio'], lang)} to "
-        f"{fmt.ratio(worst['ratio'], lang)}.{acc_text}{scope}"
+    return tr(
+        lang,
+        "{who} {runs}{prov}. Turning it on changed {objective} by {best} to "
+        "{worst}.{acceptance}{scope}",
+        **fields,
     )
 
 
@@ -591,50 +609,55 @@ def scope_text(n: DraftingNumbers, lang: str) -> str:
         parts.append(
             f"{point_text(s['series'], lang)}: {mtp_runs_text(s['runs'], n.largest, lang)}"
         )
-    if lang == "ko":
-        return " 효과가 계열마다 달랐습니다: " + "; ".join(parts) + "."
-    return " The effect differed between series: " + "; ".join(parts) + "."
+    return tr(lang, " The effect differed between series: {series}.", series="; ".join(parts))
 
 
 def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
     if v.verdict is None:
         declared = of(RepeatsNumbers, v.numbers).declared_noise
         if declared is not None:
-            return _s(lang, "noise_declared", noise=fmt.pct(declared), gain=fmt.pct(gain))
-        return _s(lang, "noise_per_unit", gain=fmt.pct(gain))
-    k = v.verdict["configs_repeated"]
-    cv = fmt.pct(v.verdict["max_cv"], 1)
-    if lang == "ko":
-        return f"{k}개 설정을 반복해 돌렸고, 변동계수는 최대 {cv}였습니다."
-    return f"{k} settings ran more than once; their coefficient of variation was at most {cv}."
+            return tr(
+                lang,
+                "Each point ran once. The study declares a run-to-run noise of {noise}: a "
+                "margin inside it keeps its direction but leaves the verdict provisional; a "
+                "difference smaller than {gain} (study.knee_gain) is no difference.",
+                noise=fmt.pct(declared),
+                gain=fmt.pct(gain),
+            )
+        return tr(
+            lang,
+            "Each point ran once. Two points are compared on the units both replayed: where the "
+            "per-unit ratios between them spread wider than the margin, the verdict is "
+            "provisional; a difference smaller than {gain} (study.knee_gain) is no difference.",
+            gain=fmt.pct(gain),
+        )
+    return trn(
+        lang,
+        "{n} setting ran more than once; its coefficient of variation was at most {cv}.",
+        "{n} settings ran more than once; their coefficient of variation was at most {cv}.",
+        int(v.verdict["configs_repeated"]),
+        cv=fmt.pct(v.verdict["max_cv"], 1),
+    )
 
 
 def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
-    ko = lang == "ko"
     n = of(ProjectionNumbers, v.numbers)
     if v.verdict is None:
-        return (
-            f"환산할 수 없습니다{_prov(v, lang)}."
-            if ko
-            else f"No projection is possible{_prov(v, lang)}."
-        )
-    where = point_text(v.point, lang)
-    units = fmt.integer(n.units)
-    ci = ""
-    if n.ci_seconds:
-        ci = f" ± {fmt.hours(n.ci_seconds, lang)}"
-    prov = _prov(v, lang).strip().strip("()")
-    better = better_point_text(v, lang)
-    if ko:
-        text = (
-            f"{where}에서 {unit_name} {units}개에 약 {fmt.hours(n.seconds, lang)}{ci}입니다"
-            f"({unit_name}당 {fmt.seconds(n.s_per_unit, lang)}, 처리량 기준).{better}"
-        )
-        return f"{text} {prov}." if prov else text
-    text = (
-        f"About {fmt.hours(n.seconds, lang)}{ci} per {units} {unit_name}s at {where}: "
-        f"{fmt.seconds(n.s_per_unit, lang)} per {unit_name} on the throughput basis.{better}"
+        return tr(lang, "No projection is possible{prov}.", prov=_prov(v, lang))
+    ci = f" ± {fmt.hours(n.ci_seconds, lang)}" if n.ci_seconds else ""
+    text = tr(
+        lang,
+        "About {hours}{ci} per {units} {unit}s at {point}: {per_unit} per {unit} on the "
+        "throughput basis.{better}",
+        hours=fmt.hours(n.seconds, lang),
+        ci=ci,
+        units=fmt.integer(n.units),
+        unit=unit_name,
+        point=point_text(v.point, lang),
+        per_unit=fmt.seconds(n.s_per_unit, lang),
+        better=better_point_text(v, lang),
     )
+    prov = _prov(v, lang).strip().strip("()")
     return f"{text} {prov}." if prov else text
 
 
@@ -644,223 +667,304 @@ def better_point_text(v: Verdict, lang: str) -> str:
     b = of(ProjectionNumbers, v.numbers).better_point
     if not b:
         return ""
-    ko = lang == "ko"
-    where = point_text(b["point"], lang)
-    pct = fmt.pct(b["faster_by"], 1)
-    obj = objective_words(_objective_of(v), lang)
     ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else None
-    if b["why"] == "knee":
-        if ctx:
-            why = (
-                f"컨텍스트가 {ctx} 필요한데 차이는 무릎 기준 안입니다"
-                if ko
-                else f"it needs {ctx} the context for a gain inside the knee margin"
-            )
-        else:
-            why = "차이가 무릎 기준 안입니다" if ko else "its gain is inside the knee margin"
+    if b["why"] == "knee" and ctx:
+        why = tr(
+            lang, "it needs {context} the context for a gain inside the knee margin", context=ctx
+        )
+    elif b["why"] == "knee":
+        why = tr(lang, "its gain is inside the knee margin")
     elif b["why"] == "contaminated":
-        why = (
-            "그 작업은 나머지와 다른 조건에서 돌았습니다"
-            if ko
-            else "its job ran on a different setup than the rest"
-        )
+        why = tr(lang, "its job ran on a different setup than the rest")
     elif b["why"] == "capped":
-        why = (
-            "그 작업은 생성 상한까지 간 호출이 한도를 넘었습니다"
-            if ko
-            else "too many of its calls ran to the generation cap"
-        )
+        why = tr(lang, "too many of its calls ran to the generation cap")
     else:
-        why = (
-            "다른 판정(백엔드, MTP)이 그 조합을 가리키지 않았습니다"
-            if ko
-            else "the other verdicts (backend, MTP) do not single it out"
-        )
+        why = tr(lang, "the other verdicts (backend, MTP) do not single it out")
     noise = ""
     if b["inside_noise"]:
-        noise = " (노이즈 안)" if ko else " (inside the noise)"
+        noise = tr(lang, " (inside the noise)")
     elif b["below_min_effect"]:
-        eff = fmt.pct(b["min_effect"] or 0)
-        noise = (
-            f" (연구가 차이로 치는 {eff}보다 작음)"
-            if ko
-            else f" (less than the {eff} the study counts as a difference)"
+        noise = tr(
+            lang,
+            " (less than the {effect} the study counts as a difference)",
+            effect=fmt.pct(b["min_effect"] or 0),
         )
-    if ko:
-        return f" {topic(where, lang)} {obj}에서 {pct} 더 빨랐지만{noise} 권장하지 않습니다: {why}."
-    return f" {where} measured {pct} faster on {obj}{noise}, but is not recommended: {why}."
+    return tr(
+        lang,
+        " {point} measured {pct} faster on {objective}{noise}, but is not recommended: {why}.",
+        point=point_text(b["point"], lang),
+        pct=fmt.pct(b["faster_by"], 1),
+        objective=objective_words(_objective_of(v), lang),
+        noise=noise,
+        why=why,
+    )
 
 
 def build_sentence(v: Verdict, lang: str) -> str:
-    ko = lang == "ko"
     n = of(BuildNumbers, v.numbers)
     if v.verdict == "not comparable":
         why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in (n.blocked_by or {}).items())
-        return (
-            f"두 스윕은 같은 기준이 아니라 비교하지 않았습니다({why})."
-            if ko
-            else f"The two sweeps are not on the same basis, so they are not compared ({why})."
+        return tr(
+            lang,
+            "The two sweeps are not on the same basis, so they are not compared ({why}).",
+            why=why,
         )
     if v.verdict is None:
-        return (
-            "두 스윕에 공통으로 완료된 설정이 없습니다."
-            if ko
-            else "No configuration completed in both sweeps."
-        )
+        return tr(lang, "No configuration completed in both sweeps.")
     pairs = n.pairs
-    p = pairs[0] if len(pairs) == 1 else None
     # A verdict other than None means pairs, so a median change.
     pct = fmt.pct(abs(n.median_change or 0.0))
     if v.verdict == "faster":
-        head = f"새 빌드가 {pct} 빨랐습니다" if ko else f"The new build was {pct} faster"
+        head = tr(lang, "The new build was {pct} faster", pct=pct)
     elif v.verdict == "slower":
-        head = f"새 빌드가 {pct} 느렸습니다" if ko else f"The new build was {pct} slower"
+        head = tr(lang, "The new build was {pct} slower", pct=pct)
     elif v.verdict == "mixed":
-        head = "설정에 따라 엇갈렸습니다" if ko else "The change was mixed across settings"
+        head = tr(lang, "The change was mixed across settings")
     else:
-        head = "노이즈를 넘는 차이가 없었습니다" if ko else "No difference beyond the noise"
+        head = tr(lang, "No difference beyond the noise")
     detail = ""
-    if p is not None:
-        detail = (
-            f" ({point_text(p['config'], lang)}: {fmt.seconds(p['base'], lang)} → "
-            f"{fmt.seconds(p['new'], lang)}, {'처리량 기준' if ko else 'throughput basis'})"
-        )
-        bits = []
-        if p["base_prefill"] and p["new_prefill"]:
-            bits.append(
-                f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
-                f"({effect_word(p['prefill_effect'], lang)})"
-            )
-        if p["base_decode"] and p["new_decode"]:
-            same = p["decode_effect"] == "no difference"
-            word = (
-                ("그대로" if ko else "unchanged") if same else effect_word(p["decode_effect"], lang)
-            )
-            bits.append(
-                f"decode {fmt.num(p['base_decode'], 0)} → {fmt.num(p['new_decode'], 0)} tok/s ({word})"
-            )
-        if bits:
-            detail += "; " + ", ".join(bits)
+    if len(pairs) == 1:
+        detail = _pair_text(pairs[0], lang)
     elif n.change_range:
         lo, hi = n.change_range
-        detail = f" ({len(pairs)} configs, {fmt.signed_pct(lo)} … {fmt.signed_pct(hi)})"
+        detail = trn(
+            lang,
+            " ({n} config, {lo} … {hi})",
+            " ({n} configs, {lo} … {hi})",
+            len(pairs),
+            lo=fmt.signed_pct(lo),
+            hi=fmt.signed_pct(hi),
+        )
     return f"{head}{detail}{_prov(v, lang)}."
+
+
+def _pair_text(p: BuildPair, lang: str) -> str:
+    """The one configuration both builds ran: its time before and after, and its prefill and
+    decode rates."""
+    text = tr(
+        lang,
+        " ({config}: {base} → {new}, throughput basis)",
+        config=point_text(p["config"], lang),
+        base=fmt.seconds(p["base"], lang),
+        new=fmt.seconds(p["new"], lang),
+    )
+    bits = []
+    if p["base_prefill"] and p["new_prefill"]:
+        bits.append(
+            f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
+            f"({effect_word(p['prefill_effect'], lang)})"
+        )
+    if p["base_decode"] and p["new_decode"]:
+        if p["decode_effect"] == "no difference":
+            word = trc(lang, "decode rate", "unchanged")
+        else:
+            word = effect_word(p["decode_effect"], lang)
+        bits.append(
+            f"decode {fmt.num(p['base_decode'], 0)} → {fmt.num(p['new_decode'], 0)} tok/s ({word})"
+        )
+    if bits:
+        text += "; " + ", ".join(bits)
+    return text
+
+
+# A clause of the headline. Given None it is one the sentence goes on from; given what
+# follows the verdicts (the projection, or ""), it is the one that ends them: a language may
+# word the last clause otherwise (Korean ends the sentence there; English only stops adding
+# commas), so each clause has a message of each kind, the last with a {rest} field.
+Clause = Callable[[str | None], str]
 
 
 def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
     """The one-line answer, from the verdicts: 'Vulkan won, 4 slots was the knee, MTP helped
     only at 1 slot; about 4.8 h per 100 units'. Provisional parts say so."""
-    ko = lang == "ko"
-    parts: list[str] = []
+    clauses: list[Clause] = []
     b, s, p = (verdicts.get(k) for k in ("backend", "slots", "projection"))
-    if b is not None and b.verdict not in (None, "mixed", "no difference"):
-        name = backend_name(b.verdict)
-        parts.append(f"{name} 백엔드가 이겼고" if ko else f"{name} won")
-    elif b is not None and b.verdict == "no difference":
-        parts.append("백엔드 간 차이는 노이즈 안이었고" if ko else "the backends did not differ")
-    elif b is not None and b.verdict == "mixed":
-        parts.append("백엔드는 설정에 따라 엇갈렸고" if ko else "no single backend won")
+    if b is not None and b.verdict is not None:
+        clauses.append(partial(_backend_clause, b, lang))
     if s is not None and s.verdict is not None:
-        k = int(s.verdict)
-        sn = of(SlotsNumbers, s.numbers)
-        f = sn.faster if sn.knee_reached else None
-        trade = ""
-        if f:
-            pct = fmt.pct(f["faster_by"], 1)
-            ctx = fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH
-            trade = (
-                f"({topic(slots_phrase(f['slots'], lang), lang)} {pct} 더 빨랐지만 컨텍스트가 "
-                f"{ctx} 필요)"
-                if ko
-                else f" ({slots_phrase(f['slots'], lang)} measured {pct} faster but needs {ctx} "
-                "the context)"
-            )
-        if sn.knee_reached and s.status == COMPLETE:
-            parts.append(
-                f"동시 슬롯은 {k}개가 무릎이었고{trade}"
-                if ko
-                else f"{slots_phrase(k, lang)} was the knee{trade}"
-            )
-        elif sn.knee_reached:
-            parts.append(
-                f"동시 슬롯은 {k}개가 무릎으로 보이고{trade}"
-                if ko
-                else f"{slots_phrase(k, lang)} looks like the knee{trade}"
-            )
-        elif not s.missing:
-            parts.append(
-                f"슬롯 {k}개까지 무릎이 없었고" if ko else f"no knee up to {slots_phrase(k, lang)}"
-            )
-        else:
-            parts.append(
-                f"슬롯은 완료된 값 중 {k}개가 가장 나았을 뿐이고"
-                if ko
-                else f"{slots_phrase(k, lang)} is only the best completed point"
-            )
+        clauses.append(partial(_slots_clause, s, lang))
     for key in ["mtp", *sorted(k for k in verdicts if k.startswith("spec="))]:
         sv = verdicts.get(key)
-        if sv is None or sv.verdict is None:
-            continue
-        dn = of(DraftingNumbers, sv.numbers)
-        if dn.scope_differs:
-            # Never generalise an effect that held on one series only: say it per series.
-            for ser in dn.by_series or []:
-                runs = mtp_runs_text(ser["runs"], dn.largest, lang)
-                where = point_text(ser["series"], lang)
-                parts.append(
-                    f"{where}에서 {drafter(key, lang)} {runs}"
-                    if ko
-                    else f"on {where} {drafter(key, lang)} {runs}"
-                )
-        else:
-            parts.append(f"{drafter(key, lang)} {mtp_runs_text(sv.verdict, dn.largest, lang)}")
+        if sv is not None and sv.verdict is not None:
+            clauses += _drafting_clauses(key, sv, lang)
     bv = verdicts.get("build")
-    if bv is not None and bv.verdict in ("faster", "slower"):
-        pct = fmt.pct(abs(of(BuildNumbers, bv.numbers).median_change or 0))
-        word = {"faster": ("빨랐고", "faster"), "slower": ("느렸고", "slower")}[bv.verdict]
-        parts.append(f"새 빌드가 {pct} {word[0]}" if ko else f"the new build was {pct} {word[1]}")
-    elif bv is not None and bv.verdict == "no difference":
-        parts.append("새 빌드와 차이가 없었고" if ko else "the new build made no difference")
-    if ko:
-        text = ", ".join(parts)
-        if text.endswith("고"):
-            text = text[:-1] + "습니다"
-    else:
-        text = ", ".join(parts)
-        text = text[:1].upper() + text[1:]
+    if bv is not None and bv.verdict in ("faster", "slower", "no difference"):
+        clauses.append(partial(_build_clause, bv, lang))
+    projection = ""
     if p is not None and p.verdict is not None:
         pn = of(ProjectionNumbers, p.numbers)
-        units = fmt.integer(pn.units)
-        hrs = fmt.hours(pn.seconds, lang)
-        if ko:
-            proj = f"{unit_name} {units}개에 약 {hrs}(처리량 기준)"
-            text = f"{text}. {proj}" if text else proj
-        else:
-            proj = f"about {hrs} per {units} {unit_name}s (throughput basis)"
-            text = f"{text}; {proj}" if text else proj[:1].upper() + proj[1:]
-    if not text:
-        return _s(lang, "headline_none") + "."
+        projection = tr(
+            lang,
+            "about {hours} per {units} {unit}s (throughput basis)",
+            hours=fmt.hours(pn.seconds, lang),
+            units=fmt.integer(pn.units),
+            unit=unit_name,
+        )
+    if clauses:
+        # TRANSLATORS: what follows the headline's verdicts: the time for the study's units.
+        rest = tr(lang, "; {projection}", projection=projection) if projection else ""
+        said = ", ".join([c(None) for c in clauses[:-1]] + [clauses[-1](rest)])
+    elif projection:
+        said = projection
+    else:
+        return tr(lang, "No verdict: no planned point has a complete result yet") + "."
     provisional = [
         v
         for f, v in verdicts.items()
         if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != COMPLETE
     ]
     if provisional:
-        text = ("잠정: " if ko else "Provisional: ") + text
-    return text + "."
+        # TRANSLATORS: ':capital' writes the first letter as a capital; leave it out where the
+        # language does not (it would change a name such as vLLM).
+        return tr(lang, "Provisional: {headline:capital}.", headline=_Opening(said))
+    # TRANSLATORS: ':capital' as in "Provisional: {headline:capital}.".
+    return tr(lang, "{headline:capital}.", headline=_Opening(said))
+
+
+def _backend_clause(b: Verdict, lang: str, rest: str | None) -> str:
+    if b.verdict == "no difference":
+        if rest is None:
+            # TRANSLATORS: a clause of the report's headline, which more clauses follow. The
+            # same English with {rest} is the headline's last verdict clause; {rest} is what
+            # follows it ("; {projection}", or nothing).
+            return tr(lang, "the backends did not differ")
+        return tr(lang, "the backends did not differ{rest}", rest=rest)
+    if b.verdict == "mixed":
+        if rest is None:
+            return tr(lang, "no single backend won")
+        return tr(lang, "no single backend won{rest}", rest=rest)
+    name = backend_name(b.verdict)
+    if rest is None:
+        return tr(lang, "{name} won", name=name)
+    return tr(lang, "{name} won{rest}", name=name, rest=rest)
+
+
+def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
+    k = int(s.verdict)
+    sn = of(SlotsNumbers, s.numbers)
+    f = sn.faster if sn.knee_reached else None
+    trade = ""
+    if f:
+        trade = tr(
+            lang,
+            " ({slots} measured {pct} faster but needs {context} the context)",
+            slots=slots_phrase(f["slots"], lang),
+            pct=fmt.pct(f["faster_by"], 1),
+            context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
+        )
+    if sn.knee_reached and s.status == COMPLETE:
+        if rest is None:
+            return trn(
+                lang,
+                "{n} slot was the knee{trade}",
+                "{n} slots was the knee{trade}",
+                k,
+                trade=trade,
+            )
+        return trn(
+            lang,
+            "{n} slot was the knee{trade}{rest}",
+            "{n} slots was the knee{trade}{rest}",
+            k,
+            trade=trade,
+            rest=rest,
+        )
+    if sn.knee_reached:
+        if rest is None:
+            return trn(
+                lang,
+                "{n} slot looks like the knee{trade}",
+                "{n} slots looks like the knee{trade}",
+                k,
+                trade=trade,
+            )
+        return trn(
+            lang,
+            "{n} slot looks like the knee{trade}{rest}",
+            "{n} slots looks like the knee{trade}{rest}",
+            k,
+            trade=trade,
+            rest=rest,
+        )
+    if not s.missing:
+        if rest is None:
+            return tr(lang, "no knee up to {slots}", slots=slots_phrase(k, lang))
+        return tr(lang, "no knee up to {slots}{rest}", slots=slots_phrase(k, lang), rest=rest)
+    if rest is None:
+        return trn(
+            lang,
+            "{n} slot is only the best completed point",
+            "{n} slots is only the best completed point",
+            k,
+        )
+    return trn(
+        lang,
+        "{n} slot is only the best completed point{rest}",
+        "{n} slots is only the best completed point{rest}",
+        k,
+        rest=rest,
+    )
+
+
+def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
+    """What a drafter did; where its effect differs between series, what it did on each (an
+    effect that held on one series only is never generalised)."""
+    n = of(DraftingNumbers, v.numbers)
+    who = drafter(key, lang)
+    if n.scope_differs:
+        return [
+            partial(
+                _series_clause,
+                who,
+                point_text(ser["series"], lang),
+                mtp_runs_text(ser["runs"], n.largest, lang),
+                lang,
+            )
+            for ser in n.by_series or []
+        ]
+    return [partial(_drafting_clause, who, mtp_runs_text(v.verdict, n.largest, lang), lang)]
+
+
+def _drafting_clause(who: str, runs: str, lang: str, rest: str | None) -> str:
+    if rest is None:
+        return tr(lang, "{drafter} {runs}", drafter=who, runs=runs)
+    return tr(lang, "{drafter} {runs}{rest}", drafter=who, runs=runs, rest=rest)
+
+
+def _series_clause(who: str, where: str, runs: str, lang: str, rest: str | None) -> str:
+    if rest is None:
+        return tr(lang, "on {point} {drafter} {runs}", point=where, drafter=who, runs=runs)
+    return tr(
+        lang, "on {point} {drafter} {runs}{rest}", point=where, drafter=who, runs=runs, rest=rest
+    )
+
+
+def _build_clause(v: Verdict, lang: str, rest: str | None) -> str:
+    pct = fmt.pct(abs(of(BuildNumbers, v.numbers).median_change or 0))
+    if v.verdict == "faster":
+        if rest is None:
+            return tr(lang, "the new build was {pct} faster", pct=pct)
+        return tr(lang, "the new build was {pct} faster{rest}", pct=pct, rest=rest)
+    if v.verdict == "slower":
+        if rest is None:
+            return tr(lang, "the new build was {pct} slower", pct=pct)
+        return tr(lang, "the new build was {pct} slower{rest}", pct=pct, rest=rest)
+    if rest is None:
+        return tr(lang, "the new build made no difference")
+    return tr(lang, "the new build made no difference{rest}", rest=rest)
 
 
 def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
-    """One caveat in `lang` (Korean: naming the study's unit by its own word)."""
+    """One caveat in `lang`, finished as the language finishes a message (Korean names the
+    study's unit by its own word)."""
     # Imported here: caveats reads this module at import time.
     from benchkit.report import caveats
 
-    text = caveats.sentence(c, lang)
-    return with_unit(text) if lang == "ko" else text
+    return grammar(lang).finish(caveats.sentence(c, lang))
 
 
 def claim_status(status: str, lang: str) -> str:
-    return strings(lang).get(f"claim_{status}", status)
+    return trc_marked(lang, "claim", CLAIM_STATUS[status]) if status in CLAIM_STATUS else status
 
 
 def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> str:
@@ -893,37 +997,44 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> st
 
 def correction_why(why: Mapping[str, Any], lang: str) -> str:
     """The reason a verdict changed, from the ledger's comparison of two publications."""
-    ko = lang == "ko"
     bits = []
     for m in why.get("unfinished", []):
-        pt = point_text(m["point"], lang)
-        st = status_word(m["status"], lang)
         bits.append(
-            f"{pt} 조합이 끝나지 않았었습니다({st})"
-            if ko
-            else f"the {pt} point had not finished ({st})"
+            tr(
+                lang,
+                "the {point} point had not finished ({status})",
+                point=point_text(m["point"], lang),
+                status=status_word(m["status"], lang),
+            )
         )
     changed = why.get("changed") or {}
     if changed:
         # The ledger's context keys ("builds hip", "sampling") read as words of the language.
-        words = _CONTEXT_WORDS.get(lang, {})
         diffs = ", ".join(
-            f"{' '.join(words.get(w, w) for w in key.split(' '))} {a} → {b}"
+            f"{' '.join(_context_word(w, lang) for w in key.split(' '))} {a} → {b}"
             for key, (a, b) in changed.items()
         )
-        bits.append(f"다시 잰 조건: {diffs}" if ko else f"measured again with {diffs}")
+        bits.append(tr(lang, "measured again with {changes}", changes=diffs))
     if why.get("rules"):
         a, b = why["rules"]
         bits.append(
-            f"판정 규칙이 바뀌었습니다(v{a} → v{b}: 모든 판정을 연구의 목표로 하고, 노이즈·다른 조건·폭주 "
-            "출력 규칙을 적용)"
-            if ko
-            else f"the verdict rules changed (v{a} → v{b}: every verdict is judged on the study's "
-            "objective, with the noise, contamination and runaway-output rules)"
+            tr(
+                lang,
+                "the verdict rules changed (v{old} → v{new}: every verdict is judged on the "
+                "study's objective, with the noise, contamination and runaway-output rules)",
+                old=a,
+                new=b,
+            )
         )
     if why.get("new_points"):
-        n = why["new_points"]
-        bits.append(f"새로 완료된 조합 {n}개" if ko else f"{n} more points completed")
+        n = int(why["new_points"])
+        bits.append(trn(lang, "{n} more point completed", "{n} more points completed", n))
     if not bits:
-        bits.append("새 측정값" if ko else "new measurements")
+        bits.append(tr(lang, "new measurements"))
     return "; ".join(bits)
+
+
+def _context_word(word: str, lang: str) -> str:
+    if word in CONTEXT_WORDS:
+        return trc_marked(lang, "changed condition", CONTEXT_WORDS[word])
+    return word

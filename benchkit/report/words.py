@@ -1,8 +1,17 @@
-"""The report's word tables: names of backends, factors, statuses, effects, drafters,
-objectives and attributes in English and Korean, one row per word so each word sits
-beside its translation. `i18n` looks words up in them."""
+"""The report's word tables: names of backends, and the words for factors, statuses,
+effects, drafters, objectives, claim statuses and run attributes, keyed as the verdicts
+name them.
+
+Each word is English source text marked for the catalogs with its table's context (`NC_`: a
+short word such as "mixed" or "sampling" is translated for where it stands); `i18n`
+translates it where it is printed (`trc_marked`); the translations are in the catalogs,
+benchkit/locale/<lang>/LC_MESSAGES/benchkit.po. Backend names are names, the same in every
+language.
+"""
 
 from __future__ import annotations
+
+from benchkit.report.lang import NC_
 
 BACKENDS = {
     "vulkan": "Vulkan",
@@ -17,104 +26,82 @@ BACKENDS = {
 }
 
 
-# Whether each name, read aloud in Korean, ends in a consonant (HIP is "힙", CUDA "쿠다",
-# CPU "씨피유"): that picks the particle (이/가, 은/는).
-KO_FINAL_CONSONANT = {
-    "Vulkan": True,
-    "HIP": True,
-    "CUDA": False,
-    "CPU": False,
-    "Metal": True,
-    "SYCL": True,
-    "vLLM": True,
-    "SGLang": True,
+FACTORS = {
+    "backend": NC_("factor", "backend"),
+    "slots": NC_("factor", "parallel slots"),
+    "mtp": NC_("factor", "MTP"),
+    "projection": NC_("factor", "projection"),
+    "build": NC_("factor", "build"),
+    "repeats": NC_("factor", "repeats"),
+    "validity": NC_("factor", "validity"),
 }
 
 
-def word_table(*rows: tuple[str, str, str]) -> dict[str, dict[str, str]]:
-    """{lang: {key: word}} from (key, English, Korean) rows: one row per word keeps each
-    word beside its translation."""
-    return {"en": {k: en for k, en, _ in rows}, "ko": {k: ko for k, _, ko in rows}}
+STATUS_WORDS = {
+    "complete": NC_("status", "complete"),
+    "provisional": NC_("status", "provisional"),
+    "incomplete": NC_("status", "incomplete"),
+    "failed": NC_("status", "failed"),
+    "unavailable": NC_("status", "unavailable"),
+    "not run": NC_("status", "not run"),
+}
 
 
-FACTORS = word_table(
-    ("backend", "backend", "백엔드"),
-    ("slots", "parallel slots", "동시 슬롯"),
-    ("mtp", "MTP", "MTP"),
-    ("projection", "projection", "환산"),
-    ("build", "build", "빌드"),
-    ("repeats", "repeats", "반복"),
-    ("validity", "validity", "유효성"),
-)
+EFFECT_WORDS = {
+    "helps": NC_("effect", "helps"),
+    "hurts": NC_("effect", "hurts"),
+    "no difference": NC_("effect", "no difference"),
+    "faster": NC_("effect", "faster"),
+    "slower": NC_("effect", "slower"),
+    "mixed": NC_("effect", "mixed"),
+}
 
 
-STATUS_WORDS = word_table(
-    ("complete", "complete", "완료"),
-    ("provisional", "provisional", "잠정"),
-    ("incomplete", "incomplete", "미완주"),
-    ("failed", "failed", "실패"),
-    ("unavailable", "unavailable", "사용 불가"),
-    ("not run", "not run", "실행 안 됨"),
-)
+CLAIM_STATUS = {
+    "supported": NC_("claim", "supported"),
+    "refuted": NC_("claim", "refuted"),
+    "partly": NC_("claim", "partly supported"),
+    "untestable": NC_("claim", "not testable here"),
+}
 
 
-EFFECT_WORDS = word_table(
-    ("helps", "helps", "도움"),
-    ("hurts", "hurts", "손해"),
-    ("no difference", "no difference", "차이 없음"),
-    ("faster", "faster", "빨라짐"),
-    ("slower", "slower", "느려짐"),
-    ("mixed", "mixed", "엇갈림"),
-)
-
-
+# What a drafting verdict is about, as the subject of a sentence: inside it, and opening it
+# (where English writes a capital).
 DRAFTERS = {
-    "en": {"mtp": "MTP", "spec=draft": "a draft model", "spec=ngram": "n-gram drafting"},
-    # With the topic particle each takes (모델은, 투기는).
-    "ko": {"mtp": "MTP는", "spec=draft": "드래프트 모델은", "spec=ngram": "n-gram 투기는"},
+    "mtp": NC_("drafter", "MTP"),
+    "spec=draft": NC_("drafter", "a draft model"),
+    "spec=ngram": NC_("drafter", "n-gram drafting"),
+}
+DRAFTERS_OPENING = {
+    "mtp": NC_("drafter opening a sentence", "MTP"),
+    "spec=draft": NC_("drafter opening a sentence", "A draft model"),
+    "spec=ngram": NC_("drafter opening a sentence", "N-gram drafting"),
 }
 
 
 OBJECTIVE_WORDS = {
-    "en": {
-        "s_per_unit_throughput": "seconds per unit (throughput basis)",
-        "s_per_unit_slot_latency": "seconds per unit (slot-latency basis)",
-        "ttft_ms": "time to first token",
-        "itl_ms": "inter-token latency",
-    },
-    "ko": {
-        "s_per_unit_throughput": "단위당 초(처리량 기준)",
-        "s_per_unit_slot_latency": "단위당 초(슬롯 지연 기준)",
-        "ttft_ms": "첫 토큰까지 시간",
-        "itl_ms": "토큰 간 지연",
-    },
+    "s_per_unit_throughput": NC_("objective", "seconds per unit (throughput basis)"),
+    "s_per_unit_slot_latency": NC_("objective", "seconds per unit (slot-latency basis)"),
+    "ttft_ms": NC_("objective", "time to first token"),
+    "itl_ms": NC_("objective", "inter-token latency"),
 }
 
 
+# What differed in a job that ran on another setup than the rest.
 ATTRIBUTES = {
-    "en": {
-        "build": "llama-server build",
-        "model": "model file",
-        "sampling": "sampling",
-        "workload": "workload",
-        "hardware": "hardware",
-    },
-    "ko": {
-        "build": "llama-server 빌드",
-        "model": "모델 파일",
-        "sampling": "샘플링",
-        "workload": "워크로드",
-        "hardware": "하드웨어",
-    },
+    "build": NC_("run attribute", "llama-server build"),
+    "model": NC_("run attribute", "model file"),
+    "sampling": NC_("run attribute", "sampling"),
+    "workload": NC_("run attribute", "workload"),
+    "hardware": NC_("run attribute", "hardware"),
 }
 
 
+# The words of the ledger's context keys ("builds hip", "sampling"): what was measured again.
 CONTEXT_WORDS = {
-    "ko": {
-        "builds": "빌드",
-        "sampling": "샘플링",
-        "workload": "워크로드",
-        "model": "모델",
-        "hardware": "하드웨어",
-    }
+    "builds": NC_("changed condition", "builds"),
+    "sampling": NC_("changed condition", "sampling"),
+    "workload": NC_("changed condition", "workload"),
+    "model": NC_("changed condition", "model"),
+    "hardware": NC_("changed condition", "hardware"),
 }
