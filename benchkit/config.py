@@ -79,11 +79,6 @@ class CtxPolicy(StrEnum):
     fixed = "fixed"  # server.ctx as given, split between the slots
 
 
-class Lang(StrEnum):
-    en = "en"
-    ko = "ko"
-
-
 @dataclass
 class HardwareConfig:
     name: str = "local"
@@ -265,7 +260,9 @@ class StudyConfig:
     name: str = "default"
     title: str = "benchkit study"
     question: str = ""
-    lang: Lang = Lang.en
+    # The report's language: `en`, or any language with a catalog and a module
+    # (benchkit/report/lang; README, "Languages and adding one"). Checked when a report renders.
+    lang: str = "en"
     unit_name: str = "unit"
     # The planned space: factor -> values. Points planned but not run are reported as missing.
     factors: dict[str, list[Any]] = field(default_factory=dict)

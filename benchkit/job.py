@@ -319,9 +319,13 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
         conf.pop("replay_client", None)
     # Where the cache lives and which llama-quantize writes a model do not change what is
     # measured (the model file's own identity is in provenance.model).
-    # The drift probe runs after the timed replay and changes none of its figures.
+    # The drift probe runs after the timed replay and changes none of its figures; how the
+    # report weighs drift (study.quality) came after jobs were measured and is the report's.
     for key in ("cache_dir", "llama_quantize", "quality"):
         conf.pop(key, None)
+    study = conf.get("study")
+    if isinstance(study, dict):
+        study.pop("quality", None)
     blob = json.dumps([conf, workload_fingerprint, build], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 

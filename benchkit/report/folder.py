@@ -19,6 +19,7 @@ from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
+from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import CALLS_FILE, JobResult, find_results
@@ -56,6 +57,10 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
         raise UserError(f"bad study override ({msg}): check {', '.join(overrides)}.") from exc
     if not isinstance(obj, StudyConfig):
         raise UserError("the study settings did not resolve to a study config.")
+    try:
+        check_language(obj.lang)
+    except ValueError as exc:
+        raise UserError(f"{exc}.") from exc
     return obj
 
 

@@ -4,8 +4,7 @@ in the study's language, with every number formatted by `fmt`.
 Every sentence is English source text translated through the catalogs (`benchkit.report.lang`:
 `tr`, `trn`, `marked`); where a language's grammar differs (a Korean particle after a name,
 another word order), its translation says so, so no code here asks which language it writes.
-`strings(lang)` still gives the templates their fixed strings until they translate through the
-catalogs too. Nothing here computes a verdict: `analyse` does; this module only says it.
+Nothing here computes a verdict: `analyse` does; this module only says it.
 """
 
 from __future__ import annotations
@@ -32,8 +31,6 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     of,
 )
-from benchkit.report.strings_en import EN as _EN
-from benchkit.report.strings_ko import KO as _KO
 from benchkit.report.words import (
     ATTRIBUTES,
     CLAIM_STATUS,
@@ -47,24 +44,11 @@ from benchkit.report.words import (
 )
 from benchkit.report.words import BACKENDS as BACKENDS
 
-# The templates' fixed strings per language (strings()), until they move to the catalogs.
-STRINGS: dict[str, dict[str, str]] = {"en": _EN, "ko": _KO}
-
 
 def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:
     """The metric definitions (benchkit.measure.DEFINITIONS, marked there) in `lang`; one the
     catalog does not translate stays English."""
     return {k: marked(lang, v) for k, v in base.items()}
-
-
-def strings(lang: str) -> dict[str, str]:
-    """The fixed strings of one language (English for an unknown one), finished as the
-    language's grammar finishes a message (Korean names the study's unit by its own word)."""
-    table = STRINGS.get(lang)
-    if table is None:
-        return _EN
-    finish = grammar(lang).finish
-    return {k: finish(v) for k, v in table.items()}
 
 
 class _Opening:

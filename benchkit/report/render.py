@@ -24,7 +24,7 @@ from benchkit.report import groundtruth as gt
 from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus
 from benchkit.report.folder import Analysed, analyse_folder
-from benchkit.report.lang import ko
+from benchkit.report.lang import grammar
 from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.page import write_report
 from benchkit.report.view import study_words, unit_word, view_model
@@ -65,9 +65,10 @@ def render_report(
     `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
     and append this publication to the study's ledger."""
     a = analyse_folder(source, overrides)
-    # A Korean report names the study's unit by its own word throughout (report/lang/ko.py);
-    # other languages' messages do not use it.
-    with ko.study_unit(unit_word(a.study, a.study.lang.value)):
+    # A language may name the study's unit by its own word throughout (Korean does:
+    # report/lang/ko.py); the others leave it to the messages' fields.
+    lang = a.study.lang
+    with grammar(lang).study_unit(unit_word(a.study, lang)):
         return _render_analysed(a, source, out_dir, baseline, publish)
 
 
@@ -76,7 +77,7 @@ def _render_analysed(
 ) -> Path:
     base = analyse_folder(baseline, study=a.study) if baseline is not None else None
     build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
-    lang = a.study.lang.value
+    lang = a.study.lang
     ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name)
     history = ledger.history(source, ledger_file, a.study.name)
     verdicts = [*a.verdicts, *([build] if build else [])]

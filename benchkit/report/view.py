@@ -257,7 +257,7 @@ def view_model(
 ) -> dict[str, object]:
     """Everything the templates print: sentences in the study's language and raw numbers."""
     study = a.study
-    lang = study.lang.value
+    lang = study.lang
     unit = unit_word(study, lang)
     by = {v.factor: v for v in a.verdicts}
     if build is not None:
@@ -295,13 +295,6 @@ def view_model(
 
     return {
         "lang": lang,
-        # The column names templates/energy.md.j2 shares with the results table (until it
-        # calls _() itself).
-        "t": {
-            "col_backend": tr(lang, "backend"),
-            "col_slots": tr(lang, "slots"),
-            "col_mtp": tr(lang, "MTP"),
-        },
         "title": words.title,
         "question": words.question,
         "headline": i18n.headline(by, lang, unit),

@@ -15,13 +15,14 @@ range of numbers. English, the source, needs
 neither (`lang/en.py`). So no report code asks which language it is writing.
 
 Adding a language is its catalog (`python -m benchkit.report.lang init xx`, then translate the
-.po) and `benchkit/report/lang/xx.py` with `FONTS`, `inflect`, `finish` and `span`.
+.po) and `benchkit/report/lang/xx.py` with `FONTS`, `inflect`, `finish`, `span` and `study_unit`.
 """
 
 from __future__ import annotations
 
 import gettext
 import importlib
+from contextlib import AbstractContextManager
 from functools import cache
 from io import BytesIO
 from pathlib import Path
@@ -45,6 +46,8 @@ class Grammar(Protocol):
     def finish(self, text: str) -> str: ...
 
     def span(self, lo: str, hi: str) -> str: ...
+
+    def study_unit(self, word: str) -> AbstractContextManager[None]: ...
 
 
 def N_(message: str) -> str:
@@ -74,7 +77,7 @@ def check_language(lang: str) -> str:
         raise ValueError(
             f"study.lang={lang}: no such report language; choose one of "
             f"{', '.join(languages())} (a new one needs benchkit/locale/{lang}/LC_MESSAGES/"
-            f"{DOMAIN}.po and benchkit/report/lang/{lang}.py, README 'Adding a language')"
+            f"{DOMAIN}.po and benchkit/report/lang/{lang}.py: README, 'Languages and adding one')"
         )
     return lang
 

@@ -3,6 +3,8 @@ language (every message is written in it), so a field is the word as it is."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+
 # Latin script: matplotlib's default font draws it.
 FONTS: tuple[str, ...] = ()
 
@@ -20,3 +22,8 @@ def finish(text: str) -> str:
 def span(lo: str, hi: str) -> str:
     """'48%–52%': both ends whole, an en dash between."""
     return f"{lo}–{hi}"
+
+
+def study_unit(word: str) -> AbstractContextManager[None]:
+    """English messages name the study's unit through their fields: nothing to set."""
+    return nullcontext()

@@ -144,14 +144,16 @@ def test_a_complete_job_is_reused_without_starting_a_server(
 
 
 def test_resume_key_leaves_an_unset_replay_client_out(compose_cfg: Compose) -> None:
-    """Jobs measured before `replay_client`, `cache_dir` and `llama_quantize` existed keep their
-    keys (they can be resumed); setting replay_client is a different measurement, so a
-    different key; where the cache lives is not."""
+    """Jobs measured before `replay_client`, `cache_dir`, `llama_quantize` and the drift probe
+    (`quality`, `study.quality`) existed keep their keys (they can be resumed); setting
+    replay_client is a different measurement, so a different key; where the cache lives is
+    not."""
     cfg = compose_cfg()
     assert cfg.replay_client is None
     conf = to_plain(cfg)
-    for key in ("resume", "replay_client", "cache_dir", "llama_quantize"):
+    for key in ("resume", "replay_client", "cache_dir", "llama_quantize", "quality"):
         conf.pop(key)
+    conf["study"].pop("quality")  # type: ignore[attr-defined]
     blob = json.dumps([conf, "fp", "build"], sort_keys=True, default=str)
     before = hashlib.sha256(blob.encode()).hexdigest()[:20]
     assert job.resume_key(cfg, "fp", "build") == before
