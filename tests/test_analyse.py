@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchkit.report import analyse as an
-from benchkit.report import fmt, i18n, ledger
+from benchkit.report import fmt, headline, i18n, ledger, sentences
 from benchkit.report.lang import grammar
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult
@@ -148,7 +148,7 @@ def test_slots_knee_follows_the_data_elsewhere() -> None:
     beyond = {b["slots"]: b for b in s.numbers.beyond}
     assert beyond[8]["ctx_ratio"] == pytest.approx(4.0)
     assert beyond[4]["latency_ratio"] > 1
-    text = i18n.slots_sentence(s, "en")
+    text = sentences.slots_sentence(s, "en")
     assert text.startswith("2 slots was the knee") and "context 4.00x" in text
 
 
@@ -156,8 +156,8 @@ def test_no_knee_when_the_largest_count_still_gains() -> None:
     sw = sweep_of(slot_curve({1: 100, 2: 190, 4: 350, 8: 600}))
     s = verdicts_of(sw)["slots"]
     assert s.verdict == 8 and s.numbers.knee_reached is False and s.status == "complete"
-    assert "No knee up to 8 slots" in i18n.slots_sentence(s, "en")
-    assert i18n.headline(verdicts_of(sw), "en", "unit").startswith("No knee up to 8 slots")
+    assert "No knee up to 8 slots" in sentences.slots_sentence(s, "en")
+    assert headline.headline(verdicts_of(sw), "en", "unit").startswith("No knee up to 8 slots")
 
 
 # ------------------------------------------------------------------------------ backend
@@ -174,10 +174,10 @@ def test_the_other_backend_can_win_and_ratios_are_per_slot_count() -> None:
     lo, hi = b.numbers.ratio_range["vulkan"]
     assert (lo, hi) == (pytest.approx(1.2), pytest.approx(1.3))
     assert [c["ratios"]["vulkan"] for c in b.numbers.contexts] == pytest.approx([1.2, 1.25, 1.3])
-    assert i18n.backend_sentence(b, "en").startswith("HIP won")
-    assert "Vulkan took 1.20x–1.30x as long" in i18n.backend_sentence(b, "en")
-    assert i18n.headline(v, "en", "unit").startswith("HIP won")
-    assert i18n.headline(v, "ko", "단위").startswith("HIP 백엔드가 이겼고")
+    assert sentences.backend_sentence(b, "en").startswith("HIP won")
+    assert "Vulkan took 1.20x–1.30x as long" in sentences.backend_sentence(b, "en")
+    assert headline.headline(v, "en", "unit").startswith("HIP won")
+    assert headline.headline(v, "ko", "단위").startswith("HIP 백엔드가 이겼고")
 
 
 def test_backends_that_each_win_somewhere_are_mixed() -> None:
@@ -304,12 +304,12 @@ def test_each_drafter_of_the_spec_group_gets_its_own_verdict() -> None:
         {"from": 4, "to": None, "effect": "hurts"},
     ]
     assert v["spec=ngram"].verdict == [{"from": 1, "to": None, "effect": "no difference"}]
-    assert i18n.mtp_sentence(v["spec=draft"], "en").startswith(
+    assert sentences.mtp_sentence(v["spec=draft"], "en").startswith(
         "A draft model helped only at 1–2 slots and hurt at 4 slots"
     )
     # The knee is 4 slots (decode keeps gaining); no drafter helps there, so none is advised.
     assert v["projection"].point is not None and v["projection"].point["spec"] == "none"
-    head = i18n.headline(v, "en", "unit")
+    head = headline.headline(v, "en", "unit")
     assert "a draft model helped only at 1–2 slots" in head
     assert "n-gram drafting made no difference at any slot count" in head
 
@@ -331,10 +331,10 @@ def test_a_missing_point_makes_verdicts_provisional_and_is_named() -> None:
     ]
     assert v["validity"].verdict == "provisional"
     assert v["validity"].numbers.to_json() == {"planned": 5, "completed": 3}
-    head = i18n.headline(v, "en", "unit")
+    head = headline.headline(v, "en", "unit")
     assert head.startswith("Provisional:") and "3 slots is only the best completed point" in head
     assert "3 slots was the knee" not in head
-    text = i18n.slots_sentence(s, "en")
+    text = sentences.slots_sentence(s, "en")
     assert text.startswith(
         "Provisional: 3 slots is only the best completed point, not a conclusion"
     )
@@ -424,7 +424,7 @@ def test_builds_compare_config_by_config_on_one_basis() -> None:
     assert pair["change"] == pytest.approx(168.0 / 188.5 - 1)
     assert pair["prefill_effect"] == "faster" and pair["decode_effect"] == "no difference"
     assert b.numbers.differs == {"sampling": ["unspecified", "qwen-recommended"]}
-    text = i18n.build_sentence(b, "en")
+    text = sentences.build_sentence(b, "en")
     assert text.startswith("The new build was 11% faster")
     assert "prefill 2,476 → 2,884 tok/s" in text and "decode 190 → 191 tok/s (unchanged)" in text
 
@@ -435,7 +435,7 @@ def test_builds_on_different_workloads_are_not_compared() -> None:
     b = an.compare_builds(new, base)
     assert b.verdict == "not comparable" and b.numbers.pairs == []
     assert b.numbers.blocked_by == {"workload": ["w6", "w12"]}
-    assert "not on the same basis" in i18n.build_sentence(b, "en")
+    assert "not on the same basis" in sentences.build_sentence(b, "en")
 
 
 # ------------------------------------------------------------------------ claims, caveats

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report import i18n, prose
+from benchkit.report import prose, sentences
 from benchkit.report.render import analyse_folder, render_report
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
@@ -59,7 +59,7 @@ def test_the_objective_decides_the_knee_and_the_recommendation(tmp_path: Path) -
     v = verdicts(src, "study.objective=latency")
     assert v["slots"].verdict == 1 and v["slots"].basis == "s_per_unit_slot_latency"
     assert v["projection"].point == {"backend": "vulkan", "slots": 1, "mtp": True}
-    assert "on seconds per unit (slot-latency basis)" in i18n.slots_sentence(v["slots"], "en")
+    assert "on seconds per unit (slot-latency basis)" in sentences.slots_sentence(v["slots"], "en")
 
 
 def test_an_slo_rules_points_out_of_the_recommendation(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_noisy_repeats_whose_intervals_overlap_never_give_a_settled_knee(tmp_pat
     assert s.status == "provisional" and "inside_noise" in s.reasons
     (entry,) = s.numbers.noise
     assert entry["basis"] == "ci" and entry["base"]["slots"] == 4
-    text = i18n.slots_sentence(s, "en")
+    text = sentences.slots_sentence(s, "en")
     assert "their 95% intervals overlap: more repeats would tell them apart" in text
 
 

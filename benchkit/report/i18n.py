@@ -1,5 +1,7 @@
-"""The report's sentences: a verdict's numbers turned into the one sentence a reader needs,
-in the study's language, with every number formatted by `fmt`.
+"""The report's phrases: the words and short texts its sentences are made of (names, points,
+slot counts, objectives, missing points, provisional reasons, caveats, claims, corrections),
+in the study's language, with every number formatted by `fmt`. The verdicts' own sentences are
+in `sentences`, the headline in `headline`.
 
 Every sentence is English source text translated through the catalogs (`benchkit.report.lang`:
 `tr`, `trn`, `marked`); where a language's grammar differs (a Korean particle after a name,
@@ -10,7 +12,6 @@ Nothing here computes a verdict: `analyse` does; this module only says it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from benchkit.report import fmt
@@ -19,17 +20,13 @@ from benchkit.report.lang import grammar, marked, tr, trc, trc_marked, trn
 from benchkit.report.lang import span as lang_span
 from benchkit.report.numbers import (
     BackendNumbers,
-    BuildNumbers,
-    BuildPair,
     Capped,
     DraftingNumbers,
     Light,
     NoiseEntry,
     ProjectionNumbers,
-    RepeatsNumbers,
     Run,
     SlotsNumbers,
-    of,
 )
 from benchkit.report.words import (
     ATTRIBUTES,
@@ -49,20 +46,6 @@ def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:
     """The metric definitions (benchkit.measure.DEFINITIONS, marked there) in `lang`; one the
     catalog does not translate stays English."""
     return {k: marked(lang, v) for k, v in base.items()}
-
-
-class _Opening:
-    """A message field that opens a sentence. English writes `{headline:capital}`: its first
-    letter a capital; a translation that leaves the spec out keeps the text as it is (Korean
-    has no capitals, and a name such as vLLM stays as written there)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __format__(self, spec: str) -> str:
-        return self.text[:1].upper() + self.text[1:] if spec == "capital" else self.text
 
 
 # ------------------------------------------------------------------------- small phrases
@@ -273,6 +256,53 @@ def capped_text(c: Capped, lang: str) -> str:
 # ---------------------------------------------------------------------------- sentences
 
 
+def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
+    """'helped only at 1 slot and hurt at 2+ slots' from the effect runs (a drafting verdict's
+    value); `largest` is the largest slot count tested."""
+    effects = {r["effect"] for r in runs}
+    if len(runs) == 1 and runs[0]["from"] is None:
+        return {
+            "helps": trc(lang, "drafting", "helped"),
+            "hurts": trc(lang, "drafting", "hurt"),
+            "no difference": trc(lang, "drafting", "made no difference"),
+        }[runs[0]["effect"]]
+    if len(effects) == 1:
+        return {
+            "helps": tr(lang, "helped at every slot count"),
+            "hurts": tr(lang, "hurt at every slot count"),
+            "no difference": tr(lang, "made no difference at any slot count"),
+        }[runs[0]["effect"]]
+    helps_once = sum(1 for r in runs if r["effect"] == "helps") == 1
+    parts = [
+        _run_text(r["effect"], helps_once, slot_range(r["from"], r["to"], largest, lang), lang)
+        for r in runs[:-1]
+    ]
+    last = runs[-1]
+    where = slot_range(last["from"], last["to"], largest, lang)
+    parts.append(_run_text(last["effect"], helps_once, where, lang, last=True))
+    return _list(parts, lang)
+
+
+def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool = False) -> str:
+    """One run of a drafting verdict: 'helped only at 1 slot'. The last of the list has a
+    message of its own, for a language that ends the sentence there in another form."""
+    if effect == "helps" and helps_once:
+        if last:
+            return trc(lang, "last drafting run", "helped only at {where}", where=where)
+        return trc(lang, "drafting run", "helped only at {where}", where=where)
+    if effect == "helps":
+        if last:
+            return trc(lang, "last drafting run", "helped at {where}", where=where)
+        return trc(lang, "drafting run", "helped at {where}", where=where)
+    if effect == "hurts":
+        if last:
+            return trc(lang, "last drafting run", "hurt at {where}", where=where)
+        return trc(lang, "drafting run", "hurt at {where}", where=where)
+    if last:
+        return trc(lang, "last drafting run", "made no difference at {where}", where=where)
+    return trc(lang, "drafting run", "made no difference at {where}", where=where)
+
+
 def _prov(v: Verdict, lang: str) -> str:
     if v.status == COMPLETE:
         return ""
@@ -323,619 +353,6 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
     if reason == "slo_none":
         return tr(lang, "no point met the study's SLO")
     return reason
-
-
-def backend_sentence(v: Verdict, lang: str) -> str:
-    n = of(BackendNumbers, v.numbers)
-    prov = _prov(v, lang)
-    if v.verdict is None:
-        return tr(lang, "No complete points compare the backends{prov}.", prov=prov)
-    if v.verdict == "no difference":
-        return tr(lang, "No difference between the backends beyond the noise{prov}.", prov=prov)
-    if v.verdict == "mixed":
-        wins = ", ".join(f"{backend_name(b)} {k}" for b, k in (n.winners or {}).items())
-        return tr(lang, "No single winner (settings won: {wins}){prov}.", wins=wins, prov=prov)
-    winner = backend_name(v.verdict)
-    losers = ", ".join(
-        tr(
-            lang,
-            "{name} took {ratio} as long",
-            name=backend_name(b),
-            ratio=span(lo, hi, lambda x: fmt.ratio(x, lang), lang),
-        )
-        for b, (lo, hi) in (n.ratio_range or {}).items()
-    )
-    ties = n.ties or 0
-    tie = (
-        trn(
-            lang,
-            " In {n} other setting the difference was inside the noise.",
-            " In {n} other settings the difference was inside the noise.",
-            ties,
-        )
-        if ties
-        else ""
-    )
-    return tr(
-        lang,
-        "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
-        winner=winner,
-        prov=prov,
-        objective=objective_words(_objective_of(v), lang),
-        losers=losers,
-        k=n.compared,
-        tie=tie,
-    )
-
-
-def slots_sentence(v: Verdict, lang: str) -> str:
-    n = of(SlotsNumbers, v.numbers)
-    prov = _prov(v, lang)
-    if v.verdict is None:
-        return tr(lang, "No complete points compare slot counts{prov}.", prov=prov)
-    k = int(v.verdict)
-    gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
-    obj = objective_words(_objective_of(v), lang)
-    if not n.knee_reached:
-        return _no_knee(v, n, k, obj, gain, lang)
-    costs = []
-    for b in n.beyond or []:
-        costs.append(
-            tr(
-                lang,
-                "{slots}: {change}, slot latency {latency}, context {context}",
-                slots=slots_phrase(b["slots"], lang),
-                change=fmt.signed_pct(b["change_vs_knee"]),
-                latency=fmt.ratio(b["latency_ratio"], lang) if b["latency_ratio"] else fmt.DASH,
-                context=fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH,
-            )
-        )
-    fields: dict[str, Any] = {
-        "objective": obj,
-        "prov": prov,
-        "gain": gain,
-        "costs": f" ({'; '.join(costs)})" if costs else "",
-    }
-    if v.status == COMPLETE:
-        text = trn(
-            lang,
-            "{n} slot was the knee on {objective}{prov}: fewer slots were more than {gain} "
-            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
-            "{n} slots was the knee on {objective}{prov}: fewer slots were more than {gain} "
-            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
-            k,
-            **fields,
-        )
-    else:
-        text = trn(
-            lang,
-            "{n} slot looks like the knee on {objective}{prov}: fewer slots were more than "
-            "{gain} worse than the best count, and more slots improved it by less than "
-            "{gain}{costs}.",
-            "{n} slots looks like the knee on {objective}{prov}: fewer slots were more than "
-            "{gain} worse than the best count, and more slots improved it by less than "
-            "{gain}{costs}.",
-            k,
-            **fields,
-        )
-    return text + tradeoff_text(v, lang)
-
-
-def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str) -> str:
-    """The slots sentence where no knee was reached: still missing points, or none left."""
-    if v.missing:
-        rows = n.rows or []
-        last = rows[-1]["change_vs_previous"] if len(rows) > 1 else None
-        return trn(
-            lang,
-            "Provisional: {n} slot is only the best completed point, not a conclusion. The "
-            "knee was not reached (the last step still changed {objective} by {change}), and "
-            "{missing} did not complete.",
-            "Provisional: {n} slots is only the best completed point, not a conclusion. The "
-            "knee was not reached (the last step still changed {objective} by {change}), and "
-            "{missing} did not complete.",
-            k,
-            objective=obj,
-            change=fmt.signed_pct(last),
-            missing=missing_text(v.missing, lang),
-        )
-    return tr(
-        lang,
-        "No knee up to {slots}{prov}: the largest count tested still cut {objective} by more "
-        "than {gain}; larger counts need measuring.",
-        slots=slots_phrase(k, lang),
-        prov=_prov(v, lang),
-        objective=obj,
-        gain=gain,
-    )
-
-
-def tradeoff_text(v: Verdict, lang: str) -> str:
-    """What the knee gives up: ' 8 slots measured 3% faster but needs 2.00x the context.'
-    and what runaway outputs did at the knee."""
-    n = of(SlotsNumbers, v.numbers)
-    out = ""
-    f = n.faster
-    if f:
-        out += tr(
-            lang,
-            " {slots} measured {pct} faster but needs {context} the context.",
-            slots=slots_phrase(f["slots"], lang),
-            pct=fmt.pct(f["faster_by"], 1),
-            context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
-        )
-    cap = n.capped
-    if cap:
-        uncapped = cap["objective_uncapped"]
-        capped = capped_text(cap, lang)
-        if uncapped is not None:
-            out += tr(
-                lang,
-                " At the knee, {capped}; without their time it would be about {without}.",
-                capped=capped,
-                without=objective_value(_objective_of(v), uncapped, lang),
-            )
-        else:
-            out += tr(lang, " At the knee, {capped}.", capped=capped)
-        if n.knee_uncapped is not None:
-            out += tr(
-                lang,
-                " Without the capped calls the knee would be {slots}.",
-                slots=slots_phrase(n.knee_uncapped, lang),
-            )
-    return out
-
-
-def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
-    """'helped only at 1 slot and hurt at 2+ slots' from the effect runs (a drafting verdict's
-    value); `largest` is the largest slot count tested."""
-    effects = {r["effect"] for r in runs}
-    if len(runs) == 1 and runs[0]["from"] is None:
-        return {
-            "helps": trc(lang, "drafting", "helped"),
-            "hurts": trc(lang, "drafting", "hurt"),
-            "no difference": trc(lang, "drafting", "made no difference"),
-        }[runs[0]["effect"]]
-    if len(effects) == 1:
-        return {
-            "helps": tr(lang, "helped at every slot count"),
-            "hurts": tr(lang, "hurt at every slot count"),
-            "no difference": tr(lang, "made no difference at any slot count"),
-        }[runs[0]["effect"]]
-    helps_once = sum(1 for r in runs if r["effect"] == "helps") == 1
-    parts = [
-        _run_text(r["effect"], helps_once, slot_range(r["from"], r["to"], largest, lang), lang)
-        for r in runs[:-1]
-    ]
-    last = runs[-1]
-    where = slot_range(last["from"], last["to"], largest, lang)
-    parts.append(_run_text(last["effect"], helps_once, where, lang, last=True))
-    return _list(parts, lang)
-
-
-def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool = False) -> str:
-    """One run of a drafting verdict: 'helped only at 1 slot'. The last of the list has a
-    message of its own, for a language that ends the sentence there in another form."""
-    if effect == "helps" and helps_once:
-        if last:
-            return trc(lang, "last drafting run", "helped only at {where}", where=where)
-        return trc(lang, "drafting run", "helped only at {where}", where=where)
-    if effect == "helps":
-        if last:
-            return trc(lang, "last drafting run", "helped at {where}", where=where)
-        return trc(lang, "drafting run", "helped at {where}", where=where)
-    if effect == "hurts":
-        if last:
-            return trc(lang, "last drafting run", "hurt at {where}", where=where)
-        return trc(lang, "drafting run", "hurt at {where}", where=where)
-    if last:
-        return trc(lang, "last drafting run", "made no difference at {where}", where=where)
-    return trc(lang, "drafting run", "made no difference at {where}", where=where)
-
-
-def mtp_sentence(v: Verdict, lang: str) -> str:
-    prov = _prov(v, lang)
-    if v.verdict is None:
-        return tr(
-            lang,
-            "No complete points compare {drafter} on and off{prov}.",
-            drafter=drafter(v.factor, lang),
-            prov=prov,
-        )
-    n = of(DraftingNumbers, v.numbers)
-    primary = [
-        e
-        for e in n.contexts
-        if all(norm(e["context"].get(k)) == norm(x) for k, x in (n.primary or {}).items())
-    ]
-    worst = max(primary, key=lambda e: e["ratio"])
-    best = min(primary, key=lambda e: e["ratio"])
-    acc = n.acceptance_range
-    acceptance = ""
-    if acc:
-        acceptance = tr(
-            lang,
-            " Draft acceptance was {acceptance} across all settings measured.",
-            acceptance=span(acc[0], acc[1], fmt.pct, lang),
-        )
-    fields: dict[str, Any] = {
-        "who": drafter(v.factor, lang, start=True),
-        "runs": mtp_runs_text(v.verdict, n.largest, lang),
-        "prov": prov,
-        "objective": objective_words(_objective_of(v), lang),
-        "best": fmt.ratio(best["ratio"], lang),
-        "worst": fmt.ratio(worst["ratio"], lang),
-        "acceptance": acceptance,
-        "scope": scope_text(n, lang),
-    }
-    if v.point:
-        return tr(
-            lang,
-            "{who} {runs}{prov}. On {point}, turning it on changed {objective} by {best} to "
-            "{worst}.{acceptance}{scope}",
-            point=point_text(v.point, lang),
-            **fields,
-        )
-    return tr(
-        lang,
-        "{who} {runs}{prov}. Turning it on changed {objective} by {best} to "
-        "{worst}.{acceptance}{scope}",
-        **fields,
-    )
-
-
-def scope_text(n: DraftingNumbers, lang: str) -> str:
-    """When the effect differs between series (backends, say): each series' own runs."""
-    if not n.scope_differs:
-        return ""
-    parts = []
-    for s in n.by_series or []:
-        parts.append(
-            f"{point_text(s['series'], lang)}: {mtp_runs_text(s['runs'], n.largest, lang)}"
-        )
-    return tr(lang, " The effect differed between series: {series}.", series="; ".join(parts))
-
-
-def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
-    if v.verdict is None:
-        declared = of(RepeatsNumbers, v.numbers).declared_noise
-        if declared is not None:
-            return tr(
-                lang,
-                "Each point ran once. The study declares a run-to-run noise of {noise}: a "
-                "margin inside it keeps its direction but leaves the verdict provisional; a "
-                "difference smaller than {gain} (study.knee_gain) is no difference.",
-                noise=fmt.pct(declared),
-                gain=fmt.pct(gain),
-            )
-        return tr(
-            lang,
-            "Each point ran once. Two points are compared on the units both replayed: where the "
-            "per-unit ratios between them spread wider than the margin, the verdict is "
-            "provisional; a difference smaller than {gain} (study.knee_gain) is no difference.",
-            gain=fmt.pct(gain),
-        )
-    return trn(
-        lang,
-        "{n} setting ran more than once; its coefficient of variation was at most {cv}.",
-        "{n} settings ran more than once; their coefficient of variation was at most {cv}.",
-        int(v.verdict["configs_repeated"]),
-        cv=fmt.pct(v.verdict["max_cv"], 1),
-    )
-
-
-def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
-    n = of(ProjectionNumbers, v.numbers)
-    if v.verdict is None:
-        return tr(lang, "No projection is possible{prov}.", prov=_prov(v, lang))
-    ci = f" ± {fmt.hours(n.ci_seconds, lang)}" if n.ci_seconds else ""
-    text = tr(
-        lang,
-        "About {hours}{ci} per {units} {unit}s at {point}: {per_unit} per {unit} on the "
-        "throughput basis.{better}",
-        hours=fmt.hours(n.seconds, lang),
-        ci=ci,
-        units=fmt.integer(n.units),
-        unit=unit_name,
-        point=point_text(v.point, lang),
-        per_unit=fmt.seconds(n.s_per_unit, lang),
-        better=better_point_text(v, lang),
-    )
-    prov = _prov(v, lang).strip().strip("()")
-    return f"{text} {prov}." if prov else text
-
-
-def better_point_text(v: Verdict, lang: str) -> str:
-    """Where a complete point beat the recommendation on the objective: which, by how much,
-    and why it is not the recommendation, in one sentence."""
-    b = of(ProjectionNumbers, v.numbers).better_point
-    if not b:
-        return ""
-    ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else None
-    if b["why"] == "knee" and ctx:
-        why = tr(
-            lang, "it needs {context} the context for a gain inside the knee margin", context=ctx
-        )
-    elif b["why"] == "knee":
-        why = tr(lang, "its gain is inside the knee margin")
-    elif b["why"] == "contaminated":
-        why = tr(lang, "its job ran on a different setup than the rest")
-    elif b["why"] == "capped":
-        why = tr(lang, "too many of its calls ran to the generation cap")
-    else:
-        why = tr(lang, "the other verdicts (backend, MTP) do not single it out")
-    noise = ""
-    if b["inside_noise"]:
-        noise = tr(lang, " (inside the noise)")
-    elif b["below_min_effect"]:
-        noise = tr(
-            lang,
-            " (less than the {effect} the study counts as a difference)",
-            effect=fmt.pct(b["min_effect"] or 0),
-        )
-    return tr(
-        lang,
-        " {point} measured {pct} faster on {objective}{noise}, but is not recommended: {why}.",
-        point=point_text(b["point"], lang),
-        pct=fmt.pct(b["faster_by"], 1),
-        objective=objective_words(_objective_of(v), lang),
-        noise=noise,
-        why=why,
-    )
-
-
-def build_sentence(v: Verdict, lang: str) -> str:
-    n = of(BuildNumbers, v.numbers)
-    if v.verdict == "not comparable":
-        why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in (n.blocked_by or {}).items())
-        return tr(
-            lang,
-            "The two sweeps are not on the same basis, so they are not compared ({why}).",
-            why=why,
-        )
-    if v.verdict is None:
-        return tr(lang, "No configuration completed in both sweeps.")
-    pairs = n.pairs
-    # A verdict other than None means pairs, so a median change.
-    pct = fmt.pct(abs(n.median_change or 0.0))
-    if v.verdict == "faster":
-        head = tr(lang, "The new build was {pct} faster", pct=pct)
-    elif v.verdict == "slower":
-        head = tr(lang, "The new build was {pct} slower", pct=pct)
-    elif v.verdict == "mixed":
-        head = tr(lang, "The change was mixed across settings")
-    else:
-        head = tr(lang, "No difference beyond the noise")
-    detail = ""
-    if len(pairs) == 1:
-        detail = _pair_text(pairs[0], lang)
-    elif n.change_range:
-        lo, hi = n.change_range
-        detail = trn(
-            lang,
-            " ({n} config, {lo} … {hi})",
-            " ({n} configs, {lo} … {hi})",
-            len(pairs),
-            lo=fmt.signed_pct(lo),
-            hi=fmt.signed_pct(hi),
-        )
-    return f"{head}{detail}{_prov(v, lang)}."
-
-
-def _pair_text(p: BuildPair, lang: str) -> str:
-    """The one configuration both builds ran: its time before and after, and its prefill and
-    decode rates."""
-    text = tr(
-        lang,
-        " ({config}: {base} → {new}, throughput basis)",
-        config=point_text(p["config"], lang),
-        base=fmt.seconds(p["base"], lang),
-        new=fmt.seconds(p["new"], lang),
-    )
-    bits = []
-    if p["base_prefill"] and p["new_prefill"]:
-        bits.append(
-            f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
-            f"({effect_word(p['prefill_effect'], lang)})"
-        )
-    if p["base_decode"] and p["new_decode"]:
-        if p["decode_effect"] == "no difference":
-            word = trc(lang, "decode rate", "unchanged")
-        else:
-            word = effect_word(p["decode_effect"], lang)
-        bits.append(
-            f"decode {fmt.num(p['base_decode'], 0)} → {fmt.num(p['new_decode'], 0)} tok/s ({word})"
-        )
-    if bits:
-        text += "; " + ", ".join(bits)
-    return text
-
-
-# A clause of the headline. Given None it is one the sentence goes on from; given what
-# follows the verdicts (the projection, or ""), it is the one that ends them: a language may
-# word the last clause otherwise (Korean ends the sentence there; English only stops adding
-# commas), so each clause has a message of each kind, the last with a {rest} field.
-Clause = Callable[[str | None], str]
-
-
-def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
-    """The one-line answer, from the verdicts: 'Vulkan won, 4 slots was the knee, MTP helped
-    only at 1 slot; about 4.8 h per 100 units'. Provisional parts say so."""
-    clauses: list[Clause] = []
-    b, s, p = (verdicts.get(k) for k in ("backend", "slots", "projection"))
-    if b is not None and b.verdict is not None:
-        clauses.append(partial(_backend_clause, b, lang))
-    if s is not None and s.verdict is not None:
-        clauses.append(partial(_slots_clause, s, lang))
-    for key in ["mtp", *sorted(k for k in verdicts if k.startswith("spec="))]:
-        sv = verdicts.get(key)
-        if sv is not None and sv.verdict is not None:
-            clauses += _drafting_clauses(key, sv, lang)
-    bv = verdicts.get("build")
-    if bv is not None and bv.verdict in ("faster", "slower", "no difference"):
-        clauses.append(partial(_build_clause, bv, lang))
-    projection = ""
-    if p is not None and p.verdict is not None:
-        pn = of(ProjectionNumbers, p.numbers)
-        projection = tr(
-            lang,
-            "about {hours} per {units} {unit}s (throughput basis)",
-            hours=fmt.hours(pn.seconds, lang),
-            units=fmt.integer(pn.units),
-            unit=unit_name,
-        )
-    if clauses:
-        # TRANSLATORS: what follows the headline's verdicts: the time for the study's units.
-        rest = tr(lang, "; {projection}", projection=projection) if projection else ""
-        said = ", ".join([c(None) for c in clauses[:-1]] + [clauses[-1](rest)])
-    elif projection:
-        said = projection
-    else:
-        return tr(lang, "No verdict: no planned point has a complete result yet") + "."
-    provisional = [
-        v
-        for f, v in verdicts.items()
-        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != COMPLETE
-    ]
-    if provisional:
-        # TRANSLATORS: ':capital' writes the first letter as a capital; leave it out where the
-        # language does not (it would change a name such as vLLM).
-        return tr(lang, "Provisional: {headline:capital}.", headline=_Opening(said))
-    # TRANSLATORS: ':capital' as in "Provisional: {headline:capital}.".
-    return tr(lang, "{headline:capital}.", headline=_Opening(said))
-
-
-def _backend_clause(b: Verdict, lang: str, rest: str | None) -> str:
-    if b.verdict == "no difference":
-        if rest is None:
-            # TRANSLATORS: a clause of the report's headline, which more clauses follow. The
-            # same English with {rest} is the headline's last verdict clause; {rest} is what
-            # follows it ("; {projection}", or nothing).
-            return tr(lang, "the backends did not differ")
-        return tr(lang, "the backends did not differ{rest}", rest=rest)
-    if b.verdict == "mixed":
-        if rest is None:
-            return tr(lang, "no single backend won")
-        return tr(lang, "no single backend won{rest}", rest=rest)
-    name = backend_name(b.verdict)
-    if rest is None:
-        return tr(lang, "{name} won", name=name)
-    return tr(lang, "{name} won{rest}", name=name, rest=rest)
-
-
-def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
-    k = int(s.verdict)
-    sn = of(SlotsNumbers, s.numbers)
-    f = sn.faster if sn.knee_reached else None
-    trade = ""
-    if f:
-        trade = tr(
-            lang,
-            " ({slots} measured {pct} faster but needs {context} the context)",
-            slots=slots_phrase(f["slots"], lang),
-            pct=fmt.pct(f["faster_by"], 1),
-            context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
-        )
-    if sn.knee_reached and s.status == COMPLETE:
-        if rest is None:
-            return trn(
-                lang,
-                "{n} slot was the knee{trade}",
-                "{n} slots was the knee{trade}",
-                k,
-                trade=trade,
-            )
-        return trn(
-            lang,
-            "{n} slot was the knee{trade}{rest}",
-            "{n} slots was the knee{trade}{rest}",
-            k,
-            trade=trade,
-            rest=rest,
-        )
-    if sn.knee_reached:
-        if rest is None:
-            return trn(
-                lang,
-                "{n} slot looks like the knee{trade}",
-                "{n} slots looks like the knee{trade}",
-                k,
-                trade=trade,
-            )
-        return trn(
-            lang,
-            "{n} slot looks like the knee{trade}{rest}",
-            "{n} slots looks like the knee{trade}{rest}",
-            k,
-            trade=trade,
-            rest=rest,
-        )
-    if not s.missing:
-        if rest is None:
-            return tr(lang, "no knee up to {slots}", slots=slots_phrase(k, lang))
-        return tr(lang, "no knee up to {slots}{rest}", slots=slots_phrase(k, lang), rest=rest)
-    if rest is None:
-        return trn(
-            lang,
-            "{n} slot is only the best completed point",
-            "{n} slots is only the best completed point",
-            k,
-        )
-    return trn(
-        lang,
-        "{n} slot is only the best completed point{rest}",
-        "{n} slots is only the best completed point{rest}",
-        k,
-        rest=rest,
-    )
-
-
-def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
-    """What a drafter did; where its effect differs between series, what it did on each (an
-    effect that held on one series only is never generalised)."""
-    n = of(DraftingNumbers, v.numbers)
-    who = drafter(key, lang)
-    if n.scope_differs:
-        return [
-            partial(
-                _series_clause,
-                who,
-                point_text(ser["series"], lang),
-                mtp_runs_text(ser["runs"], n.largest, lang),
-                lang,
-            )
-            for ser in n.by_series or []
-        ]
-    return [partial(_drafting_clause, who, mtp_runs_text(v.verdict, n.largest, lang), lang)]
-
-
-def _drafting_clause(who: str, runs: str, lang: str, rest: str | None) -> str:
-    if rest is None:
-        return tr(lang, "{drafter} {runs}", drafter=who, runs=runs)
-    return tr(lang, "{drafter} {runs}{rest}", drafter=who, runs=runs, rest=rest)
-
-
-def _series_clause(who: str, where: str, runs: str, lang: str, rest: str | None) -> str:
-    if rest is None:
-        return tr(lang, "on {point} {drafter} {runs}", point=where, drafter=who, runs=runs)
-    return tr(
-        lang, "on {point} {drafter} {runs}{rest}", point=where, drafter=who, runs=runs, rest=rest
-    )
-
-
-def _build_clause(v: Verdict, lang: str, rest: str | None) -> str:
-    pct = fmt.pct(abs(of(BuildNumbers, v.numbers).median_change or 0))
-    if v.verdict == "faster":
-        if rest is None:
-            return tr(lang, "the new build was {pct} faster", pct=pct)
-        return tr(lang, "the new build was {pct} faster{rest}", pct=pct, rest=rest)
-    if v.verdict == "slower":
-        if rest is None:
-            return tr(lang, "the new build was {pct} slower", pct=pct)
-        return tr(lang, "the new build was {pct} slower{rest}", pct=pct, rest=rest)
-    if rest is None:
-        return tr(lang, "the new build made no difference")
-    return tr(lang, "the new build made no difference{rest}", rest=rest)
 
 
 def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:

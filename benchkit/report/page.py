@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from benchkit import log
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
-from benchkit.report import i18n, prose
+from benchkit.report import i18n, prose, sentences
 from benchkit.report.fmt import filters
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
@@ -72,12 +72,12 @@ def _verdicts_json(
     """verdicts.json: each verdict with its one-sentence summary in `lang`, then each claim."""
     unit = unit_word(a.study, lang)
     text = {
-        "backend": lambda v: i18n.backend_sentence(v, lang),
-        "slots": lambda v: i18n.slots_sentence(v, lang),
-        "mtp": lambda v: i18n.mtp_sentence(v, lang),
-        "build": lambda v: i18n.build_sentence(v, lang),
-        "repeats": lambda v: i18n.repeats_sentence(v, lang, a.study.knee_gain),
-        "projection": lambda v: i18n.projection_sentence(v, lang, unit),
+        "backend": lambda v: sentences.backend_sentence(v, lang),
+        "slots": lambda v: sentences.slots_sentence(v, lang),
+        "mtp": lambda v: sentences.mtp_sentence(v, lang),
+        "build": lambda v: sentences.build_sentence(v, lang),
+        "repeats": lambda v: sentences.repeats_sentence(v, lang, a.study.knee_gain),
+        "projection": lambda v: sentences.projection_sentence(v, lang, unit),
     }
     out = []
     for v in verdicts:

@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchkit.report import analyse as an
-from benchkit.report import energy, figures, i18n, ledger
+from benchkit.report import energy, figures, ledger
 from benchkit.report import groundtruth as gt
 from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus
 from benchkit.report.folder import Analysed, analyse_folder
+from benchkit.report.headline import headline as headline_of
 from benchkit.report.lang import grammar
 from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.page import write_report
@@ -83,7 +84,7 @@ def _render_analysed(
     verdicts = [*a.verdicts, *([build] if build else [])]
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     by = {v.factor: v for v in verdicts}
-    headline = i18n.headline(by, lang, unit_word(a.study, lang))
+    headline = headline_of(by, lang, unit_word(a.study, lang))
     entry = ledger.make_entry(
         study=a.study.name,
         # Only a publication is dated today; a render compares the history with the results

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
-from benchkit.report import i18n
+from benchkit.report import i18n, sentences
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr
 from benchkit.report.numbers import (
@@ -49,7 +49,7 @@ def _backend_section(
     return {
         "kind": "backend",
         "title": tr(lang, "Backend"),
-        "text": i18n.backend_sentence(b, lang),
+        "text": sentences.backend_sentence(b, lang),
         "columns": [i18n.backend_name(x) for x in backends],
         "table": table,
         "figure": figs.get("backend"),
@@ -68,7 +68,7 @@ def _slots_section(
     return {
         "kind": "slots",
         "title": tr(lang, "Parallel slots"),
-        "text": i18n.slots_sentence(s, lang),
+        "text": sentences.slots_sentence(s, lang),
         "series": i18n.point_text(sn.series, lang),
         "objective_col": "" if metric in ev.PER_UNIT else obj_words,
         "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),
@@ -101,7 +101,7 @@ def _drafting_section(m: an.Verdict, lang: str, figs: Mapping[str, str]) -> dict
         else tr(lang, "Speculative decoding ({value}) against none", value=on),
         "col_off": tr(lang, "MTP off s/unit") if mtp else "spec=none",
         "col_on": tr(lang, "MTP on s/unit") if mtp else f"spec={on}",
-        "text": i18n.mtp_sentence(m, lang),
+        "text": sentences.mtp_sentence(m, lang),
         "table": [
             dict(
                 e,
@@ -130,7 +130,7 @@ def _build_section(
     return {
         "kind": "build",
         "title": tr(lang, "Builds compared"),
-        "text": i18n.build_sentence(build, lang),
+        "text": sentences.build_sentence(build, lang),
         "baseline": str(baseline.source) if baseline else "",
         "table": [
             dict(
@@ -153,7 +153,7 @@ def _repeats_section(rep: an.Verdict, knee_gain: float, lang: str) -> dict[str, 
     return {
         "kind": "repeats",
         "title": tr(lang, "Repeats and noise"),
-        "text": i18n.repeats_sentence(rep, lang, knee_gain),
+        "text": sentences.repeats_sentence(rep, lang, knee_gain),
         "intro": tr(
             lang,
             "Points that ran more than once: mean, coefficient of variation and 95% confidence "
@@ -176,7 +176,7 @@ def _projection_section(proj: an.Verdict, lang: str, unit: str) -> dict[str, obj
     return {
         "kind": "projection",
         "title": tr(lang, "Projection"),
-        "text": i18n.projection_sentence(proj, lang, unit),
+        "text": sentences.projection_sentence(proj, lang, unit),
         "table": [],
         "figure": None,
         "figure_title": "",

@@ -15,7 +15,7 @@ from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
 from benchkit.report import analyse as an
-from benchkit.report import conditions, i18n, ledger
+from benchkit.report import conditions, headline, i18n, ledger, sentences
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
@@ -136,7 +136,7 @@ def _status_and_summary(
     if rec_point and settled:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
-            + i18n.better_point_text(proj, lang)
+            + sentences.better_point_text(proj, lang)
         ]
     elif rec_point and validity.status == an.COMPLETE:
         summary = [
@@ -147,7 +147,7 @@ def _status_and_summary(
                 point=point,
                 factors=", ".join(unsettled),
             )
-            + i18n.better_point_text(proj, lang)
+            + sentences.better_point_text(proj, lang)
         ]
     elif rec_point:
         summary = [
@@ -160,7 +160,9 @@ def _status_and_summary(
         ]
     else:
         summary = [tr(lang, "No recommendation: the data do not single out a setting.")]
-    summary.append(tr(lang, "Projection: {text}", text=i18n.projection_sentence(proj, lang, unit)))
+    summary.append(
+        tr(lang, "Projection: {text}", text=sentences.projection_sentence(proj, lang, unit))
+    )
     if validity.status != an.COMPLETE:
         summary.append(
             tr(
@@ -297,7 +299,7 @@ def view_model(
         "lang": lang,
         "title": words.title,
         "question": words.question,
-        "headline": i18n.headline(by, lang, unit),
+        "headline": headline.headline(by, lang, unit),
         "status_line": status_line,
         "provisional": validity.status != an.COMPLETE or bool(unsettled),
         "published": published,

@@ -1,0 +1,415 @@
+"""The verdicts' sentences: each verdict kind's numbers as the sentence its section opens
+with (backend, slots, drafting, repeats, projection, build), through the catalogs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchkit.report import fmt
+from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.i18n import (
+    _objective_of,
+    _prov,
+    backend_name,
+    capped_text,
+    drafter,
+    effect_word,
+    missing_text,
+    mtp_runs_text,
+    objective_value,
+    objective_words,
+    point_text,
+    slots_phrase,
+    span,
+)
+from benchkit.report.lang import tr, trc, trn
+from benchkit.report.numbers import (
+    BackendNumbers,
+    BuildNumbers,
+    BuildPair,
+    DraftingNumbers,
+    ProjectionNumbers,
+    RepeatsNumbers,
+    SlotsNumbers,
+    of,
+)
+from benchkit.report.words import BACKENDS as BACKENDS
+
+
+def backend_sentence(v: Verdict, lang: str) -> str:
+    n = of(BackendNumbers, v.numbers)
+    prov = _prov(v, lang)
+    if v.verdict is None:
+        return tr(lang, "No complete points compare the backends{prov}.", prov=prov)
+    if v.verdict == "no difference":
+        return tr(lang, "No difference between the backends beyond the noise{prov}.", prov=prov)
+    if v.verdict == "mixed":
+        wins = ", ".join(f"{backend_name(b)} {k}" for b, k in (n.winners or {}).items())
+        return tr(lang, "No single winner (settings won: {wins}){prov}.", wins=wins, prov=prov)
+    winner = backend_name(v.verdict)
+    losers = ", ".join(
+        tr(
+            lang,
+            "{name} took {ratio} as long",
+            name=backend_name(b),
+            ratio=span(lo, hi, lambda x: fmt.ratio(x, lang), lang),
+        )
+        for b, (lo, hi) in (n.ratio_range or {}).items()
+    )
+    ties = n.ties or 0
+    tie = (
+        trn(
+            lang,
+            " In {n} other setting the difference was inside the noise.",
+            " In {n} other settings the difference was inside the noise.",
+            ties,
+        )
+        if ties
+        else ""
+    )
+    return tr(
+        lang,
+        "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
+        winner=winner,
+        prov=prov,
+        objective=objective_words(_objective_of(v), lang),
+        losers=losers,
+        k=n.compared,
+        tie=tie,
+    )
+
+
+def slots_sentence(v: Verdict, lang: str) -> str:
+    n = of(SlotsNumbers, v.numbers)
+    prov = _prov(v, lang)
+    if v.verdict is None:
+        return tr(lang, "No complete points compare slot counts{prov}.", prov=prov)
+    k = int(v.verdict)
+    gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
+    obj = objective_words(_objective_of(v), lang)
+    if not n.knee_reached:
+        return _no_knee(v, n, k, obj, gain, lang)
+    costs = []
+    for b in n.beyond or []:
+        costs.append(
+            tr(
+                lang,
+                "{slots}: {change}, slot latency {latency}, context {context}",
+                slots=slots_phrase(b["slots"], lang),
+                change=fmt.signed_pct(b["change_vs_knee"]),
+                latency=fmt.ratio(b["latency_ratio"], lang) if b["latency_ratio"] else fmt.DASH,
+                context=fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH,
+            )
+        )
+    fields: dict[str, Any] = {
+        "objective": obj,
+        "prov": prov,
+        "gain": gain,
+        "costs": f" ({'; '.join(costs)})" if costs else "",
+    }
+    if v.status == COMPLETE:
+        text = trn(
+            lang,
+            "{n} slot was the knee on {objective}{prov}: fewer slots were more than {gain} "
+            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
+            "{n} slots was the knee on {objective}{prov}: fewer slots were more than {gain} "
+            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
+            k,
+            **fields,
+        )
+    else:
+        text = trn(
+            lang,
+            "{n} slot looks like the knee on {objective}{prov}: fewer slots were more than "
+            "{gain} worse than the best count, and more slots improved it by less than "
+            "{gain}{costs}.",
+            "{n} slots looks like the knee on {objective}{prov}: fewer slots were more than "
+            "{gain} worse than the best count, and more slots improved it by less than "
+            "{gain}{costs}.",
+            k,
+            **fields,
+        )
+    return text + tradeoff_text(v, lang)
+
+
+def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str) -> str:
+    """The slots sentence where no knee was reached: still missing points, or none left."""
+    if v.missing:
+        rows = n.rows or []
+        last = rows[-1]["change_vs_previous"] if len(rows) > 1 else None
+        return trn(
+            lang,
+            "Provisional: {n} slot is only the best completed point, not a conclusion. The "
+            "knee was not reached (the last step still changed {objective} by {change}), and "
+            "{missing} did not complete.",
+            "Provisional: {n} slots is only the best completed point, not a conclusion. The "
+            "knee was not reached (the last step still changed {objective} by {change}), and "
+            "{missing} did not complete.",
+            k,
+            objective=obj,
+            change=fmt.signed_pct(last),
+            missing=missing_text(v.missing, lang),
+        )
+    return tr(
+        lang,
+        "No knee up to {slots}{prov}: the largest count tested still cut {objective} by more "
+        "than {gain}; larger counts need measuring.",
+        slots=slots_phrase(k, lang),
+        prov=_prov(v, lang),
+        objective=obj,
+        gain=gain,
+    )
+
+
+def tradeoff_text(v: Verdict, lang: str) -> str:
+    """What the knee gives up: ' 8 slots measured 3% faster but needs 2.00x the context.'
+    and what runaway outputs did at the knee."""
+    n = of(SlotsNumbers, v.numbers)
+    out = ""
+    f = n.faster
+    if f:
+        out += tr(
+            lang,
+            " {slots} measured {pct} faster but needs {context} the context.",
+            slots=slots_phrase(f["slots"], lang),
+            pct=fmt.pct(f["faster_by"], 1),
+            context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
+        )
+    cap = n.capped
+    if cap:
+        uncapped = cap["objective_uncapped"]
+        capped = capped_text(cap, lang)
+        if uncapped is not None:
+            out += tr(
+                lang,
+                " At the knee, {capped}; without their time it would be about {without}.",
+                capped=capped,
+                without=objective_value(_objective_of(v), uncapped, lang),
+            )
+        else:
+            out += tr(lang, " At the knee, {capped}.", capped=capped)
+        if n.knee_uncapped is not None:
+            out += tr(
+                lang,
+                " Without the capped calls the knee would be {slots}.",
+                slots=slots_phrase(n.knee_uncapped, lang),
+            )
+    return out
+
+
+def mtp_sentence(v: Verdict, lang: str) -> str:
+    prov = _prov(v, lang)
+    if v.verdict is None:
+        return tr(
+            lang,
+            "No complete points compare {drafter} on and off{prov}.",
+            drafter=drafter(v.factor, lang),
+            prov=prov,
+        )
+    n = of(DraftingNumbers, v.numbers)
+    primary = [
+        e
+        for e in n.contexts
+        if all(norm(e["context"].get(k)) == norm(x) for k, x in (n.primary or {}).items())
+    ]
+    worst = max(primary, key=lambda e: e["ratio"])
+    best = min(primary, key=lambda e: e["ratio"])
+    acc = n.acceptance_range
+    acceptance = ""
+    if acc:
+        acceptance = tr(
+            lang,
+            " Draft acceptance was {acceptance} across all settings measured.",
+            acceptance=span(acc[0], acc[1], fmt.pct, lang),
+        )
+    fields: dict[str, Any] = {
+        "who": drafter(v.factor, lang, start=True),
+        "runs": mtp_runs_text(v.verdict, n.largest, lang),
+        "prov": prov,
+        "objective": objective_words(_objective_of(v), lang),
+        "best": fmt.ratio(best["ratio"], lang),
+        "worst": fmt.ratio(worst["ratio"], lang),
+        "acceptance": acceptance,
+        "scope": scope_text(n, lang),
+    }
+    if v.point:
+        return tr(
+            lang,
+            "{who} {runs}{prov}. On {point}, turning it on changed {objective} by {best} to "
+            "{worst}.{acceptance}{scope}",
+            point=point_text(v.point, lang),
+            **fields,
+        )
+    return tr(
+        lang,
+        "{who} {runs}{prov}. Turning it on changed {objective} by {best} to "
+        "{worst}.{acceptance}{scope}",
+        **fields,
+    )
+
+
+def scope_text(n: DraftingNumbers, lang: str) -> str:
+    """When the effect differs between series (backends, say): each series' own runs."""
+    if not n.scope_differs:
+        return ""
+    parts = []
+    for s in n.by_series or []:
+        parts.append(
+            f"{point_text(s['series'], lang)}: {mtp_runs_text(s['runs'], n.largest, lang)}"
+        )
+    return tr(lang, " The effect differed between series: {series}.", series="; ".join(parts))
+
+
+def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
+    if v.verdict is None:
+        declared = of(RepeatsNumbers, v.numbers).declared_noise
+        if declared is not None:
+            return tr(
+                lang,
+                "Each point ran once. The study declares a run-to-run noise of {noise}: a "
+                "margin inside it keeps its direction but leaves the verdict provisional; a "
+                "difference smaller than {gain} (study.knee_gain) is no difference.",
+                noise=fmt.pct(declared),
+                gain=fmt.pct(gain),
+            )
+        return tr(
+            lang,
+            "Each point ran once. Two points are compared on the units both replayed: where the "
+            "per-unit ratios between them spread wider than the margin, the verdict is "
+            "provisional; a difference smaller than {gain} (study.knee_gain) is no difference.",
+            gain=fmt.pct(gain),
+        )
+    return trn(
+        lang,
+        "{n} setting ran more than once; its coefficient of variation was at most {cv}.",
+        "{n} settings ran more than once; their coefficient of variation was at most {cv}.",
+        int(v.verdict["configs_repeated"]),
+        cv=fmt.pct(v.verdict["max_cv"], 1),
+    )
+
+
+def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
+    n = of(ProjectionNumbers, v.numbers)
+    if v.verdict is None:
+        return tr(lang, "No projection is possible{prov}.", prov=_prov(v, lang))
+    ci = f" ± {fmt.hours(n.ci_seconds, lang)}" if n.ci_seconds else ""
+    text = tr(
+        lang,
+        "About {hours}{ci} per {units} {unit}s at {point}: {per_unit} per {unit} on the "
+        "throughput basis.{better}",
+        hours=fmt.hours(n.seconds, lang),
+        ci=ci,
+        units=fmt.integer(n.units),
+        unit=unit_name,
+        point=point_text(v.point, lang),
+        per_unit=fmt.seconds(n.s_per_unit, lang),
+        better=better_point_text(v, lang),
+    )
+    prov = _prov(v, lang).strip().strip("()")
+    return f"{text} {prov}." if prov else text
+
+
+def better_point_text(v: Verdict, lang: str) -> str:
+    """Where a complete point beat the recommendation on the objective: which, by how much,
+    and why it is not the recommendation, in one sentence."""
+    b = of(ProjectionNumbers, v.numbers).better_point
+    if not b:
+        return ""
+    ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else None
+    if b["why"] == "knee" and ctx:
+        why = tr(
+            lang, "it needs {context} the context for a gain inside the knee margin", context=ctx
+        )
+    elif b["why"] == "knee":
+        why = tr(lang, "its gain is inside the knee margin")
+    elif b["why"] == "contaminated":
+        why = tr(lang, "its job ran on a different setup than the rest")
+    elif b["why"] == "capped":
+        why = tr(lang, "too many of its calls ran to the generation cap")
+    else:
+        why = tr(lang, "the other verdicts (backend, MTP) do not single it out")
+    noise = ""
+    if b["inside_noise"]:
+        noise = tr(lang, " (inside the noise)")
+    elif b["below_min_effect"]:
+        noise = tr(
+            lang,
+            " (less than the {effect} the study counts as a difference)",
+            effect=fmt.pct(b["min_effect"] or 0),
+        )
+    return tr(
+        lang,
+        " {point} measured {pct} faster on {objective}{noise}, but is not recommended: {why}.",
+        point=point_text(b["point"], lang),
+        pct=fmt.pct(b["faster_by"], 1),
+        objective=objective_words(_objective_of(v), lang),
+        noise=noise,
+        why=why,
+    )
+
+
+def build_sentence(v: Verdict, lang: str) -> str:
+    n = of(BuildNumbers, v.numbers)
+    if v.verdict == "not comparable":
+        why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in (n.blocked_by or {}).items())
+        return tr(
+            lang,
+            "The two sweeps are not on the same basis, so they are not compared ({why}).",
+            why=why,
+        )
+    if v.verdict is None:
+        return tr(lang, "No configuration completed in both sweeps.")
+    pairs = n.pairs
+    # A verdict other than None means pairs, so a median change.
+    pct = fmt.pct(abs(n.median_change or 0.0))
+    if v.verdict == "faster":
+        head = tr(lang, "The new build was {pct} faster", pct=pct)
+    elif v.verdict == "slower":
+        head = tr(lang, "The new build was {pct} slower", pct=pct)
+    elif v.verdict == "mixed":
+        head = tr(lang, "The change was mixed across settings")
+    else:
+        head = tr(lang, "No difference beyond the noise")
+    detail = ""
+    if len(pairs) == 1:
+        detail = _pair_text(pairs[0], lang)
+    elif n.change_range:
+        lo, hi = n.change_range
+        detail = trn(
+            lang,
+            " ({n} config, {lo} … {hi})",
+            " ({n} configs, {lo} … {hi})",
+            len(pairs),
+            lo=fmt.signed_pct(lo),
+            hi=fmt.signed_pct(hi),
+        )
+    return f"{head}{detail}{_prov(v, lang)}."
+
+
+def _pair_text(p: BuildPair, lang: str) -> str:
+    """The one configuration both builds ran: its time before and after, and its prefill and
+    decode rates."""
+    text = tr(
+        lang,
+        " ({config}: {base} → {new}, throughput basis)",
+        config=point_text(p["config"], lang),
+        base=fmt.seconds(p["base"], lang),
+        new=fmt.seconds(p["new"], lang),
+    )
+    bits = []
+    if p["base_prefill"] and p["new_prefill"]:
+        bits.append(
+            f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
+            f"({effect_word(p['prefill_effect'], lang)})"
+        )
+    if p["base_decode"] and p["new_decode"]:
+        if p["decode_effect"] == "no difference":
+            word = trc(lang, "decode rate", "unchanged")
+        else:
+            word = effect_word(p["decode_effect"], lang)
+        bits.append(
+            f"decode {fmt.num(p['base_decode'], 0)} → {fmt.num(p['new_decode'], 0)} tok/s ({word})"
+        )
+    if bits:
+        text += "; " + ", ".join(bits)
+    return text
