@@ -110,8 +110,26 @@ def screenshot(report: Path, tmp: Path) -> Path:
     return shot
 
 
-def test_seed_report_in_the_browser(tmp_path: Path) -> None:
-    out = render_report(SEED, tmp_path / "report", overrides=["study.lang=ko"])
+# What each language's first screen must show: the headline's opening, the title (study.text
+# for Korean) and the folded appendix's summary.
+SEED_PAGES = {
+    "en": (
+        "Vulkan won, 4 slots looks like the knee",
+        "A 35B MoE on the Radeon AI PRO R9700: backend, parallel slots and MTP, one at a time",
+        "Appendix: flags per job",
+    ),
+    "ko": (
+        "Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎으로 보이고",
+        "R9700 한 장에서 35B MoE 돌리기: 백엔드, 동시 슬롯, MTP를 하나씩",
+        "부록: 작업별 플래그",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(SEED_PAGES))
+def test_seed_report_in_the_browser(tmp_path: Path, lang: str) -> None:
+    headline, title, appendix = SEED_PAGES[lang]
+    out = render_report(SEED, tmp_path / "report", overrides=[f"study.lang={lang}"])
     page = probe(out / "report.html", tmp_path)
     assert len(page["imgs"]) == 3
     for img in page["imgs"]:
@@ -119,15 +137,13 @@ def test_seed_report_in_the_browser(tmp_path: Path) -> None:
         assert img["width"] > 500 and img["height"] > 300, img["alt"]
     assert page["scripts"] == 1  # only the probe
     assert "{{" not in page["text"] and "{%" not in page["text"]
-    assert "Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎으로 보이고" in page["text"]
-    assert (
-        page["title"] == "R9700 한 장에서 35B MoE 돌리기: 백엔드, 동시 슬롯, MTP를 하나씩"
-    )  # study.text.ko
+    assert headline in page["text"]
+    assert page["title"] == title
     # A page that reads like a post: the first screen (1280 x 800) holds the headline and the
     # verdict table; the per-job flags wait, folded, in the appendix at the end.
     assert page["headline_bottom"] is not None and page["headline_bottom"] < 800
     assert page["first_table_bottom"] is not None and page["first_table_bottom"] < 800
-    assert page["details"] == [{"open": False, "summary": "부록: 작업별 플래그", "shown": False}]
+    assert page["details"] == [{"open": False, "summary": appendix, "shown": False}]
 
     shot = screenshot(out / "report.html", tmp_path)
     pixels = mpimg.imread(shot)
