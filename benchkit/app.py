@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 import time
 import traceback
@@ -25,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from benchkit import log
 from benchkit.config import BenchConfig, register_configs
 from benchkit.devices import placement, slurm_time_limit_watch
-from benchkit.errors import UserError
+from benchkit.errors import Terminated, UserError, interrupt_reason
 from benchkit.job import JobContext, new_result, run_job
 from benchkit.paths import conf_dir
 from benchkit.results import RESULT_FILE, write_result
@@ -74,12 +75,12 @@ def _hydra_main(cfg: DictConfig) -> None:
             lease_root=sweep_dir or job_dir.parent,
             job_num=hc.job.num if sweep else 0,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _log.info(
-            f"interrupted: {job_dir} was written as incomplete. Run the same "
+            f"{interrupt_reason(exc)}: {job_dir} was written as incomplete. Run the same "
             "command again to resume: complete jobs are reused (resume=false re-measures)."
         )
-        sys.exit(130)
+        sys.exit(143 if isinstance(exc, Terminated) else 130)
     # In a sweep the task returns normally whatever the job's status: a launcher (basic,
     # joblib, submitit) hands every job back and the sweep report renders once they all
     # ended (benchkit.callbacks). Exit codes are for single runs only.
@@ -169,8 +170,16 @@ def _resume_roots(hc: HydraConf) -> list[Path]:
     return roots
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main() -> None:
     """Console-script entry point (`benchkit ...` is `python -m benchkit ...`)."""
+    # SIGTERM stops a run as Ctrl-C does (errors.Terminated); a handler someone else set
+    # (a scheduler's) is left alone.
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _terminated)
     _hydra_main()
 
 

@@ -1,4 +1,5 @@
-"""The one exception type for mistakes a user can make and fix (bad input, missing files)."""
+"""The one exception type for mistakes a user can make and fix (bad input, missing files), and
+the few others every layer must tell apart (a backend this machine lacks, a stop by SIGTERM)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,16 @@ class FixtureError(UserError):
 
 class Unavailable(Exception):
     """This machine cannot build or run a backend; the message is the one-line reason."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, `timeout`, a container stopping), taken as Ctrl-C is: the job in
+    progress is written as incomplete and every server it started is stopped. Without it,
+    Python would die at once and leave the llama-server running."""
+
+
+def interrupt_reason(exc: BaseException) -> str:
+    """The incomplete job's reason for an interrupt: Ctrl-C or SIGTERM."""
+    if isinstance(exc, Terminated):
+        return "stopped by SIGTERM"
+    return "interrupted by the user (Ctrl-C)"

@@ -23,7 +23,7 @@ import httpx
 from benchkit import log
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
-from benchkit.errors import Unavailable, UserError
+from benchkit.errors import Terminated, Unavailable, UserError, interrupt_reason
 
 # The result a job assembles, its context and factors (benchkit/job_record.py); JobContext,
 # factors_of and new_result stay importable from here for the entry points.
@@ -90,9 +90,9 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
         result["status"], result["reason"] = "unavailable", str(exc)
     except (UserError, ServerError) as exc:
         result["status"], result["reason"] = "failed", str(exc)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         interrupted = True
-        result["status"], result["reason"] = "incomplete", "interrupted by the user (Ctrl-C)"
+        result["status"], result["reason"] = "incomplete", interrupt_reason(exc)
     except Exception as exc:  # the sweep must go on; keep the traceback beside the result
         (job_dir / "error.txt").write_text(traceback.format_exc())
         result["status"] = "failed"
@@ -128,7 +128,9 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     how = f" (reused from {reused})" if reused else ""
     _log.info(f"job {ctx.label} {written['status']}{how}{why}{detail}")
     if interrupted:
-        raise KeyboardInterrupt
+        # Passed on as it came: SIGTERM stays SIGTERM for the exit code.
+        terminated = result["reason"] == interrupt_reason(Terminated())
+        raise Terminated if terminated else KeyboardInterrupt
     return written
 
 

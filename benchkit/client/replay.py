@@ -40,6 +40,7 @@ from benchkit.client.transport import (
     RawPool,
 )
 from benchkit.config import OutputPolicy
+from benchkit.errors import interrupt_reason
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload, token_ids
 
@@ -450,11 +451,11 @@ class Replayer:
         user_interrupt = False
         try:
             asyncio.run(main())
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             # asyncio.run cancelled the calls in flight (their records are written); the
             # job still measures what it has and writes it as incomplete.
             user_interrupt = True
-            self.interrupted = "interrupted by the user (Ctrl-C)"
+            self.interrupted = interrupt_reason(exc)
         wall = self.now() - pass_start
         if self.progress:
             print(file=sys.stderr)

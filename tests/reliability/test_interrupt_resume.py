@@ -1,4 +1,5 @@
-"""Ctrl-C stops a sweep cleanly; running the same command again resumes it."""
+"""Ctrl-C (and SIGTERM, as `kill` or `timeout` sends it) stops a sweep cleanly; running the
+same command again resumes it."""
 
 from __future__ import annotations
 
@@ -61,3 +62,18 @@ def test_sigint_then_rerun_resumes(tmp_path: Path, tag: str) -> None:
     third = tmp_path / "sweeps" / f"{tag}c"
     p = run("slots=1", "workload.units=1", "resume=false", f"hydra.run.dir={third}", cwd=tmp_path)
     assert p.returncode == 0 and "reused_from" not in result(third)["provenance"]
+
+
+def test_sigterm_stops_like_ctrl_c_and_leaves_no_server(tmp_path: Path, tag: str) -> None:
+    """`timeout` or `kill` sends SIGTERM: the job is written as incomplete with that reason and
+    its llama-server is stopped (before, Python died at once and the server ran on)."""
+    run_dir = tmp_path / "runs" / tag
+    proc = start("slots=1", "workload.units=2", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    wait_for(lambda: len(lines(run_dir / "calls.jsonl")) >= 2, 600, "two calls")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-2000:]
+    assert "stopped by SIGTERM" in err and "Run the same command again to resume" in err
+    r = result(run_dir)
+    assert r["status"] == "incomplete" and r["reason"] == "stopped by SIGTERM"
+    no_zombies_or_orphans(tag)
