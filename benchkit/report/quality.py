@@ -147,7 +147,8 @@ def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> d
 
 
 def factor_line(setting: str, speculative: bool, d: Drift, lang: str) -> str:
-    """One factor's drift verdict: '{setting} changed no answer ...' or how much it changed."""
+    """One factor's drift verdict: '{setting} changed no answer ...' or how much it changed.
+    Markdown: `setting` comes escaped (fmt.md_cell); a broken promise is set in bold."""
     kld = kld_text(d.kld_mean)
     if d.changed == 0:
         text = tr(
@@ -336,7 +337,12 @@ def _factor_lines(
                 continue
             speculative = f in SPECULATIVE_FACTORS and v.lower() not in ("false", "none")
             lines.append(
-                factor_line(point_text({f: points[job][f]}, lang), speculative, drift[job], lang)
+                factor_line(
+                    fmt.md_cell(point_text({f: points[job][f]}, lang)),
+                    speculative,
+                    drift[job],
+                    lang,
+                )
             )
     return lines
 
