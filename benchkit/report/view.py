@@ -185,7 +185,7 @@ def _status_and_summary(
     drift_line = _recommended_drift(a, rec_point, lang)
     if drift_line:
         summary.append(drift_line)
-    elif not study.quality_measured:
+    elif not study.quality_measured and not a.drift.measured:
         summary.append(tr(lang, "Speed only: output quality was not measured."))
     return status_line, summary, unsettled
 
@@ -193,8 +193,20 @@ def _status_and_summary(
 def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: str) -> str | None:
     """The recommended point's output drift beside its speed (benchkit.report.quality)."""
     ds = a.drift
-    if not ds.measured or not rec_point:
+    if not ds.measured:
         return None
+    if not rec_point:
+        # No setting to recommend: the worst drift any job showed, so the summary still says
+        # whether anything measured changes the answers.
+        worst = max(ds.drift.values(), key=lambda d: (d.changed, d.kld_mean or 0.0))
+        return tr(
+            lang,
+            "Output drift from the reference: at most {k} of {n} probes changed their answer, "
+            "mean KL divergence at most {kld} (see Quality).",
+            k=worst.changed,
+            n=worst.probes,
+            kld=kld_text(max((d.kld_mean or 0.0) for d in ds.drift.values())),
+        )
     job = next(
         (
             j
