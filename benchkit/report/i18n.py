@@ -304,6 +304,18 @@ def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool =
 
 
 def _prov(v: Verdict, lang: str) -> str:
+    """' (Provisional: why)' after a verdict's sentence; '' for a complete verdict."""
+    reasons = _prov_reasons(v, lang)
+    return tr(lang, " (Provisional: {reasons})", reasons=reasons) if reasons else ""
+
+
+def _prov_sentence(v: Verdict, lang: str) -> str:
+    """'Provisional: why.' as a sentence of its own; '' for a complete verdict."""
+    reasons = _prov_reasons(v, lang)
+    return tr(lang, "Provisional: {reasons}.", reasons=reasons) if reasons else ""
+
+
+def _prov_reasons(v: Verdict, lang: str) -> str:
     if v.status == COMPLETE:
         return ""
     bits = []
@@ -319,7 +331,7 @@ def _prov(v: Verdict, lang: str) -> str:
         bits.append(tr(lang, "missing: {points}", points=missing_text(v.missing, lang)))
     for r in v.reasons:
         bits.append(reason_text(r, v, lang))
-    return tr(lang, " (Provisional: {reasons})", reasons="; ".join(b for b in bits if b))
+    return "; ".join(b for b in bits if b)
 
 
 def reason_text(reason: str, v: Verdict, lang: str) -> str:

@@ -10,6 +10,7 @@ from benchkit.report.analyse import COMPLETE, Verdict, norm
 from benchkit.report.i18n import (
     _objective_of,
     _prov,
+    _prov_sentence,
     backend_name,
     capped_text,
     drafter,
@@ -305,8 +306,8 @@ def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
         per_unit=fmt.seconds(n.s_per_unit, lang),
         better=better_point_text(v, lang),
     )
-    prov = _prov(v, lang).strip().strip("()")
-    return f"{text} {prov}." if prov else text
+    prov = _prov_sentence(v, lang)
+    return f"{text} {prov}" if prov else text
 
 
 def better_point_text(v: Verdict, lang: str) -> str:
