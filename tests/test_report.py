@@ -98,11 +98,12 @@ def test_seed_report_in_korean(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     assert (
         "**잠정: Vulkan 백엔드가 이겼고, 동시 슬롯은 4개가 무릎으로 보이고, MTP는 슬롯 1개에서만 "
-        "도움이 됐고, 슬롯 2개 이상에서는 손해였습니다. 종목 100개에 약 4.8시간(처리량 기준).**"
+        "도움이 됐고, 슬롯 2개 이상에서는 손해였습니다. "
+        "종목 100개에 약 4.8시간이 걸립니다(처리량 기준).**"
     ) in md
-    assert "슬롯 4개와 슬롯 3개의 차이 9%는 연구가 밝힌 실행 간 노이즈 11% 안입니다" in md
+    assert "슬롯 4개와 슬롯 3개의 차이 9%는 연구가 밝힌 실행 간 노이즈 11% 이내입니다" in md
     assert "## 먼저, 무엇을 무엇과 비교하는지" in md and "## 정리하면" in md
-    assert "HIP은 1.31~1.40배 오래 걸렸습니다" in md
+    assert "HIP은 1.31~1.40배 느렸습니다" in md
     assert "| 슬롯 3개, MTP 끔 | 188.0초 | 255.7초 (1.36배) | Vulkan |" in md
     assert "투기 토큰 수용률은 모든 설정에서 48~52%였습니다" in md
     assert "결과의 품질은 재지 않았습니다" in md and "**반박됨**" in md
@@ -147,7 +148,7 @@ def test_the_seeds_first_correction_appears_by_itself(tmp_path: Path) -> None:
     assert "- backend: Vulkan" in section  # confirmed, not corrected
     assert ledger.read_text() == FIRST_LEDGER.read_text()  # rendering never writes the ledger
     ko = render(SEED, tmp_path / "ko", f"study.ledger={ledger}", "study.lang=ko") / "report.md"
-    assert "Vulkan, 슬롯 4개, MTP 끔 조합이 끝나지 않았었습니다(미완주)" in ko.read_text()
+    assert "Vulkan, 슬롯 4개, MTP 끔 조합이 끝까지 돌지 못했습니다(미완료)" in ko.read_text()
 
 
 def test_the_ledger_fixture_is_what_publishing_the_first_sweep_records(tmp_path: Path) -> None:
@@ -411,7 +412,7 @@ def test_study_texts_in_the_reports_language_fall_back_key_by_key(tmp_path: Path
     out = render(SEED, tmp_path / "ko", "study.lang=ko")
     md = (out / "report.md").read_text()
     assert md.startswith("# R9700 한 장에서 35B MoE 돌리기")
-    assert "HIP에서 MTP 드래프트 수용률이 77~95%이므로" in md
+    assert "HIP에서 MTP 투기 토큰 수용률이 77~95%이므로" in md
     assert "Quantizations above" not in md and "Which serving settings" not in md
     assert "끔가" not in md and "켬가" not in md
     assert "단위" not in md and "종목당 초" in md  # one term: the study's unit, 종목

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
-from benchkit.report.lang import grammar, marked, tr, trc, trc_marked, trn
+from benchkit.report.lang import clauses, grammar, marked, tr, trc, trc_marked, trn
 from benchkit.report.lang import span as lang_span
 from benchkit.report.numbers import (
     BackendNumbers,
@@ -331,7 +331,7 @@ def _prov_reasons(v: Verdict, lang: str) -> str:
         bits.append(tr(lang, "missing: {points}", points=missing_text(v.missing, lang)))
     for r in v.reasons:
         bits.append(reason_text(r, v, lang))
-    return "; ".join(b for b in bits if b)
+    return clauses(lang, [b for b in bits if b])
 
 
 def reason_text(reason: str, v: Verdict, lang: str) -> str:
@@ -444,7 +444,7 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
         bits.append(trn(lang, "{n} more point completed", "{n} more points completed", n))
     if not bits:
         bits.append(tr(lang, "new measurements"))
-    return "; ".join(bits)
+    return "; ".join(bits)  # noun phrases, a list in every language
 
 
 def _context_word(word: str, lang: str) -> str:

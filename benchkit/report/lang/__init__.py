@@ -158,6 +158,13 @@ def trn(lang: str, singular: str, plural: str, n: int, /, **fields: object) -> s
     return _fill(lang, catalog(lang).ngettext(singular, plural, n), {"n": n, **fields})
 
 
+def clauses(lang: str, parts: list[str]) -> str:
+    """Clauses that could each be a sentence, joined as the language joins them: English with
+    semicolons, Korean as sentences of their own."""
+    # TRANSLATORS: the join between clauses that could each be a sentence (English "; ").
+    return tr(lang, "; ").join(parts)
+
+
 def span(lang: str, lo: str, hi: str) -> str:
     """A range of two formatted numbers as the language writes one ('48%–52%', '48~52%')."""
     return lo if lo == hi else grammar(lang).span(lo, hi)
