@@ -36,6 +36,12 @@ def run(
     )
 
 
+def default_sigint() -> None:
+    """In the child, Ctrl-C as a terminal delivers it: a shell runs a background job (`make
+    test &`) with SIGINT ignored, and Python then never turns it into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         benchkit_cmd(*args),
@@ -43,6 +49,7 @@ def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         cwd=cwd,
+        preexec_fn=default_sigint,
     )
 
 
