@@ -100,7 +100,7 @@ def test_a_korean_figure_draws_korean_words_in_a_font_that_has_them(
 def test_without_a_font_for_the_script_a_figure_keeps_its_words_in_english(
     tmp_path: Path, drawn: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(figures, "_installed", lambda: frozenset({"DejaVu Sans"}))
+    monkeypatch.setattr(figures, "_installed", lambda fonts=(): frozenset({"DejaVu Sans"}))
     assert figures.drawable("ko") == ("en", {})
     a = analyse_folder(SEED, ["study.lang=ko"])
     figures.slots_figure(a.sweep.df, tmp_path, "ko", knee={"slots": 4})

@@ -28,8 +28,22 @@ from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
 
 
 @cache
-def _installed() -> frozenset[str]:
-    return frozenset(f.name for f in font_manager.fontManager.ttflist)
+def _installed(fonts: tuple[str, ...] = ()) -> frozenset[str]:
+    """Font families matplotlib can draw with. Its font list is cached on disk at the first
+    import, so a font installed after that (fonts-noto-cjk after a first study) would stay
+    unseen: when none of `fonts` is known, the system's font files the list lacks are added."""
+    manager = font_manager.fontManager
+    names = frozenset(f.name for f in manager.ttflist)
+    if not fonts or names & set(fonts):
+        return names
+    known = {f.fname for f in manager.ttflist}
+    for path in font_manager.findSystemFonts():
+        if path not in known:
+            try:
+                manager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read
+                continue
+    return frozenset(f.name for f in manager.ttflist)
 
 
 def drawable(lang: str) -> tuple[str, Any]:
@@ -39,7 +53,7 @@ def drawable(lang: str) -> tuple[str, Any]:
     fonts = grammar(lang).FONTS
     if not fonts:
         return lang, {}
-    font = next((f for f in fonts if f in _installed()), None)
+    font = next((f for f in fonts if f in _installed(fonts)), None)
     if font is None:
         return SOURCE, {}
     return lang, {"font.family": [font, "DejaVu Sans"]}
