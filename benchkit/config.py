@@ -316,6 +316,19 @@ class QualityConfig:
     # the rest of each distribution lumped (a lower bound; exact at the vocabulary's size).
     top_k: int = 64
     seed: int = 0
+    # The optional scored task (benchkit.quality.task): a YAML file of prompts with expected
+    # answers, or a bundled task's name (`arith`); empty: none. Answered greedily after the
+    # probe, never timed; reported as an accuracy with a Wilson 95% interval.
+    task: str = ""
+    # `module:function` or `path/to/file.py:function` scoring every item instead of the
+    # items' own scorers: function(answer, item) -> True when right.
+    task_scorer: str | None = None
+    # Defaults for scorer `number`: accepted when |answer - expected| <= max(abs, rel x
+    # |expected|); an item's own `tolerance` replaces the absolute one.
+    task_abs_tol: float = 0.0
+    task_rel_tol: float = 0.0
+    # Tokens generated per task answer.
+    task_tokens: int = 32
 
 
 @dataclass

@@ -35,6 +35,7 @@ from benchkit.job_record import new_result as new_result
 from benchkit.measure import compute_metrics
 from benchkit.paths import use_config
 from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
+from benchkit.quality.task import TASK_FILE, Task, TaskBlock, load_task, run_task
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,
@@ -143,6 +144,9 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     prov = result["provenance"]
     engine = engine_for(cfg)
     workload = load_workload(cfg.workload.fixture)
+    # The scored task is checked before anything is built or measured: a mistake in it is
+    # one sentence, and no server starts.
+    task = _load_task(cfg)
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
     prov["sampling"]["sent"] = dict(replay.sampling)
     units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
@@ -167,7 +171,21 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
         )
         launch = engine.plan(build, models, units, target=target)
         prov["server"] = launch.info.copy()
-        _measure(cfg, ctx, result, engine, launch, workload, replay, units)
+        _measure(cfg, ctx, result, engine, launch, workload, replay, units, task)
+
+
+def _load_task(cfg: BenchConfig) -> Task | None:
+    q = cfg.quality
+    if not q.task:
+        if q.task_scorer:
+            raise UserError(
+                f"quality.task_scorer={q.task_scorer} is set but quality.task is empty; give "
+                "the task file it scores (quality.task=PATH) or unset the scorer."
+            )
+        return None
+    if q.task_tokens < 1:
+        raise UserError(f"quality.task_tokens={q.task_tokens}: give at least 1 token per answer.")
+    return load_task(q.task, q.task_scorer, q.task_abs_tol, q.task_rel_tol)
 
 
 def _measure(
@@ -179,6 +197,7 @@ def _measure(
     workload: Workload,
     replay: ReplaySpec,
     units: list[Unit],
+    task: Task | None = None,
 ) -> None:
     """Start the server once per repeat, replay the units through it, record every call."""
     prov = result["provenance"]
@@ -226,6 +245,8 @@ def _measure(
                 # After the last pass's counters are read: the probe is in no timed figure.
                 if rep == replay.repeats - 1 and not outcome.interrupted:
                     result["quality"] = _probe(cfg, ctx, engine, srv, workload, vocab, outcome)
+                    if task is not None:
+                        result["task"] = _task(cfg, ctx, engine, srv, task)
                 end_problem = srv.end_problem()
             if outcome.interrupted or end_problem:
                 break
@@ -289,6 +310,33 @@ def _probe(
     return {**settings, **info}
 
 
+def _task(cfg: BenchConfig, ctx: JobContext, engine: Engine, srv: Server, task: Task) -> TaskBlock:
+    """The scored task on the job's own server, after the timed replay and the probe."""
+    base: TaskBlock = {
+        "task": task.path.name,
+        "task_sha256": task.sha256,
+        "scorer": task.custom_name,
+        "tokens": cfg.quality.task_tokens,
+    }
+    if not isinstance(engine, LlamaCpp):
+        return {
+            **base,
+            "skipped": f"the task asks llama-server's /completion; {engine.label} has none",
+        }
+    if not srv.alive():
+        return {**base, "skipped": "the server was not running after the replay"}
+    _log.info(f"job {ctx.label}: task {task.path.name}, {len(task.items)} items")
+    return run_task(
+        task,
+        srv.base_url,
+        srv.headers(),
+        cfg.quality.task_tokens,
+        cfg.slots,
+        cfg.server.stall_timeout_s,
+        ctx.job_dir / TASK_FILE,
+    )
+
+
 def _replay(replayer: Replayer, tel: JobTelemetry | None, srv: Server, t0: float) -> ReplayOutcome:
     """One pass of the replay, with the telemetry sampler beside it when there is one."""
     if tel is None:
@@ -321,8 +369,9 @@ def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
         conf.pop("replay_client", None)
     # Where the cache lives and which llama-quantize writes a model do not change what is
     # measured (the model file's own identity is in provenance.model).
-    # The drift probe runs after the timed replay and changes none of its figures; how the
-    # report weighs drift (study.quality) came after jobs were measured and is the report's.
+    # The drift probe and the scored task (quality.task*) run after the timed replay and
+    # change none of its figures; how the report weighs drift (study.quality) came after
+    # jobs were measured and is the report's.
     for key in ("cache_dir", "llama_quantize", "quality"):
         conf.pop(key, None)
     study = conf.get("study")
@@ -374,7 +423,7 @@ def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:
         if old.get("status") != "complete" or prov.get("resume_key") != key:
             continue
         if path != own:
-            for name in (CALLS_FILE, "server.log", TELEMETRY_FILE, QUALITY_FILE):
+            for name in (CALLS_FILE, "server.log", TELEMETRY_FILE, QUALITY_FILE, TASK_FILE):
                 if (path.parent / name).exists():
                     shutil.copyfile(path.parent / name, ctx.job_dir / name)
         result["status"], result["reason"] = "complete", None
@@ -383,6 +432,8 @@ def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:
             result["passes"] = old["passes"]
         if "quality" in old:
             result["quality"] = old["quality"]
+        if "task" in old:
+            result["task"] = old["task"]
         # What was true when the job was measured stays as it was (times, host load, the
         # client path, the benchkit that measured it); the reuse is recorded beside it.
         now = result["provenance"]

@@ -11,6 +11,7 @@ from typing import NotRequired, TypedDict
 
 from benchkit.config import BenchConfig, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
+from benchkit.quality.task import TaskBlock
 from benchkit.results import SCHEMA_VERSION
 from benchkit.server.engines import LaunchInfo, ModelBlock
 from benchkit.server.provide import ServerBuildInfo
@@ -133,6 +134,8 @@ class JobResult(TypedDict):
     metrics: dict[str, object]
     passes: NotRequired[list[dict[str, object]]]
     quality: NotRequired[QualityBlock]
+    # The scored task (quality.task), when the job had one.
+    task: NotRequired[TaskBlock]
 
 
 def new_result(cfg: BenchConfig, ctx: JobContext, started: str, reason: str | None) -> JobResult:

@@ -1,9 +1,10 @@
 """result.json as types: what a job's result holds, read by one loader and written by one writer.
 
-A result is `Result` (status, reason, factors, provenance, metrics, passes, quality); its metrics
-and the provenance blocks the report reads are frozen dataclasses, so a renamed key fails where
-it is read (mypy), not when a report renders. Keys this benchkit does not type (an engine's own
-counters, a newer block) are kept in each level's `extra` and written back as they were;
+A result is `Result` (status, reason, factors, provenance, metrics, passes, quality, task); its
+metrics and the provenance blocks the report reads are frozen dataclasses, so a renamed key
+fails where it is read (mypy), not when a report renders. Keys this benchkit does not type (an
+engine's own counters, a newer block) are kept in each level's `extra` and written back as they
+were;
 `to_json` writes every typed key (null where not known) except the provenance blocks a job did
 not have, which stay absent, so writing a loaded result keeps every value it had and adds only
 nulls. The contract keys (architecture.md) are unchanged;
@@ -198,6 +199,30 @@ class QualityInfo:
 
 
 @dataclass(frozen=True)
+class TaskInfo:
+    """The scored task a job ran after its timed replay (benchkit.quality.task): which file,
+    how many items were right, the accuracy and its Wilson interval; `skipped` says why a job
+    has none."""
+
+    file: str | None = None
+    task: str | None = None
+    task_sha256: str | None = None
+    scorer: str | None = None
+    items: int | None = None
+    correct: int | None = None
+    accuracy: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    confidence: float | None = None
+    errors: int | None = None
+    first_error: str | None = None
+    tokens: int | None = None
+    seconds: float | None = None
+    skipped: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Result:
     """One job's result.json (fields in the order the file has them)."""
 
@@ -210,6 +235,8 @@ class Result:
     passes: list[Metrics] | None = None
     # The drift probe (absent in results from before it, or of a job that never served).
     quality: QualityInfo | None = None
+    # The scored task (absent unless the job ran quality.task).
+    task: TaskInfo | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -274,7 +301,9 @@ def to_json(obj: Any) -> Any:
             if f.name == "extra":
                 continue
             v = getattr(obj, f.name)
-            if v is None and (f.name in ("passes", "quality") or isinstance(obj, Provenance)):
+            if v is None and (
+                f.name in ("passes", "quality", "task") or isinstance(obj, Provenance)
+            ):
                 continue  # a provenance block the job did not have stays absent
             out[f.name] = to_json(v)
         out.update(getattr(obj, "extra", {}) or {})
