@@ -21,6 +21,7 @@ from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.sections import factor_sections
+from benchkit.report.task import task_view
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
 UNIT_WORDS = {
@@ -348,6 +349,9 @@ def view_model(
         "quality_measured": study.quality_measured,
         "quality": quality_view(
             a.drift, a.sweep.varying, a.sweep.planned, study, lang, i18n.point_text
+        ),
+        "task": task_view(
+            a.results, a.drift, a.sweep.varying, a.sweep.planned, lang, i18n.point_text
         ),
         "other_hw": other_hw,
         "missing": missing,
