@@ -16,7 +16,7 @@ import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import httpx
 
@@ -157,7 +157,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
         prov["server_build"] = build.info
     key = resume_key(cfg, workload.fingerprint(), build.id)
     prov["resume_key"] = key
-    if engine.started_here and cfg.resume and _reuse(key, ctx, result):
+    if engine.started_here and cfg.resume and _reuse(key, ctx, result, task):
         return
     models = engine.models()
     prov["model"].update(models.info)
@@ -400,9 +400,10 @@ MeasuredKey = Literal[
 MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = get_args(MeasuredKey)
 
 
-def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:
+def _reuse(key: str, ctx: JobContext, result: JobResult, task: Task | None = None) -> bool:
     """Take a complete earlier job with the same resume key: this job's own folder from an
-    earlier pass, else a copy from another sweep or run."""
+    earlier pass, else a copy from another sweep or run. With a scored task, one that answered
+    the same task file comes first (the key leaves the task out: it is no timed figure)."""
     own = ctx.job_dir / RESULT_FILE
     # The job's own folder first: a sweep run again into the same hydra.sweep.dir (a resumed
     # lease, a re-run after Ctrl-C) keeps its complete jobs where they are.
@@ -412,6 +413,7 @@ def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:
         for path in sorted(root.glob(f"*/{RESULT_FILE}")) + sorted(root.glob(f"*/*/{RESULT_FILE}"))
         if path.parent.resolve() != ctx.job_dir.resolve()
     ]
+    found: list[tuple[Path, dict[str, Any]]] = []
     for path in candidates:
         if not path.exists():
             continue
@@ -420,8 +422,15 @@ def _reuse(key: str, ctx: JobContext, result: JobResult) -> bool:
         except (OSError, ValueError):
             continue
         prov = old.get("provenance") or {}
-        if old.get("status") != "complete" or prov.get("resume_key") != key:
-            continue
+        if old.get("status") == "complete" and prov.get("resume_key") == key:
+            found.append((path, old))
+            # Without a task the first one will do; with one, one that answered it may follow.
+            if task is None or (old.get("task") or {}).get("task_sha256") == task.sha256:
+                break
+    if task is not None:
+        found.sort(key=lambda c: (c[1].get("task") or {}).get("task_sha256") != task.sha256)
+    for path, old in found[:1]:
+        prov = old.get("provenance") or {}
         if path != own:
             for name in (CALLS_FILE, "server.log", TELEMETRY_FILE, QUALITY_FILE, TASK_FILE):
                 if (path.parent / name).exists():

@@ -160,3 +160,32 @@ def test_resume_key_leaves_an_unset_replay_client_out(compose_cfg: Compose) -> N
     assert job.resume_key(compose_cfg("replay_client=httpx"), "fp", "build") != before
     moved = compose_cfg("cache_dir=/tmp/elsewhere", "llama_quantize=/opt/llama-quantize")
     assert job.resume_key(moved, "fp", "build") == before
+
+
+def test_a_bad_task_file_fails_the_job_before_anything_is_built_or_measured(
+    compose_cfg: Compose, tmp_path: Path, calls: list[str]
+) -> None:
+    bad = tmp_path / "task.yaml"
+    bad.write_text("- prompt: 2 + 2 =\n  expected: 4\n  scorer: close-enough\n")
+    result = job.run_job(compose_cfg(f"quality.task={bad}"), job.JobContext(job_dir=tmp_path / "j"))
+    assert result["status"] == "failed"
+    assert result["reason"].startswith(f"{bad}: item 1 has scorer 'close-enough'; use one of")
+    assert calls == []  # not even provided: no build, no server, no call
+    assert not (tmp_path / "j" / "calls.jsonl").exists()
+    scorer = compose_cfg("quality.task=arith", "quality.task_scorer=nowhere_module:f")
+    result = job.run_job(scorer, job.JobContext(job_dir=tmp_path / "k"))
+    assert result["status"] == "failed" and "cannot import nowhere_module" in result["reason"]
+    assert calls == []
+
+
+def test_a_reused_job_carries_the_task_it_answered(
+    compose_cfg: Compose, tmp_path: Path, gpu_here: None, calls: list[str]
+) -> None:
+    # vllm has no /completion: the task block says why it is empty, and still names the file.
+    first, _ = run(compose_cfg, tmp_path, "vllm", "resume=true", "quality.task=arith")
+    assert first["status"] == "complete", first["reason"]
+    assert first["task"]["task"] == "arith.yaml" and "has none" in first["task"]["skipped"]
+    calls.clear()
+    again, _ = run(compose_cfg, tmp_path, "vllm", "resume=true", "quality.task=arith")
+    assert calls == ["provide"] and again["provenance"]["reused_from"] == str(tmp_path / "job")
+    assert again["task"] == first["task"]
