@@ -143,6 +143,11 @@ def _item(path: Path, i: int, raw: object, custom: bool) -> TaskItem:
     scorer = raw.get("scorer")
     if scorer is None and custom:
         scorer = "custom"
+    elif scorer is None:
+        raise UserError(
+            f"{where} has no scorer; add `scorer:` {', '.join(SCORERS)} (or set "
+            "quality.task_scorer=module:function to score every item yourself)."
+        )
     elif scorer not in SCORERS:
         raise UserError(
             f"{where} has scorer {scorer!r}; use one of {', '.join(SCORERS)} (or set "
@@ -389,8 +394,12 @@ def run_task(
                 rec["error"] = f"{type(exc).__name__}: {exc}"
             return rec
 
+        # Worker w asks items w, w+slots, ... in turn, each on its own slot (as the probe does):
+        # the server batches them as the job's setting batches real work.
+        groups = [range(w, len(task.items), workers) for w in range(workers)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            records = list(pool.map(one, range(len(task.items))))
+            done = pool.map(lambda g: [one(i) for i in g], groups)
+            records = sorted((r for group in done for r in group), key=lambda r: r["item"])
     tmp = out.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in records))
     tmp.replace(out)

@@ -109,12 +109,16 @@ def task_view(
     """The scored task's part of the Quality section, in `lang` (see the module docstring)."""
     view = TaskView()
     complete = [r for r in results if r.status == "complete"]
-    blocks = {r.job_dir.name: r.data.get("task") for r in complete}
-    if not any(isinstance(b, Mapping) for b in blocks.values()):
+    # job -> its task block; None: measured without a task.
+    blocks: dict[str, Mapping[str, Any] | None] = {
+        r.job_dir.name: t if isinstance(t := r.data.get("task"), Mapping) else None
+        for r in complete
+    }
+    if all(b is None for b in blocks.values()):
         return view
     view.show = True
     points = {r.job_dir.name: {f: r.factors.get(f) for f in varying} for r in complete}
-    scored = {j: s for j, b in blocks.items() if isinstance(b, Mapping) and (s := _scored(b))}
+    scored = {j: s for j, b in blocks.items() if b is not None and (s := _scored(b))}
     ref = _reference(scored, points, drift, varying, planned) if scored else None
     ref_s = scored.get(ref) if ref else None
     if ref is not None:
@@ -127,25 +131,25 @@ def task_view(
     for job, block in blocks.items():
         s = scored.get(job)
         row = _row(job, point_text(points[job], lang) if varying else job, s, lang)
-        if s is not None:
+        if block is None:
+            row["note"] = tr(lang, "no task (measured without it)")
+        elif s is not None:
             if job == ref:
                 row["versus"] = tr(lang, "the reference")
             elif ref_s is not None:
                 same = (s.sha256, s.task) == (ref_s.sha256, ref_s.task)
                 row["versus"] = _versus(s, ref_s, lang) if same else tr(lang, "another task file")
-            errors = int(block.get("errors") or 0) if isinstance(block, Mapping) else 0
+            errors = int(block.get("errors") or 0)
             if errors:
                 row["note"] = trn(
                     lang,
                     "{n} item failed (scored wrong): {first}",
                     "{n} items failed (scored wrong): {first}",
                     errors,
-                    first=str(block.get("first_error") or "") if isinstance(block, Mapping) else "",
+                    first=str(block.get("first_error") or ""),
                 )
-        elif isinstance(block, Mapping) and block.get("skipped"):
-            row["note"] = str(block["skipped"])
         else:
-            row["note"] = tr(lang, "no task (measured without it)")
+            row["note"] = str(block.get("skipped") or "")
         view.rows.append(row)
     view.notes = _notes(complete, scored, lang)
     return view

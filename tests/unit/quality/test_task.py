@@ -102,7 +102,7 @@ def test_a_scorer_from_a_file_path_loads(tmp_path: Path) -> None:
 
 def test_a_custom_scorer_makes_the_items_scorer_optional(tmp_path: Path) -> None:
     path = _write(tmp_path, "- prompt: a\n  expected: x\n")
-    with pytest.raises(UserError, match="scorer None"):
+    with pytest.raises(UserError, match="item 1 has no scorer; add `scorer:` exact, regex, number"):
         load_task(path)
     task = load_task(path, f"{SCORERS}:numeric_items")
     assert task.items[0].scorer == "custom"

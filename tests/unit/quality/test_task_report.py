@@ -92,3 +92,16 @@ def test_a_random_weight_model_is_said_to_say_nothing_in_korean_too(tmp_path: Pa
     assert any("random weights" in n for n in en.notes)
     assert any("가중치가 무작위" in n for n in ko.notes)
     assert ko.rows[0]["versus"] == "기준" and str(ko.rows[0]["interval"]).endswith("%")
+
+
+def test_a_failed_item_and_a_skipped_task_are_noted(tmp_path: Path) -> None:
+    failed = {**_block(3, 8), "errors": 2, "first_error": "TypeError: mine returned 'maybe'"}
+    skipped = {
+        "task": "arith.yaml",
+        "task_sha256": "a" * 64,
+        "skipped": "the server was not running",
+    }
+    jobs = [_job(tmp_path, "0", "f16", failed), _job(tmp_path, "1", "q8_0", skipped)]
+    view = task_view(jobs, DriftSet(), ["cache_type_k"], {}, "en", point_text)
+    assert view.rows[0]["note"] == "2 items failed (scored wrong): TypeError: mine returned 'maybe'"
+    assert (view.rows[1]["accuracy"], view.rows[1]["note"]) == ("–", "the server was not running")
