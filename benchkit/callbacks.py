@@ -33,4 +33,18 @@ class ReportCallback(Callback):
         # The entry point's own rendering, which this process has already imported.
         from benchkit.app import report_of
 
-        report_of(Path(str(config.hydra.sweep.dir)), "sweep report")
+        sweep = Path(str(config.hydra.sweep.dir))
+        compare_model_files(sweep)
+        report_of(sweep, "sweep report")
+
+
+def compare_model_files(sweep: Path) -> None:
+    """Compare the sweep's model files (benchkit.quality.models) before the report renders,
+    so it shows them; a failure here is logged and never keeps the report from rendering."""
+    from benchkit import log
+    from benchkit.quality.models import compare_sweep
+
+    try:
+        compare_sweep(sweep)
+    except Exception as exc:  # the report matters more than this comparison
+        log.get(__name__).warning(f"model files were not compared: {type(exc).__name__}: {exc}")
