@@ -34,6 +34,7 @@ from typing import Any
 
 from benchkit import log
 from benchkit.errors import Unavailable, UserError
+from benchkit.report.lang import N_
 
 _log = log.get(__name__)
 
@@ -45,6 +46,41 @@ TOOL = "llama-perplexity"
 CTX = 256
 CHUNKS = 16
 RUN_TIMEOUT_S = 3600.0
+# llama.cpp's logger is a thread that is never joined at exit (common/log.cpp,
+# common_log_main, llama.cpp issue 22142), so a run sometimes exits 0 with the end of its output
+# lost, the statistics with it: 1 run in 4 here. Such a run is made again, up to this often.
+ATTEMPTS = 4
+
+# Why a file was not compared: models.json keeps the code, its detail and the English sentence;
+# the report words the code in its language (benchkit.report.quality_models).
+REASONS = {
+    "declared_missing": N_(
+        "no swept model is named {detail}, the reference the study declares "
+        "(study.quality.reference_model)"
+    ),
+    "no_binary": N_("the jobs' results name no llama-server build"),
+    "build_changed": N_(
+        "the build folder {detail} was rebuilt or removed after the jobs ran, so its "
+        "llama-perplexity would not be the same build as their llama-server"
+    ),
+    "packed": N_(
+        "the llama.cpp build {detail} was packed without llama-perplexity; pack it again from "
+        "a build that has it"
+    ),
+    "build_failed": N_("building llama-perplexity failed ({detail})"),
+    "no_text": N_("no text could be drawn from the workload ({detail})"),
+    "file_gone": N_("the model file {detail} is gone"),
+    "reference_failed": N_("the reference file's llama-perplexity run failed ({detail})"),
+    "vocab": N_("its vocabulary is not the reference file's"),
+    "tool_failed": N_("llama-perplexity failed ({detail})"),
+}
+Why = tuple[str, str]  # (a REASONS code, its detail)
+
+
+def reason_text(why: Why) -> str:
+    """The English sentence of a reason (models.json's `reason`)."""
+    return REASONS[why[0]].format(detail=why[1])
+
 
 # Bits per weight by quant name prefix, most precise first: the default reference is the most
 # precise file swept (the same spirit as study.quality.reference's most conservative point).
@@ -277,7 +313,7 @@ def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes,
 # --------------------------------------------------------------------------- the tool
 
 
-def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, str | None]:
+def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, Why | None]:
     """(llama-perplexity of the build the jobs' llama-server came from, or None with why not).
 
     Built on demand in that build folder, as one more target of the same configured tree:
@@ -289,7 +325,7 @@ def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, str |
 
     binary = server_build.get("binary")
     if not binary:
-        return None, "the jobs' result.json name no llama-server binary"
+        return None, ("no_binary", "")
     build = Path(str(binary)).parent.parent
     tool = build / "bin" / TOOL
     stamp = read_stamp(build)
@@ -298,17 +334,11 @@ def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, str |
         stamp.get(k) == recorded.get(k) for k in ("source", "flags", "targets")
     )
     if not same:
-        return None, (
-            f"the build folder {build} is no longer the build the jobs used (rebuilt or "
-            "removed since), so its tool would not be the same binary"
-        )
+        return None, ("build_changed", str(build))
     if tool.is_file() and os.access(tool, os.X_OK):
         return tool, None
     if not (build / "CMakeCache.txt").is_file():
-        return None, (
-            f"the build at {build} is a packed build without {TOOL} (packed before benchkit "
-            f"used it); pack it again from a build that has {TOOL}"
-        )
+        return None, ("packed", str(build))
     name = build.name.removeprefix("build-")
     with file_lock(llama_root() / f".build-{name}.lock"):
         if not tool.is_file():
@@ -323,7 +353,7 @@ def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, str |
                     (TOOL,),
                 )
             except Unavailable as exc:
-                return None, str(exc).rstrip(".")
+                return None, ("build_failed", str(exc).rstrip("."))
     return tool, None
 
 
@@ -348,16 +378,22 @@ def _run(cmd: list[str], log_file: Path) -> tuple[int, str, float]:
 # --------------------------------------------------------------------------- the comparison
 
 
-def _entry(f: ModelFile, status: str, **extra: Any) -> dict[str, Any]:
+def _entry(f: ModelFile, status: str, why: Why | None = None, **extra: Any) -> dict[str, Any]:
     return {
         "model": f.name,
         "quant": f.quant,
         "path": f.path,
         "jobs": f.jobs,
         "status": status,
-        "reason": None,
+        **_reason(why),
         **extra,
     }
+
+
+def _reason(why: Why | None) -> dict[str, str | None]:
+    if why is None:
+        return {"why": None, "detail": None, "reason": None}
+    return {"why": why[0], "detail": why[1], "reason": reason_text(why)}
 
 
 def compare_models(
@@ -378,18 +414,16 @@ def compare_models(
     doc: dict[str, Any] = {
         "tool": TOOL,
         "status": "not_measured",
-        "reason": None,
+        **_reason(None),
         "reference": None,
         "how": how,
         "settings": {"ctx": ctx, "chunks": chunks},
         "models": [],
     }
     if ref_path is None:
-        doc["reason"] = (
-            f"no swept model is named {declared!r} (study.quality.reference_model); set it to "
-            f"one of {', '.join(f.name for f in files.values())}"
-        )
-        doc["models"] = [_entry(f, "not_measured", reason="no reference") for f in files.values()]
+        why: Why = ("declared_missing", str(declared))
+        doc.update(_reason(why))
+        doc["models"] = [_entry(f, "not_measured", why) for f in files.values()]
         return _write(out_dir, doc)
     ref = files[ref_path]
     doc["reference"] = {"model": ref.name, "quant": ref.quant, "path": ref.path}
@@ -401,11 +435,11 @@ def compare_models(
         "binary": server_build.get("binary"),
         "build": server_build.get("build"),
     }
-    why = _measure(doc, files, ref, prov, out_dir, ctx, chunks)
-    if why is not None:
-        doc["reason"] = why
+    failed = _measure(doc, files, ref, prov, out_dir, ctx, chunks)
+    if failed is not None:
+        doc.update(_reason(failed))
         doc["models"] = [
-            _entry(f, "reference" if f is ref else "not_measured", reason=None if f is ref else why)
+            _entry(f, "reference") if f is ref else _entry(f, "not_measured", failed)
             for f in files.values()
         ]
     return _write(out_dir, doc)
@@ -419,22 +453,22 @@ def _measure(
     out_dir: Path,
     ctx: int,
     chunks: int,
-) -> str | None:
+) -> Why | None:
     """Fill doc with the reference's base run and each file's comparison; why nothing could
     be compared, or None."""
     if not Path(ref.path).is_file():
-        return f"the reference file {ref.path} is gone"
+        return ("file_gone", ref.path)
     tool, why = perplexity_tool(prov.get("server_build") or {})
     if tool is None:
         return why
     doc["build"]["tool"] = str(tool)
     wl = (prov.get("workload") or {}).get("path")
     if not wl:
-        return "the jobs' result.json name no workload to draw a text from"
+        return ("no_text", "the jobs' results name no workload")
     try:
         text, source = workload_text(Path(str(wl)), Path(ref.path), ctx * chunks)
     except (UserError, ValueError, OSError, KeyError) as exc:
-        return f"no text could be drawn from the workload: {exc}"
+        return ("no_text", str(exc).rstrip("."))
     ref_vocab = n_vocab(Path(ref.path))
     with tempfile.TemporaryDirectory(prefix="benchkit-kld-") as tmp:
         text_file = out_dir / "models-text.txt"
@@ -454,7 +488,7 @@ def _measure(
         rc, out, secs = _run(cmd, out_dir / f"models-{_safe(ref.name)}-base.log")
         doc["base_command"] = cmd
         if rc != 0 or not base.is_file():
-            return f"the reference run failed: {tool_error(out)}"
+            return ("reference_failed", tool_error(out))
         _log.info(f"model files: {ref.name} is the reference ({secs:.1f} s)")
         doc["models"].append(_entry(ref, "reference", command=cmd, seconds=secs))
         for f in files.values():
@@ -475,21 +509,27 @@ def _compare_one(
 ) -> dict[str, Any]:
     """One file's comparison with the reference's logits, with a progress line."""
     if not Path(f.path).is_file():
-        entry = _entry(f, "not_measured", reason=f"the file {f.path} is gone")
+        entry = _entry(f, "not_measured", ("file_gone", f.path))
     elif n_vocab(Path(f.path)) != ref_vocab:
-        entry = _entry(f, "not_measured", reason="its vocabulary is not the reference's")
+        entry = _entry(f, "not_measured", ("vocab", ""))
     else:
         # The chunks and their tokens come from the reference's file, not the text.
         cmd = [str(tool), "-m", f.path, *common[:2], "--kl-divergence-base", str(base)]
         cmd.append("--kl-divergence")
-        rc, out, secs = _run(cmd, out_dir / f"models-{_safe(f.name)}.log")
-        figures = parse_kld(out) if rc == 0 else None
+        attempt = 0
+        while True:
+            attempt += 1
+            rc, out, secs = _run(cmd, out_dir / f"models-{_safe(f.name)}.log")
+            figures = parse_kld(out) if rc == 0 else None
+            # A run that exits 0 without its statistics lost them at exit (see ATTEMPTS).
+            if figures is not None or rc != 0 or attempt == ATTEMPTS:
+                break
         if figures is None:
             why = tool_error(out) if rc != 0 else "its output has no KL divergence statistics"
-            entry = _entry(f, "not_measured", reason=f"{TOOL} failed: {why}")
-            entry["command"] = cmd
+            entry = _entry(f, "not_measured", ("tool_failed", why), command=cmd)
         else:
             entry = _entry(f, "measured", command=cmd, seconds=secs, kld=figures)
+        entry["attempts"] = attempt
     if entry["status"] == "measured":
         k = entry["kld"]
         _log.info(
