@@ -267,8 +267,9 @@ def detokenizer(path: Path) -> Callable[[Sequence[int]], bytes]:
     return lambda ids: b"".join(pieces[i] for i in ids if 0 <= i < len(pieces))
 
 
-def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes, str]:
-    """Text drawn from the workload for about `tokens` tokens, and a sentence saying which."""
+def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes, dict[str, Any]]:
+    """Text drawn from the workload for about `tokens` tokens, and what it is (models.json's
+    `text`: workload, path, kind, calls, and `source`, a sentence saying which)."""
     from benchkit.quality.probe import _text_of
     from benchkit.workload.model import load_workload, token_ids
 
@@ -307,7 +308,8 @@ def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes,
         f"workload {wl.name} ({wl.path}): the prompts of its first {len(parts)} distinct calls "
         f"in file order, {how}"
     )
-    return b"\n".join(parts), source
+    what = {"workload": wl.name, "path": str(wl.path), "kind": wl.kind, "calls": len(parts)}
+    return b"\n".join(parts), {**what, "source": source}
 
 
 # --------------------------------------------------------------------------- the tool
@@ -466,7 +468,7 @@ def _measure(
     if not wl:
         return ("no_text", "the jobs' results name no workload")
     try:
-        text, source = workload_text(Path(str(wl)), Path(ref.path), ctx * chunks)
+        text, what = workload_text(Path(str(wl)), Path(ref.path), ctx * chunks)
     except (UserError, ValueError, OSError, KeyError) as exc:
         return ("no_text", str(exc).rstrip("."))
     ref_vocab = n_vocab(Path(ref.path))
@@ -474,7 +476,7 @@ def _measure(
         text_file = out_dir / "models-text.txt"
         text_file.write_bytes(text)
         doc["text"] = {
-            "source": source,
+            **what,
             "file": text_file.name,
             "bytes": len(text),
             "sha256": hashlib.sha256(text).hexdigest(),

@@ -20,6 +20,7 @@ from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
+from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
@@ -349,6 +350,7 @@ def view_model(
         "quality": quality_view(
             a.drift, a.sweep.varying, a.sweep.planned, study, lang, i18n.point_text
         ),
+        "model_files": model_files_view(a.source, lang),
         "other_hw": other_hw,
         "missing": missing,
         "untested": list(words.untested or []),
