@@ -209,7 +209,8 @@ def tool_error(text: str) -> str:
     """The line of a failed llama-perplexity run that says why (its last error line)."""
     lines = [x.strip() for x in text.splitlines() if x.strip()]
     bad = [x for x in lines if re.search(r"\bE \b|error|failed|need at least|inconsistent", x)]
-    return (bad or lines or ["no output"])[-1][:300]
+    # "what():  invalid codepoint": a C++ exception's prefix says nothing to a reader.
+    return (bad or lines or ["no output"])[-1].replace("what():", "").strip()[:300]
 
 
 # --------------------------------------------------------------------------- the text
@@ -280,11 +281,14 @@ def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes,
     if wl.kind == "tokens":
         detok = detokenizer(model)
         vocab = n_vocab(model)
-        # Written-out ids tokenize back into fewer tokens (merges): take three times as many.
-        need = tokens * 3
+        # Written-out ids tokenize back into fewer tokens (merges, and the bytes dropped
+        # below): take four times as many.
+        need = tokens * 4
         for call in wl.calls:
             ids = token_ids(call, vocab)
-            text = detok(ids)
+            # Random byte tokens are not UTF-8, and llama.cpp's tokenizer throws on an invalid
+            # code point ("invalid codepoint"): only the valid text is kept, and no NUL.
+            text = detok(ids).decode("utf-8", "ignore").replace("\x00", "").encode()
             if text and text not in seen:
                 seen.add(text)
                 parts.append(text)
