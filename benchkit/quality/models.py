@@ -326,14 +326,11 @@ def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, Why |
     only the tool compiles and links, and the build's record (its identity) is unchanged.
     A packed build carried from elsewhere has no source tree to build it in."""
     from benchkit.server.build import read_stamp
-    from benchkit.server.progress import run_build
-    from benchkit.server.source import file_lock, llama_root
 
     binary = server_build.get("binary")
     if not binary:
         return None, ("no_binary", "")
     build = Path(str(binary)).parent.parent
-    tool = build / "bin" / TOOL
     stamp = read_stamp(build)
     recorded = server_build.get("build") or {}
     same = stamp is not None and all(
@@ -341,6 +338,17 @@ def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, Why |
     )
     if not same:
         return None, ("build_changed", str(build))
+    return build_tool(build)
+
+
+def build_tool(build: Path) -> tuple[Path | None, Why | None]:
+    """llama-perplexity in a build folder, built there on demand as one more target of the
+    configured tree (`python -m benchkit.provide --pack` builds it too, so a packed build
+    carries it); a packed build without it cannot build it."""
+    from benchkit.server.progress import run_build
+    from benchkit.server.source import file_lock, llama_root
+
+    tool = build / "bin" / TOOL
     if tool.is_file() and os.access(tool, os.X_OK):
         return tool, None
     if not (build / "CMakeCache.txt").is_file():
@@ -350,11 +358,10 @@ def perplexity_tool(server_build: Mapping[str, Any]) -> tuple[Path | None, Why |
         if not tool.is_file():
             _log.info(f"building {TOOL} in {build} (once; only this tool compiles and links)")
             jobs = str(os.cpu_count() or 2)
-            log_file = llama_root() / f"build-{name}.log"
             try:
                 run_build(
                     ["cmake", "--build", str(build), "--target", TOOL, "-j", jobs],
-                    log_file,
+                    llama_root() / f"build-{name}.log",
                     f"build ({TOOL})",
                     (TOOL,),
                 )
