@@ -483,7 +483,8 @@ def _measure(
     except (UserError, ValueError, OSError, KeyError) as exc:
         return ("no_text", str(exc).rstrip("."))
     ref_vocab = n_vocab(Path(ref.path))
-    with tempfile.TemporaryDirectory(prefix="benchkit-kld-") as tmp:
+    # In the sweep folder, not /tmp (often memory): a real vocabulary's logits take GBs.
+    with tempfile.TemporaryDirectory(prefix=".reference-logits-", dir=out_dir) as tmp:
         text_file = out_dir / "models-text.txt"
         text_file.write_bytes(text)
         doc["text"] = {
@@ -492,8 +493,8 @@ def _measure(
             "bytes": len(text),
             "sha256": hashlib.sha256(text).hexdigest(),
         }
-        # The reference's logits are large (chunks x ctx/2 x vocabulary x 2 bytes): kept only
-        # while its files are compared.
+        # The reference's logits are large (chunks x ctx/2 x vocabulary x 2 bytes: 0.6 GB for
+        # a 150k vocabulary): kept only while the other files are compared.
         base = Path(tmp) / "reference.kld"
         common = ["-c", str(ctx), "--chunks", str(chunks)]
         cmd = [str(tool), "-m", ref.path, "-f", str(text_file), *common]
