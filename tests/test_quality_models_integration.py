@@ -60,13 +60,18 @@ def test_a_quant_sweep_compares_the_model_files_beside_the_drift(tmp_path: Path)
     (row,) = [x for x in part.splitlines() if x.startswith("| tiny-moe-q8\\_0 |")]
     assert row.split("|")[4].strip() not in ("", "–"), row
     assert "tiny-moe-q8\\_0 against tiny-moe-f16: mean KL divergence" in part
-    # By hand: the same comparison again, from the folder alone.
-    again = subprocess.run(
-        [sys.executable, "-m", "benchkit.quality.models", str(sweep)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert again.returncode == 0, again.stderr[-2000:]
-    assert "model files: tiny-moe-q8_0 against tiny-moe-f16" in again.stderr
+    # By hand, from the folder alone: nothing changed, so models.json is kept; --again
+    # measures again.
+    for args, said in (
+        ((), "model files: reused"),
+        (("--again",), "model files: tiny-moe-q8_0 against tiny-moe-f16"),
+    ):
+        again = subprocess.run(
+            [sys.executable, "-m", "benchkit.quality.models", str(sweep), *args],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert said in again.stderr
 
 
 @pytest.mark.slow

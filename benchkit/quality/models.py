@@ -415,9 +415,11 @@ def compare_models(
     declared: str | None,
     ctx: int = CTX,
     chunks: int = CHUNKS,
+    again: bool = False,
 ) -> dict[str, Any] | None:
     """Compare every model file of the sweep with the reference file and write
-    SWEEP/quality/models.json; None (and no file) when the sweep has one model file."""
+    SWEEP/quality/models.json; None (and no file) when the sweep has one model file. A
+    models.json measured from the same inputs is kept unless `again`."""
     files = model_files(records)
     if len(files) < 2:
         return None
@@ -448,6 +450,18 @@ def compare_models(
         "binary": server_build.get("binary"),
         "build": server_build.get("build"),
     }
+    doc["key"] = _inputs_key(files, ref, prov, ctx, chunks)
+    old = read_models(sweep)
+    if (
+        not again
+        and old is not None
+        and old.get("key") == doc["key"]
+        and old.get("status") == "measured"
+        and all(m.get("status") in ("reference", "measured") for m in old.get("models") or [])
+    ):
+        # A sweep made again with its jobs reused: same files, build, workload and settings.
+        _log.info(f"model files: reused {out_dir / MODELS_FILE} (same files, build and text)")
+        return old
     failed = _measure(doc, files, ref, prov, out_dir, ctx, chunks)
     if failed is not None:
         doc.update(_reason(failed))
@@ -456,6 +470,29 @@ def compare_models(
             for f in files.values()
         ]
     return _write(out_dir, doc)
+
+
+def _inputs_key(
+    files: Mapping[str, ModelFile], ref: ModelFile, prov: Mapping[str, Any], ctx: int, chunks: int
+) -> str | None:
+    """What a comparison depends on, hashed: each file (path, size, time), the reference, the
+    build, the workload and the settings; None when a file cannot be read (never reused)."""
+    try:
+        stats = {p: [os.stat(p).st_size, os.stat(p).st_mtime_ns] for p in files}
+    except OSError:
+        return None
+    build = prov.get("server_build") or {}
+    record = build.get("build") or {}
+    wl = prov.get("workload") or {}
+    inputs = {
+        "files": stats,
+        "reference": ref.path,
+        "binary": build.get("binary"),
+        "build": {k: record.get(k) for k in ("source", "flags", "targets")},
+        "workload": [wl.get("path"), wl.get("fingerprint")],
+        "settings": [ctx, chunks, ATTEMPTS],
+    }
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _measure(
@@ -576,31 +613,35 @@ def read_models(sweep: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def compare_sweep(sweep: Path) -> dict[str, Any] | None:
-    """compare_models on a sweep folder, with the study's reference_model its jobs carry."""
+def compare_sweep(sweep: Path, again: bool = False) -> dict[str, Any] | None:
+    """compare_models on a sweep folder, with the study's reference_model its jobs carry;
+    `again`: measure even where models.json says the same inputs were measured."""
     from benchkit.report.folder import resolve_study
     from benchkit.results import find_results
 
     results = find_results(sweep)
     study = resolve_study(results)
     records = {r.job_dir.name: r.data for r in results}
-    return compare_models(sweep, records, study.quality.reference_model)
+    return compare_models(sweep, records, study.quality.reference_model, again=again)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m benchkit.quality.models SWEEP_FOLDER", file=sys.stderr)
-        return 2
+    """`python -m benchkit.quality.models SWEEP [--again]`: compare the sweep's model files."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m benchkit.quality.models", description=main.__doc__)
+    ap.add_argument("sweep", type=Path)
+    ap.add_argument("--again", action="store_true", help="measure again even if nothing changed")
+    args = ap.parse_args(argv)
     try:
-        doc = compare_sweep(Path(args[0]))
+        doc = compare_sweep(args.sweep, again=args.again)
     except UserError as exc:
         print(f"benchkit: {exc}", file=sys.stderr)
         return 1
     if doc is None:
-        print(f"{args[0]}: one model file only, nothing to compare", file=sys.stderr)
+        print(f"{args.sweep}: one model file only, nothing to compare", file=sys.stderr)
         return 0
-    print(str(Path(args[0]) / QUALITY_DIR / MODELS_FILE))
+    print(str(args.sweep / QUALITY_DIR / MODELS_FILE))
     return 0 if doc["status"] == "measured" else 1
 
 
