@@ -34,3 +34,24 @@ def test_the_byte_tokens_write_out_their_bytes(tmp_path: Path) -> None:
     # The vocabulary starts with the 256 byte tokens, in byte order (GPT-2's table).
     assert detok([ord("a"), ord("b"), ord(" ")]) == b"ab "
     assert n_vocab(model) == SynthRecipe(seed=0).n_vocab
+
+
+def test_a_text_workload_gives_its_prompts_each_once(tmp_path: Path) -> None:
+    import json
+
+    wl = tmp_path / "wl"
+    wl.mkdir()
+    fixture = {"format": 1, "name": "t", "kind": "text", "cap": 8, "output_policy": "replay",
+               "description": "", "recipe": None}  # fmt: skip
+    (wl / "fixture.json").write_text(json.dumps(fixture))
+    calls = [
+        {"unit": "u0", "seq": i, "role": "r", "prompt": {"text": p}, "max_tokens": 8,
+         "completion_tokens": 8}
+        for i, p in enumerate(["Ünïcode first.", "second", "second"])
+    ]  # fmt: skip
+    (wl / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    model = write_model(SynthRecipe(seed=0), tmp_path / "m.gguf")
+    text, what = workload_text(wl, model, 4096)
+    # Too short for 4096 tokens: every distinct prompt, in file order; the run says if short.
+    assert text == "Ünïcode first.\nsecond".encode()
+    assert (what["kind"], what["calls"]) == ("text", 2)
