@@ -73,6 +73,11 @@ REASONS = {
     "reference_failed": N_("the reference file's llama-perplexity run failed ({detail})"),
     "vocab": N_("its vocabulary is not the reference file's"),
     "tool_failed": N_("llama-perplexity failed ({detail})"),
+    "elsewhere": N_(
+        "the jobs ran on other machines (SLURM), and the machine that ended the sweep may have "
+        "neither their device nor the time; run python -m benchkit.quality.models on a machine "
+        "like theirs"
+    ),
 }
 Why = tuple[str, str]  # (a REASONS code, its detail)
 
@@ -313,10 +318,13 @@ def compare_models(
     ctx: int = CTX,
     chunks: int = CHUNKS,
     again: bool = False,
+    elsewhere: bool = False,
 ) -> dict[str, Any] | None:
     """Compare every model file of the sweep with the reference file and write
     SWEEP/quality/models.json; None (and no file) when the sweep has one model file. A
-    models.json measured from the same inputs is kept unless `again`."""
+    models.json measured from the same inputs is kept unless `again`. `elsewhere`: the jobs
+    ran on other machines, so nothing is run here (models.json says so; a by-hand run on a
+    machine like theirs measures)."""
     files = model_files(records)
     if len(files) < 2:
         return None
@@ -359,7 +367,11 @@ def compare_models(
         # A sweep made again with its jobs reused: same files, build, workload and settings.
         _log.info(f"model files: reused {out_dir / MODELS_FILE} (same files, build and text)")
         return old
-    failed = _measure(doc, files, ref, prov, out_dir, ctx, chunks)
+    failed: Why | None = ("elsewhere", "")
+    if elsewhere:
+        _log.info(f"model files not compared: {reason_text(('elsewhere', ''))}")
+    else:
+        failed = _measure(doc, files, ref, prov, out_dir, ctx, chunks)
     if failed is not None:
         doc.update(_reason(failed))
         doc["models"] = [
@@ -510,7 +522,9 @@ def read_models(sweep: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def compare_sweep(sweep: Path, again: bool = False) -> dict[str, Any] | None:
+def compare_sweep(
+    sweep: Path, again: bool = False, elsewhere: bool = False
+) -> dict[str, Any] | None:
     """compare_models on a sweep folder, with the study's reference_model its jobs carry;
     `again`: measure even where models.json says the same inputs were measured."""
     from benchkit.report.folder import resolve_study
@@ -519,7 +533,8 @@ def compare_sweep(sweep: Path, again: bool = False) -> dict[str, Any] | None:
     results = find_results(sweep)
     study = resolve_study(results)
     records = {r.job_dir.name: r.data for r in results}
-    return compare_models(sweep, records, study.quality.reference_model, again=again)
+    declared = study.quality.reference_model
+    return compare_models(sweep, records, declared, again=again, elsewhere=elsewhere)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

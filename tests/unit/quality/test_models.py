@@ -162,3 +162,12 @@ def test_a_measured_file_gets_its_row_and_sentence(tmp_path: Path) -> None:
     assert line.startswith("m-q8_0 against m-f16: mean KL divergence 6e-06")
     assert "of 2032 positions" in line
     assert "token ids" in str(view["how_measured"])
+
+
+def test_jobs_that_ran_elsewhere_are_not_compared_here(tmp_path: Path) -> None:
+    # The SLURM launcher's end callback runs on the submitting node: nothing runs there.
+    recs = {"0": _record("a", "F16", "/m/a.gguf"), "1": _record("b", "Q8_0", "/m/b.gguf")}
+    doc = qm.compare_models(tmp_path, recs, None, elsewhere=True)
+    assert doc is not None and (doc["status"], doc["why"]) == ("not_measured", "elsewhere")
+    lines = model_files_view(tmp_path, "en")["lines"]
+    assert isinstance(lines, list) and "python -m benchkit.quality.models" in lines[0]
