@@ -33,4 +33,20 @@ class ReportCallback(Callback):
         # The entry point's own rendering, which this process has already imported.
         from benchkit.app import report_of
 
-        report_of(Path(str(config.hydra.sweep.dir)), "sweep report")
+        sweep = Path(str(config.hydra.sweep.dir))
+        target = str(config.hydra.launcher.get("_target_", ""))
+        compare_model_files(sweep, elsewhere="submitit" in target)
+        report_of(sweep, "sweep report")
+
+
+def compare_model_files(sweep: Path, elsewhere: bool) -> None:
+    """Compare the sweep's model files (benchkit.quality.models) before the report renders,
+    so it shows them; a failure here is logged and never keeps the report from rendering.
+    `elsewhere` (SLURM jobs): this node may lack their device and time, so nothing runs."""
+    from benchkit import log
+    from benchkit.quality.models import compare_sweep
+
+    try:
+        compare_sweep(sweep, elsewhere=elsewhere)
+    except Exception as exc:  # the report matters more than this comparison
+        log.get(__name__).warning(f"model files were not compared: {type(exc).__name__}: {exc}")

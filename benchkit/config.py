@@ -253,6 +253,10 @@ class StudyQuality:
     # nats) and `changed` (the share of probes whose greedy answer changed). A faster point over
     # a limit is not recommended, and the report says why.
     limit: dict[str, float] = field(default_factory=dict)
+    # The model file every other swept model file is compared with (`llama-perplexity
+    # --kl-divergence`, benchkit.quality.models), by its model name, e.g. `tiny-moe-f16`.
+    # Unset: the most precise quant swept (most bits per weight, then the largest file).
+    reference_model: str | None = None
 
 
 @dataclass

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from benchkit.errors import Unavailable, UserError
+from benchkit.quality.models import build_tool
 from benchkit.server.build import build_server, pack_build
 from benchkit.server.provide import backend_from_conf
 
@@ -30,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         binary, took = build_server(backend_from_conf(args.backend), portable=args.portable)
         if args.pack:
+            # The sweep's model-file comparison (benchkit.quality.models) needs the build's
+            # llama-perplexity, and a packed build cannot build it where it is carried.
+            _, missing = build_tool(binary.parent.parent)
+            if missing is not None:
+                note = f"no llama-perplexity in the pack: {missing[1]}"
+                print(f"benchkit.provide: {note}", file=sys.stderr)
             pack_build(binary.parent.parent, args.pack)
             print(f"{args.pack} ({args.pack.stat().st_size / 2**20:.1f} MiB)")
     except (UserError, Unavailable) as exc:

@@ -20,6 +20,7 @@ from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
+from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections
 from benchkit.report.task import task_view
 
@@ -350,6 +351,7 @@ def view_model(
         "quality": quality_view(
             a.drift, a.sweep.varying, a.sweep.planned, study, lang, i18n.point_text
         ),
+        "model_files": model_files_view(a.source, lang),
         "task": task_view(
             a.results, a.drift, a.sweep.varying, a.sweep.planned, lang, i18n.point_text
         ),
