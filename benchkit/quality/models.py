@@ -48,8 +48,9 @@ CHUNKS = 16
 RUN_TIMEOUT_S = 3600.0
 # llama.cpp's logger is a thread that is never joined at exit (common/log.cpp,
 # common_log_main, llama.cpp issue 22142), so a run sometimes exits 0 with the end of its output
-# lost, the statistics with it: 1 run in 4 here. Such a run is made again, up to this often.
-ATTEMPTS = 4
+# lost, the statistics with it: 1 run in 4 here. Such a run is made again, up to this often: a
+# run takes seconds, and 8 leaves a sweep without its figures once in some 65,000.
+ATTEMPTS = 8
 
 # Why a file was not compared: models.json keeps the code, its detail and the English sentence;
 # the report words the code in its language (benchkit.report.quality_models).
