@@ -32,6 +32,8 @@ RUNNING = "running"
 BEST = "best"
 STOPPED = "stopped"
 SETTLED = "settled"
+# The factor whose verdict is a knee against the best count (benchkit.report.verdicts.slots).
+KNEE_FACTOR = "slots"
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,13 @@ class RoundDecision:
     best: str
     status: dict[str, str]
     comparisons: dict[str, Comparison] = field(default_factory=dict)
+    # Points out of contention that a factor's verdict still needs measured (`verdict_pairs`).
+    for_verdicts: list[str] = field(default_factory=list)
 
     @property
     def undecided(self) -> list[str]:
-        return [p for p, s in self.status.items() if s == RUNNING]
+        running = [p for p, s in self.status.items() if s == RUNNING]
+        return running + [p for p in self.for_verdicts if p not in running]
 
 
 # --------------------------------------------------------------------------- statistics
@@ -207,6 +212,8 @@ def decide(
     values: Mapping[str, Mapping[str, float]],
     settings: RaceSettings,
     stopped: Sequence[str] = (),
+    pairs: Sequence[tuple[str, str]] = (),
+    thresholds: Sequence[float] = (),
 ) -> RoundDecision:
     """One round: the best of the points not yet stopped, and each other point's status.
 
@@ -253,7 +260,72 @@ def decide(
             status[p] = SETTLED
         else:
             status[p] = RUNNING
-    return RoundDecision(best, status, comps)
+    open_pairs = [
+        pair for pair in pairs if not pair_decided(values, pair, thresholds, settings.confidence)
+    ]
+    needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
+    return RoundDecision(best, status, comps, needed)
+
+
+def pair_decided(
+    values: Mapping[str, Mapping[str, float]],
+    pair: tuple[str, str],
+    thresholds: Sequence[float],
+    confidence: float,
+) -> bool:
+    """Is the ratio of two points decided against every relative threshold a verdict holds
+    it to (the margin, a declared noise)? Decided when the ratio's two-sided interval at
+    `confidence`, on the units both have, lies wholly on one side of each bound `1 - t` and
+    `1 + t`. A pair near a bound stays open: its verdict would flip with the units drawn."""
+    a, b = pair
+    xs = _logs(values[b], values[a])
+    if len(xs) < 2:
+        return False
+    mean = statistics.fmean(xs)
+    se = max(statistics.stdev(xs), 1e-9) / math.sqrt(len(xs))
+    # The two-sided critical value: the t with (1 - confidence) / 2 above it.
+    crit = _t_quantile((1 + confidence) / 2, len(xs) - 1)
+    lo, hi = mean - crit * se, mean + crit * se
+    for t in thresholds:
+        for bound in (math.log1p(-t), math.log1p(t)):
+            if lo <= bound <= hi:
+                return False
+    return True
+
+
+def _t_quantile(q: float, df: int) -> float:
+    """The t with P(T <= t) = q, by bisection on t_sf."""
+    lo, hi = 0.0, 1000.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if 1 - t_sf(mid, df) < q:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def verdict_pairs(points: Mapping[str, Mapping[str, object]], best: str) -> list[tuple[str, str]]:
+    """The pairs a factor's verdict compares near the best: two points that differ in one
+    factor only, each differing from the best in at most one other factor (MTP on against
+    off at each slot count of the best's backend; the backends at each slot count). The
+    slots verdict (the knee) compares each slot count with the best count only, in the best's
+    series, so a pair differing in slots is watched only when it holds the best."""
+    keys = sorted({k for v in points.values() for k in v})
+
+    def diff(x: str, y: str) -> list[str]:
+        return [k for k in keys if points[x].get(k) != points[y].get(k)]
+
+    names = sorted(points)
+    out = []
+    for i, x in enumerate(names):
+        for y in names[i + 1 :]:
+            d = diff(x, y)
+            if len(d) != 1 or (d[0] == KNEE_FACTOR and best not in (x, y)):
+                continue
+            if all(len([k for k in diff(p, best) if k != d[0]]) <= 1 for p in (x, y)):
+                out.append((x, y))
+    return out
 
 
 def next_round(
@@ -306,9 +378,13 @@ def simulate(
     per_unit: Mapping[str, Sequence[float]],
     cost: Mapping[str, Sequence[float]],
     settings: RaceSettings,
+    points: Mapping[str, Mapping[str, object]] | None = None,
+    thresholds: Sequence[float] = (),
 ) -> RaceOutcome:
     """Race recorded per-unit values (point -> values in the order the race measures them)
-    and their machine time per unit: what a racing sweep would have measured and decided."""
+    and their machine time per unit: what a racing sweep would have measured and decided.
+    With `points` (point -> its factor values), the pairs a verdict compares near the best
+    are measured until decided against `thresholds` (verdict_pairs, pair_decided)."""
     total = min(len(v) for v in per_unit.values())
     first = min(total, settings.min_units)
     units = {p: first for p in per_unit}
@@ -317,7 +393,12 @@ def simulate(
     while True:
         rounds += 1
         values = {p: {str(i): float(per_unit[p][i]) for i in range(units[p])} for p in per_unit}
-        decision = decide(values, settings, stopped)
+        pairs = (
+            verdict_pairs(points, best_of(values, [p for p in values if p not in stopped]))
+            if points
+            else []
+        )
+        decision = decide(values, settings, stopped, pairs, thresholds)
         stopped = [p for p, s in decision.status.items() if s == STOPPED]
         spent = sum(sum(cost[p][: units[p]]) for p in per_unit)
         unit_cost = {p: statistics.fmean(cost[p][: units[p]]) for p in per_unit}

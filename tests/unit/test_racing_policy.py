@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from benchkit.racing.estimate import imputed_means, paired_estimates
 from benchkit.racing.policy import (
     BEST,
     RUNNING,
@@ -16,8 +17,10 @@ from benchkit.racing.policy import (
     decide,
     holm,
     next_round,
+    pair_decided,
     simulate,
     t_sf,
+    verdict_pairs,
 )
 
 # Unit difficulty that every point shares: units differ by 3x, which an unpaired comparison
@@ -150,3 +153,51 @@ def test_settings_refuse_values_that_cannot_race() -> None:
         RaceSettings(min_units=4, max_units=3).check()
     with pytest.raises(ValueError, match="budget_h"):
         RaceSettings(budget_s=0).check()
+
+
+def test_verdict_pairs_near_the_best() -> None:
+    grid = {
+        f"{b}-{s}-{m}": {"backend": b, "slots": s, "mtp": m}
+        for b in ("vulkan", "hip")
+        for s in (1, 2, 4)
+        for m in (False, True)
+    }
+    pairs = {tuple(sorted(p)) for p in verdict_pairs(grid, "vulkan-4-False")}
+    # MTP on against off at every slot count of the best's backend.
+    for s in (1, 2, 4):
+        assert (f"vulkan-{s}-False", f"vulkan-{s}-True") in pairs
+    # The knee compares slot counts with the best count only.
+    assert ("vulkan-1-False", "vulkan-4-False") in pairs
+    assert ("vulkan-1-True", "vulkan-2-True") not in pairs
+    # Far from the best (other backend, other MTP setting): no verdict compares these.
+    assert ("hip-1-True", "hip-2-True") not in pairs
+    assert ("hip-1-False", "hip-1-True") not in pairs
+
+
+def test_pair_near_a_verdict_bound_stays_open() -> None:
+    # 12% slower against bounds at 5% and 11%: a 3-unit interval straddles 11%.
+    near = {"a": point(1.0, 3, 3.0), "b": point(1.12, 3, 3.0, shift=5)}
+    assert not pair_decided(near, ("a", "b"), [0.05, 0.11], 0.95)
+    far = {"a": point(1.0, 3), "b": point(1.4, 3, shift=5)}
+    assert pair_decided(far, ("a", "b"), [0.05, 0.11], 0.95)
+
+
+def test_decision_keeps_measuring_points_an_open_pair_needs() -> None:
+    values = {"best": point(1.0, 3), "off": point(1.30, 3, shift=2), "on": point(1.45, 3, 3.0)}
+    d = decide(values, RaceSettings(), pairs=[("off", "on")], thresholds=[0.05, 0.11])
+    # Both are out of contention, and both are measured on for the open pair's verdict.
+    assert d.status["off"] == STOPPED and d.status["on"] == STOPPED
+    assert d.for_verdicts == ["off", "on"]
+    assert set(d.undecided) == {"off", "on"}
+
+
+def test_estimates_state_a_stopped_point_on_the_best_units() -> None:
+    # `slow` is 1.3x the best on every unit but was stopped on the three easiest units.
+    best = {str(i): DIFFICULTY[i] for i in range(12)}
+    easy = sorted(best, key=lambda u: best[u])[:3]
+    measured = {"best": best, "slow": {u: best[u] * 1.3 for u in easy}}
+    full_mean = sum(best.values()) / 12
+    assert sum(measured["slow"].values()) / 3 < full_mean  # its raw mean looks faster
+    assert paired_estimates(measured, "best")["slow"] == pytest.approx(1.3 * full_mean)
+    assert imputed_means(measured)["slow"] == pytest.approx(1.3 * full_mean)
+    assert imputed_means(measured)["best"] == pytest.approx(full_mean)
