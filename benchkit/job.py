@@ -36,7 +36,7 @@ from benchkit.job_record import new_result as new_result
 from benchkit.measure import compute_metrics
 from benchkit.paths import use_config
 from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
-from benchkit.racing.extend import GAP_S, Prior, find_prior, runs_block
+from benchkit.racing.extend import GAP_S, Prior, find_prior, keep_calls, runs_block
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,
@@ -162,10 +162,19 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
         return
     prior = None
     if engine.started_here and cfg.resume and replay.repeats == 1:
-        prior = find_prior(ctx.job_dir, extend_key, len(units))
+        per_unit = {u.id: len(u.calls) for u in units}
+        prior = find_prior(ctx.job_dir, extend_key, len(units), per_unit)
         first = {u.id for u in units[: len(prior.units)]} if prior else set()
         if prior is not None and set(prior.units) != first:
             prior = None  # not the first units of this workload: measure them all again
+    if prior is not None and len(prior.units) == len(units):
+        # Stopped by Ctrl-C after its last unit had completed: nothing is left to measure.
+        keep_calls(ctx.job_dir / CALLS_FILE, prior)
+        _finish(result, [], units, 1, None, cfg, prior)
+        result["metrics"].update(
+            telemetry_absent("the job was finished from the calls of an interrupted pass")
+        )
+        return
     models = engine.models()
     prov["model"].update(models.info)
     with tempfile.TemporaryDirectory(prefix="benchkit-engine-") as scratch:
@@ -205,6 +214,7 @@ def _measure(
     if prior is None:
         calls_path.unlink(missing_ok=True)
     else:
+        keep_calls(calls_path, prior)
         to_replay = dataclasses.replace(workload, units=tuple(units[len(prior.units) :]))
         replay_spec = dataclasses.replace(replay, units=None)
     sink = RecordSink(calls_path)

@@ -13,12 +13,13 @@ times of the new calls placed after the old ones so no two calls overlap in the 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from benchkit.client.replay import CallRecord
-from benchkit.results import CALLS_FILE, RESULT_FILE
+from benchkit.results import CALLS_FILE, RESULT_FILE, atomic_write_text
 
 # Seconds between the last old call and the first new one in the job's clock: the server
 # restart between them is not part of either measurement.
@@ -48,9 +49,14 @@ def read_records(path: Path) -> list[CallRecord]:
     return out
 
 
-def find_prior(job_dir: Path, extend_key: str, units: int) -> Prior | None:
-    """The job folder's own complete result with `extend_key` and fewer than `units` units
-    replayed in one pass, with its calls; None when there is none to extend."""
+def find_prior(
+    job_dir: Path, extend_key: str, units: int, calls_per_unit: Mapping[str, int]
+) -> Prior | None:
+    """The job folder's own earlier result with `extend_key` and fewer than `units` units
+    replayed in one pass, with its calls; None when there is none to extend. A job stopped by
+    Ctrl-C counts too, with the units it completed (every call answered): the resume
+    mechanism extended to partial jobs, so a race stopped mid-round loses only the unit it
+    was in."""
     path = job_dir / RESULT_FILE
     calls = job_dir / CALLS_FILE
     if not path.exists() or not calls.exists():
@@ -60,26 +66,54 @@ def find_prior(job_dir: Path, extend_key: str, units: int) -> Prior | None:
     except (OSError, ValueError):
         return None
     prov = old.get("provenance") or {}
-    metrics = old.get("metrics") or {}
-    done = metrics.get("units_completed")
     if (
-        old.get("status") != "complete"
+        old.get("status") not in ("complete", "incomplete")
         or prov.get("extend_key") != extend_key
         or isinstance(old.get("passes"), list)
-        or not isinstance(done, int)
-        or not 0 < done < units
     ):
         return None
     try:
         records = read_records(calls)
     except (OSError, ValueError, TypeError):
         return None
+    by_unit: dict[str, list[CallRecord]] = {}
+    for r in sorted(records, key=lambda r: r.t_sent):
+        by_unit.setdefault(r.unit, []).append(r)
     # In the order units were started (calls.jsonl is written as calls finish).
-    seen = list(dict.fromkeys(r.unit for r in sorted(records, key=lambda r: r.t_sent)))
-    if len(seen) != done:
+    done = [
+        u
+        for u, rs in by_unit.items()
+        if all(r.ok for r in rs) and len(rs) == calls_per_unit.get(u, -1)
+    ]
+    # A job stopped right after its last unit has every unit it is asked for: it is finished
+    # from its calls alone (benchkit.job).
+    if not 0 < len(done) <= units or (len(done) == units and old.get("status") == "complete"):
         return None
-    end = max((r.t_done or r.t_sent) for r in records)
-    return Prior(old, records, seen, float(metrics.get("wall_s") or 0.0), end)
+    keep = set(done)
+    kept = [r for r in records if r.unit in keep]  # in the file's order
+    end = max((r.t_done or r.t_sent) for r in kept)
+    if old.get("status") == "complete":
+        if len(done) != len(by_unit):
+            return None
+        wall = float((old.get("metrics") or {}).get("wall_s") or 0.0)
+    else:
+        # The partial unit's time is not the kept units': their own span instead.
+        wall = end - min(r.t_sent for r in kept)
+    return Prior(old, kept, done, wall, end)
+
+
+def keep_calls(path: Path, prior: Prior) -> None:
+    """calls.jsonl as the prior's kept calls only (an interrupted pass's partial unit out),
+    line for line as they were written, before the extension appends its own."""
+    keep = {(r.repeat, r.unit, r.seq) for r in prior.records}
+    with path.open(encoding="utf-8") as fh:
+        text = [
+            line
+            for line in fh
+            if line.strip()
+            and (lambda c: (c.get("repeat"), c.get("unit"), c.get("seq")) in keep)(json.loads(line))
+        ]
+    atomic_write_text(path, "".join(text))
 
 
 def runs_block(prior: Prior, new_units: list[str], started_utc: str | None) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from benchkit.racing.observe import RACEABLE, unit_values
 from benchkit.racing.policy import (
     RUNNING,
     STOPPED,
+    Comparison,
     RaceSettings,
     RoundDecision,
     best_of,
@@ -70,9 +71,10 @@ class Race:
         self.total_units = min(n, units_override) if units_override else n
         self.round = 0
         self.stopped: list[str] = []
+        # Each stopped point's comparison in the round that stopped it: what the report says.
+        self.stopped_by: dict[str, Comparison] = {}
         self.failed: list[str] = []
         self.decision: RoundDecision | None = None
-        self.asked: dict[str, int] = {}
         self.launch_s: dict[str, float] = {}
 
     def _result(self, point: str) -> dict[str, Any]:
@@ -107,26 +109,54 @@ class Race:
         return float(wall) if isinstance(wall, int | float) else None
 
     def next_batch(self) -> list[tuple[int, list[str]]]:
-        """The jobs of the next round, as (job number, overrides); [] when the race is over."""
-        if self.round == 0:
-            first = min(self.settings.min_units, self.total_units)
-            want = dict.fromkeys(self.grid, first)
-        else:
-            values = self.values()
-            alive = [p for p in values if p not in self.stopped]
-            if not alive:
+        """The jobs of the next round, as (job number, overrides); [] when the race is over.
+        A point whose folder already holds the units asked (a race run again after Ctrl-C)
+        is not launched: the round is decided on what it has."""
+        while True:
+            want = self._round()
+            if not want:
                 return []
-            pairs = verdict_pairs({p: self.factors[p] for p in values}, best_of(values, alive))
-            self.decision = decide(values, self.settings, self.stopped, pairs, self.thresholds)
-            self.stopped = [p for p, s in self.decision.status.items() if s == STOPPED]
-            done = {p: len(v) for p, v in values.items()}
-            cost = {p: (self._wall(p) or 0.0) / max(done[p], 1) for p in values}
-            want = next_round(
-                self.decision, done, self.settings, self.total_units, cost, self.spent_s()
-            )
+            todo = {p: n for p, n in want.items() if not self._has(p, n)}
+            if todo:
+                return [(int(p), [*self.grid[p], f"workload.units={n}"]) for p, n in todo.items()]
+
+    def _has(self, point: str, units: int) -> bool:
+        """The point's job is complete with at least `units` units, run with its overrides."""
+        r = self._result(point)
+        done = (r.get("metrics") or {}).get("units_completed")
+        ran = [
+            o
+            for o in (r.get("provenance") or {}).get("overrides") or []
+            if not str(o).startswith("workload.units=")
+        ]
+        return (
+            r.get("status") == "complete"
+            and isinstance(done, int)
+            and done >= units
+            and ran == self.grid[point]
+        )
+
+    def _round(self) -> dict[str, int]:
+        """Decide on what the points have, and how many units each should have next."""
+        if self.round == 0:
+            self.round += 1
+            return dict.fromkeys(self.grid, min(self.settings.min_units, self.total_units))
+        values = self.values()
+        alive = [p for p in values if p not in self.stopped]
+        if not alive:
+            return {}
+        pairs = verdict_pairs({p: self.factors[p] for p in values}, best_of(values, alive))
+        self.decision = decide(values, self.settings, self.stopped, pairs, self.thresholds)
+        self.stopped = [p for p, s in self.decision.status.items() if s == STOPPED]
+        for p in self.stopped:
+            if p not in self.stopped_by and p in self.decision.comparisons:
+                self.stopped_by[p] = self.decision.comparisons[p]
+        done = {p: len(v) for p, v in values.items()}
+        cost = {p: (self._wall(p) or 0.0) / max(done[p], 1) for p in values}
         self.round += 1
-        self.asked.update(want)
-        return [(int(p), [*self.grid[p], f"workload.units={n}"]) for p, n in want.items()]
+        return next_round(
+            self.decision, done, self.settings, self.total_units, cost, self.spent_s()
+        )
 
     def record_launch(self, idx: int, seconds: float) -> None:
         self.launch_s[str(idx)] = self.launch_s.get(str(idx), 0.0) + seconds
@@ -148,7 +178,7 @@ class Race:
                 status = "failed"
             elif status == RUNNING:
                 status = UNDECIDED  # max_units or the budget ended the race first
-            c = d.comparisons.get(p) if d else None
+            c = self.stopped_by.get(p) or (d.comparisons.get(p) if d else None)
             points[p] = {
                 "overrides": self.grid[p],
                 "factors": self.factors[p],

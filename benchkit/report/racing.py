@@ -82,14 +82,20 @@ def point_line(race: Mapping[str, Any], job: str, lang: str) -> str | None:
     best = _point(race, str(p.get("best") or race.get("best") or ""), lang)
     status = p.get("status")
     if status == "stopped" and p.get("ratio"):
-        return tr(
+        at = int(p.get("units_compared") or p.get("units") or 0)
+        line = tr(
             lang,
             "stopped after {units}: {ratio} slower than {best} ({confidence} confidence)",
-            units=units,
+            units=trn(lang, "{n} unit", "{n} units", at),
             ratio=fmt.ratio(p["ratio"], lang),
             best=best,
             confidence=conf,
         )
+        if int(p.get("units") or 0) > at:
+            # Out of contention, but a factor's verdict compares it with a close neighbour.
+            more = tr(lang, "measured on to {units} for a factor's verdict", units=units)
+            line = clauses(lang, [line, more])
+        return line
     if status == "settled":
         return tr(
             lang,

@@ -42,6 +42,9 @@ class RacingSweeperConf:
     max_units: Optional[int] = None  # noqa: UP045
     # A point is stopped only when worse than the best by more than this share.
     margin: float = 0.05
+    # Points within the margin of the best with the study's confidence get no more units;
+    # false: they run on to max_units (a ranking among near-equal points).
+    settle: bool = True
     # Machine hours the race may spend, measured jobs' wall clock (null: no budget).
     budget_h: Optional[float] = None  # noqa: UP045
     params: Optional[dict[str, str]] = None  # noqa: UP045
@@ -65,6 +68,7 @@ class RacingSweeper(BasicSweeper):
         max_units: int | None,
         margin: float,
         budget_h: float | None,
+        settle: bool = True,
         params: dict[str, str] | None = None,
     ) -> None:
         super().__init__(max_batch_size=None, params=params)
@@ -77,6 +81,7 @@ class RacingSweeper(BasicSweeper):
             units_per_round=units_per_round,
             max_units=max_units,
             budget_s=None if budget_h is None else budget_h * 3600,
+            settle=settle,
         )
 
     def sweep(self, arguments: list[str]) -> Any:
