@@ -149,7 +149,8 @@ def racing_view(source: Path, lang: str) -> dict[str, object] | None:
                     "from its ratio to the other points on the units it ran",
                 ),
             ],
-        ),
+        )
+        + ".",  # the last clause's full stop, in both languages
     ]
     rows = []
     for job in sorted(race["points"], key=lambda j: int(j) if j.isdigit() else 0):
