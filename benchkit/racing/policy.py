@@ -308,9 +308,10 @@ def _t_quantile(q: float, df: int) -> float:
 def verdict_pairs(points: Mapping[str, Mapping[str, object]], best: str) -> list[tuple[str, str]]:
     """The pairs a factor's verdict compares near the best: two points that differ in one
     factor only, each differing from the best in at most one other factor (MTP on against
-    off at each slot count of the best's backend; the backends at each slot count). The
-    slots verdict (the knee) compares each slot count with the best count only, in the best's
-    series, so a pair differing in slots is watched only when it holds the best."""
+    off at each slot count of the best's backend; the backends at each slot count with the
+    best's MTP setting). The slots verdict (the knee) compares each slot count with the best
+    count only, in the best's series, so a pair differing in slots is watched only when it
+    holds the best."""
     keys = sorted({k for v in points.values() for k in v})
 
     def diff(x: str, y: str) -> list[str]:
