@@ -48,7 +48,7 @@ def to_typed(cfg: DictConfig) -> BenchConfig:
 # benchkit's own configs, from the checkout or from inside the installed wheel; a user's own
 # groups and entries come in beside them with `--config-dir DIR` or `hydra.searchpath`.
 @hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
-def _hydra_main(cfg: DictConfig) -> None:
+def _hydra_main(cfg: DictConfig) -> float | None:
     hc = HydraConfig.get()
     # Hydra sets every logger to INFO; one line per HTTP request would drown the progress.
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -86,11 +86,32 @@ def _hydra_main(cfg: DictConfig) -> None:
     # ended (benchkit.callbacks). Exit codes are for single runs only.
     if not sweep:
         if not report_of(job_dir, "report"):
-            return
+            return None
         # A single run's exit code says whether it measured: scripts can rely on it.
         code = {"complete": 0, "unavailable": 3}.get(str(result["status"]), 1)
         if code:
             sys.exit(code)
+        return None
+    # A sweeper that searches (hydra-optuna-sweeper) minimises what the task returns: the
+    # study's objective of a complete job; None for any other, which such a sweeper counts
+    # as a failed trial.
+    return objective_of_result(result, str(cfg.study.objective))
+
+
+def objective_of_result(result: Mapping[str, object], objective: str) -> float | None:
+    """The job's value of the study's objective (lower is better), None unless complete."""
+    from benchkit.report.evidence import OBJECTIVES
+
+    metrics = result.get("metrics")
+    if result.get("status") != "complete" or not isinstance(metrics, Mapping):
+        return None
+    name = OBJECTIVES.get(objective, objective)
+    base, _, pct = name.rpartition("_")
+    value = metrics.get(name)
+    if value is None and pct.startswith("p"):  # ttft_ms_p95 is metrics["ttft_ms"]["p95"]
+        block = metrics.get(base)
+        value = block.get(pct) if isinstance(block, Mapping) else None
+    return float(value) if isinstance(value, int | float) else None
 
 
 def report_of(folder: Path, what: str) -> bool:

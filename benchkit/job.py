@@ -7,6 +7,7 @@ one-line reason. Only Ctrl-C goes on up, after the job has written what it has.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -36,6 +37,7 @@ from benchkit.measure import compute_metrics
 from benchkit.paths import use_config
 from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
 from benchkit.quality.task import TASK_FILE, Task, TaskBlock, load_task, run_task
+from benchkit.racing.extend import GAP_S, Prior, find_prior, keep_calls, runs_block
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,
@@ -157,7 +159,25 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
         prov["server_build"] = build.info
     key = resume_key(cfg, workload.fingerprint(), build.id)
     prov["resume_key"] = key
+    # The same measurement but for the unit count: a race extends it (benchkit.racing.extend).
+    extend_key = resume_key(cfg, workload.fingerprint(), build.id, with_units=False)
+    prov["extend_key"] = extend_key
     if engine.started_here and cfg.resume and _reuse(key, ctx, result, task):
+        return
+    prior = None
+    if engine.started_here and cfg.resume and replay.repeats == 1:
+        per_unit = {u.id: len(u.calls) for u in units}
+        prior = find_prior(ctx.job_dir, extend_key, len(units), per_unit)
+        first = {u.id for u in units[: len(prior.units)]} if prior else set()
+        if prior is not None and set(prior.units) != first:
+            prior = None  # not the first units of this workload: measure them all again
+    if prior is not None and len(prior.units) == len(units):
+        # Stopped by Ctrl-C after its last unit had completed: nothing is left to measure.
+        keep_calls(ctx.job_dir / CALLS_FILE, prior)
+        _finish(result, [], units, 1, None, cfg, prior)
+        result["metrics"].update(
+            telemetry_absent("the job was finished from the calls of an interrupted pass")
+        )
         return
     models = engine.models()
     prov["model"].update(models.info)
@@ -171,7 +191,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
         )
         launch = engine.plan(build, models, units, target=target)
         prov["server"] = launch.info.copy()
-        _measure(cfg, ctx, result, engine, launch, workload, replay, units, task)
+        _measure(cfg, ctx, result, engine, launch, workload, replay, units, prior, task)
 
 
 def _load_task(cfg: BenchConfig) -> Task | None:
@@ -197,16 +217,25 @@ def _measure(
     workload: Workload,
     replay: ReplaySpec,
     units: list[Unit],
+    prior: Prior | None = None,
     task: Task | None = None,
 ) -> None:
-    """Start the server once per repeat, replay the units through it, record every call."""
+    """Start the server once per repeat, replay the units through it, record every call.
+    With a `prior`, only the units after its own are replayed and its calls are kept."""
     prov = result["provenance"]
     _log.info(
         f"job {ctx.label}: {engine.label}, {cfg.slots} slot(s), mtp={cfg.mtp}, "
         f"{len(units)} units x {replay.repeats} on {cfg.model.name}"
+        + (f" ({len(prior.units)} measured before, kept)" if prior else "")
     )
     calls_path = ctx.job_dir / CALLS_FILE
-    calls_path.unlink(missing_ok=True)
+    to_replay, replay_spec = workload, replay
+    if prior is None:
+        calls_path.unlink(missing_ok=True)
+    else:
+        keep_calls(calls_path, prior)
+        to_replay = dataclasses.replace(workload, units=tuple(units[len(prior.units) :]))
+        replay_spec = dataclasses.replace(replay, units=None)
     sink = RecordSink(calls_path)
     outcomes: list[ReplayOutcome] = []
     server_side: list[ServerCounters | None] = []
@@ -214,7 +243,8 @@ def _measure(
     # Only a server this job started has a process and a GPU known to be this job's.
     tel = job_telemetry(cfg) if engine.started_here else None
     vocab = cfg.model.n_vocab or 0  # 0: asked of the server when it first starts
-    t0 = time.perf_counter()
+    # An extension's calls follow the prior's in the job's clock.
+    t0 = time.perf_counter() - (prior.end_t + GAP_S if prior else 0.0)
     try:
         # Each repeat is a pass on a freshly started server: no prompt cache, KV cache or
         # warm state leaks from one measurement into the next.
@@ -228,8 +258,8 @@ def _measure(
                 replayer = Replayer(
                     base_url=srv.base_url,
                     alias=srv.spec.alias,
-                    spec=replay,
-                    workload=workload,
+                    spec=replay_spec,
+                    workload=to_replay,
                     n_vocab=vocab,
                     sink=sink,
                     headers=srv.headers(),
@@ -254,7 +284,7 @@ def _measure(
         sink.close()
         if tel is not None:
             tel.close()
-    _finish(result, outcomes, units, replay.repeats, end_problem, cfg)
+    _finish(result, outcomes, units, replay.repeats, end_problem, cfg, prior)
     m = result["metrics"]
     if tel is None:
         m.update(
@@ -359,10 +389,16 @@ def job_telemetry(cfg: BenchConfig) -> JobTelemetry:
     return JobTelemetry(reader, reason, cfg.telemetry.interval_s)
 
 
-def resume_key(cfg: BenchConfig, workload_fingerprint: str, build: str) -> str:
-    """What makes two jobs the same measurement: resolved config, workload and server build."""
+def resume_key(
+    cfg: BenchConfig, workload_fingerprint: str, build: str, *, with_units: bool = True
+) -> str:
+    """What makes two jobs the same measurement: resolved config, workload and server build;
+    `with_units=False`: the same but for how many of the workload's units are replayed."""
     conf = to_plain(cfg)
     conf.pop("resume", None)
+    workload_conf = conf.get("workload")
+    if not with_units and isinstance(workload_conf, dict):
+        workload_conf.pop("units", None)
     # replay_client came after jobs were measured: unset, it must not change their keys (a
     # folder measured before it could not be resumed otherwise). Set, it is part of the key.
     if conf.get("replay_client") is None:
@@ -485,7 +521,11 @@ def _finish(
     repeats: int,
     end_problem: str | None,
     cfg: BenchConfig,
+    prior: Prior | None = None,
 ) -> None:
+    if prior is not None and outcomes:
+        new_units = list(dict.fromkeys(r.unit for o in outcomes for r in o.records))
+        result["provenance"]["extended"] = runs_block(prior, new_units, outcomes[0].started_utc)
     if outcomes:
         # How the calls were timed: kernel receive times on the raw path, or when the event
         # loop read each line on the httpx fallback (benchkit/client/transport.py), and why.
@@ -495,10 +535,10 @@ def _finish(
         }
     per_unit = {u.id: len(u.calls) for u in units}
     calls_per_pass = sum(per_unit.values())
-    records = [r for o in outcomes for r in o.records]
+    records = [*(prior.records if prior else []), *(r for o in outcomes for r in o.records)]
     metrics = compute_metrics(
         records,
-        wall_s=sum(o.wall_s for o in outcomes),
+        wall_s=sum(o.wall_s for o in outcomes) + (prior.wall_s if prior else 0.0),
         units_planned=len(units) * repeats,
         calls_planned=calls_per_pass * repeats,
         calls_per_unit=per_unit,
@@ -517,7 +557,11 @@ def _finish(
             )
             for o in outcomes
         ]
-    result["provenance"]["replay_started_utc"] = outcomes[0].started_utc if outcomes else None
+    started = outcomes[0].started_utc if outcomes else None
+    if prior is not None:
+        # The job's measurement began with the prior's first run.
+        started = (prior.result.get("provenance") or {}).get("replay_started_utc") or started
+    result["provenance"]["replay_started_utc"] = started
     failed = [r for r in records if not r.ok]
     interrupted = next((o.interrupted for o in outcomes if o.interrupted), None)
     if interrupted:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from benchkit.config import BenchConfig, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
@@ -88,6 +88,10 @@ class JobProvenance(TypedDict, total=False):
     workload: WorkloadBlock
     server_build: ServerBuildInfo
     resume_key: str
+    # The resume key without the unit count, and the runs an extended job was measured in
+    # (benchkit.racing.extend): each run's units and start time, oldest first.
+    extend_key: str
+    extended: list[dict[str, Any]]
     server: LaunchInfo
     client: ClientBlock
     replay_started_utc: str | None

@@ -19,6 +19,7 @@ from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
+from benchkit.report import racing
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
 from benchkit.report.table import factor_columns, tidy
@@ -103,6 +104,8 @@ def analyse_folder(
     results = find_results(source)
     study = study or resolve_study(results, overrides)
     df = tidy(results)
+    # A raced sweep's jobs ran different numbers of units: each is stated on the race's units.
+    racing.restate(df, results, ev.objective_of(study.objective, study.slo).metric)
     planned = an.planned_space(study.factors, swept_factors(source))
     builds = {r.job_dir.name: an.job_build(r.result) for r in results}
 

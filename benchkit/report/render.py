@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchkit.report import analyse as an
-from benchkit.report import energy, figures, ledger
+from benchkit.report import energy, figures, ledger, racing
 from benchkit.report import groundtruth as gt
 from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus
@@ -117,6 +117,7 @@ def _render_analysed(
         vm = vm_for(published=False)
         _add_ground_truth(vm, source, a)
         vm["energy"] = energy.energy_view(a, tmp, lang)  # J/unit, busy shares, telemetry.png
+        vm["racing"] = racing.racing_view(a.source, lang)  # what a racing sweep stopped
         write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
         _swap(tmp, out_dir)
     except BaseException:
@@ -126,6 +127,7 @@ def _render_analysed(
         pvm = vm_for(published=True)
         _add_ground_truth(pvm, source, a)
         pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
+        pvm["racing"] = racing.racing_view(a.source, lang)
         _publish(a, publish, out_dir, verdicts, lang, now, pvm)
         if ledger_file is not None:
             ledger.append(ledger_file, entry)

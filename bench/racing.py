@@ -1,0 +1,382 @@
+"""Racing against the full grid: replays recorded per-unit results through the racing policy.
+
+For each recorded grid (a sweep folder, the seed-shaped reference or the stored CPU sweep),
+over many random seeds: the units are put in a new order (the order a race would measure them
+in), the race is simulated (benchkit.racing.policy.simulate), and the report's own verdicts
+(benchkit.report.analyse) are computed twice, on the full grid and on what the race measured.
+Printed and written as JSON: the share of the full grid's machine time the race used, the
+share of seeds whose recommendation differs, and the share where ANY verdict differs.
+
+A point the race stopped has fewer units than the others. Its objective can be taken two ways,
+both measured here: `raw`, the mean of its own units (what a plain report of the racing sweep
+would print), and `paired`, the race's own paired ratio to the best on the units both have,
+times the best's mean over all its units (benchkit.racing.estimate). Units differ in
+difficulty; a mean over the first 3 of 12 units is biased by which 3 they were, a ratio on
+shared units is not.
+
+    python bench/racing.py --seeds 200 --out docs/perf/racing.json
+    python bench/racing.py --record /tmp/cpu-sweep --to bench/data/cpu-sweep   # store a sweep
+    python bench/racing.py --markdown docs/perf/racing.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import random
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchkit.racing.estimate import imputed_means, paired_estimates  # noqa: E402
+from benchkit.racing.observe import unit_values  # noqa: E402
+from benchkit.racing.policy import RaceOutcome, RaceSettings, simulate  # noqa: E402
+from benchkit.report import analyse as an  # noqa: E402
+from benchkit.report.folder import analyse_folder  # noqa: E402
+
+SEED = REPO / "fixtures" / "results" / "seed-r9700"
+CPU = REPO / "bench" / "data" / "cpu-sweep"
+STUDIES = sorted((REPO / "docs" / "studies").glob("*/results"))
+UNITS_FILE = "units.json"
+# Verdicts that are judgements; `repeats` and `validity` restate the data, `projection`'s
+# verdict is hours (a number), compared through the point it recommends.
+JUDGED = ("backend", "slots", "mtp")
+# How a stopped point's objective is stated (module docstring).
+HOW = ("raw", "paired", "imputed")
+# Measure the pairs a verdict compares until decided (--no-verdict-pairs: only the best).
+VERDICT_PAIRS = True
+
+
+@dataclass
+class Grid:
+    """A recorded full grid: the analysed folder (its sweep settings and table), each job's
+    per-unit objective values and machine seconds, on the units every job has."""
+
+    name: str
+    sweep: an.Sweep
+    projection_units: int
+    values: dict[str, dict[str, float]]
+    cost: dict[str, dict[str, float]]
+    units: list[str]
+    note: str
+
+
+def load_folder(folder: Path, name: str) -> Grid:
+    """A sweep folder with per-unit data: calls.jsonl per job, or units.json (stored sweeps)."""
+    a = analyse_folder(folder)
+    metric = a.sweep.metric
+    values: dict[str, dict[str, float]] = {}
+    cost: dict[str, dict[str, float]] = {}
+    for r in a.results:
+        if r.status != "complete":
+            continue
+        job = r.job_dir.name
+        stored = r.job_dir / UNITS_FILE
+        if stored.exists():
+            data = json.loads(stored.read_text())
+            values[job] = {u: float(v) for u, v in data[metric].items()}
+            cost[job] = {u: float(v) for u, v in data[an.THROUGHPUT].items()}
+        else:
+            values[job] = unit_values(r.job_dir, metric)
+            cost[job] = unit_values(r.job_dir, an.THROUGHPUT)
+    shared = set.intersection(*(set(v) for v in values.values() if v))
+    units = sorted(shared)
+    jobs = [j for j in values if all(u in values[j] for u in units)]
+    note = f"{len(jobs)} points x {len(units)} units, objective {metric}"
+    return Grid(
+        name,
+        a.sweep,
+        a.study.projection_units,
+        {j: values[j] for j in jobs},
+        {j: cost[j] for j in jobs},
+        units,
+        note,
+    )
+
+
+def seed_shaped(unit_sd: float, pair_sd: float, rng: random.Random, base: Grid) -> Grid:
+    """The seed study's grid with per-unit values drawn around its per-point means: a unit
+    difficulty every point shares (log sd `unit_sd`) and a point-and-unit noise (`pair_sd`).
+    The seed's recorded results hold one figure per point, no per-unit data."""
+    n = 12
+    difficulty = [math.exp(rng.gauss(0, unit_sd)) for _ in range(n)]
+    norm = statistics.fmean(difficulty)
+    units = [f"u{i:02d}" for i in range(n)]
+    values: dict[str, dict[str, float]] = {}
+    for job, mean in base.values.items():
+        m = mean["mean"]
+        raw = [difficulty[i] / norm * math.exp(rng.gauss(0, pair_sd)) for i in range(n)]
+        scale = m / statistics.fmean(raw)  # the full grid keeps the seed's own figure
+        values[job] = {u: v * scale for u, v in zip(units, raw, strict=True)}
+    return Grid(base.name, base.sweep, base.projection_units, values, values, units, base.note)
+
+
+def load_seed() -> Grid:
+    a = analyse_folder(SEED)
+    metric = a.sweep.metric
+    means = {
+        str(row["job"]): {"mean": float(row[metric])}
+        for row in an.records(a.df)
+        if an.usable(row) and row.get(metric) is not None
+    }
+    note = f"{len(means)} points, per-unit values drawn around the seed's per-point means"
+    return Grid("seed-shaped", a.sweep, a.study.projection_units, means, means, [], note)
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def with_values(
+    sw: an.Sweep, means: Mapping[str, float], spans: Mapping[str, Mapping[str, float]]
+) -> an.Sweep:
+    """The sweep with each job's objective replaced by `means[job]` and its per-unit times by
+    `spans[job]`; the rest of the table (other metrics, status, setup) as recorded."""
+    out = copy.copy(sw)
+    out.df = sw.df.copy()
+    out.cells = []
+    m = sw.metric
+    for cell in sw.cells:
+        c = copy.copy(cell)
+        c.samples = {k: list(v) for k, v in cell.samples.items()}
+        job = c.jobs[0]
+        if job in means and c.samples.get(m):
+            old = c.samples[m][0]
+            c.samples[m] = [means[job]]
+            if c.samples.get(f"{m}_uncapped") and old:
+                c.samples[f"{m}_uncapped"] = [
+                    x * means[job] / old for x in c.samples[f"{m}_uncapped"]
+                ]
+        out.cells.append(c)
+    for job, v in means.items():
+        out.df.loc[out.df["job"] == job, m] = v
+    out.spans = {j: dict(s) for j, s in spans.items()}
+    return out
+
+
+def verdicts(sw: an.Sweep, projection_units: int) -> dict[str, Any]:
+    """The comparable part of every verdict: each judged factor's verdict and status, and the
+    recommended point."""
+    out: dict[str, Any] = {}
+    for v in an.analyse(sw, projection_units):
+        if v.factor in JUDGED or v.factor.startswith("spec"):
+            out[v.factor] = json.dumps(v.verdict, sort_keys=True, default=str)
+            out[f"{v.factor}.status"] = v.status
+        elif v.factor == "projection":
+            out["recommendation"] = json.dumps(v.point, sort_keys=True, default=str)
+    return out
+
+
+def thresholds(sw: an.Sweep) -> list[float]:
+    """The relative bounds the report's judge holds a ratio to: its minimum effect, and the
+    study's declared noise for single runs."""
+    return [sw.min_effect, *([sw.noise] if sw.noise else [])]
+
+
+def raw_means(grid: Grid, order: Sequence[str], race: RaceOutcome) -> dict[str, float]:
+    return {
+        j: statistics.fmean(grid.values[j][u] for u in order[: race.units[j]]) for j in grid.values
+    }
+
+
+def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -> dict[str, Any]:
+    """Race the grid `seeds` times with the units in a new order each time."""
+    shares: list[float] = []
+    differ: dict[str, dict[str, int]] = {h: {} for h in HOW}
+    any_differ = dict.fromkeys(HOW, 0)
+    rec_differ = dict.fromkeys(HOW, 0)
+    status_only = dict.fromkeys(HOW, 0)
+    stopped_after: list[int] = []
+    full_cache: dict[str, Any] | None = None
+    points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
+    for _ in range(seeds):
+        g = grid
+        if not grid.units:  # seed-shaped: new per-unit values every seed
+            g = seed_shaped(UNIT_SD, PAIR_SD, rng, grid)
+            full_cache = None
+        order = list(g.units)
+        rng.shuffle(order)
+        per_unit = {j: [g.values[j][u] for u in order] for j in g.values}
+        cost = {j: [g.cost[j][u] for u in order] for j in g.values}
+        race = simulate(
+            per_unit, cost, settings, points if VERDICT_PAIRS else None, thresholds(g.sweep)
+        )
+        full_s = sum(sum(c) for c in cost.values())
+        shares.append(race.spent_s / full_s)
+        stopped_after += [race.units[j] for j, s in race.status.items() if s == "stopped"]
+        if full_cache is None:
+            full_cache = verdicts(
+                with_values(
+                    g.sweep,
+                    {j: statistics.fmean(v.values()) for j, v in g.values.items()},
+                    g.values,
+                ),
+                g.projection_units,
+            )
+        measured = {j: {u: g.values[j][u] for u in order[: race.units[j]]} for j in g.values}
+        for how, means in (
+            ("raw", raw_means(g, order, race)),
+            ("paired", paired_estimates(measured, race.best)),
+            ("imputed", imputed_means(measured)),
+        ):
+            got = verdicts(with_values(g.sweep, means, measured), g.projection_units)
+            diff = [k for k in full_cache if got.get(k) != full_cache[k]]
+            for k in diff:
+                differ[how][k] = differ[how].get(k, 0) + 1
+            judged = [k for k in diff if not k.endswith(".status")]
+            if judged:
+                any_differ[how] += 1
+            elif diff:
+                status_only[how] += 1
+            if "recommendation" in diff:
+                rec_differ[how] += 1
+    return {
+        "grid": grid.name,
+        "note": grid.note,
+        "seeds": seeds,
+        "time_share_mean": statistics.fmean(shares),
+        "time_share_max": max(shares),
+        "recommendation_differs": {k: v / seeds for k, v in rec_differ.items()},
+        "any_verdict_differs": {k: v / seeds for k, v in any_differ.items()},
+        "only_status_differs": {k: v / seeds for k, v in status_only.items()},
+        "differs_by_verdict": {h: {k: v / seeds for k, v in d.items()} for h, d in differ.items()},
+        "stopped_after_units_median": statistics.median(stopped_after) if stopped_after else None,
+        "full_verdicts": full_cache if grid.units else None,
+    }
+
+
+# The seed-shaped grid's per-unit spread; set from the recorded H200 studies (--calibrate).
+UNIT_SD = 0.30
+PAIR_SD = 0.05
+
+
+def calibrate(grids: Sequence[Grid]) -> dict[str, float]:
+    """Per-unit spreads of the recorded grids: how much units differ in difficulty (log sd of
+    a job's unit values around its mean) and how consistent a pair's ratio is over units (log
+    sd of per-unit ratios between two jobs), medians over jobs and pairs."""
+    unit_sds, pair_sds = [], []
+    for g in grids:
+        jobs = list(g.values)
+        for j in jobs:
+            logs = [math.log(g.values[j][u]) for u in g.units]
+            unit_sds.append(statistics.stdev(logs))
+        for a_i, a in enumerate(jobs):
+            for b in jobs[a_i + 1 :]:
+                logs = [math.log(g.values[b][u] / g.values[a][u]) for u in g.units]
+                pair_sds.append(statistics.stdev(logs))
+    return {
+        "unit_sd": statistics.median(unit_sds),
+        "pair_sd": statistics.median(pair_sds),
+    }
+
+
+def record(sweep: Path, to: Path) -> None:
+    """Store a real sweep small: each complete job's result.json and its per-unit values on
+    both bases (units.json), and the sweep's multirun.yaml; calls and logs are left out."""
+    to.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(sweep / "multirun.yaml", to / "multirun.yaml")
+    for job in sorted(p for p in sweep.iterdir() if (p / "result.json").exists()):
+        dest = to / job.name
+        dest.mkdir(exist_ok=True)
+        shutil.copyfile(job / "result.json", dest / "result.json")
+        data = {m: unit_values(job, m) for m in (an.THROUGHPUT, an.SLOT_LATENCY)}
+        (dest / UNITS_FILE).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def markdown(data: Mapping[str, Any]) -> str:
+    """The table of a JSON written by --out: one row per grid and way of stating a stopped
+    point's objective (module docstring)."""
+    rows = [
+        "| grid | seeds | time used (mean, max) | stopped point stated | recommendation differs "
+        "| any verdict differs | only a status differs |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in data["results"]:
+        for how in HOW:
+            rows.append(
+                f"| {r['grid']} ({r['note']}) | {r['seeds']} | {r['time_share_mean']:.1%}, "
+                f"{r['time_share_max']:.1%} | {how} | {r['recommendation_differs'][how]:.1%} | "
+                f"{r['any_verdict_differs'][how]:.1%} | {r['only_status_differs'][how]:.1%} |"
+            )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    global UNIT_SD, PAIR_SD, VERDICT_PAIRS
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--seeds", type=int, default=200)
+    p.add_argument("--rng", type=int, default=20)
+    p.add_argument("--out", type=Path)
+    p.add_argument("--record", type=Path, help="a sweep folder to store small")
+    p.add_argument("--to", type=Path, default=CPU)
+    p.add_argument("--markdown", type=Path, help="print the table of a JSON written by --out")
+    p.add_argument("--grids", default="seed,cpu,studies")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--margin", type=float, default=0.05)
+    p.add_argument("--min-units", type=int, default=3)
+    p.add_argument("--units-per-round", type=int, default=2)
+    p.add_argument("--no-settle", action="store_true")
+    p.add_argument("--no-verdict-pairs", action="store_true")
+    args = p.parse_args()
+    if args.record:
+        record(args.record, args.to)
+        return
+    if args.markdown:
+        print(markdown(json.loads(args.markdown.read_text())))
+        return
+    settings = RaceSettings(
+        confidence=args.confidence,
+        margin=args.margin,
+        min_units=args.min_units,
+        units_per_round=args.units_per_round,
+        settle=not args.no_settle,
+    )
+    settings.check()
+    VERDICT_PAIRS = not args.no_verdict_pairs
+    wanted = args.grids.split(",")
+    recorded: list[Grid] = []
+    if "cpu" in wanted and CPU.exists():
+        recorded.append(load_folder(CPU, "cpu-sweep"))
+    if "studies" in wanted:
+        recorded += [load_folder(s, s.parent.name) for s in STUDIES]
+    spread = calibrate([g for g in recorded if g.name != "cpu-sweep"] or recorded)
+    UNIT_SD, PAIR_SD = spread["unit_sd"], spread["pair_sd"]
+    grids = ([load_seed()] if "seed" in wanted else []) + recorded
+    rng = random.Random(args.rng)
+    results = []
+    for g in grids:
+        t0 = time.perf_counter()
+        r = replay(g, settings, args.seeds, rng)
+        r["seconds"] = round(time.perf_counter() - t0, 1)
+        results.append(r)
+        print(
+            f"{g.name}: {r['time_share_mean']:.1%} of the grid's time; recommendation differs "
+            f"raw {r['recommendation_differs']['raw']:.1%} paired "
+            f"{r['recommendation_differs']['paired']:.1%}; any verdict differs raw "
+            f"{r['any_verdict_differs']['raw']:.1%} paired "
+            f"{r['any_verdict_differs']['paired']:.1%}; by verdict {r['differs_by_verdict']}",
+            flush=True,
+        )
+    data = {
+        "settings": settings.__dict__,
+        "seed_shaped_spread": spread,
+        "rng": args.rng,
+        "results": results,
+        "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    if args.out:
+        args.out.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    print(markdown(data))
+
+
+if __name__ == "__main__":
+    main()

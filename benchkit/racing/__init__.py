@@ -1,0 +1,1 @@
+"""Adaptive sweeps ("racing"): stop measuring the points that are already decided."""

@@ -1,0 +1,411 @@
+"""The racing policy, purely: which points of a sweep stop and which get more units.
+
+Every point of a race is measured on the same units in the same order, so two points can be
+compared unit by unit. After each round the point with the lowest objective (lower is better)
+is the current best, and every other running point is compared with it by a one-sided
+**paired** t-test on the per-unit log-ratio `log(point / best)` over the units both have: a
+point is stopped when it is worse than the best by more than the practical margin with the
+study's confidence. With few shared units the spread of one pair's log-ratios is itself
+unsure, so it is pooled with the other pairs' (and never taken below the pooled value). The
+comparisons of one round are corrected together with Holm's method, so `confidence` holds for
+the round as a whole, not per comparison.
+
+A running point whose log-ratio is inside the margin on both sides with the same confidence
+(two one-sided tests) is *settled*: it is practically as good as the best and gets no more
+units. The survivors get `units_per_round` more units until none is undecided, `max_units`
+is reached, or the next round would spend more than the budget.
+
+Nothing here measures or reads files: `observe` reads per-unit values from job folders, the
+sweeper plugin (hydra_plugins/benchkit_racing) runs the rounds, bench/racing.py replays
+recorded grids through `simulate`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+# Point status after a round.
+RUNNING = "running"
+BEST = "best"
+STOPPED = "stopped"
+SETTLED = "settled"
+# The factor whose verdict is a knee against the best count (benchkit.report.verdicts.slots).
+KNEE_FACTOR = "slots"
+
+
+@dataclass(frozen=True)
+class RaceSettings:
+    """The sweeper's options (hydra/sweeper=racing), checked before anything is measured."""
+
+    confidence: float = 0.95
+    margin: float = 0.05
+    min_units: int = 3
+    units_per_round: int = 2
+    max_units: int | None = None
+    budget_s: float | None = None
+    # Below this many shared units a pair's own spread is not trusted alone (pooled noise).
+    pool_below: int = 6
+    settle: bool = True
+
+    def check(self) -> None:
+        """One sentence naming the option and the fix, for a value that cannot race."""
+        if not 0.5 < self.confidence < 1:
+            raise ValueError(
+                f"hydra.sweeper.confidence={self.confidence} must be between 0.5 and 1 (e.g. 0.95)."
+            )
+        if not 0 <= self.margin < 1:
+            raise ValueError(
+                f"hydra.sweeper.margin={self.margin} must be a share between 0 and 1 "
+                "(e.g. 0.05 for 5%)."
+            )
+        if self.min_units < 2:
+            raise ValueError(
+                f"hydra.sweeper.min_units={self.min_units} must be at least 2: a paired "
+                "comparison needs two units."
+            )
+        if self.units_per_round < 1:
+            raise ValueError(
+                f"hydra.sweeper.units_per_round={self.units_per_round} must be at least 1."
+            )
+        if self.max_units is not None and self.max_units < self.min_units:
+            raise ValueError(
+                f"hydra.sweeper.max_units={self.max_units} is below min_units="
+                f"{self.min_units}: raise max_units or lower min_units."
+            )
+        if self.budget_s is not None and self.budget_s <= 0:
+            raise ValueError("hydra.sweeper.budget_h must be more than 0 hours (or null).")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`point` against the round's best on the units both have.
+
+    `ratio` is point / best (geometric mean of the per-unit ratios, >1: slower); `p_worse` the
+    one-sided p-value of "worse by more than the margin"; `p_adjusted` after Holm's correction."""
+
+    point: str
+    best: str
+    units: int
+    ratio: float
+    p_worse: float
+    p_adjusted: float = 1.0
+    p_within: float = 1.0
+
+
+@dataclass
+class RoundDecision:
+    """What one round decided: each point's status, and the comparisons behind it."""
+
+    best: str
+    status: dict[str, str]
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
+    # Points out of contention that a factor's verdict still needs measured (`verdict_pairs`).
+    for_verdicts: list[str] = field(default_factory=list)
+
+    @property
+    def undecided(self) -> list[str]:
+        running = [p for p, s in self.status.items() if s == RUNNING]
+        return running + [p for p in self.for_verdicts if p not in running]
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularized incomplete beta function (Lentz's method)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-12:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with `df` degrees of freedom."""
+    if df <= 0:
+        return 0.5
+    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
+    return tail if t >= 0 else 1.0 - tail
+
+
+def holm(pvalues: Mapping[str, float], alpha: float) -> tuple[dict[str, float], set[str]]:
+    """Holm's step-down correction: the adjusted p-values and the hypotheses rejected at
+    `alpha` (familywise)."""
+    order = sorted(pvalues, key=lambda k: pvalues[k])
+    m = len(order)
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    for i, k in enumerate(order):
+        running = max(running, min(1.0, (m - i) * pvalues[k]))
+        adjusted[k] = running
+    return adjusted, {k for k in order if adjusted[k] <= alpha}
+
+
+def _logs(point: Mapping[str, float], best: Mapping[str, float]) -> list[float]:
+    """log(point / best) per shared unit, in the best's unit order."""
+    return [
+        math.log(point[u] / best[u]) for u in best if u in point and point[u] > 0 and best[u] > 0
+    ]
+
+
+def _pooled(pairs: Sequence[Sequence[float]]) -> tuple[float, int] | None:
+    """The pooled standard deviation of the log-ratios over every pair, and its degrees of
+    freedom; None when no pair has two units."""
+    ss, dof = 0.0, 0
+    for logs in pairs:
+        if len(logs) >= 2:
+            ss += statistics.variance(logs) * (len(logs) - 1)
+            dof += len(logs) - 1
+    if dof == 0:
+        return None
+    return math.sqrt(ss / dof), dof
+
+
+# --------------------------------------------------------------------------- one round
+
+
+def best_of(values: Mapping[str, Mapping[str, float]], candidates: Sequence[str]) -> str:
+    """The candidate with the lowest objective: lowest mean log-ratio against the candidate
+    with the most units (ties by name), so unit difficulty cancels when units differ."""
+    ref = max(candidates, key=lambda p: (len(values[p]), p))
+
+    def score(p: str) -> tuple[float, str]:
+        logs = _logs(values[p], values[ref]) if p != ref else [0.0]
+        return (statistics.fmean(logs) if logs else math.inf, p)
+
+    return min(candidates, key=score)
+
+
+def decide(
+    values: Mapping[str, Mapping[str, float]],
+    settings: RaceSettings,
+    stopped: Sequence[str] = (),
+    pairs: Sequence[tuple[str, str]] = (),
+    thresholds: Sequence[float] = (),
+) -> RoundDecision:
+    """One round: the best of the points not yet stopped, and each other point's status.
+
+    `values` maps point -> {unit: objective value} (units in measuring order); points in
+    `stopped` stay stopped; a point settled earlier is compared again, and runs again if it
+    is no longer within the margin."""
+    alive = [p for p in values if p not in stopped and values[p]]
+    status = {p: STOPPED for p in stopped if p in values}
+    if not alive:
+        raise ValueError("no point has a measured unit to race on")
+    best = best_of(values, alive)
+    status[best] = BEST
+    others = [p for p in alive if p != best]
+    logs = {p: _logs(values[p], values[best]) for p in others}
+    pooled = _pooled(list(logs.values()))
+    bound = math.log1p(settings.margin)
+    worse_p: dict[str, float] = {}
+    within_p: dict[str, float] = {}
+    comps: dict[str, Comparison] = {}
+    for p in others:
+        xs = logs[p]
+        n = len(xs)
+        mean = statistics.fmean(xs) if xs else 0.0
+        if n < 2:
+            worse_p[p], within_p[p] = 1.0, 1.0
+        else:
+            sd, dof = statistics.stdev(xs), n - 1
+            if n < settings.pool_below and pooled is not None and pooled[0] > sd:
+                sd, dof = pooled
+            se = max(sd, 1e-9) / math.sqrt(n)
+            worse_p[p] = t_sf((mean - bound) / se, dof)
+            # Two one-sided tests: inside (-bound, +bound) with the same confidence.
+            within_p[p] = max(t_sf((bound - mean) / se, dof), t_sf((mean + bound) / se, dof))
+        comps[p] = Comparison(p, best, n, math.exp(mean), worse_p[p])
+    alpha = 1 - settings.confidence
+    adj_worse, reject_worse = holm(worse_p, alpha)
+    adj_within, reject_within = holm(within_p, alpha)
+    for p in others:
+        c = comps[p]
+        comps[p] = Comparison(p, best, c.units, c.ratio, c.p_worse, adj_worse[p], adj_within[p])
+        if p in reject_worse:
+            status[p] = STOPPED
+        elif settings.settle and p in reject_within:
+            status[p] = SETTLED
+        else:
+            status[p] = RUNNING
+    open_pairs = [
+        pair for pair in pairs if not pair_decided(values, pair, thresholds, settings.confidence)
+    ]
+    needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
+    return RoundDecision(best, status, comps, needed)
+
+
+def pair_decided(
+    values: Mapping[str, Mapping[str, float]],
+    pair: tuple[str, str],
+    thresholds: Sequence[float],
+    confidence: float,
+) -> bool:
+    """Is the ratio of two points decided against every relative threshold a verdict holds
+    it to (the margin, a declared noise)? Decided when the ratio's two-sided interval at
+    `confidence`, on the units both have, lies wholly on one side of each bound `1 - t` and
+    `1 + t`. A pair near a bound stays open: its verdict would flip with the units drawn."""
+    a, b = pair
+    xs = _logs(values[b], values[a])
+    if len(xs) < 2:
+        return False
+    mean = statistics.fmean(xs)
+    se = max(statistics.stdev(xs), 1e-9) / math.sqrt(len(xs))
+    # The two-sided critical value: the t with (1 - confidence) / 2 above it.
+    crit = _t_quantile((1 + confidence) / 2, len(xs) - 1)
+    lo, hi = mean - crit * se, mean + crit * se
+    for t in thresholds:
+        for bound in (math.log1p(-t), math.log1p(t)):
+            if lo <= bound <= hi:
+                return False
+    return True
+
+
+def _t_quantile(q: float, df: int) -> float:
+    """The t with P(T <= t) = q, by bisection on t_sf."""
+    lo, hi = 0.0, 1000.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if 1 - t_sf(mid, df) < q:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def verdict_pairs(points: Mapping[str, Mapping[str, object]], best: str) -> list[tuple[str, str]]:
+    """The pairs a factor's verdict compares near the best: two points that differ in one
+    factor only, each differing from the best in at most one other factor (MTP on against
+    off at each slot count of the best's backend; the backends at each slot count with the
+    best's MTP setting). The slots verdict (the knee) compares each slot count with the best
+    count only, in the best's series, so a pair differing in slots is watched only when it
+    holds the best."""
+    keys = sorted({k for v in points.values() for k in v})
+
+    def diff(x: str, y: str) -> list[str]:
+        return [k for k in keys if points[x].get(k) != points[y].get(k)]
+
+    names = sorted(points)
+    out = []
+    for i, x in enumerate(names):
+        for y in names[i + 1 :]:
+            d = diff(x, y)
+            if len(d) != 1 or (d[0] == KNEE_FACTOR and best not in (x, y)):
+                continue
+            if all(len([k for k in diff(p, best) if k != d[0]]) <= 1 for p in (x, y)):
+                out.append((x, y))
+    return out
+
+
+def next_round(
+    decision: RoundDecision,
+    units_done: Mapping[str, int],
+    settings: RaceSettings,
+    total_units: int,
+    unit_cost_s: Mapping[str, float],
+    spent_s: float,
+) -> dict[str, int]:
+    """How many units each point should have after the next round ({} when the race is
+    over): the best and the undecided points get `units_per_round` more, within `max_units`,
+    the workload's units and the budget."""
+    if not decision.undecided:
+        return {}
+    cap = min(total_units, settings.max_units or total_units)
+    want: dict[str, int] = {}
+    for p in [decision.best, *decision.undecided]:
+        n = min(cap, units_done.get(p, 0) + settings.units_per_round)
+        if n > units_done.get(p, 0):
+            want[p] = n
+    if not want:
+        return {}
+    if settings.budget_s is not None:
+        cost = sum((n - units_done.get(p, 0)) * unit_cost_s.get(p, 0.0) for p, n in want.items())
+        if spent_s + cost > settings.budget_s:
+            return {}
+    return want
+
+
+# --------------------------------------------------------------------------- replay
+
+
+@dataclass
+class RaceOutcome:
+    """A whole race: each point's units measured, final status, and the last comparisons."""
+
+    units: dict[str, int]
+    status: dict[str, str]
+    best: str
+    comparisons: dict[str, Comparison]
+    spent_s: float
+    rounds: int
+
+    def share_of(self, full_s: float) -> float:
+        return self.spent_s / full_s if full_s else 0.0
+
+
+def simulate(
+    per_unit: Mapping[str, Sequence[float]],
+    cost: Mapping[str, Sequence[float]],
+    settings: RaceSettings,
+    points: Mapping[str, Mapping[str, object]] | None = None,
+    thresholds: Sequence[float] = (),
+) -> RaceOutcome:
+    """Race recorded per-unit values (point -> values in the order the race measures them)
+    and their machine time per unit: what a racing sweep would have measured and decided.
+    With `points` (point -> its factor values), the pairs a verdict compares near the best
+    are measured until decided against `thresholds` (verdict_pairs, pair_decided)."""
+    total = min(len(v) for v in per_unit.values())
+    first = min(total, settings.min_units)
+    units = {p: first for p in per_unit}
+    stopped: list[str] = []
+    rounds = 0
+    while True:
+        rounds += 1
+        values = {p: {str(i): float(per_unit[p][i]) for i in range(units[p])} for p in per_unit}
+        pairs = (
+            verdict_pairs(points, best_of(values, [p for p in values if p not in stopped]))
+            if points
+            else []
+        )
+        decision = decide(values, settings, stopped, pairs, thresholds)
+        stopped = [p for p, s in decision.status.items() if s == STOPPED]
+        spent = sum(sum(cost[p][: units[p]]) for p in per_unit)
+        unit_cost = {p: statistics.fmean(cost[p][: units[p]]) for p in per_unit}
+        want = next_round(decision, units, settings, total, unit_cost, spent)
+        if not want:
+            return RaceOutcome(
+                dict(units), decision.status, decision.best, decision.comparisons, spent, rounds
+            )
+        units.update(want)

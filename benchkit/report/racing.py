@@ -1,0 +1,160 @@
+"""The racing write-up: what a racing sweep (hydra/sweeper=racing) stopped, after how many
+units, against which point and with what confidence, and the machine time it saved.
+
+A stopped point is neither missing nor provisional: its job completed the units the race
+asked of it, and the race decided it with the study's confidence. Its objective is stated on
+the units of the whole race (benchkit.racing.estimate.imputed_means), not as the mean of its
+own first units: units differ in difficulty, and the verdicts compare points that stopped
+after different rounds (`restate`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchkit.racing.estimate import imputed_means
+from benchkit.racing.observe import RACEABLE, unit_values
+from benchkit.report import fmt
+from benchkit.report.i18n import point_text
+from benchkit.report.lang import clauses, tr, trn
+from benchkit.results import JobResult
+
+RACING_FILE = "racing.json"
+
+
+def load_race(source: Path) -> dict[str, Any] | None:
+    """The sweep's racing.json, or None for a sweep that did not race."""
+    path = source / RACING_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("points"), dict) else None
+
+
+def restate(df: pd.DataFrame, results: Sequence[JobResult], metric: str) -> dict[str, float]:
+    """In a raced sweep, each complete job's objective on the units of the whole race, set in
+    `df`; returns the values set (job -> value), {} when the sweep did not race."""
+    if not results or metric not in RACEABLE:
+        return {}
+    source = results[0].job_dir.parent
+    if load_race(source) is None:
+        return {}
+    measured = {
+        r.job_dir.name: vals
+        for r in results
+        if r.status == "complete" and (vals := unit_values(r.job_dir, metric))
+    }
+    if len(measured) < 2:
+        return {}
+    values = imputed_means(measured)
+    for job, v in values.items():
+        df.loc[df["job"] == job, metric] = v
+    return values
+
+
+def _point(race: Mapping[str, Any], job: str, lang: str) -> str:
+    p = race["points"].get(job) or {}
+    factors = p.get("factors") or {}
+    return point_text({k: _value(v) for k, v in factors.items()}, lang) or job
+
+
+def _value(v: Any) -> Any:
+    text = str(v)
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return int(text) if text.isdigit() else text
+
+
+def point_line(race: Mapping[str, Any], job: str, lang: str) -> str | None:
+    """One point's outcome, e.g. 'stopped after 3 units: 1.31x slower than Vulkan, 4 slots
+    (95% confidence)'; None for a point without an outcome."""
+    p = race["points"].get(job) or {}
+    units = trn(lang, "{n} unit", "{n} units", int(p.get("units") or 0))
+    conf = fmt.pct(race["settings"]["confidence"])
+    best = _point(race, str(p.get("best") or race.get("best") or ""), lang)
+    status = p.get("status")
+    if status == "stopped" and p.get("ratio"):
+        at = int(p.get("units_compared") or p.get("units") or 0)
+        line = tr(
+            lang,
+            "stopped after {units}: {ratio} slower than {best} ({confidence} confidence)",
+            units=trn(lang, "{n} unit", "{n} units", at),
+            ratio=fmt.ratio(p["ratio"], lang),
+            best=best,
+            confidence=conf,
+        )
+        if int(p.get("units") or 0) > at:
+            # Out of contention, but a factor's verdict compares it with a close neighbour.
+            more = tr(lang, "measured on to {units} for a factor's verdict", units=units)
+            line = clauses(lang, [line, more])
+        return line
+    if status == "settled":
+        return tr(
+            lang,
+            "settled after {units}: within {margin} of {best} ({confidence} confidence)",
+            units=units,
+            margin=fmt.pct(race["settings"]["margin"]),
+            best=best,
+            confidence=conf,
+        )
+    if status == "best":
+        return tr(lang, "best point, measured on {units}", units=units)
+    if status == "undecided":
+        return tr(
+            lang,
+            "undecided after {units}: the race reached its unit limit or its budget first",
+            units=units,
+        )
+    return None
+
+
+def racing_view(source: Path, lang: str) -> dict[str, object] | None:
+    """The racing section's lines and table, or None for a sweep that did not race."""
+    race = load_race(source)
+    if race is None:
+        return None
+    spent, full = float(race.get("spent_s") or 0.0), float(race.get("full_grid_s") or 0.0)
+    summary = [
+        tr(
+            lang,
+            "The race measured {spent} of machine time against an estimated {full} for the "
+            "full grid: {share} of it, {saved} saved.",
+            spent=fmt.hours(spent, lang),
+            full=fmt.hours(full, lang),
+            share=fmt.pct(spent / full if full else None),
+            saved=fmt.hours(max(full - spent, 0.0), lang),
+        ),
+        clauses(
+            lang,
+            [
+                tr(
+                    lang,
+                    "a point was stopped when it was slower than the best by more than "
+                    "{margin} with {confidence} confidence (paired per-unit comparison, Holm's "
+                    "correction over each round)",
+                    margin=fmt.pct(race["settings"]["margin"]),
+                    confidence=fmt.pct(race["settings"]["confidence"]),
+                ),
+                tr(
+                    lang,
+                    "a stopped point's objective is stated on the units of the whole race, "
+                    "from its ratio to the other points on the units it ran",
+                ),
+            ],
+        )
+        + ".",  # the last clause's full stop, in both languages
+    ]
+    rows = []
+    for job in sorted(race["points"], key=lambda j: int(j) if j.isdigit() else 0):
+        line = point_line(race, job, lang)
+        if line is not None:
+            rows.append({"job": job, "point": _point(race, job, lang), "outcome": line})
+    return {"summary": summary, "rows": rows}

@@ -1,0 +1,1 @@
+"""benchkit's Hydra sweeper plugins: `hydra/sweeper=racing` (racing_sweeper.py)."""

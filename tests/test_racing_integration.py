@@ -1,0 +1,147 @@
+"""A real racing sweep (hydra/sweeper=racing) on the CPU llama-server with the synthetic
+tiny-mtp model: a point stopped after its first round, jobs extended without measuring their
+units again, the report's wording, and a race stopped by Ctrl-C mid-round then resumed.
+
+Robust on a loaded 2-core machine by construction: the stopped points draft 8 tokens per step
+with MTP on random weights (acceptance near zero), tens of times slower on every unit than MTP
+off (a 2x swing of the machine's load between two jobs was seen; the margin is 50%). The
+extension must not hang on timing either: the sweep lists the MTP-off point twice, so its
+twin reuses its result (the resume mechanism: same resume key), the pair's ratio is exactly 1
+on every unit, neither is ever stopped, and with settle=false the race runs them on to
+max_units: the MTP-off job is extended in every run."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.reliability.conftest import lines, result, run, start, wait_for
+
+pytestmark = pytest.mark.slow
+
+RECIPE = {
+    "name": "race-4",
+    "description": "Four short units for the racing test.",
+    "seed": 5,
+    "units": 4,
+    "calls_per_unit": [3, 3],
+    "roles": ["ask"],
+    "system_len": {"mean": 24.0, "sigma": 0.1, "min": 16, "max": 32},
+    "data_len": {"mean": 24.0, "sigma": 0.1, "min": 16, "max": 32},
+    "prompt_mean": 64.0,
+    "prompt_max": 128,
+    "completion_len": {"mean": 24.0, "sigma": 0.1, "min": 20, "max": 28},
+    "cap": 32,
+    "capped_share": 0.0,
+    "carry": {"from_seq": 9, "max_outputs": 1},
+    "unique_sigma": 0.5,
+    "unique_min": 4,
+    "total_calls": None,
+    "target_prompt_tokens": None,
+    "output_policy": "replay",
+    "format": 1,
+}
+
+
+def _fixture(tmp: Path) -> Path:
+    recipe = tmp / "recipe.json"
+    recipe.write_text(json.dumps(RECIPE))
+    out = tmp / "race-4"
+    cmd = [sys.executable, "-m", "benchkit.workload", "synth", "--recipe", str(recipe)]
+    subprocess.run(
+        [*cmd, "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def _args(fixture: Path, sweep: Path) -> tuple[str, ...]:
+    return (
+        "-m",
+        "hydra/sweeper=racing",
+        "model=tiny-mtp",
+        f"workload.fixture={fixture}",
+        "server.mtp_draft_max=8",
+        "quality.probe=false",
+        "mtp=false,true",
+        "telemetry.interval_s=0.2,0.2",
+        "hydra.sweeper.min_units=3",
+        "hydra.sweeper.units_per_round=1",
+        "hydra.sweeper.max_units=4",
+        "hydra.sweeper.margin=0.5",
+        "hydra.sweeper.settle=false",
+        f"hydra.sweep.dir={sweep}",
+    )
+
+
+def _race(sweep: Path) -> dict[str, Any]:
+    return dict(json.loads((sweep / "racing.json").read_text()))
+
+
+def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
+    fixture = _fixture(tmp_path)
+    sweep = tmp_path / "race"
+    args = _args(fixture, sweep)
+    proc = start(*args, cwd=tmp_path)
+    # Round 1 ends when racing.json is first written; round 2 extends the MTP-off jobs.
+    wait_for(lambda: (sweep / "racing.json").exists(), 600, "the first round")
+    first_round = {j: lines(sweep / j / "calls.jsonl") for j in ("0", "1", "2", "3")}
+    assert all(len(c) == 9 for c in first_round.values()), {
+        j: len(c) for j, c in first_round.items()
+    }
+    wait_for(
+        lambda: any(len(lines(sweep / j / "calls.jsonl")) > 9 for j in ("0", "1")),
+        300,
+        "a call of round 2",
+    )
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+
+    # The same command again, into the same folder: the race goes on where it stopped.
+    p = run(*args, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    race = _race(sweep)
+    points = race["points"]
+    by_mtp = {j: pt["factors"]["mtp"].lower() == "true" for j, pt in points.items()}
+    extended: list[str] = []
+    for j, mtp in by_mtp.items():
+        pt = points[j]
+        r = result(sweep / j)
+        assert r["status"] == "complete", (j, r["reason"])
+        if mtp:
+            assert pt["status"] == "stopped", pt
+            assert pt["units"] == 3 and pt["units_compared"] == 3
+            assert pt["ratio"] > 1.5
+            assert r["metrics"]["units_completed"] == 3
+        else:
+            assert pt["status"] in ("best", "undecided"), pt
+            assert r["metrics"]["units_completed"] == 4
+            # Extended, never measured again: round 1's calls are still the job's first ones.
+            calls = lines(sweep / j / "calls.jsonl")
+            assert calls[:9] == first_round[j]
+            if "reused_from" in r["provenance"]:  # the twin: its copy of the extended job
+                continue
+            extended.append(j)
+            runs = r["provenance"]["extended"]
+            assert len(runs[0]["units"]) == 3
+            assert sum(len(x["units"]) for x in runs) == 4
+    assert len(extended) == 1, extended
+    assert race["spent_s"] < race["full_grid_s"]
+    report = (sweep / "report" / "report.md").read_text()
+    assert "## Racing: points stopped early" in report
+    assert report.count("stopped after 3 units: ") == 2
+    assert "slower than MTP off" in report and "(95% confidence)" in report
+    assert "for the full grid" in report
+    # A stopped point is decided: its job is complete with the units asked of it, and the
+    # MTP verdict stands on it. (The twin's duplicate value is what the planned space lists
+    # as not run: a sweep that names one value twice plans one point.)
+    assert "(incomplete)" not in report
+    assert "| MTP | hurt |" in report

@@ -1,0 +1,203 @@
+"""The racing policy's decisions on constructed per-unit values: stop, keep, settle, Holm,
+the margin and the budget (benchkit/racing/policy.py). Pure arithmetic, no server."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchkit.racing.estimate import imputed_means, paired_estimates
+from benchkit.racing.policy import (
+    BEST,
+    RUNNING,
+    SETTLED,
+    STOPPED,
+    RaceSettings,
+    decide,
+    holm,
+    next_round,
+    pair_decided,
+    simulate,
+    t_sf,
+    verdict_pairs,
+)
+
+# Unit difficulty that every point shares: units differ by 3x, which an unpaired comparison
+# would call noise and a paired one cancels.
+DIFFICULTY = [10.0, 30.0, 14.0, 22.0, 11.0, 27.0, 16.0, 19.0, 25.0, 12.0, 21.0, 17.0]
+JITTER = [0.01, -0.012, 0.004, -0.006, 0.009, -0.003, 0.0, 0.007, -0.01, 0.005, -0.004, 0.002]
+
+
+def point(factor: float, n: int, jitter_scale: float = 1.0, shift: int = 0) -> dict[str, float]:
+    """Per-unit values of a point `factor` times the reference, with a little paired noise."""
+    return {
+        str(i): DIFFICULTY[i] * factor * math.exp(jitter_scale * JITTER[(i + shift) % 12])
+        for i in range(n)
+    }
+
+
+def test_t_sf_matches_known_quantiles() -> None:
+    # Student's t table: t_{0.975}(2) = 4.303, t_{0.95}(10) = 1.812, normal limit 1.645.
+    assert t_sf(4.303, 2) == pytest.approx(0.025, abs=2e-4)
+    assert t_sf(1.812, 10) == pytest.approx(0.05, abs=2e-4)
+    assert t_sf(1.645, 10_000) == pytest.approx(0.05, abs=5e-4)
+    assert t_sf(0.0, 5) == pytest.approx(0.5)
+    assert t_sf(-1.812, 10) == pytest.approx(0.95, abs=2e-4)
+
+
+def test_holm_steps_down_and_stops_at_first_keep() -> None:
+    adjusted, rejected = holm({"a": 0.01, "b": 0.02, "c": 0.04}, 0.05)
+    # a: 3 x 0.01 = 0.03; b: max(0.03, 2 x 0.02) = 0.04; c: max(0.04, 0.04) = 0.04.
+    assert adjusted == pytest.approx({"a": 0.03, "b": 0.04, "c": 0.04})
+    assert rejected == {"a", "b", "c"}
+    adjusted, rejected = holm({"a": 0.01, "b": 0.03, "c": 0.04}, 0.05)
+    # b: 2 x 0.03 = 0.06 > 0.05: b is kept, and so is c although 0.04 alone would pass.
+    assert rejected == {"a"}
+    assert adjusted["c"] == pytest.approx(0.06)
+
+
+def test_clearly_slower_point_is_stopped_after_three_units() -> None:
+    values = {"fast": point(1.0, 3), "slow": point(1.31, 3, shift=5)}
+    d = decide(values, RaceSettings())
+    assert d.best == "fast"
+    assert d.status == {"fast": BEST, "slow": STOPPED}
+    c = d.comparisons["slow"]
+    assert c.units == 3
+    assert c.ratio == pytest.approx(1.31, rel=0.03)
+    assert c.p_adjusted <= 0.05
+
+
+def test_paired_comparison_cancels_unit_difficulty() -> None:
+    # 10% slower on every unit although the units' own times overlap by far.
+    values = {"a": point(1.0, 6), "b": point(1.10, 6, shift=3)}
+    d = decide(values, RaceSettings(margin=0.05))
+    assert d.status["b"] == STOPPED
+
+
+def test_difference_inside_margin_is_never_stopped() -> None:
+    # 3% slower on every unit, measured precisely: worse, but not by more than the 5% margin.
+    values = {"a": point(1.0, 12, 0.1), "b": point(1.03, 12, 0.1, shift=2)}
+    d = decide(values, RaceSettings(margin=0.05))
+    assert d.status["b"] != STOPPED
+    # With no margin the same 3% is a real difference and the point stops.
+    assert decide(values, RaceSettings(margin=0.0)).status["b"] == STOPPED
+
+
+def test_equal_points_settle_only_with_enough_units() -> None:
+    few = {"a": point(1.0, 3, 4.0), "b": point(1.0, 3, 4.0, shift=4)}
+    assert sorted(decide(few, RaceSettings()).status.values()) == [BEST, RUNNING]
+    many = {"a": point(1.0, 12, 4.0), "b": point(1.0, 12, 4.0, shift=4)}
+    assert sorted(decide(many, RaceSettings()).status.values()) == [BEST, SETTLED]
+    assert sorted(decide(many, RaceSettings(settle=False)).status.values()) == [BEST, RUNNING]
+
+
+def test_noisy_small_difference_keeps_running() -> None:
+    # 8% slower but with per-unit noise of about 10x the jitter: three units cannot tell.
+    values = {"a": point(1.0, 3, 10.0), "b": point(1.08, 3, 10.0, shift=6)}
+    d = decide(values, RaceSettings())
+    assert d.status["b"] == RUNNING
+    assert d.undecided == ["b"]
+
+
+def test_holm_across_points_keeps_a_borderline_one() -> None:
+    # Alone, `mid` would be stopped at 95%; beside many clearly-stopped points the correction
+    # asks more of it, and the count of comparisons is what changes the outcome.
+    base = {"best": point(1.0, 4, 4.0)}
+    mid = {"mid": point(1.14, 4, 4.0, shift=1)}
+    alone = decide({**base, **mid}, RaceSettings())
+    crowd = {f"slow{i}": point(2.0 + i, 4, 4.0, shift=i) for i in range(6)}
+    with_crowd = decide({**base, **mid, **crowd}, RaceSettings())
+    assert alone.comparisons["mid"].p_adjusted == pytest.approx(alone.comparisons["mid"].p_worse)
+    assert with_crowd.comparisons["mid"].p_adjusted >= with_crowd.comparisons["mid"].p_worse
+    assert all(with_crowd.status[f"slow{i}"] == STOPPED for i in range(6))
+
+
+def test_stopped_points_stay_stopped() -> None:
+    values = {"a": point(1.0, 5), "b": point(1.0, 5, shift=1)}
+    d = decide(values, RaceSettings(), stopped=["b"])
+    assert d.status == {"a": BEST, "b": STOPPED}
+
+
+def test_next_round_extends_best_and_undecided_within_max_units() -> None:
+    values = {"a": point(1.0, 3, 10.0), "b": point(1.08, 3, 10.0, shift=6), "c": point(2, 3)}
+    d = decide(values, RaceSettings())
+    assert d.status["c"] == STOPPED
+    done = {"a": 3, "b": 3, "c": 3}
+    cost = {"a": 10.0, "b": 11.0, "c": 20.0}
+    s = RaceSettings(units_per_round=2, max_units=4)
+    assert next_round(d, done, s, 12, cost, 0.0) == {"a": 4, "b": 4}
+    # The next round costs 2 units of a and b (42 s); a budget below what would be spent
+    # after it ends the race.
+    assert next_round(d, done, RaceSettings(budget_s=100.0), 12, cost, 60.0) == {}
+    assert next_round(d, done, RaceSettings(budget_s=103.0), 12, cost, 60.0) == {"a": 5, "b": 5}
+
+
+def test_simulate_spends_less_than_the_grid_and_keeps_the_best() -> None:
+    grid = {f"p{k}": [DIFFICULTY[i] * f for i in range(12)] for k, f in enumerate([1, 1.3, 2])}
+    grid["p0"] = [v * math.exp(JITTER[i]) for i, v in enumerate(grid["p0"])]
+    out = simulate(grid, grid, RaceSettings())
+    full = sum(sum(v) for v in grid.values())
+    assert out.best == "p0"
+    assert out.status["p1"] == STOPPED and out.status["p2"] == STOPPED
+    assert out.units["p1"] == 3
+    assert out.share_of(full) < 0.5
+
+
+def test_settings_refuse_values_that_cannot_race() -> None:
+    with pytest.raises(ValueError, match="confidence"):
+        RaceSettings(confidence=1.5).check()
+    with pytest.raises(ValueError, match="min_units"):
+        RaceSettings(min_units=1).check()
+    with pytest.raises(ValueError, match="max_units"):
+        RaceSettings(min_units=4, max_units=3).check()
+    with pytest.raises(ValueError, match="budget_h"):
+        RaceSettings(budget_s=0).check()
+
+
+def test_verdict_pairs_near_the_best() -> None:
+    grid = {
+        f"{b}-{s}-{m}": {"backend": b, "slots": s, "mtp": m}
+        for b in ("vulkan", "hip")
+        for s in (1, 2, 4)
+        for m in (False, True)
+    }
+    pairs = {tuple(sorted(p)) for p in verdict_pairs(grid, "vulkan-4-False")}
+    # MTP on against off at every slot count of the best's backend.
+    for s in (1, 2, 4):
+        assert (f"vulkan-{s}-False", f"vulkan-{s}-True") in pairs
+    # The knee compares slot counts with the best count only.
+    assert ("vulkan-1-False", "vulkan-4-False") in pairs
+    assert ("vulkan-1-True", "vulkan-2-True") not in pairs
+    # Far from the best (other backend, other MTP setting): no verdict compares these.
+    assert ("hip-1-True", "hip-2-True") not in pairs
+    assert ("hip-1-False", "hip-1-True") not in pairs
+
+
+def test_pair_near_a_verdict_bound_stays_open() -> None:
+    # 12% slower against bounds at 5% and 11%: a 3-unit interval straddles 11%.
+    near = {"a": point(1.0, 3, 3.0), "b": point(1.12, 3, 3.0, shift=5)}
+    assert not pair_decided(near, ("a", "b"), [0.05, 0.11], 0.95)
+    far = {"a": point(1.0, 3), "b": point(1.4, 3, shift=5)}
+    assert pair_decided(far, ("a", "b"), [0.05, 0.11], 0.95)
+
+
+def test_decision_keeps_measuring_points_an_open_pair_needs() -> None:
+    values = {"best": point(1.0, 3), "off": point(1.30, 3, shift=2), "on": point(1.45, 3, 3.0)}
+    d = decide(values, RaceSettings(), pairs=[("off", "on")], thresholds=[0.05, 0.11])
+    # Both are out of contention, and both are measured on for the open pair's verdict.
+    assert d.status["off"] == STOPPED and d.status["on"] == STOPPED
+    assert d.for_verdicts == ["off", "on"]
+    assert set(d.undecided) == {"off", "on"}
+
+
+def test_estimates_state_a_stopped_point_on_the_best_units() -> None:
+    # `slow` is 1.3x the best on every unit but was stopped on the three easiest units.
+    best = {str(i): DIFFICULTY[i] for i in range(12)}
+    easy = sorted(best, key=lambda u: best[u])[:3]
+    measured = {"best": best, "slow": {u: best[u] * 1.3 for u in easy}}
+    full_mean = sum(best.values()) / 12
+    assert sum(measured["slow"].values()) / 3 < full_mean  # its raw mean looks faster
+    assert paired_estimates(measured, "best")["slow"] == pytest.approx(1.3 * full_mean)
+    assert imputed_means(measured)["slow"] == pytest.approx(1.3 * full_mean)
+    assert imputed_means(measured)["best"] == pytest.approx(full_mean)
