@@ -118,9 +118,11 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
         assert r["status"] == "complete", (j, r["reason"])
         if mtp:
             assert pt["status"] == "stopped", pt
-            assert pt["units"] == 3 and pt["units_compared"] == 3
+            # Stopped after round 1; a unit more when its MTP on/off pair was still open then
+            # (a load stall in 3 units widens the interval), which the report says.
+            assert pt["units_compared"] == 3 and pt["units"] in (3, 4)
             assert pt["ratio"] > 1.5
-            assert r["metrics"]["units_completed"] == 3
+            assert r["metrics"]["units_completed"] == pt["units"]
         else:
             assert pt["status"] in ("best", "undecided"), pt
             assert r["metrics"]["units_completed"] == 4
