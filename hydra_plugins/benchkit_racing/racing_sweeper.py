@@ -15,6 +15,7 @@ What the race decided is written to `racing.json` in the sweep folder, for the r
 # sys.modules, where dataclasses cannot resolve string annotations.
 import json
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,15 +120,23 @@ class RacingSweeper(BasicSweeper):
             units_override=first.workload.get("units"),
         )
         returns = []
-        while True:
-            batch = race.next_batch()
-            if not batch:
-                break
-            for idx, overrides_i in batch:
-                t0 = time.perf_counter()
-                returns.append(self.launcher.launch([overrides_i], initial_job_idx=idx))
-                race.record_launch(idx, time.perf_counter() - t0)
-            race.write(sweep_dir / RACING_FILE)
+        try:
+            while True:
+                batch = race.next_batch()
+                if not batch:
+                    break
+                for idx, overrides_i in batch:
+                    t0 = time.perf_counter()
+                    returns.append(self.launcher.launch([overrides_i], initial_job_idx=idx))
+                    race.record_launch(idx, time.perf_counter() - t0)
+                race.write(sweep_dir / RACING_FILE)
+        except KeyboardInterrupt:
+            # Ctrl-C between two jobs (inside one, the job writes itself and exits 130).
+            log.info(
+                "[benchkit] race stopped by Ctrl-C between jobs: run the same command again "
+                "to resume (the jobs it has are not measured again)."
+            )
+            sys.exit(130)
         race.write(sweep_dir / RACING_FILE)
         log.info(race.summary())
         return returns
