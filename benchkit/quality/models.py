@@ -188,8 +188,9 @@ _CHUNKS_LINE = re.compile(r"kl_divergence: computing over (\d+) chunks, n_ctx=(\
 
 
 def parse_kld(text: str) -> dict[str, float | int | None] | None:
-    """The figures of a `llama-perplexity --kl-divergence` output, or None when it has no
-    KL divergence statistics (the run failed). `X_err` is the ± of X; shares, not percent."""
+    """The figures of a `llama-perplexity --kl-divergence` output, or None when its
+    statistics are not there whole (the run failed, or their end was lost at exit: see
+    ATTEMPTS). `X_err` is the ± of X; shares, not percent."""
     out: dict[str, float | int | None] = {}
     for key, pattern in _FIGURES.items():
         m = re.search(pattern, text, re.M)
@@ -202,6 +203,10 @@ def parse_kld(text: str) -> dict[str, float | int | None] | None:
             out[f"{key}_err"] = round(float(m.group(2)) * scale, 9)
     mean = out.get("kld_mean")
     if not isinstance(mean, float) or not math.isfinite(mean):
+        return None
+    # "Same top p" is the statistics' last line: without it their end was lost, the run is
+    # made again rather than kept with figures missing (a CI run kept one without it).
+    if "same_top_p" not in out:
         return None
     m = _CHUNKS_LINE.search(text)
     if m:

@@ -46,6 +46,8 @@ def test_an_output_without_statistics_is_no_result() -> None:
     # The reference's own run (perplexity only), and a run whose end was lost at exit.
     assert qm.parse_kld(BASE_LOG) is None
     assert qm.parse_kld(KLD_LOG.split("====== KL divergence")[0]) is None
+    # Lost after the KL figures but before the block's last line: not whole, made again.
+    assert qm.parse_kld(KLD_LOG.split("====== Token probability")[0]) is None
 
 
 def _file(name: str, quant: str, size: int, path: str | None = None) -> qm.ModelFile:
