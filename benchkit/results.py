@@ -250,3 +250,30 @@ def frame(folder: str | Path) -> pd.DataFrame:
 
     text = results_csv(find_results(Path(folder)))
     return pd.read_csv(io.StringIO(text), dtype={"pass": "Int64", "job": str, "reason": str})
+
+
+def unit_spans(calls: Path) -> dict[str, float]:
+    """Seconds each unit took (first `t_sent` to last `t_done`) in a calls.jsonl, in the order
+    units first appear; a unit with a failed or untimed call is left out, and a file that
+    cannot be read gives none. The per-unit times the report's noise rule pairs and the
+    racing policy compares."""
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    bad: set[str] = set()
+    try:
+        with calls.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    c = json.loads(line)
+                except ValueError:
+                    continue
+                u = str(c.get("unit"))
+                t0, t1 = c.get("t_sent"), c.get("t_done")
+                if not c.get("ok") or t0 is None or t1 is None:
+                    bad.add(u)
+                    continue
+                first[u] = min(first.get(u, t0), t0)
+                last[u] = max(last.get(u, t1), t1)
+    except OSError:
+        return {}
+    return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}

@@ -15,34 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchkit.report.evidence import SLOT_LATENCY, THROUGHPUT
-from benchkit.results import CALLS_FILE, RESULT_FILE
+from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
 
 # The objectives a race can be run on: the per-unit ones.
 RACEABLE = (THROUGHPUT, SLOT_LATENCY)
-
-
-def unit_spans(calls: Path) -> dict[str, float]:
-    """Seconds each unit took (first `t_sent` to last `t_done`), in the order units first
-    appear; a unit with a failed or untimed call is left out."""
-    first: dict[str, float] = {}
-    last: dict[str, float] = {}
-    bad: set[str] = set()
-    if not calls.exists():
-        return {}
-    with calls.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                c = json.loads(line)
-            except ValueError:
-                continue
-            u = str(c.get("unit"))
-            t0, t1 = c.get("t_sent"), c.get("t_done")
-            if not c.get("ok") or t0 is None or t1 is None:
-                bad.add(u)
-                continue
-            first[u] = min(first.get(u, t0), t0)
-            last[u] = max(last.get(u, t1), t1)
-    return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}
 
 
 def scale_to_wall(spans: Mapping[str, float], wall_s: float) -> dict[str, float]:

@@ -24,6 +24,7 @@ from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import CALLS_FILE, JobResult, find_results
+from benchkit.results import unit_spans as calls_unit_spans
 
 MULTIRUN_FILE = "multirun.yaml"
 
@@ -164,26 +165,6 @@ def unit_spans(r: JobResult) -> dict[str, float]:
     """Seconds each unit took in a single-pass job (first request to last response, every
     call of the unit answered), from its calls.jsonl: the per-unit times the noise rule
     pairs between two single runs. Empty when the job has no calls file or several passes."""
-    path = r.job_dir / CALLS_FILE
-    if not path.exists() or isinstance(r.data.get("passes"), list):
+    if isinstance(r.data.get("passes"), list):
         return {}
-    first: dict[str, float] = {}
-    last: dict[str, float] = {}
-    bad: set[str] = set()
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    c = json.loads(line)
-                except ValueError:
-                    continue
-                u = str(c.get("unit"))
-                t0, t1 = c.get("t_sent"), c.get("t_done")
-                if not c.get("ok") or t0 is None or t1 is None:
-                    bad.add(u)
-                    continue
-                first[u] = min(first.get(u, t0), t0)
-                last[u] = max(last.get(u, t1), t1)
-    except OSError:
-        return {}
-    return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}
+    return calls_unit_spans(r.job_dir / CALLS_FILE)
