@@ -69,6 +69,10 @@ def _args(fixture: Path, sweep: Path) -> tuple[str, ...]:
         "model=tiny-mtp",
         f"workload.fixture={fixture}",
         "server.mtp_draft_max=8",
+        # Three slots: a round gives a point one unit a slot at least, so the rounds are of
+        # 3 units, then 1 (max_units). At the default 4 slots round 1 would hold every unit
+        # and nothing would be extended.
+        "slots=3",
         "quality.probe=false",
         "mtp=false,true",
         "telemetry.interval_s=0.2,0.2",
@@ -139,11 +143,17 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
     # Equal when the MTP pairs stayed open to max_units (on an idle machine MTP is only ~2.4x
     # slower and 3 units may not place the ratio against the margin's bounds).
     assert race["spent_s"] <= race["full_grid_s"]
+    # Machine time counts every launch, the interrupted run's too (kept in racing.json): the
+    # resumed run launches the extended job once at most, so two launches mean the first
+    # run's were kept.
+    assert race["launches"][extended[0]] >= 2, race["launches"]
+    # (Below the replays' sum here: a twin's copied result took no machine time.)
+    assert race["machine_s"] > 0 and race["full_grid_machine_s"] > 0
     report = (sweep / "report" / "report.md").read_text()
     assert "## Racing: points stopped early" in report
     assert report.count("stopped after 3 units: ") == 2
     assert "slower than MTP off" in report and "(95% confidence)" in report
-    assert "for the full grid" in report
+    assert "for the full grid" in report and "server starts included" in report
     # A stopped point is decided: its job is complete with the units asked of it, and the
     # MTP verdict stands on it. (The twin's duplicate value is what the planned space lists
     # as not run: a sweep that names one value twice plans one point.)

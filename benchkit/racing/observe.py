@@ -17,6 +17,8 @@ from pathlib import Path
 from benchkit.report.evidence import SLOT_LATENCY, THROUGHPUT
 from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
 
+# The file a racing sweep writes beside its jobs: settings, outcomes, launches.
+RACING_FILE = "racing.json"
 # The objectives a race can be run on: the per-unit ones.
 RACEABLE = (THROUGHPUT, SLOT_LATENCY)
 

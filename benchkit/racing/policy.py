@@ -6,7 +6,8 @@ is the current best, and every other running point is compared with it by a one-
 **paired** t-test on the per-unit log-ratio `log(point / best)` over the units both have: a
 point is stopped when it is worse than the best by more than the practical margin with the
 study's confidence. With few shared units the spread of one pair's log-ratios is itself
-unsure, so it is pooled with the other pairs' (and never taken below the pooled value). The
+unsure, so it is moderated by the other pairs' (an empirical-Bayes prior, Smyth's moderated
+t: borrowed whole where the pairs share one spread, little where they differ). The
 comparisons of one round are corrected together with Holm's method, so `confidence` holds for
 the round as a whole, not per comparison.
 
@@ -46,8 +47,6 @@ class RaceSettings:
     units_per_round: int = 2
     max_units: int | None = None
     budget_s: float | None = None
-    # Below this many shared units a pair's own spread is not trusted alone (pooled noise).
-    pool_below: int = 6
     settle: bool = True
 
     def check(self) -> None:
@@ -153,9 +152,11 @@ def _betainc(a: float, b: float, x: float) -> float:
 
 
 def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with `df` degrees of freedom."""
+    """P(T > t) for Student's t with `df` degrees of freedom (the normal beyond 10,000)."""
     if df <= 0:
         return 0.5
+    if df > 1e4:
+        return 0.5 * math.erfc(t / math.sqrt(2))
     tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
     return tail if t >= 0 else 1.0 - tail
 
@@ -180,17 +181,80 @@ def _logs(point: Mapping[str, float], best: Mapping[str, float]) -> list[float]:
     ]
 
 
-def _pooled(pairs: Sequence[Sequence[float]]) -> tuple[float, int] | None:
-    """The pooled standard deviation of the log-ratios over every pair, and its degrees of
-    freedom; None when no pair has two units."""
-    ss, dof = 0.0, 0
-    for logs in pairs:
-        if len(logs) >= 2:
-            ss += statistics.variance(logs) * (len(logs) - 1)
-            dof += len(logs) - 1
-    if dof == 0:
+def _digamma(x: float) -> float:
+    """psi(x) for x > 0: the recurrence up to 6, then the asymptotic series."""
+    acc = 0.0
+    while x < 6:
+        acc -= 1 / x
+        x += 1
+    f = 1 / (x * x)
+    return acc + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f / 252))
+
+
+def _trigamma(x: float) -> float:
+    """psi'(x) for x > 0: the recurrence up to 6, then the asymptotic series."""
+    acc = 0.0
+    while x < 6:
+        acc += 1 / (x * x)
+        x += 1
+    f = 1 / (x * x)
+    return acc + 1 / x + f / 2 + f / x * (1 / 6 - f * (1 / 30 - f * (1 / 42 - f / 30)))
+
+
+def _trigamma_inverse(v: float) -> float:
+    """The y with psi'(y) = v (psi' falls from infinity to 0 on y > 0), by bisection on
+    log y."""
+    lo, hi = math.log(1e-8), math.log(1e8)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _trigamma(math.exp(mid)) > v:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp((lo + hi) / 2)
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What the round's pairs say about one pair's spread before its own units do: a prior
+    variance `s2` worth `dof` degrees of freedom (at most the pairs' own)."""
+
+    s2: float
+    dof: float
+
+
+def _prior(pairs: Sequence[Sequence[float]]) -> Prior | None:
+    """The empirical-Bayes prior of the pairs' log-ratio variances (Smyth 2004, the
+    moderated t of limma): where the pairs' sample variances scatter no more than sampling
+    explains, they share one spread and a pair with few units borrows it whole; where the
+    pairs differ (an MTP pair against a slot pair of the same backend), the prior is worth
+    few degrees of freedom and each pair keeps mostly its own. None with fewer than three
+    pairs of two units and a spread (a pair whose ratio is exact, a job's twin, says nothing
+    of the noise)."""
+    # The same series twice (a verdict pair that is also a comparison with the best, the
+    # twins of a job) is one pair.
+    distinct = {tuple(round(v, 12) for v in x) for x in pairs if len(x) >= 2}
+    var = [(statistics.variance(x), len(x) - 1) for x in distinct]
+    var = [(v, d) for v, d in var if v > 1e-12]
+    if len(var) < 3:
         return None
-    return math.sqrt(ss / dof), dof
+    e = [math.log(v) - _digamma(d / 2) + math.log(d / 2) for v, d in var]
+    mean = statistics.fmean(e)
+    excess = statistics.variance(e) - statistics.fmean(_trigamma(d / 2) for _, d in var)
+    # The prior is estimated from the pairs' own degrees of freedom and is never worth more.
+    most = float(sum(d for _, d in var))
+    d0 = most if excess <= 0 else min(2 * _trigamma_inverse(excess), most)
+    return Prior(math.exp(mean + _digamma(d0 / 2) - math.log(d0 / 2)), d0)
+
+
+def _spread(xs: Sequence[float], prior: Prior | None) -> tuple[float, float]:
+    """One pair's spread of log-ratios and its degrees of freedom, moderated by the round's
+    prior: its own variance and the prior's, weighted by their degrees of freedom."""
+    own, dof = statistics.variance(xs), len(xs) - 1
+    if prior is None:
+        return math.sqrt(own), dof
+    var = (prior.dof * prior.s2 + dof * own) / (prior.dof + dof)
+    return math.sqrt(var), prior.dof + dof
 
 
 # --------------------------------------------------------------------------- one round
@@ -228,7 +292,9 @@ def decide(
     status[best] = BEST
     others = [p for p in alive if p != best]
     logs = {p: _logs(values[p], values[best]) for p in others}
-    pooled = _pooled(list(logs.values()))
+    pair_logs = {pair: _logs(values[pair[1]], values[pair[0]]) for pair in pairs}
+    # One prior for the round: every comparison with the best and every verdict pair.
+    prior = _prior([*logs.values(), *pair_logs.values()])
     bound = math.log1p(settings.margin)
     worse_p: dict[str, float] = {}
     within_p: dict[str, float] = {}
@@ -240,9 +306,7 @@ def decide(
         if n < 2:
             worse_p[p], within_p[p] = 1.0, 1.0
         else:
-            sd, dof = statistics.stdev(xs), n - 1
-            if n < settings.pool_below and pooled is not None and pooled[0] > sd:
-                sd, dof = pooled
+            sd, dof = _spread(xs, prior)
             se = max(sd, 1e-9) / math.sqrt(n)
             worse_p[p] = t_sf((mean - bound) / se, dof)
             # Two one-sided tests: inside (-bound, +bound) with the same confidence.
@@ -261,7 +325,9 @@ def decide(
         else:
             status[p] = RUNNING
     open_pairs = [
-        pair for pair in pairs if not pair_decided(values, pair, thresholds, settings.confidence)
+        pair
+        for pair in pairs
+        if not pair_decided(values, pair, thresholds, settings.confidence, prior)
     ]
     needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
     return RoundDecision(best, status, comps, needed)
@@ -272,19 +338,22 @@ def pair_decided(
     pair: tuple[str, str],
     thresholds: Sequence[float],
     confidence: float,
+    prior: Prior | None = None,
 ) -> bool:
     """Is the ratio of two points decided against every relative threshold a verdict holds
     it to (the margin, a declared noise)? Decided when the ratio's two-sided interval at
     `confidence`, on the units both have, lies wholly on one side of each bound `1 - t` and
-    `1 + t`. A pair near a bound stays open: its verdict would flip with the units drawn."""
+    `1 + t`. A pair near a bound stays open: its verdict would flip with the units drawn.
+    The pair's spread is moderated by the round's `prior`, as in `decide`."""
     a, b = pair
     xs = _logs(values[b], values[a])
     if len(xs) < 2:
         return False
     mean = statistics.fmean(xs)
-    se = max(statistics.stdev(xs), 1e-9) / math.sqrt(len(xs))
+    sd, dof = _spread(xs, prior)
+    se = max(sd, 1e-9) / math.sqrt(len(xs))
     # The two-sided critical value: the t with (1 - confidence) / 2 above it.
-    crit = _t_quantile((1 + confidence) / 2, len(xs) - 1)
+    crit = _t_quantile((1 + confidence) / 2, dof)
     lo, hi = mean - crit * se, mean + crit * se
     for t in thresholds:
         for bound in (math.log1p(-t), math.log1p(t)):
@@ -293,7 +362,7 @@ def pair_decided(
     return True
 
 
-def _t_quantile(q: float, df: int) -> float:
+def _t_quantile(q: float, df: float) -> float:
     """The t with P(T <= t) = q, by bisection on t_sf."""
     lo, hi = 0.0, 1000.0
     for _ in range(100):
@@ -329,6 +398,15 @@ def verdict_pairs(points: Mapping[str, Mapping[str, object]], best: str) -> list
     return out
 
 
+def first_round(
+    points: Sequence[str], settings: RaceSettings, total_units: int, slots: Mapping[str, int]
+) -> dict[str, int]:
+    """Each point's units in the first round: `min_units`, or one a slot where the point has
+    more slots (`slots`: point -> its parallel slots), within the workload's units."""
+    cap = min(total_units, settings.max_units or total_units)
+    return {p: min(cap, max(settings.min_units, slots.get(p, 1))) for p in points}
+
+
 def next_round(
     decision: RoundDecision,
     units_done: Mapping[str, int],
@@ -336,16 +414,21 @@ def next_round(
     total_units: int,
     unit_cost_s: Mapping[str, float],
     spent_s: float,
+    slots: Mapping[str, int] | None = None,
 ) -> dict[str, int]:
     """How many units each point should have after the next round ({} when the race is
-    over): the best and the undecided points get `units_per_round` more, within `max_units`,
-    the workload's units and the budget."""
+    over): the best and the undecided points get `units_per_round` more, or one a slot where
+    a point has more slots, within `max_units`, the workload's units and the budget. A round
+    of fewer units than slots would leave slots idle, and its throughput-basis time per unit
+    would be worse than a full pass's: the race would measure something else at high slot
+    counts than the full grid."""
     if not decision.undecided:
         return {}
     cap = min(total_units, settings.max_units or total_units)
     want: dict[str, int] = {}
     for p in [decision.best, *decision.undecided]:
-        n = min(cap, units_done.get(p, 0) + settings.units_per_round)
+        step = max(settings.units_per_round, (slots or {}).get(p, 1))
+        n = min(cap, units_done.get(p, 0) + step)
         if n > units_done.get(p, 0):
             want[p] = n
     if not want:
@@ -370,6 +453,8 @@ class RaceOutcome:
     comparisons: dict[str, Comparison]
     spent_s: float
     rounds: int
+    # How many times each point's job was launched (its first round and each extension).
+    launches: dict[str, int] = field(default_factory=dict)
 
     def share_of(self, full_s: float) -> float:
         return self.spent_s / full_s if full_s else 0.0
@@ -381,14 +466,20 @@ def simulate(
     settings: RaceSettings,
     points: Mapping[str, Mapping[str, object]] | None = None,
     thresholds: Sequence[float] = (),
+    start_s: Mapping[str, float] | None = None,
+    slots: Mapping[str, int] | None = None,
 ) -> RaceOutcome:
     """Race recorded per-unit values (point -> values in the order the race measures them)
     and their machine time per unit: what a racing sweep would have measured and decided.
     With `points` (point -> its factor values), the pairs a verdict compares near the best
-    are measured until decided against `thresholds` (verdict_pairs, pair_decided)."""
+    are measured until decided against `thresholds` (verdict_pairs, pair_decided). With
+    `start_s` (point -> the seconds a launch of its job costs besides its units: server
+    start, warm-up, teardown), every launch is charged: a race launches a point once a round
+    it takes part in, the full grid once. With `slots` (point -> its parallel slots), a
+    round gives a point at least one unit a slot (`first_round`, `next_round`)."""
     total = min(len(v) for v in per_unit.values())
-    first = min(total, settings.min_units)
-    units = {p: first for p in per_unit}
+    units = first_round(list(per_unit), settings, total, slots or {})
+    launches = dict.fromkeys(per_unit, 1)
     stopped: list[str] = []
     rounds = 0
     while True:
@@ -402,10 +493,20 @@ def simulate(
         decision = decide(values, settings, stopped, pairs, thresholds)
         stopped = [p for p, s in decision.status.items() if s == STOPPED]
         spent = sum(sum(cost[p][: units[p]]) for p in per_unit)
+        if start_s:
+            spent += sum(launches[p] * start_s.get(p, 0.0) for p in per_unit)
         unit_cost = {p: statistics.fmean(cost[p][: units[p]]) for p in per_unit}
-        want = next_round(decision, units, settings, total, unit_cost, spent)
+        want = next_round(decision, units, settings, total, unit_cost, spent, slots)
         if not want:
             return RaceOutcome(
-                dict(units), decision.status, decision.best, decision.comparisons, spent, rounds
+                dict(units),
+                decision.status,
+                decision.best,
+                decision.comparisons,
+                spent,
+                rounds,
+                launches,
             )
         units.update(want)
+        for p in want:
+            launches[p] += 1

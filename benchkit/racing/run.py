@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.errors import UserError
-from benchkit.racing.observe import RACEABLE, unit_values
+from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
 from benchkit.racing.policy import (
     RUNNING,
     STOPPED,
@@ -26,6 +26,7 @@ from benchkit.racing.policy import (
     RoundDecision,
     best_of,
     decide,
+    first_round,
     next_round,
     verdict_pairs,
 )
@@ -50,8 +51,11 @@ class Race:
         study: Mapping[str, Any],
         fixture: str,
         units_override: int | None = None,
+        slots: Sequence[int] = (),
     ) -> None:
         self.grid = {str(i): list(o) for i, o in enumerate(grid)}
+        # Each point's parallel slots: a round gives it at least one unit a slot.
+        self.slots = {str(i): int(n) for i, n in enumerate(slots)}
         self.factors = {
             p: {k: v for k, _, v in (o.partition("=") for o in ov) if k in swept}
             for p, ov in self.grid.items()
@@ -75,7 +79,15 @@ class Race:
         self.stopped_by: dict[str, Comparison] = {}
         self.failed: list[str] = []
         self.decision: RoundDecision | None = None
+        # Each point's launches and their seconds (server start and teardown included): the
+        # machine time the race really took. Kept in racing.json, so a race resumed after
+        # Ctrl-C still counts the launches of its first run.
         self.launch_s: dict[str, float] = {}
+        self.launches: dict[str, int] = {}
+        earlier = _earlier(sweep_dir / RACING_FILE)
+        if earlier is not None:
+            self.launch_s = {str(k): float(v) for k, v in earlier["launch_s"].items()}
+            self.launches = {str(k): int(v) for k, v in earlier["launches"].items()}
 
     def _result(self, point: str) -> dict[str, Any]:
         try:
@@ -140,7 +152,7 @@ class Race:
         """Decide on what the points have, and how many units each should have next."""
         if self.round == 0:
             self.round += 1
-            return dict.fromkeys(self.grid, min(self.settings.min_units, self.total_units))
+            return first_round(list(self.grid), self.settings, self.total_units, self.slots)
         values = self.values()
         alive = [p for p in values if p not in self.stopped]
         if not alive:
@@ -155,11 +167,29 @@ class Race:
         cost = {p: (self._wall(p) or 0.0) / max(done[p], 1) for p in values}
         self.round += 1
         return next_round(
-            self.decision, done, self.settings, self.total_units, cost, self.spent_s()
+            self.decision, done, self.settings, self.total_units, cost, self.spent_s(), self.slots
         )
 
     def record_launch(self, idx: int, seconds: float) -> None:
         self.launch_s[str(idx)] = self.launch_s.get(str(idx), 0.0) + seconds
+        self.launches[str(idx)] = self.launches.get(str(idx), 0) + 1
+
+    def machine_s(
+        self, walls: Mapping[str, float], units: Mapping[str, int]
+    ) -> tuple[float, float]:
+        """(what the race's launches took, the full grid's estimate on the same basis): each
+        point's replay time for every unit plus one launch's overhead (server start, warm-up,
+        teardown: its launches' time beyond its replay, per launch). (0, 0) for a race with
+        no launch timed."""
+        if not self.launch_s:
+            return 0.0, 0.0
+        cap = min(self.total_units, self.settings.max_units or 10**9)
+        full = 0.0
+        for p, wall in walls.items():
+            n = self.launches.get(p, 0)
+            over = max(self.launch_s.get(p, 0.0) - wall, 0.0) / n if n else 0.0
+            full += wall / units[p] * cap + over
+        return sum(self.launch_s.values()), full
 
     def to_json(self) -> dict[str, Any]:
         """racing.json: the settings, each point's units, status and comparison with the
@@ -168,11 +198,13 @@ class Race:
         values = {p: unit_values(self.sweep_dir / p, self.metric) for p in self.grid}
         points: dict[str, Any] = {}
         full_s = 0.0
+        walls: dict[str, float] = {}
         for p in self.grid:
             units = len(values[p])
             wall = self._wall(p)
             if wall and units:
                 full_s += wall / units * min(self.total_units, self.settings.max_units or 10**9)
+                walls[p] = wall
             status = d.status.get(p) if d else None
             if p in self.failed:
                 status = "failed"
@@ -189,6 +221,7 @@ class Race:
                 "units_compared": c.units if c else None,
                 "p_adjusted": c.p_adjusted if c else None,
             }
+        machine, full_machine = self.machine_s(walls, {p: len(values[p]) for p in walls})
         return {
             "settings": {**self.settings.__dict__},
             "metric": self.metric,
@@ -199,6 +232,10 @@ class Race:
             "points": points,
             "spent_s": self.spent_s(),
             "full_grid_s": full_s,
+            "launch_s": self.launch_s,
+            "launches": self.launches,
+            "machine_s": machine,
+            "full_grid_machine_s": full_machine,
         }
 
     def write(self, path: Path) -> None:
@@ -209,8 +246,26 @@ class Race:
         stopped = [p for p, v in data["points"].items() if v["status"] == STOPPED]
         share = data["spent_s"] / data["full_grid_s"] if data["full_grid_s"] else 0.0
         units = statistics.fmean(v["units"] for v in data["points"].values()) if self.grid else 0
-        return (
+        line = (
             f"[benchkit] race over after {data['rounds']} rounds: {len(stopped)} of "
             f"{len(self.grid)} points stopped, {units:.1f} units a point on average, "
-            f"{share:.0%} of the full grid's estimated machine time"
+            f"{share:.0%} of the full grid's estimated replay time"
         )
+        if data["full_grid_machine_s"]:
+            machine = data["machine_s"] / data["full_grid_machine_s"]
+            line += f", {machine:.0%} of its machine time with server starts"
+        return line
+
+
+def _earlier(path: Path) -> dict[str, Any] | None:
+    """The launches an earlier run of this race recorded in its racing.json, if any."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    secs, counts = data.get("launch_s"), data.get("launches")
+    if not isinstance(secs, dict) or not isinstance(counts, dict):
+        return None
+    return {"launch_s": secs, "launches": counts}

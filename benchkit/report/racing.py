@@ -18,13 +18,11 @@ from typing import Any
 import pandas as pd
 
 from benchkit.racing.estimate import imputed_means
-from benchkit.racing.observe import RACEABLE, unit_values
+from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
 from benchkit.report import fmt
 from benchkit.report.i18n import point_text
 from benchkit.report.lang import clauses, tr, trn
 from benchkit.results import JobResult
-
-RACING_FILE = "racing.json"
 
 
 def load_race(source: Path) -> dict[str, Any] | None:
@@ -122,8 +120,25 @@ def racing_view(source: Path, lang: str) -> dict[str, object] | None:
     if race is None:
         return None
     spent, full = float(race.get("spent_s") or 0.0), float(race.get("full_grid_s") or 0.0)
-    summary = [
-        tr(
+    machine = float(race.get("machine_s") or 0.0)
+    full_machine = float(race.get("full_grid_machine_s") or 0.0)
+    if machine and full_machine:
+        # A race launches a point once a round, the full grid once: starts are counted.
+        cost = tr(
+            lang,
+            "The race took {spent} of machine time, server starts included, against an "
+            "estimated {full} for the full grid (one start a point): {share} of it, {saved} "
+            "saved. Counting the units' replay alone, it was {replay} of the full grid's "
+            "{replay_full}.",
+            spent=fmt.hours(machine, lang),
+            full=fmt.hours(full_machine, lang),
+            share=fmt.pct(machine / full_machine),
+            saved=fmt.hours(max(full_machine - machine, 0.0), lang),
+            replay=fmt.pct(spent / full if full else None),
+            replay_full=fmt.hours(full, lang),
+        )
+    else:
+        cost = tr(
             lang,
             "The race measured {spent} of machine time against an estimated {full} for the "
             "full grid: {share} of it, {saved} saved.",
@@ -131,7 +146,9 @@ def racing_view(source: Path, lang: str) -> dict[str, object] | None:
             full=fmt.hours(full, lang),
             share=fmt.pct(spent / full if full else None),
             saved=fmt.hours(max(full - spent, 0.0), lang),
-        ),
+        )
+    summary = [
+        cost,
         clauses(
             lang,
             [

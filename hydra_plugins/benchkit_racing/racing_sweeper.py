@@ -13,7 +13,6 @@ What the race decided is written to `racing.json` in the sweep folder, for the r
 
 # No `from __future__ import annotations`: Hydra's plugin scan loads this module outside
 # sys.modules, where dataclasses cannot resolve string annotations.
-import json
 import logging
 import sys
 import time
@@ -55,8 +54,6 @@ ConfigStore.instance().store(
     group="hydra/sweeper", name="racing", node=RacingSweeperConf, provider="benchkit"
 )
 
-RACING_FILE = "racing.json"
-
 
 class RacingSweeper(BasicSweeper):
     """A BasicSweeper whose points are launched round by round, one job folder per point."""
@@ -86,6 +83,7 @@ class RacingSweeper(BasicSweeper):
         )
 
     def sweep(self, arguments: list[str]) -> Any:
+        from benchkit.racing.observe import RACING_FILE
         from benchkit.racing.run import Race
 
         assert self.config is not None and self.launcher is not None
@@ -109,7 +107,11 @@ class RacingSweeper(BasicSweeper):
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         self.validate_batch_is_legal(grid)
         loader = self.hydra_context.config_loader
-        first = loader.load_sweep_config(master_config=self.config, sweep_overrides=list(grid[0]))
+        composed = [
+            loader.load_sweep_config(master_config=self.config, sweep_overrides=list(g))
+            for g in grid
+        ]
+        first = composed[0]
         race = Race(
             grid=[list(g) for g in grid],
             swept=swept,
@@ -118,6 +120,7 @@ class RacingSweeper(BasicSweeper):
             study=OmegaConf.to_container(first.study, resolve=True),  # type: ignore[arg-type]
             fixture=str(first.workload.fixture),
             units_override=first.workload.get("units"),
+            slots=[int(c.get("slots") or 1) for c in composed],
         )
         returns = []
         try:
@@ -127,11 +130,19 @@ class RacingSweeper(BasicSweeper):
                     break
                 for idx, overrides_i in batch:
                     t0 = time.perf_counter()
-                    returns.append(self.launcher.launch([overrides_i], initial_job_idx=idx))
-                    race.record_launch(idx, time.perf_counter() - t0)
+                    try:
+                        returns.append(self.launcher.launch([overrides_i], initial_job_idx=idx))
+                    finally:  # an interrupted launch took machine time too
+                        race.record_launch(idx, time.perf_counter() - t0)
                 race.write(sweep_dir / RACING_FILE)
+        except SystemExit:
+            # Ctrl-C inside a job: it wrote itself and exits 130. The launches so far are
+            # kept for the resumed race's machine time.
+            race.write(sweep_dir / RACING_FILE)
+            raise
         except KeyboardInterrupt:
-            # Ctrl-C between two jobs (inside one, the job writes itself and exits 130).
+            # Ctrl-C between two jobs.
+            race.write(sweep_dir / RACING_FILE)
             log.info(
                 "[benchkit] race stopped by Ctrl-C between jobs: run the same command again "
                 "to resume (the jobs it has are not measured again)."
@@ -143,9 +154,3 @@ class RacingSweeper(BasicSweeper):
 
     def validate_batch_is_legal(self, batch: Any) -> None:
         super().validate_batch_is_legal(batch)
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str) + "\n")
-    tmp.replace(path)

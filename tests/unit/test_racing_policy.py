@@ -4,6 +4,7 @@ the margin and the budget (benchkit/racing/policy.py). Pure arithmetic, no serve
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -13,8 +14,11 @@ from benchkit.racing.policy import (
     RUNNING,
     SETTLED,
     STOPPED,
+    Prior,
     RaceSettings,
+    _prior,
     decide,
+    first_round,
     holm,
     next_round,
     pair_decided,
@@ -133,6 +137,19 @@ def test_next_round_extends_best_and_undecided_within_max_units() -> None:
     assert next_round(d, done, RaceSettings(budget_s=103.0), 12, cost, 60.0) == {"a": 5, "b": 5}
 
 
+def test_rounds_give_a_point_one_unit_a_slot_at_least() -> None:
+    settings = RaceSettings(min_units=3, units_per_round=2)
+    assert first_round(["a", "b", "c"], settings, 12, {"a": 1, "b": 4, "c": 16}) == {
+        "a": 3,
+        "b": 4,
+        "c": 12,
+    }
+    values = {"a": point(1.0, 3), "b": point(1.0, 4, shift=3)}
+    d = decide(values, RaceSettings(settle=False))
+    want = next_round(d, {"a": 3, "b": 4}, settings, 12, {}, 0.0, {"a": 1, "b": 4})
+    assert want == {"a": 5, "b": 8}
+
+
 def test_simulate_spends_less_than_the_grid_and_keeps_the_best() -> None:
     grid = {f"p{k}": [DIFFICULTY[i] * f for i in range(12)] for k, f in enumerate([1, 1.3, 2])}
     grid["p0"] = [v * math.exp(JITTER[i]) for i, v in enumerate(grid["p0"])]
@@ -142,6 +159,42 @@ def test_simulate_spends_less_than_the_grid_and_keeps_the_best() -> None:
     assert out.status["p1"] == STOPPED and out.status["p2"] == STOPPED
     assert out.units["p1"] == 3
     assert out.share_of(full) < 0.5
+
+
+def test_simulate_charges_a_launch_per_round_a_point_takes_part_in() -> None:
+    grid = {f"p{k}": [DIFFICULTY[i] * f for i in range(12)] for k, f in enumerate([1, 1.3, 2])}
+    grid["p0"] = [v * math.exp(JITTER[i]) for i, v in enumerate(grid["p0"])]
+    plain = simulate(grid, grid, RaceSettings())
+    charged = simulate(grid, grid, RaceSettings(), start_s={"p0": 5.0, "p1": 5.0, "p2": 5.0})
+    # The stopped points were launched once, the best once a round it ran in.
+    assert charged.launches["p1"] == 1 and charged.launches["p2"] == 1
+    assert charged.launches["p0"] == 1 + (plain.units["p0"] - 3 + 1) // 2
+    assert charged.spent_s == pytest.approx(plain.spent_s + 5.0 * sum(charged.launches.values()))
+
+
+def test_pair_spread_is_moderated_by_the_rounds_prior() -> None:
+    # Three units whose log-ratios happen to agree closely: alone they would decide the pair
+    # against a 5% bound; a prior of the round's pairs (sd 0.2, worth 20 dof) keeps it open.
+    values = {"a": point(1.0, 3), "b": point(1.12, 3)}
+    assert pair_decided(values, ("a", "b"), [0.05], 0.95)
+    assert not pair_decided(values, ("a", "b"), [0.05], 0.95, prior=Prior(0.04, 20))
+    # A prior worth little (pairs that differ in spread) leaves the pair mostly its own.
+    assert pair_decided(values, ("a", "b"), [0.05], 0.95, prior=Prior(0.04, 0.01))
+
+
+def test_prior_borrows_whole_where_pairs_share_a_spread_little_where_they_differ() -> None:
+    rng = random.Random(1)
+    same = _prior([[rng.gauss(0, 0.1) for _ in range(3)] for _ in range(40)])
+    # Worth every degree of freedom the 40 pairs have (2 each), never more.
+    assert same is not None and same.dof == 80
+    assert 0.07 < math.sqrt(same.s2) < 0.13
+    # A series repeated (a job's twin) is one pair: three copies are too few.
+    twice = [0.1, 0.3, -0.2]
+    assert _prior([twice, list(twice), list(twice)]) is None
+    mixed = _prior([[rng.gauss(0, sd) for _ in range(3)] for sd in (0.01, 0.2) * 20])
+    assert mixed is not None and mixed.dof < 2
+    # An exact ratio (a job's twin) says nothing of the noise, and two pairs are too few.
+    assert _prior([[0.0, 0.0, 0.0], [0.1, 0.2, 0.0], [0.05, -0.1, 0.0]]) is None
 
 
 def test_settings_refuse_values_that_cannot_race() -> None:
