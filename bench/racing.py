@@ -7,6 +7,13 @@ in), the race is simulated (benchkit.racing.policy.simulate), and the report's o
 Printed and written as JSON: the share of the full grid's machine time the race used, the
 share of seeds whose recommendation differs, and the share where ANY verdict differs.
 
+Machine time is what a real race spends: each measured unit's recorded time, plus a launch's
+overhead (server start, warm-up, teardown: the recorded job_seconds - wall_s) for every round
+a point takes part in, against the full grid's units and one launch a point. A round gives a
+point one unit a slot at least, as the racing sweeper does (--no-fill-slots replays a race
+that would leave slots idle, which measures a worse time per unit than a full pass: a figure
+to compare, not one a race could honestly reach).
+
 A point the race stopped has fewer units than the others. Its objective can be taken two ways,
 both measured here: `raw`, the mean of its own units (what a plain report of the racing sweep
 would print), and `paired`, the race's own paired ratio to the best on the units both have,
@@ -31,7 +38,7 @@ import statistics
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +47,7 @@ sys.path.insert(0, str(REPO))
 
 from benchkit.racing.estimate import imputed_means, paired_estimates  # noqa: E402
 from benchkit.racing.observe import unit_values  # noqa: E402
-from benchkit.racing.policy import RaceOutcome, RaceSettings, simulate  # noqa: E402
+from benchkit.racing.policy import RaceOutcome, RaceSettings, first_round, simulate  # noqa: E402
 from benchkit.report import analyse as an  # noqa: E402
 from benchkit.report.folder import analyse_folder  # noqa: E402
 
@@ -55,6 +62,9 @@ JUDGED = ("backend", "slots", "mtp")
 HOW = ("raw", "paired", "imputed")
 # Measure the pairs a verdict compares until decided (--no-verdict-pairs: only the best).
 VERDICT_PAIRS = True
+# A round gives a point one unit a slot at least, as the racing sweeper does
+# (--no-fill-slots: the replay of a race that would leave slots idle).
+FILL_SLOTS = True
 
 
 @dataclass
@@ -69,6 +79,9 @@ class Grid:
     cost: dict[str, dict[str, float]]
     units: list[str]
     note: str
+    # Each job's launch overhead in seconds (job_seconds - wall_s: server start, warm-up,
+    # teardown), charged once a launch: a race launches a point once a round.
+    start_s: dict[str, float] = field(default_factory=dict)
 
 
 def load_folder(folder: Path, name: str) -> Grid:
@@ -101,7 +114,22 @@ def load_folder(folder: Path, name: str) -> Grid:
         {j: cost[j] for j in jobs},
         units,
         note,
+        launch_overheads(folder, jobs),
     )
+
+
+def launch_overheads(folder: Path, jobs: Sequence[str]) -> dict[str, float]:
+    """Each job's seconds beyond its replay (provenance.job_seconds - metrics.wall_s); a job
+    whose figure is missing or describes a reuse gets the median of the others."""
+    own: dict[str, float] = {}
+    for job in jobs:
+        r = json.loads((folder / job / "result.json").read_text())
+        took = (r.get("provenance") or {}).get("job_seconds")
+        wall = (r.get("metrics") or {}).get("wall_s")
+        if isinstance(took, int | float) and isinstance(wall, int | float) and took >= wall:
+            own[job] = float(took) - float(wall)
+    typical = statistics.median(own.values()) if own else 0.0
+    return {job: own.get(job, typical) for job in jobs}
 
 
 def seed_shaped(unit_sd: float, pair_sd: float, rng: random.Random, base: Grid) -> Grid:
@@ -109,16 +137,30 @@ def seed_shaped(unit_sd: float, pair_sd: float, rng: random.Random, base: Grid) 
     difficulty every point shares (log sd `unit_sd`) and a point-and-unit noise (`pair_sd`).
     The seed's recorded results hold one figure per point, no per-unit data."""
     n = 12
-    difficulty = [math.exp(rng.gauss(0, unit_sd)) for _ in range(n)]
+    # `calibrate` measures the spread of a ratio of two points and of one point's units; a
+    # ratio of two draws carries two points' noise, and one point's units carry its noise as
+    # well as the shared difficulty: split both so the drawn grid has the measured spreads.
+    point_sd = pair_sd / math.sqrt(2)
+    shared_sd = math.sqrt(max(unit_sd**2 - point_sd**2, 0.0))
+    difficulty = [math.exp(rng.gauss(0, shared_sd)) for _ in range(n)]
     norm = statistics.fmean(difficulty)
     units = [f"u{i:02d}" for i in range(n)]
     values: dict[str, dict[str, float]] = {}
     for job, mean in base.values.items():
         m = mean["mean"]
-        raw = [difficulty[i] / norm * math.exp(rng.gauss(0, pair_sd)) for i in range(n)]
+        raw = [difficulty[i] / norm * math.exp(rng.gauss(0, point_sd)) for i in range(n)]
         scale = m / statistics.fmean(raw)  # the full grid keeps the seed's own figure
         values[job] = {u: v * scale for u, v in zip(units, raw, strict=True)}
-    return Grid(base.name, base.sweep, base.projection_units, values, values, units, base.note)
+    return Grid(
+        base.name,
+        base.sweep,
+        base.projection_units,
+        values,
+        values,
+        units,
+        base.note,
+        base.start_s,
+    )
 
 
 def load_seed() -> Grid:
@@ -176,6 +218,15 @@ def verdicts(sw: an.Sweep, projection_units: int) -> dict[str, Any]:
     return out
 
 
+def slot_count(sw: an.Sweep, point: Mapping[str, object]) -> int:
+    """A point's parallel slots: its own value where slots are swept, else the sweep's."""
+    value = point.get("slots", sw.constants.get("slots", 1))
+    try:
+        return int(str(value))
+    except ValueError:
+        return 1
+
+
 def thresholds(sw: an.Sweep) -> list[float]:
     """The relative bounds the report's judge holds a ratio to: its minimum effect, and the
     study's declared noise for single runs."""
@@ -191,6 +242,7 @@ def raw_means(grid: Grid, order: Sequence[str], race: RaceOutcome) -> dict[str, 
 def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -> dict[str, Any]:
     """Race the grid `seeds` times with the units in a new order each time."""
     shares: list[float] = []
+    floors: list[float] = []
     differ: dict[str, dict[str, int]] = {h: {} for h in HOW}
     any_differ = dict.fromkeys(HOW, 0)
     rec_differ = dict.fromkeys(HOW, 0)
@@ -198,6 +250,7 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
     stopped_after: list[int] = []
     full_cache: dict[str, Any] | None = None
     points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
+    slots = {j: slot_count(grid.sweep, points[j]) for j in points} if FILL_SLOTS else None
     for _ in range(seeds):
         g = grid
         if not grid.units:  # seed-shaped: new per-unit values every seed
@@ -208,10 +261,20 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
         per_unit = {j: [g.values[j][u] for u in order] for j in g.values}
         cost = {j: [g.cost[j][u] for u in order] for j in g.values}
         race = simulate(
-            per_unit, cost, settings, points if VERDICT_PAIRS else None, thresholds(g.sweep)
+            per_unit,
+            cost,
+            settings,
+            points if VERDICT_PAIRS else None,
+            thresholds(g.sweep),
+            g.start_s,
+            slots,
         )
-        full_s = sum(sum(c) for c in cost.values())
+        full_s = sum(sum(c) for c in cost.values()) + sum(g.start_s.values())
         shares.append(race.spent_s / full_s)
+        # The least any race under these rules spends: every point's first round, one launch.
+        first = first_round(list(per_unit), settings, len(order), slots or {})
+        floor_s = sum(sum(cost[j][: first[j]]) + g.start_s.get(j, 0.0) for j in per_unit)
+        floors.append(floor_s / full_s)
         stopped_after += [race.units[j] for j, s in race.status.items() if s == "stopped"]
         if full_cache is None:
             full_cache = verdicts(
@@ -245,6 +308,7 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
         "seeds": seeds,
         "time_share_mean": statistics.fmean(shares),
         "time_share_max": max(shares),
+        "first_round_share_mean": statistics.fmean(floors),
         "recommendation_differs": {k: v / seeds for k, v in rec_differ.items()},
         "any_verdict_differs": {k: v / seeds for k, v in any_differ.items()},
         "only_status_differs": {k: v / seeds for k, v in status_only.items()},
@@ -296,22 +360,23 @@ def markdown(data: Mapping[str, Any]) -> str:
     """The table of a JSON written by --out: one row per grid and way of stating a stopped
     point's objective (module docstring)."""
     rows = [
-        "| grid | seeds | time used (mean, max) | stopped point stated | recommendation differs "
-        "| any verdict differs | only a status differs |",
-        "|---|---|---|---|---|---|---|",
+        "| grid | seeds | time used (mean, max) | first round alone | stopped point stated "
+        "| recommendation differs | any verdict differs | only a status differs |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in data["results"]:
         for how in HOW:
             rows.append(
                 f"| {r['grid']} ({r['note']}) | {r['seeds']} | {r['time_share_mean']:.1%}, "
-                f"{r['time_share_max']:.1%} | {how} | {r['recommendation_differs'][how]:.1%} | "
+                f"{r['time_share_max']:.1%} | {r.get('first_round_share_mean', 0):.1%} | {how} "
+                f"| {r['recommendation_differs'][how]:.1%} | "
                 f"{r['any_verdict_differs'][how]:.1%} | {r['only_status_differs'][how]:.1%} |"
             )
     return "\n".join(rows)
 
 
 def main() -> None:
-    global UNIT_SD, PAIR_SD, VERDICT_PAIRS
+    global UNIT_SD, PAIR_SD, VERDICT_PAIRS, FILL_SLOTS
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=200)
     p.add_argument("--rng", type=int, default=20)
@@ -326,6 +391,7 @@ def main() -> None:
     p.add_argument("--units-per-round", type=int, default=2)
     p.add_argument("--no-settle", action="store_true")
     p.add_argument("--no-verdict-pairs", action="store_true")
+    p.add_argument("--no-fill-slots", action="store_true")
     args = p.parse_args()
     if args.record:
         record(args.record, args.to)
@@ -342,15 +408,23 @@ def main() -> None:
     )
     settings.check()
     VERDICT_PAIRS = not args.no_verdict_pairs
+    FILL_SLOTS = not args.no_fill_slots
     wanted = args.grids.split(",")
+    studies = [load_folder(s, s.parent.name) for s in STUDIES]
+    # The seed-shaped grid is drawn with the H200 studies' spreads whichever grids are raced,
+    # so `--grids seed` alone draws the same grid as the full run; its launches cost the
+    # studies' median launch overhead (the seed's results do not record theirs).
+    spread = calibrate(studies)
+    spread["start_s"] = statistics.median(v for g in studies for v in g.start_s.values())
     recorded: list[Grid] = []
     if "cpu" in wanted and CPU.exists():
         recorded.append(load_folder(CPU, "cpu-sweep"))
     if "studies" in wanted:
-        recorded += [load_folder(s, s.parent.name) for s in STUDIES]
-    spread = calibrate([g for g in recorded if g.name != "cpu-sweep"] or recorded)
+        recorded += studies
     UNIT_SD, PAIR_SD = spread["unit_sd"], spread["pair_sd"]
-    grids = ([load_seed()] if "seed" in wanted else []) + recorded
+    seed = load_seed()
+    seed.start_s = dict.fromkeys(seed.values, spread["start_s"])
+    grids = ([seed] if "seed" in wanted else []) + recorded
     rng = random.Random(args.rng)
     results = []
     for g in grids:
@@ -369,6 +443,9 @@ def main() -> None:
     data = {
         "settings": settings.__dict__,
         "seed_shaped_spread": spread,
+        "verdict_pairs": VERDICT_PAIRS,
+        "fill_slots": FILL_SLOTS,
+        "launch_overhead_s": {g.name: statistics.median(g.start_s.values()) for g in grids},
         "rng": args.rng,
         "results": results,
         "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
