@@ -3,8 +3,11 @@ tiny-mtp model: a point stopped after its first round, jobs extended without mea
 units again, the report's wording, and a race stopped by Ctrl-C mid-round then resumed.
 
 Robust on a loaded 2-core machine by construction: the stopped points draft 8 tokens per step
-with MTP on random weights (acceptance near zero), 2.4x (idle machine) to tens of times
-(loaded) slower on every unit than MTP off; the margin is 50%. The
+with MTP on random weights (acceptance near zero), about 5x (idle machine) to hundreds of times
+(loaded) slower on every unit than MTP off; the margin is 50%. A unit is three calls of ~192
+tokens (~0.3 s with MTP off on an idle machine), long enough that a scheduler stall of tens of
+milliseconds moves it by a few percent: with 24-token calls a unit took 0.06 s, one stall made
+it 5x slower, and CI once saw a 3-unit MTP pair too spread to stop in round 1. The
 extension must not hang on timing either: the sweep lists the MTP-off point twice, so its
 twin reuses its result (the resume mechanism: same resume key), the pair's ratio is exactly 1
 on every unit, neither is ever stopped, and with settle=false the race runs them on to
@@ -36,8 +39,8 @@ RECIPE = {
     "data_len": {"mean": 24.0, "sigma": 0.1, "min": 16, "max": 32},
     "prompt_mean": 64.0,
     "prompt_max": 128,
-    "completion_len": {"mean": 24.0, "sigma": 0.1, "min": 20, "max": 28},
-    "cap": 32,
+    "completion_len": {"mean": 192.0, "sigma": 0.05, "min": 176, "max": 208},
+    "cap": 224,
     "capped_share": 0.0,
     "carry": {"from_seq": 9, "max_outputs": 1},
     "unique_sigma": 0.5,
@@ -140,8 +143,8 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
             assert len(runs[0]["units"]) == 3
             assert sum(len(x["units"]) for x in runs) == 4
     assert len(extended) == 1, extended
-    # Equal when the MTP pairs stayed open to max_units (on an idle machine MTP is only ~2.4x
-    # slower and 3 units may not place the ratio against the margin's bounds).
+    # Equal when the MTP pairs stayed open to max_units (3 units may not place the ratio against
+    # the margin's bounds).
     assert race["spent_s"] <= race["full_grid_s"]
     # Machine time counts every launch, the interrupted run's too (kept in racing.json): the
     # resumed run launches the extended job once at most, so two launches mean the first
