@@ -24,7 +24,7 @@ from typing import TypedDict, cast
 from benchkit import log, timeouts
 from benchkit.config import BackendConfig, BackendName
 from benchkit.errors import Unavailable, UserError
-from benchkit.server import vulkan
+from benchkit.server import amx, vulkan
 from benchkit.server.progress import run_build
 from benchkit.server.source import (
     LLAMA_CPP_BUILD,
@@ -122,6 +122,9 @@ def build_flags(backend: BackendConfig, portable: bool = False) -> list[str]:
         include = vulkan.vulkan_include_dir()
         if include is not None:
             flags.append(f"-DVulkan_INCLUDE_DIR={include}")
+    if not portable and "-DGGML_NATIVE=OFF" not in flags:
+        # A native build compiles what the CPU lists; AMX only where ggml's use of it runs.
+        flags += amx.native_flags(llama_root())
     if portable:
         flags += [f for f in PORTABLE_FLAGS if f not in flags]
         glslc = vulkan.private_glslc()
