@@ -47,7 +47,13 @@ sys.path.insert(0, str(REPO))
 
 from benchkit.racing.estimate import imputed_means, paired_estimates  # noqa: E402
 from benchkit.racing.observe import unit_values  # noqa: E402
-from benchkit.racing.policy import RaceOutcome, RaceSettings, first_round, simulate  # noqa: E402
+from benchkit.racing.policy import (  # noqa: E402
+    RaceOutcome,
+    RaceSettings,
+    best_of,
+    first_round,
+    simulate,
+)
 from benchkit.report import analyse as an  # noqa: E402
 from benchkit.report.folder import analyse_folder  # noqa: E402
 
@@ -65,6 +71,9 @@ VERDICT_PAIRS = True
 # A round gives a point one unit a slot at least, as the racing sweeper does
 # (--no-fill-slots: the replay of a race that would leave slots idle).
 FILL_SLOTS = True
+# Seeds a grid on which the clairvoyant race is searched too (--clairvoyant; slow: hundreds of
+# verdict analyses a seed).
+CLAIRVOYANT_SEEDS = 0
 
 
 @dataclass
@@ -249,6 +258,10 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
     status_only = dict.fromkeys(HOW, 0)
     stopped_after: list[int] = []
     full_cache: dict[str, Any] | None = None
+    # The clairvoyant race's share, and the policy's on the same seeds (`clairvoyant`).
+    oracle: list[float] = []
+    oracle_race: list[float] = []
+    oracle_none: list[float] = []
     points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
     slots = {j: slot_count(grid.sweep, points[j]) for j in points} if FILL_SLOTS else None
     for _ in range(seeds):
@@ -286,6 +299,13 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
                 g.projection_units,
             )
         measured = {j: {u: g.values[j][u] for u in order[: race.units[j]]} for j in g.values}
+        if len(oracle) + len(oracle_none) < CLAIRVOYANT_SEEDS:
+            seen = clairvoyant(g, order, settings, slots or {}, full_cache)
+            if seen is None:
+                oracle_none.append(race.spent_s / full_s)
+            else:
+                oracle.append(seen / full_s)
+                oracle_race.append(race.spent_s / full_s)
         for how, means in (
             ("raw", raw_means(g, order, race)),
             ("paired", paired_estimates(measured, race.best)),
@@ -314,8 +334,66 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
         "only_status_differs": {k: v / seeds for k, v in status_only.items()},
         "differs_by_verdict": {h: {k: v / seeds for k, v in d.items()} for h, d in differ.items()},
         "stopped_after_units_median": statistics.median(stopped_after) if stopped_after else None,
+        "clairvoyant": {
+            "seeds": len(oracle) + len(oracle_none),
+            "found": len(oracle),
+            "share_mean": statistics.fmean(oracle) if oracle else None,
+            "share_min": min(oracle) if oracle else None,
+            "share_max": max(oracle) if oracle else None,
+            "race_share_mean_same_seeds": statistics.fmean(oracle_race) if oracle_race else None,
+        },
         "full_verdicts": full_cache if grid.units else None,
     }
+
+
+def clairvoyant(
+    g: Grid,
+    order: Sequence[str],
+    settings: RaceSettings,
+    slots: Mapping[str, int],
+    full: Mapping[str, Any],
+) -> float | None:
+    """The machine time of the cheapest race found that reaches the full grid's verdicts
+    (values and statuses, the stopped points stated on the race's units as the report does)
+    when it may look at them: every point's first round (what any race under these rules
+    spends), then, greedily, the point whose measuring to the end leaves the fewest verdicts
+    differing (the cheaper on a tie), until none differs; then each extended point cut back
+    to the fewest units a round at a time that keep every verdict. An extension is one launch
+    more. No evidence rule stops it from stopping: what a race needs at least to reach these
+    verdicts, estimated (greedy, not a proof of the least). None where it found no race."""
+    cap = min(len(order), settings.max_units or len(order))
+    first = first_round(list(g.values), settings, len(order), slots)
+
+    def cost(n: Mapping[str, int]) -> float:
+        return sum(
+            sum(g.cost[p][u] for u in order[:k]) + g.start_s.get(p, 0.0) * (1 + (k > first[p]))
+            for p, k in n.items()
+        )
+
+    def differ(n: Mapping[str, int]) -> int:
+        measured = {p: {u: g.values[p][u] for u in order[:k]} for p, k in n.items()}
+        best = best_of(measured, list(measured))
+        sw = with_values(g.sweep, paired_estimates(measured, best), measured)
+        got = verdicts(sw, g.projection_units)
+        return sum(1 for k in full if got.get(k) != full[k])
+
+    n = dict(first)
+    left = differ(n)
+    while left:
+        trials = [(differ({**n, p: cap}), cost({**n, p: cap}), p) for p in n if n[p] < cap]
+        if not trials:
+            return None
+        left, _, p = min(trials)
+        n[p] = cap
+    for p in sorted(n, key=lambda q: first[q] - n[q]):
+        step = max(settings.units_per_round, slots.get(p, 1))
+        k = first[p]
+        while k < n[p]:
+            if differ({**n, p: k}) == 0:
+                n[p] = k
+                break
+            k = min(cap, k + step)
+    return cost(n)
 
 
 # The seed-shaped grid's per-unit spread; set from the recorded H200 studies (--calibrate).
@@ -376,7 +454,7 @@ def markdown(data: Mapping[str, Any]) -> str:
 
 
 def main() -> None:
-    global UNIT_SD, PAIR_SD, VERDICT_PAIRS, FILL_SLOTS
+    global UNIT_SD, PAIR_SD, VERDICT_PAIRS, FILL_SLOTS, CLAIRVOYANT_SEEDS
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=200)
     p.add_argument("--rng", type=int, default=20)
@@ -392,6 +470,14 @@ def main() -> None:
     p.add_argument("--no-settle", action="store_true")
     p.add_argument("--no-verdict-pairs", action="store_true")
     p.add_argument("--no-fill-slots", action="store_true")
+    p.add_argument(
+        "--clairvoyant",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also search, on the first N seeds of a grid, the cheapest race that reaches the "
+        "full grid's verdicts knowing them (slow)",
+    )
     args = p.parse_args()
     if args.record:
         record(args.record, args.to)
@@ -409,6 +495,7 @@ def main() -> None:
     settings.check()
     VERDICT_PAIRS = not args.no_verdict_pairs
     FILL_SLOTS = not args.no_fill_slots
+    CLAIRVOYANT_SEEDS = args.clairvoyant
     wanted = args.grids.split(",")
     studies = [load_folder(s, s.parent.name) for s in STUDIES]
     # The seed-shaped grid is drawn with the H200 studies' spreads whichever grids are raced,
@@ -440,11 +527,20 @@ def main() -> None:
             f"{r['any_verdict_differs']['paired']:.1%}; by verdict {r['differs_by_verdict']}",
             flush=True,
         )
+        c = r["clairvoyant"]
+        if c["seeds"]:
+            print(
+                f"{g.name}: clairvoyant race {c['share_mean']:.1%} (min {c['share_min']:.1%}) "
+                f"on {c['found']} of {c['seeds']} seeds, the policy "
+                f"{c['race_share_mean_same_seeds']:.1%} on them",
+                flush=True,
+            )
     data = {
         "settings": settings.__dict__,
         "seed_shaped_spread": spread,
         "verdict_pairs": VERDICT_PAIRS,
         "fill_slots": FILL_SLOTS,
+        "clairvoyant_seeds": CLAIRVOYANT_SEEDS,
         "launch_overhead_s": {g.name: statistics.median(g.start_s.values()) for g in grids},
         "rng": args.rng,
         "results": results,
