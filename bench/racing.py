@@ -23,6 +23,7 @@ shared units is not.
 
     python bench/racing.py --seeds 200 --out docs/perf/racing.json
     python bench/racing.py --record /tmp/cpu-sweep --to bench/data/cpu-sweep   # store a sweep
+    python bench/racing.py --seeds 200 --cuts --out docs/perf/racing-cuts.json   # + fixed cuts
     python bench/racing.py --markdown docs/perf/racing.json
 """
 
@@ -74,6 +75,9 @@ FILL_SLOTS = True
 # Seeds a grid on which the clairvoyant race is searched too (--clairvoyant; slow: hundreds of
 # verdict analyses a seed).
 CLAIRVOYANT_SEEDS = 0
+# Fixed cuts: every point measured on its first k units (at least its first round), no rule
+# of evidence, for each k (--cuts): what a race that stops everything at once reaches.
+CUTS = False
 
 
 @dataclass
@@ -262,6 +266,10 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
     oracle: list[float] = []
     oracle_race: list[float] = []
     oracle_none: list[float] = []
+    # Per fixed cut k: time shares, seeds with any judged verdict differing, per verdict.
+    cut_share: dict[int, list[float]] = {}
+    cut_differ: dict[int, int] = {}
+    cut_by: dict[int, dict[str, int]] = {}
     points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
     slots = {j: slot_count(grid.sweep, points[j]) for j in points} if FILL_SLOTS else None
     for _ in range(seeds):
@@ -306,6 +314,13 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
             else:
                 oracle.append(seen / full_s)
                 oracle_race.append(race.spent_s / full_s)
+        if CUTS:
+            for k, (share, diff) in fixed_cuts(g, order, settings, slots or {}, full_cache).items():
+                cut_share.setdefault(k, []).append(share / full_s)
+                judged = [d for d in diff if not d.endswith(".status")]
+                cut_differ[k] = cut_differ.get(k, 0) + bool(judged)
+                for d in judged:
+                    cut_by.setdefault(k, {})[d] = cut_by.setdefault(k, {}).get(d, 0) + 1
         for how, means in (
             ("raw", raw_means(g, order, race)),
             ("paired", paired_estimates(measured, race.best)),
@@ -342,8 +357,52 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
             "share_max": max(oracle) if oracle else None,
             "race_share_mean_same_seeds": statistics.fmean(oracle_race) if oracle_race else None,
         },
+        "fixed_cuts": [
+            {
+                "units": k,
+                "time_share_mean": statistics.fmean(cut_share[k]),
+                "any_verdict_differs": cut_differ.get(k, 0) / seeds,
+                "differs_by_verdict": {d: v / seeds for d, v in cut_by.get(k, {}).items()},
+            }
+            for k in sorted(cut_share)
+        ],
         "full_verdicts": full_cache if grid.units else None,
     }
+
+
+def fixed_cuts(
+    g: Grid,
+    order: Sequence[str],
+    settings: RaceSettings,
+    slots: Mapping[str, int],
+    full: Mapping[str, Any],
+) -> dict[int, tuple[float, list[str]]]:
+    """For each k from `min_units` to the grid's units: every point measured on its first k
+    units (its first round where that is more: a pass needs one unit a slot), stated as the
+    report states a raced point (paired to the best), one launch a point. Its machine seconds
+    and the verdicts (values and statuses) that differ from the full grid's. No rule of
+    evidence decides anything: the curve of what stopping everything at once at k reaches."""
+    first = first_round(list(g.values), settings, len(order), slots)
+    out: dict[int, tuple[float, list[str]]] = {}
+    for k in range(settings.min_units, len(order) + 1):
+        n = {p: max(k, first[p]) for p in g.values}
+        seconds = sum(sum(g.cost[p][u] for u in order[: n[p]]) + g.start_s.get(p, 0.0) for p in n)
+        out[k] = (seconds, differing(g, order, n, full))
+    return out
+
+
+def differing(
+    g: Grid, order: Sequence[str], n: Mapping[str, int], full: Mapping[str, Any]
+) -> list[str]:
+    """The verdicts (values and statuses) that differ from the full grid's when each point
+    `p` is measured on its first `n[p]` units, stated as the report states a raced point:
+    paired to the best on the units both have."""
+    measured = {p: {u: g.values[p][u] for u in order[:k]} for p, k in n.items()}
+    best = best_of(measured, list(measured))
+    got = verdicts(
+        with_values(g.sweep, paired_estimates(measured, best), measured), g.projection_units
+    )
+    return [d for d in full if got.get(d) != full[d]]
 
 
 def clairvoyant(
@@ -371,11 +430,7 @@ def clairvoyant(
         )
 
     def differ(n: Mapping[str, int]) -> int:
-        measured = {p: {u: g.values[p][u] for u in order[:k]} for p, k in n.items()}
-        best = best_of(measured, list(measured))
-        sw = with_values(g.sweep, paired_estimates(measured, best), measured)
-        got = verdicts(sw, g.projection_units)
-        return sum(1 for k in full if got.get(k) != full[k])
+        return len(differing(g, order, n, full))
 
     n = dict(first)
     left = differ(n)
@@ -454,7 +509,7 @@ def markdown(data: Mapping[str, Any]) -> str:
 
 
 def main() -> None:
-    global UNIT_SD, PAIR_SD, VERDICT_PAIRS, FILL_SLOTS, CLAIRVOYANT_SEEDS
+    global UNIT_SD, PAIR_SD, VERDICT_PAIRS, FILL_SLOTS, CLAIRVOYANT_SEEDS, CUTS
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=200)
     p.add_argument("--rng", type=int, default=20)
@@ -478,6 +533,12 @@ def main() -> None:
         help="also search, on the first N seeds of a grid, the cheapest race that reaches the "
         "full grid's verdicts knowing them (slow)",
     )
+    p.add_argument(
+        "--cuts",
+        action="store_true",
+        help="also measure fixed cuts: every point stopped at k units, for each k, no evidence "
+        "rule (what reaching a time share by stopping everything at once costs in verdicts)",
+    )
     args = p.parse_args()
     if args.record:
         record(args.record, args.to)
@@ -496,6 +557,7 @@ def main() -> None:
     VERDICT_PAIRS = not args.no_verdict_pairs
     FILL_SLOTS = not args.no_fill_slots
     CLAIRVOYANT_SEEDS = args.clairvoyant
+    CUTS = args.cuts
     wanted = args.grids.split(",")
     studies = [load_folder(s, s.parent.name) for s in STUDIES]
     # The seed-shaped grid is drawn with the H200 studies' spreads whichever grids are raced,
@@ -541,6 +603,7 @@ def main() -> None:
         "verdict_pairs": VERDICT_PAIRS,
         "fill_slots": FILL_SLOTS,
         "clairvoyant_seeds": CLAIRVOYANT_SEEDS,
+        "fixed_cuts": CUTS,
         "launch_overhead_s": {g.name: statistics.median(g.start_s.values()) for g in grids},
         "rng": args.rng,
         "results": results,

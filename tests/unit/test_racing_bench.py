@@ -1,0 +1,74 @@
+"""The racing bench's replay arithmetic (bench/racing.py) on the stored CPU sweep: the fixed
+cuts and the clairvoyant race set the policy's figures in docs/perf/racing.md against what
+any race could spend, so their end points must be the full grid's own."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+racing = pytest.importorskip("racing")
+
+from benchkit.racing.policy import RaceSettings, first_round  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cpu_grid() -> tuple[Any, list[str], dict[str, Any]]:
+    if not racing.CPU.exists():
+        pytest.skip("bench/data/cpu-sweep is not in this checkout")
+    grid = racing.load_folder(racing.CPU, "cpu-sweep")
+    order = list(grid.units)
+    random.Random(3).shuffle(order)
+    full = racing.verdicts(
+        racing.with_values(
+            grid.sweep,
+            {j: statistics.fmean(v.values()) for j, v in grid.values.items()},
+            grid.values,
+        ),
+        grid.projection_units,
+    )
+    return grid, order, full
+
+
+def test_fixed_cuts_end_at_the_full_grid(cpu_grid: tuple[Any, list[str], dict[str, Any]]) -> None:
+    grid, order, full = cpu_grid
+    settings = RaceSettings()
+    points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
+    slots = {j: racing.slot_count(grid.sweep, points[j]) for j in points}
+    cuts = racing.fixed_cuts(grid, order, settings, slots, full)
+    assert sorted(cuts) == list(range(settings.min_units, len(order) + 1))
+    full_s = sum(sum(c.values()) for c in grid.cost.values()) + sum(grid.start_s.values())
+    seconds = [cuts[k][0] for k in sorted(cuts)]
+    # Every unit more costs time; all of them is the full grid, which has its own verdicts.
+    assert all(a < b for a, b in itertools.pairwise(seconds))
+    assert seconds[-1] == pytest.approx(full_s)
+    assert cuts[len(order)][1] == []
+    # The first cut is every point's first round and one launch: the floor of any race.
+    first = first_round(list(grid.values), settings, len(order), slots)
+    floor = sum(
+        sum(grid.cost[p][u] for u in order[: first[p]]) + grid.start_s[p] for p in grid.values
+    )
+    assert seconds[0] == pytest.approx(floor)
+
+
+def test_clairvoyant_race_lies_between_the_first_round_and_the_grid(
+    cpu_grid: tuple[Any, list[str], dict[str, Any]],
+) -> None:
+    grid, order, full = cpu_grid
+    settings = RaceSettings()
+    points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
+    slots = {j: racing.slot_count(grid.sweep, points[j]) for j in points}
+    cuts = racing.fixed_cuts(grid, order, settings, slots, full)
+    seen = racing.clairvoyant(grid, order, settings, slots, full)
+    assert seen is not None
+    # At most every point measured to the end with a second launch each.
+    most = cuts[len(order)][0] + sum(grid.start_s.values())
+    assert cuts[settings.min_units][0] <= seen <= most
