@@ -76,7 +76,8 @@ FILL_SLOTS = True
 # verdict analyses a seed).
 CLAIRVOYANT_SEEDS = 0
 # Fixed cuts: every point measured on its first k units (at least its first round), no rule
-# of evidence, for each k (--cuts): what a race that stops everything at once reaches.
+# of evidence, for each k (--cuts): what a race that stops everything at once reaches; and
+# the full grid's verdicts on a resample of its own units, how firmly the grid holds them.
 CUTS = False
 
 
@@ -270,6 +271,9 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
     cut_share: dict[int, list[float]] = {}
     cut_differ: dict[int, int] = {}
     cut_by: dict[int, dict[str, int]] = {}
+    # The full grid resampled (one bootstrap a seed): seeds with a verdict differing, per verdict.
+    boot_differ = 0
+    boot_by: dict[str, int] = {}
     points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
     slots = {j: slot_count(grid.sweep, points[j]) for j in points} if FILL_SLOTS else None
     for _ in range(seeds):
@@ -321,6 +325,15 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
                 cut_differ[k] = cut_differ.get(k, 0) + bool(judged)
                 for d in judged:
                     cut_by.setdefault(k, {})[d] = cut_by.setdefault(k, {}).get(d, 0) + 1
+            # Its own generator, so the race's unit orders stay those of a run without --cuts.
+            judged = [
+                d
+                for d in resampled(g, full_cache, random.Random(f"{grid.name}-{len(shares)}"))
+                if not d.endswith(".status")
+            ]
+            boot_differ += bool(judged)
+            for d in judged:
+                boot_by[d] = boot_by.get(d, 0) + 1
         for how, means in (
             ("raw", raw_means(g, order, race)),
             ("paired", paired_estimates(measured, race.best)),
@@ -366,8 +379,31 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
             }
             for k in sorted(cut_share)
         ],
+        "full_grid_resampled": {
+            "any_verdict_differs": boot_differ / seeds,
+            "differs_by_verdict": {d: v / seeds for d, v in boot_by.items()},
+        }
+        if CUTS
+        else None,
         "full_verdicts": full_cache if grid.units else None,
     }
+
+
+def resampled(
+    g: Grid, full: Mapping[str, Any], rng: random.Random, draw: Sequence[str] | None = None
+) -> list[str]:
+    """The verdicts that differ from the full grid's when its units are drawn again with
+    replacement (the same draw for every point, so pairs stay paired): a bootstrap of the grid
+    itself. A verdict that moves here rests on which units the workload happened to hold,
+    and no race can be sure of reaching it without measuring every unit. `draw` fixes the
+    units drawn."""
+    units = list(next(iter(g.values.values())))
+    if draw is None:
+        draw = [rng.choice(units) for _ in units]
+    values = {p: {f"b{i:02d}": v[u] for i, u in enumerate(draw)} for p, v in g.values.items()}
+    sw = with_values(g.sweep, {p: statistics.fmean(v.values()) for p, v in values.items()}, values)
+    got = verdicts(sw, g.projection_units)
+    return [d for d in full if got.get(d) != full[d]]
 
 
 def fixed_cuts(

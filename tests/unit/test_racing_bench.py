@@ -4,6 +4,7 @@ any race could spend, so their end points must be the full grid's own."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import statistics
@@ -72,3 +73,31 @@ def test_clairvoyant_race_lies_between_the_first_round_and_the_grid(
     # At most every point measured to the end with a second launch each.
     most = cuts[len(order)][0] + sum(grid.start_s.values())
     assert cuts[settings.min_units][0] <= seen <= most
+
+
+def test_a_resample_that_draws_every_unit_once_is_the_full_grid(
+    cpu_grid: tuple[Any, list[str], dict[str, Any]],
+) -> None:
+    grid, order, full = cpu_grid
+    # The units in another order, each once: the same means and per-unit pairs, so the same
+    # verdicts and statuses.
+    assert racing.resampled(grid, full, random.Random(0), draw=order) == []
+
+
+def test_a_resample_of_a_grid_without_unit_noise_keeps_its_verdicts(
+    cpu_grid: tuple[Any, list[str], dict[str, Any]],
+) -> None:
+    grid = cpu_grid[0]
+    # Every unit of a point at the point's mean: whichever units a resample draws, the means
+    # and so the verdicts are the full grid's.
+    flat = dataclasses.replace(
+        grid,
+        values={p: dict.fromkeys(v, statistics.fmean(v.values())) for p, v in grid.values.items()},
+    )
+    means = {p: statistics.fmean(v.values()) for p, v in flat.values.items()}
+    full = racing.verdicts(
+        racing.with_values(flat.sweep, means, flat.values), flat.projection_units
+    )
+    assert full  # the grid has verdicts to keep
+    for seed in range(3):
+        assert racing.resampled(flat, full, random.Random(seed)) == []
