@@ -23,6 +23,7 @@ from benchkit.report.i18n import (
     point_text,
 )
 from benchkit.report.lang import tr, trc, trn
+from benchkit.report.stall_words import detect_stalls, say_stalls
 from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.report.verdicts.builds import _days_between, build_identity, build_summary
 
@@ -241,6 +242,10 @@ def _detect_contaminated(src: Data) -> list[Caveat]:
     if src.sw.contaminated:
         out.append({"kind": "contaminated", "entries": list(src.sw.contaminated)})
     return out
+
+
+def _detect_stall(src: Data) -> list[Caveat]:
+    return detect_stalls(src.sw)
 
 
 def _detect_client_httpx(src: Data) -> list[Caveat]:
@@ -489,6 +494,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(("builds_differ",), _detect_builds_differ, _say_builds_differ),
     Kind(("software_device",), _detect_software_device, _say_software_device),
     Kind(("contaminated",), _detect_contaminated, _say_contaminated),
+    Kind(("stall",), _detect_stall, say_stalls),
     Kind(("client_httpx",), _detect_client_httpx, _say_client_httpx),
     Kind(("synthetic_model",), _detect_synthetic_model, _say_synthetic_model),
 )

@@ -22,6 +22,7 @@ from benchkit.report import evidence as ev
 from benchkit.report import racing
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
+from benchkit.report.stalls import JobStalls, job_stalls, stalled_jobs
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import CALLS_FILE, JobResult, find_results
 from benchkit.results import unit_spans as calls_unit_spans
@@ -134,8 +135,10 @@ def analyse_folder(
                 if r.status == "complete"
             },
             cap_limit=study.cap_limit,
+            stalls=stalls,
         )
 
+    stalls = find_job_stalls(results)
     sw = sweep(df, study.slo)
     # Output drift needs the sweep's factors to choose its reference; a study that limits
     # drift has the limit applied like an SLO, so the sweep is built again with it.
@@ -168,3 +171,14 @@ def unit_spans(r: JobResult) -> dict[str, float]:
     if isinstance(r.data.get("passes"), list):
         return {}
     return calls_unit_spans(r.job_dir / CALLS_FILE)
+
+
+def find_job_stalls(results: Sequence[JobResult]) -> dict[str, JobStalls]:
+    """The stalls of every complete single-pass job (benchkit.report.stalls), by job."""
+    found = []
+    for r in results:
+        if r.status != "complete" or isinstance(r.data.get("passes"), list):
+            continue
+        m = r.result.metrics
+        found.append(job_stalls(r.job_dir.name, r.job_dir, m.wall_s, m.units_completed, CALLS_FILE))
+    return stalled_jobs(found)

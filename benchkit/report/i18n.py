@@ -362,6 +362,12 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return contamination_text((n.contaminated if isinstance(n, judged) else None) or [], lang)
     if reason == "capped" and isinstance(n, SlotsNumbers | ProjectionNumbers) and n.capped:
         return capped_text(n.capped, lang)
+    if reason == "stalled":
+        # Imported here: stall_words reads this module at import time.
+        from benchkit.report.stall_words import stalled_text
+
+        stalled = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers
+        return stalled_text((n.stalled if isinstance(n, stalled) else None) or [], lang)
     if reason == "slo_none":
         return tr(lang, "no point met the study's SLO")
     return reason

@@ -112,6 +112,31 @@ class Contamination(TypedDict):
 Contaminated = list[Contamination]
 
 
+class StallPair(TypedDict):
+    """A comparison the verdict makes with a stalled point, with the stall and without it."""
+
+    other: Point
+    ratio: float | None
+    ratio_without: float | None
+
+
+class StallNote(TypedDict):
+    """A point whose job had stalls (benchkit.report.stalls): how much they added and what the
+    verdict's comparisons are with and without them."""
+
+    job: str
+    point: Point
+    stalls: int
+    excess_s: float
+    wall_share: float
+    objective: float | None
+    objective_without: float | None
+    pairs: list[StallPair]
+
+
+Stalled = list[StallNote]
+
+
 class SloBreak(TypedDict):
     """An SLO limit a point breaks (an unknown value breaks it too)."""
 
@@ -149,6 +174,7 @@ class BackendNumbers(_Numbers):
     objective: ObjectiveJson | None = None
     noise: list[NoiseEntry] | None = None
     contaminated: Contaminated | None = None
+    stalled: Stalled | None = None
 
 
 # ------------------------------------------------------------------------------ slots
@@ -161,7 +187,9 @@ class SlotsRow(TypedDict):
     change_vs_previous: float | None
     s_per_unit_throughput: float | None
     s_per_unit_slot_latency: float | None
-    decode_tok_s: float | None
+    output_tok_s: float | None
+    seq_decode_tok_s: float | None
+    seqs_per_step: float | None
     ctx_total: float | None
     slo_breaks: list[SloBreak]
     capped: bool
@@ -200,6 +228,7 @@ class SlotsNumbers(_Numbers):
     objective: ObjectiveJson | None = None
     slo_excluded: list[SloExcluded] | None = None
     contaminated: Contaminated | None = None
+    stalled: Stalled | None = None
     knee_reached: bool | None = None
     best_slots: int | None = None
     best_throughput_slots: int | None = None
@@ -250,6 +279,7 @@ class DraftingNumbers(_Numbers):
     objective: ObjectiveJson
     noise: list[NoiseEntry] | None = None
     contaminated: Contaminated | None = None
+    stalled: Stalled | None = None
     # The largest slot count of the primary series; written once there was a comparison.
     largest: int | None = _null_with("compared")
     compared: bool = _internal()
@@ -306,6 +336,7 @@ class ProjectionNumbers(_Numbers):
     capped: Capped | None = None
     seconds_uncapped: float | None = _null_with("capped")
     contaminated: Contaminated | None = None
+    stalled: Stalled | None = None
     better_point: BetterPoint | None = None
     measured: bool = _internal()
 

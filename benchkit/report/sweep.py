@@ -21,6 +21,7 @@ from benchkit.report.numbers import (
     MissingPoint,
     Point,
 )
+from benchkit.report.stalls import JobStalls
 
 THROUGHPUT = "s_per_unit_throughput"
 
@@ -48,7 +49,21 @@ NOT_RUN = "not run"
 BASIS_FACTORS = ("model", "hardware", "workload")
 
 
-METRICS = (THROUGHPUT, SLOT_LATENCY, DECODE, PREFILL, "draft_acceptance", "wall_s")
+# Throughput figures that mean the same at every slot count (measure.DEFINITIONS).
+OUTPUT = "output_tok_s"
+SEQ_DECODE = "seq_decode_tok_s"
+SEQS_PER_STEP = "seqs_per_step"
+METRICS = (
+    THROUGHPUT,
+    SLOT_LATENCY,
+    DECODE,
+    PREFILL,
+    OUTPUT,
+    SEQ_DECODE,
+    SEQS_PER_STEP,
+    "draft_acceptance",
+    "wall_s",
+)
 
 
 # Two-sided 95% Student t critical values by degrees of freedom (1..30); 1.96 beyond.
@@ -265,6 +280,8 @@ class Sweep:
     cap_limit: float = 0.05
     # Factors that differ between jobs although the planned space does not vary them.
     unplanned: list[str] = field(default_factory=list)
+    # Jobs with calls far outside their own distribution (benchkit.report.stalls).
+    stalls: dict[str, JobStalls] = field(default_factory=dict)
 
     @property
     def metric(self) -> str:
@@ -386,6 +403,7 @@ def build_sweep(
     spans: Mapping[str, Mapping[str, float]] | None = None,
     setups: Mapping[str, Mapping[str, str]] | None = None,
     cap_limit: float = 0.05,
+    stalls: Mapping[str, JobStalls] | None = None,
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
@@ -477,6 +495,7 @@ def build_sweep(
         ),
         cap_limit=cap_limit,
         unplanned=unplanned,
+        stalls=dict(stalls or {}),
     )
 
 

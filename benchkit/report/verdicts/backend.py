@@ -19,6 +19,7 @@ from benchkit.report.verdicts.common import (
     _ctx_sort,
     _group,
     _noise_entry,
+    _stalled,
     _status,
     _taint,
 )
@@ -105,6 +106,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         objective=sw.objective.to_json(),
         noise=noise if shaky else None,
         contaminated=_taint(sw, used, reasons),
+        stalled=_stalled(sw, used, reasons, "backend"),
     )
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
     return Verdict(

@@ -16,6 +16,9 @@ from benchkit.report.numbers import (
     NoiseEntry,
     Point,
     SlotsNumbers,
+    Stalled,
+    StallNote,
+    StallPair,
     VerdictNumbers,
 )
 from benchkit.report.sweep import COMPLETE, PROVISIONAL, Cell, Missing, Sweep, _is_num, norm
@@ -125,3 +128,66 @@ def _capped(sw: Sweep, cell: Cell) -> Capped | None:
 
 def _ctx_sort(group: Sequence[Cell], keys: Sequence[str]) -> list[tuple[int, float, str]]:
     return [_sort_key(group[0].values.get(k)) for k in keys]
+
+
+def _stalled(sw: Sweep, cells: Sequence[Cell], reasons: list[str], factor: str) -> Stalled | None:
+    """The points among `cells` whose jobs stalled (benchkit.report.stalls), each with the
+    verdict's comparisons (the cells that differ from it in `factor` alone) with and without
+    the stalls. A stall that added at least the study's smallest counted effect to its job's
+    wall clock could flip the verdict: it is provisional, and says so (None: no stalls)."""
+    m = sw.metric
+    notes: Stalled = []
+    for c in cells:
+        for job in c.jobs:
+            js = sw.stalls.get(job)
+            if js is None:
+                continue
+            value = c.mean(m)
+            without = js.without(m, value)
+            notes.append(
+                StallNote(
+                    job=job,
+                    point=dict(c.values),
+                    stalls=len(js.stalls),
+                    excess_s=js.excess_s,
+                    wall_share=js.wall_share,
+                    objective=value,
+                    objective_without=without,
+                    pairs=_stall_pairs(sw, c, cells, factor, value, without),
+                )
+            )
+    if not notes:
+        return None
+    if any(n["wall_share"] >= sw.min_effect for n in notes):
+        reasons.append("stalled")
+    return notes
+
+
+def _stall_pairs(
+    sw: Sweep,
+    c: Cell,
+    cells: Sequence[Cell],
+    factor: str,
+    value: float | None,
+    without: float | None,
+) -> list[StallPair]:
+    """Each cell differing from `c` in `factor` alone: its value over `c`'s (the stalled
+    point's ratio to it), with the stall and without (the other's own stalls left out too)."""
+    out: list[StallPair] = []
+    rest = [k for k in sw.varying if k != factor]
+    for o in cells:
+        if o is c or any(norm(o.values.get(k)) != norm(c.values.get(k)) for k in rest):
+            continue
+        if norm(o.values.get(factor)) == norm(c.values.get(factor)):
+            continue
+        ov = o.mean(sw.metric)
+        o_js = [sw.stalls[j] for j in o.jobs if j in sw.stalls]
+        ov_without = o_js[0].without(sw.metric, ov) if o_js else ov
+        out.append(
+            StallPair(
+                other=dict(o.values),
+                ratio=value / ov if value is not None and ov else None,
+                ratio_without=without / ov_without if without is not None and ov_without else None,
+            )
+        )
+    return out

@@ -20,7 +20,15 @@ from benchkit.report.numbers import (
     SeriesRuns,
 )
 from benchkit.report.sweep import DECODE, PROVISIONAL, Cell, Sweep, _is_num, label, norm
-from benchkit.report.verdicts.common import Verdict, _context, _ctx_sort, _group, _status, _taint
+from benchkit.report.verdicts.common import (
+    Verdict,
+    _context,
+    _ctx_sort,
+    _group,
+    _stalled,
+    _status,
+    _taint,
+)
 
 
 def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
@@ -167,20 +175,18 @@ def drafting_verdict(
             }
             for e in shaky
         ]
-    bad = _taint(
-        sw,
-        [
-            c
-            for (c_off, c_on), e in zip(cells_of, contexts, strict=True)
-            if in_where(e)
-            for c in (c_off, c_on)
-        ],
-        reasons,
-    )
+    used = [
+        c
+        for (c_off, c_on), e in zip(cells_of, contexts, strict=True)
+        if in_where(e)
+        for c in (c_off, c_on)
+    ]
+    bad = _taint(sw, used, reasons)
     numbers = replace(
         numbers,
         noise=noise,
         contaminated=bad,
+        stalled=_stalled(sw, used, reasons, factor),
         largest=_slots_in(primary[-1]["context"]),
         compared=True,
     )

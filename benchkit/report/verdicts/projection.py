@@ -15,7 +15,14 @@ from benchkit.report.numbers import (
     SlotsNumbers,
 )
 from benchkit.report.sweep import COMPLETE, PROVISIONAL, SLOT_LATENCY, THROUGHPUT, Cell, Sweep, norm
-from benchkit.report.verdicts.common import Verdict, _capped, _status, _taint, _values
+from benchkit.report.verdicts.common import (
+    Verdict,
+    _capped,
+    _stalled,
+    _status,
+    _taint,
+    _values,
+)
 from benchkit.report.verdicts.drafting import _first_num, _number, mtp_effect_at
 
 
@@ -93,6 +100,7 @@ def projection_verdict(
         capped=cap,
         seconds_uncapped=None if uncapped is None else units * uncapped,
         contaminated=_taint(sw, [cell], reasons),
+        stalled=_stalled(sw, [cell], reasons, "slots"),
         measured=True,
     )
     # Never worse than another complete point without saying so.

@@ -1,0 +1,391 @@
+"""Stalls: calls and units far outside their own job's distribution, found, measured and named.
+
+A stall is judged against the job itself, never against other jobs (which may be slower for the
+reason the sweep studies). Per call, the server's own prompt time per evaluated token and its
+decode time per generated token (the client's time to first token per prompt token where the
+server gave no timings) are compared with the job's median and median absolute deviation: a
+call is a stall when it is at least RATIO times the median, at least Z robust deviations above
+it, and its excess over the median rate (the time it took beyond what the job's typical rate
+would have taken for the same tokens) is at least MIN_WALL_SHARE of the pass's wall clock, so
+that a blip is not named. A unit is a stall on its own when its span is at least RATIO times the
+median unit's and Z deviations above it, and no stalled call explains it.
+
+What a stall does to a figure is computed, not guessed: the objective "without the stall" is the
+pass's wall clock less the stalled calls' excess (per unit: the unit's span less it). That is
+exact for one slot, where everything after a stall waits for it; with more slots it assumes the
+stall held the whole server (a pipeline compile, a clock that had not ramped), which the
+telemetry around it (GPU busy, SM clock, the server's CPU) lets a reader check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypedDict
+
+# A call at least this many times its job's median rate per token ...
+RATIO = 4.0
+# ... and this many robust deviations (1.4826 x MAD) above that median ...
+Z = 6.0
+# ... whose excess is at least this share of the pass's wall clock is a stall.
+MIN_WALL_SHARE = 0.01
+# The spread used when a job's rates are almost all equal (MAD ~ 0): a share of the median,
+# so that identical calls do not make every small difference infinitely many deviations.
+MIN_SPREAD = 0.05
+# Calls with fewer tokens than this in a phase are not judged on it: per-token rates of a few
+# tokens are dominated by fixed costs.
+MIN_TOKENS = 8
+
+
+class TelemetryAround(TypedDict):
+    """What the job's telemetry samples show during a stall (None: not sampled)."""
+
+    samples: int
+    gpu_busy: float | None
+    sm_clock_mhz: float | None
+    power_w: float | None
+    server_cores: float | None
+
+
+class StallJson(TypedDict):
+    """One stall as verdicts.json and the report carry it."""
+
+    job: str
+    unit: str
+    call: int | None
+    phase: str
+    seconds: float
+    tokens: int | None
+    per_token_ms: float | None
+    median_per_token_ms: float | None
+    times_median: float
+    excess_s: float
+    start_s: float
+    telemetry: TelemetryAround | None
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A call (or a unit) far outside its job's distribution. `phase` is `prefill`, `decode`
+    or `unit`; `excess_s` the time beyond the job's median rate for the same tokens."""
+
+    job: str
+    unit: str
+    call: int | None
+    phase: str
+    seconds: float
+    tokens: int | None
+    per_token_s: float | None
+    median_per_token_s: float | None
+    times_median: float
+    excess_s: float
+    start_s: float
+    telemetry: TelemetryAround | None = None
+
+    def to_json(self) -> StallJson:
+        return {
+            "job": self.job,
+            "unit": self.unit,
+            "call": self.call,
+            "phase": self.phase,
+            "seconds": self.seconds,
+            "tokens": self.tokens,
+            "per_token_ms": None if self.per_token_s is None else 1000 * self.per_token_s,
+            "median_per_token_ms": (
+                None if self.median_per_token_s is None else 1000 * self.median_per_token_s
+            ),
+            "times_median": self.times_median,
+            "excess_s": self.excess_s,
+            "start_s": self.start_s,
+            "telemetry": self.telemetry,
+        }
+
+
+@dataclass(frozen=True)
+class JobStalls:
+    """The stalls of one single-pass job and what they cost it."""
+
+    job: str
+    wall_s: float
+    units: int
+    stalls: list[Stall] = field(default_factory=list)
+
+    @property
+    def excess_s(self) -> float:
+        """The time the stalls added to the pass: stalls whose windows overlap (several slots
+        waiting on one compile) are one group, which adds at most the length of its union."""
+        total = 0.0
+        group: list[Stall] = []
+        end = -math.inf
+        for s in sorted(self.stalls, key=lambda s: s.start_s):
+            if group and s.start_s >= end:
+                total += _group_excess(group)
+                group = []
+            group.append(s)
+            end = max(end, s.start_s + s.seconds) if len(group) > 1 else s.start_s + s.seconds
+        return total + (_group_excess(group) if group else 0.0)
+
+    @property
+    def wall_share(self) -> float:
+        return self.excess_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    def without(self, metric: str, value: float | None) -> float | None:
+        """The objective `metric` (measured `value`) without the stalls' excess: per-unit
+        bases only (other objectives are not restated: None)."""
+        if value is None or not self.stalls or self.units <= 0:
+            return value
+        if metric in ("s_per_unit_throughput", "s_per_unit_slot_latency"):
+            return max(value - self.excess_s / self.units, 0.0)
+        return None
+
+
+def _group_excess(group: Sequence[Stall]) -> float:
+    """Overlapping stalls' time lost: their union less the work the job's median rate would
+    have done in it (at least one of them), never more than their excesses added up."""
+    start = min(s.start_s for s in group)
+    end = max(s.start_s + s.seconds for s in group)
+    work = max(s.seconds - s.excess_s for s in group)
+    return min(sum(s.excess_s for s in group), max(end - start - work, 0.0))
+
+
+@dataclass(frozen=True)
+class _Rate:
+    """A call's phase: its window on the job's clock, its tokens, and the tokens of every
+    call (itself included) that the server went through in that window."""
+
+    call: Mapping[str, object]
+    start: float
+    end: float
+    tokens: int
+    concurrent: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+    @property
+    def per_token(self) -> float:
+        """Seconds per token of the server's work in this phase during the window: with one
+        slot the call's own rate; with more, for prefill every overlapping call's tokens
+        count (prompt processing goes through the tokens of all waiting prompts at about one
+        rate, so prompts that arrive together are not stalls), for decode only the call's
+        own (a decode step costs about the same at any batch, so a sequence's time per token
+        is its rate whether it decodes alone or beside others)."""
+        return self.seconds / self.concurrent
+
+
+def _num(x: object) -> float | None:
+    return float(x) if isinstance(x, int | float) and math.isfinite(float(x)) else None
+
+
+def _window(c: Mapping[str, object], phase: str) -> tuple[float, float, float] | None:
+    """(start, end, tokens) of a call's phase on the job's clock. Prefill: the server's own
+    prompt time ending at the first token (queueing left out), else the client's wait for
+    it; decode: first to last token, the server's predicted tokens."""
+    t = c.get("timings")
+    timings: Mapping[str, object] = t if isinstance(t, Mapping) else {}
+    first, sent, last = _num(c.get("t_first")), _num(c.get("t_sent")), _num(c.get("t_last"))
+    if first is None:
+        return None
+    if phase == "prefill":
+        n, ms = _num(timings.get("prompt_n")), _num(timings.get("prompt_ms"))
+        if n is not None and ms is not None and ms > 0:
+            return first - ms / 1000, first, n
+        n = _num(c.get("prompt_tokens"))
+        return None if n is None or sent is None else (sent, first, n)
+    n = _num(timings.get("predicted_n"))
+    if n is None:
+        done = _num(c.get("completion_tokens"))
+        n = None if done is None else done - 1
+    return None if n is None or last is None else (first, last, n)
+
+
+def _phase_rates(calls: Sequence[Mapping[str, object]], phase: str) -> list[_Rate]:
+    spans = [(c, w) for c in calls if (w := _window(c, phase)) is not None and w[1] > w[0]]
+    out: list[_Rate] = []
+    for c, (s, e, n) in spans:
+        if n < MIN_TOKENS:
+            continue
+        # Each other call's tokens spread evenly over its own window (prefill only).
+        concurrent = (
+            sum(
+                n2 * (min(e, e2) - max(s, s2)) / (e2 - s2)
+                for _, (s2, e2, n2) in spans
+                if s2 < e and e2 > s
+            )
+            if phase == "prefill"
+            else n
+        )
+        out.append(_Rate(c, s, e, int(n), max(concurrent, n)))
+    return out
+
+
+def _outliers(values: Sequence[float]) -> tuple[float, float]:
+    """The median and the robust spread of `values`."""
+    med = statistics.median(values)
+    mad = statistics.median(abs(v - med) for v in values)
+    return med, max(1.4826 * mad, MIN_SPREAD * med)
+
+
+def _is_far(value: float, med: float, spread: float) -> bool:
+    return med > 0 and value >= RATIO * med and (value - med) >= Z * spread
+
+
+def find_stalls(
+    job: str,
+    calls: Sequence[Mapping[str, object]],
+    wall_s: float,
+    units: int,
+    telemetry: Sequence[Mapping[str, object]] = (),
+) -> JobStalls:
+    """The stalls of one pass's calls (records as calls.jsonl holds them, ok ones judged)."""
+    ok = [c for c in calls if c.get("ok")]
+    floor = MIN_WALL_SHARE * wall_s
+    found: list[Stall] = []
+    for phase in ("prefill", "decode"):
+        rates = _phase_rates(ok, phase)
+        if len(rates) < 5:
+            continue
+        med, spread = _outliers([r.per_token for r in rates])
+        for r in rates:
+            # The window beyond what the job's median rate takes for the same work.
+            excess = r.seconds - r.concurrent * med
+            if not _is_far(r.per_token, med, spread) or excess < floor:
+                continue
+            start = r.start
+            found.append(
+                Stall(
+                    job=job,
+                    unit=str(r.call.get("unit")),
+                    call=_int(r.call.get("seq")),
+                    phase=phase,
+                    seconds=r.seconds,
+                    tokens=r.tokens,
+                    per_token_s=r.per_token,
+                    median_per_token_s=med,
+                    times_median=r.per_token / med,
+                    excess_s=excess,
+                    start_s=start,
+                    telemetry=around(telemetry, start, r.end),
+                )
+            )
+    found += _unit_stalls(job, ok, {s.unit for s in found}, floor, telemetry)
+    found.sort(key=lambda s: s.start_s)
+    return JobStalls(job=job, wall_s=wall_s, units=units, stalls=found)
+
+
+def _int(x: object) -> int | None:
+    return int(x) if isinstance(x, int | float) else None
+
+
+def _unit_stalls(
+    job: str,
+    ok: Sequence[Mapping[str, object]],
+    explained: set[str],
+    floor: float,
+    telemetry: Sequence[Mapping[str, object]],
+) -> list[Stall]:
+    spans: dict[str, tuple[float, float]] = {}
+    for c in ok:
+        s, e = _num(c.get("t_sent")), _num(c.get("t_done"))
+        if s is None or e is None:
+            continue
+        u = str(c.get("unit"))
+        lo, hi = spans.get(u, (s, e))
+        spans[u] = (min(lo, s), max(hi, e))
+    if len(spans) < 5:
+        return []
+    lengths = {u: e - s for u, (s, e) in spans.items()}
+    med, spread = _outliers(list(lengths.values()))
+    out = []
+    for u, length in lengths.items():
+        excess = length - med
+        if u in explained or not _is_far(length, med, spread) or excess < floor:
+            continue
+        start = spans[u][0]
+        out.append(
+            Stall(
+                job=job,
+                unit=u,
+                call=None,
+                phase="unit",
+                seconds=length,
+                tokens=None,
+                per_token_s=None,
+                median_per_token_s=None,
+                times_median=length / med,
+                excess_s=excess,
+                start_s=start,
+                telemetry=around(telemetry, start, start + length),
+            )
+        )
+    return out
+
+
+def around(
+    samples: Sequence[Mapping[str, object]], start: float, end: float
+) -> TelemetryAround | None:
+    """Means of the telemetry samples taken between `start` and `end` (the job's clock);
+    None when no sample falls there. The server's cores are its CPU seconds over the window."""
+    inside = [s for s in samples if (t := _num(s.get("t"))) is not None and start <= t <= end]
+    if not inside:
+        return None
+
+    def mean(key: str, scale: float = 1.0) -> float | None:
+        vals = [v * scale for s in inside if (v := _num(s.get(key))) is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    cpu = [
+        (t, c)
+        for s in inside
+        if (t := _num(s.get("t"))) is not None and (c := _num(s.get("server_cpu_s"))) is not None
+    ]
+    cores = None
+    if len(cpu) >= 2 and cpu[-1][0] > cpu[0][0]:
+        cores = (cpu[-1][1] - cpu[0][1]) / (cpu[-1][0] - cpu[0][0])
+    return {
+        "samples": len(inside),
+        "gpu_busy": mean("gpu_util", 0.01),
+        "sm_clock_mhz": mean("sm_clock_mhz"),
+        "power_w": mean("power_w"),
+        "server_cores": cores,
+    }
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    """The JSON objects of a .jsonl file, one per line; unreadable lines and files give none."""
+    out: list[dict[str, object]] = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    out.append(obj)
+    except OSError:
+        return []
+    return out
+
+
+def job_stalls(
+    job: str, job_dir: Path, wall_s: float | None, units: int | None, calls_file: str
+) -> JobStalls | None:
+    """The stalls of a single-pass job folder (None without calls or a wall clock)."""
+    if not wall_s or not units:
+        return None
+    calls = read_jsonl(job_dir / calls_file)
+    if not calls:
+        return None
+    tel = [s for s in read_jsonl(job_dir / "telemetry.jsonl") if s.get("pass", 0) == 0]
+    return find_stalls(job, calls, float(wall_s), int(units), tel)
+
+
+def stalled_jobs(found: Iterable[JobStalls | None]) -> dict[str, JobStalls]:
+    """The jobs with at least one stall, by job."""
+    return {j.job: j for j in found if j is not None and j.stalls}
