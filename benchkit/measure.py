@@ -33,8 +33,37 @@ DEFINITIONS: dict[str, str] = {
         "its request and its first token."
     ),
     "decode_tok_s": N_(
-        "Aggregate decode throughput: completion tokens / the wall time during which at least "
-        "one call was between its first and its last token."
+        "Decode-window throughput: completion tokens after each call's first / the wall time "
+        "during which at least one call was between its first and its last token. With one "
+        "slot that window is pure decoding; with several it holds other slots' prefill too, "
+        "so this figure does not compare across slot counts and no verdict or table uses it."
+    ),
+    "output_tok_s": N_(
+        "Aggregate output rate: completion tokens / wall_s. What the server produced per "
+        "second of the pass, at any slot count."
+    ),
+    "seq_decode_tok_s": N_(
+        "Per-sequence decode rate: completion tokens after each call's first / the summed "
+        "time from each call's first token to its last. How fast one answer streams."
+    ),
+    "seqs_per_step": N_(
+        "Sequences per server step: the server's own mean of busy slots per llama_decode call "
+        "(its n_busy_slots_per_decode counter), the batch it actually ran."
+    ),
+    "server_steps_per_s": N_(
+        "Server steps per second: llama_decode calls (its n_decode_total counter, the pass's "
+        "own, warm-up left out) / wall_s."
+    ),
+    "prefill_busy_share": N_(
+        "Share of wall_s during which at least one call waited for its first token (client "
+        "side: prompt processing and queueing)."
+    ),
+    "decode_busy_share": N_(
+        "Share of wall_s during which at least one call was between its first and last token."
+    ),
+    "idle_share": N_(
+        "Share of wall_s during which no call was in flight (between one call's answer and "
+        "the next request)."
     ),
     "ttft_ms": N_(
         "Time to first token on the client: request sent to first token received, queueing "
@@ -96,6 +125,23 @@ def union_length(intervals: Iterable[tuple[float, float]]) -> float:
     return total
 
 
+def _share(part: float, whole: float) -> float | None:
+    return min(part / whole, 1.0) if whole > 0 else None
+
+
+def server_rates(
+    counters: Mapping[str, object] | None, wall_s: object
+) -> tuple[float | None, float | None]:
+    """(server steps per second, sequences per step) from a pass's server counters
+    (n_decode, busy_slots_per_decode: n_decode_total and n_busy_slots_per_decode); None
+    where a counter or the wall clock is missing."""
+    c = counters or {}
+    n, busy = c.get("n_decode"), c.get("busy_slots_per_decode")
+    ok = isinstance(wall_s, int | float) and wall_s > 0
+    steps = n / wall_s if isinstance(n, int | float) and n and ok else None  # type: ignore[operator]
+    return steps, float(busy) if isinstance(busy, int | float) else None
+
+
 def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
@@ -116,6 +162,10 @@ class CallMetrics(TypedDict):
     prefill_tok_s: float | None
     decode_tok_s: float | None
     output_tok_s: float | None
+    seq_decode_tok_s: float | None
+    prefill_busy_share: float | None
+    decode_busy_share: float | None
+    idle_share: float | None
     prompt_tokens: int
     prompt_tokens_evaluated: int
     cached_prompt_tokens: int
@@ -167,6 +217,10 @@ def compute_metrics(
     decode_tokens_in_window = sum(
         max((r.completion_tokens or 0) - 1, 0) for r in ok if r.t_first is not None
     )
+    streaming = [r for r in ok if r.t_first is not None and r.t_last is not None]
+    seq_decode_s = sum((r.t_last or 0.0) - (r.t_first or 0.0) for r in streaming)
+    seq_decode_n = sum(max((r.completion_tokens or 0) - 1, 0) for r in streaming)
+    in_flight = union_length((r.t_sent, r.t_done) for r in records if r.t_done is not None)
 
     ttft = [1000 * (r.t_first - r.t_sent) for r in ok if r.t_first is not None]
     itl = [
@@ -198,6 +252,10 @@ def compute_metrics(
         # Tokens after the first are the ones the decode window produced.
         "decode_tok_s": (decode_tokens_in_window / decode_busy) if decode_busy > 0 else None,
         "output_tok_s": (completion / wall_s) if wall_s > 0 else None,
+        "seq_decode_tok_s": (seq_decode_n / seq_decode_s) if seq_decode_s > 0 else None,
+        "prefill_busy_share": _share(prefill_busy, wall_s),
+        "decode_busy_share": _share(decode_busy, wall_s),
+        "idle_share": None if wall_s <= 0 else max(0.0, 1.0 - min(in_flight / wall_s, 1.0)),
         "prompt_tokens": sum(r.prompt_tokens or 0 for r in ok),
         "prompt_tokens_evaluated": prompt_evaluated,
         "cached_prompt_tokens": sum(r.cached_tokens or 0 for r in ok),

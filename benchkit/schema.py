@@ -62,6 +62,12 @@ class Metrics:
     prefill_tok_s: float | None = None
     decode_tok_s: float | None = None
     output_tok_s: float | None = None
+    seq_decode_tok_s: float | None = None
+    seqs_per_step: float | None = None
+    server_steps_per_s: float | None = None
+    prefill_busy_share: float | None = None
+    decode_busy_share: float | None = None
+    idle_share: float | None = None
     prompt_tokens: int | None = None
     prompt_tokens_evaluated: int | None = None
     cached_prompt_tokens: int | None = None

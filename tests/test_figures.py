@@ -60,7 +60,9 @@ def test_slots_and_backend_figures_of_the_seed(
 
     # One quantity per axis: the two bases of seconds per unit never share one.
     ylabels = [ax.get_ylabel() for ax in slots.axes]
-    assert len(ylabels) == len(set(ylabels)) == 3
+    # The seed published no output rate per wall second (its "aggregate decode" figure
+    # changes meaning with the slot count), so there is no third panel to draw.
+    assert len(ylabels) == len(set(ylabels)) == 2
     words, _ = figures.labels(lang)
     assert ylabels[:2] == [words["s_unit_tp"], words["s_unit_lat"]]
     # The knee is marked on the axis it is judged on.
@@ -109,3 +111,15 @@ def test_without_a_font_for_the_script_a_figure_keeps_its_words_in_english(
     texts += [t.get_text() for lg in slots.legends for t in lg.get_texts()]
     assert texts and not any(_hangul(t) for t in texts), texts
     assert slots.axes[0].get_ylabel() == "seconds per unit (throughput basis)"
+
+
+def test_the_third_slots_panel_is_the_output_rate(tmp_path: Path, drawn: dict[str, Any]) -> None:
+    """Where jobs measured it, output tokens per wall second is drawn against slots: the
+    figure whose meaning is the same at every slot count."""
+    a = analyse_folder(Path(__file__).parent / "data" / "h200-vulkan-1slot")
+    a.sweep.df["slots"] = [1, 2]  # two counts so there is a line to draw
+    assert figures.slots_figure(a.sweep.df, tmp_path, "en") == "slots.png"
+    words, _ = figures.labels("en")
+    axes = drawn["slots.png"].axes
+    assert [ax.get_ylabel() for ax in axes][2] == words["tok_s"]
+    assert axes[2].get_title() == words["decode"] == "Aggregate output throughput"

@@ -113,3 +113,49 @@ def test_prompt_token_mismatch_counts_calls_the_server_tokenized_differently() -
     m = compute_metrics([a, b], wall_s=4, units_planned=1, calls_planned=2, calls_per_unit={"a": 2})
     assert m["prompt_token_mismatches"] == 1
     assert m["fixture_prompt_tokens"] == 190 and m["prompt_tokens"] == 200
+
+
+def test_throughput_figures_that_compare_across_slot_counts() -> None:
+    """One slot: two calls back to back. Two slots: the same two calls side by side, where
+    each call's decode is slower (they share steps) but output per second doubles. Output
+    per wall second and the per-sequence rate keep their meaning; the decode-window figure
+    is the one whose meaning changes (definitions in measure.DEFINITIONS)."""
+    one = [rec("a", 0, 0.0, 1.0, 3.0), rec("b", 0, 3.0, 4.0, 6.0)]
+    two = [rec("a", 0, 0.0, 1.0, 5.0, worker=0), rec("b", 0, 0.0, 1.0, 5.0, worker=1)]
+    per_unit = {"a": 1, "b": 1}
+    m1 = compute_metrics(one, wall_s=6.0, units_planned=2, calls_planned=2, calls_per_unit=per_unit)
+    m2 = compute_metrics(two, wall_s=5.0, units_planned=2, calls_planned=2, calls_per_unit=per_unit)
+    # 22 tokens in 6 s, then in 5 s: the output rate rose with the second slot.
+    assert m1["output_tok_s"] == pytest.approx(22 / 6)
+    assert m2["output_tok_s"] == pytest.approx(22 / 5)
+    # One answer streams 10 tokens in 2 s, then in 4 s.
+    assert m1["seq_decode_tok_s"] == pytest.approx(5.0)
+    assert m2["seq_decode_tok_s"] == pytest.approx(2.5)
+    # Where the wall clock went: 2 of 6 s waiting for first tokens, 4 of 6 s decoding.
+    assert m1["prefill_busy_share"] == pytest.approx(2 / 6)
+    assert m1["decode_busy_share"] == pytest.approx(4 / 6)
+    assert m1["idle_share"] == pytest.approx(0.0)
+
+
+def test_idle_share_counts_time_with_no_call_in_flight() -> None:
+    rs = [rec("a", 0, 0.0, 1.0, 2.0), rec("b", 0, 3.0, 4.0, 5.0)]
+    m = compute_metrics(rs, wall_s=5.0, units_planned=2, calls_planned=2,
+                        calls_per_unit={"a": 1, "b": 1})  # fmt: skip
+    assert m["idle_share"] == pytest.approx(1 / 5)
+
+
+def test_a_pass_wall_clock_runs_from_its_first_request_to_its_last_response() -> None:
+    from benchkit.client.replay import pass_wall
+
+    rs = [rec("a", 0, 0.13, 1.0, 2.0), rec("b", 0, 2.5, 3.0, 4.2)]
+    assert pass_wall(rs, 9.9) == pytest.approx(4.2 - 0.13)
+    assert pass_wall([], 1.5) == 1.5
+
+
+def test_server_rates_from_the_counters_of_a_pass() -> None:
+    from benchkit.measure import server_rates
+
+    steps, seqs = server_rates({"n_decode": 600, "busy_slots_per_decode": 3.13}, 60.0)
+    assert steps == pytest.approx(10.0) and seqs == pytest.approx(3.13)
+    assert server_rates(None, 60.0) == (None, None)
+    assert server_rates({"n_decode": 600}, 0) == (None, None)

@@ -23,7 +23,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import httpx
@@ -456,7 +456,7 @@ class Replayer:
             # job still measures what it has and writes it as incomplete.
             user_interrupt = True
             self.interrupted = interrupt_reason(exc)
-        wall = self.now() - pass_start
+        wall = pass_wall(self.records, self.now() - pass_start)
         if self.progress:
             print(file=sys.stderr)
         return ReplayOutcome(
@@ -473,3 +473,26 @@ class Replayer:
 
 class _Stop(Exception):
     pass
+
+
+def read_records(path: Path) -> list[CallRecord]:
+    """calls.jsonl back as records (the sink writes each record's fields as JSON)."""
+    names = {f.name for f in fields(CallRecord)}
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                data = json.loads(line)
+                out.append(CallRecord(**{k: v for k, v in data.items() if k in names}))
+    return out
+
+
+def pass_wall(records: list[CallRecord], fallback: float) -> float:
+    """A pass's wall clock as documented: from its first request sent to its last response
+    received (connections opened and the event loop's start and teardown left out); the
+    `fallback` span when no call was sent."""
+    if not records:
+        return fallback
+    first = min(r.t_sent for r in records)
+    last = max(r.t_done if r.t_done is not None else r.t_sent for r in records)
+    return max(last - first, 0.0)

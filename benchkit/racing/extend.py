@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchkit.client.replay import CallRecord
+from benchkit.client.replay import CallRecord, read_records
 from benchkit.results import CALLS_FILE, RESULT_FILE, atomic_write_text
 
 # Seconds between the last old call and the first new one in the job's clock: the server
@@ -35,18 +35,6 @@ class Prior:
     units: list[str]
     wall_s: float
     end_t: float
-
-
-def read_records(path: Path) -> list[CallRecord]:
-    """calls.jsonl back as records (the sink writes each record's fields as JSON)."""
-    names = {f.name for f in fields(CallRecord)}
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                data = json.loads(line)
-                out.append(CallRecord(**{k: v for k, v in data.items() if k in names}))
-    return out
 
 
 def find_prior(

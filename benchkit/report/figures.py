@@ -71,7 +71,7 @@ def labels(lang: str) -> tuple[dict[str, str], Any]:
         "tp_title": tr(text, "Throughput basis (decides the knee)"),
         "lat_title": tr(text, "Slot-latency basis"),
         "tok_s": tr(text, "tokens / s"),
-        "decode": tr(text, "Aggregate decode throughput"),
+        "decode": tr(text, "Aggregate output throughput"),
         "knee": trc(text, "figure", "knee"),
         "backend": tr(text, "Throughput basis, per backend"),
         "mtp_ratio": tr(text, "MTP on / off (seconds per unit)"),
@@ -141,7 +141,7 @@ def slots_figure(
 ) -> str | None:
     """Against slots, one quantity per panel: seconds per unit on the throughput basis (the
     one the knee is judged on, the knee marked), on the slot-latency basis, and aggregate
-    decode throughput; for the series the slots verdict is about (all series when none is
+    output throughput; for the series the slots verdict is about (all series when none is
     named). None when nothing completed."""
     done = _only(_done(df), series)
     if done.empty or "slots" not in done or THROUGHPUT not in done:
@@ -151,8 +151,10 @@ def slots_figure(
     panels = [(THROUGHPUT, words["s_unit_tp"])]
     if "s_per_unit_slot_latency" in done:
         panels.append(("s_per_unit_slot_latency", words["s_unit_lat"]))
-    if "decode_tok_s" in done:
-        panels.append(("decode_tok_s", words["tok_s"]))
+    # Output tokens per wall second: the same meaning at 1 and N slots (decode_tok_s, over
+    # the decode windows, is not: measure.DEFINITIONS).
+    if "output_tok_s" in done and done["output_tok_s"].notna().any():
+        panels.append(("output_tok_s", words["tok_s"]))
     titles = {THROUGHPUT: words["tp_title"], "s_per_unit_slot_latency": words["lat_title"]}
     colours = _colours(done)
     with plt.rc_context(rc):

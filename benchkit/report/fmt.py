@@ -102,7 +102,9 @@ def ratio(x: Any, lang: str = "en") -> str:
     """1.362 -> '1.36x' (as `lang` writes a multiplier)."""
     if _bad(x):
         return DASH
-    text = f"{float(x):.2f}"
+    v = float(x)
+    # Large multiples read as whole numbers (133x, not 132.58x).
+    text = f"{v:,.0f}" if abs(v) >= 20 else f"{v:.1f}" if abs(v) >= 5 else f"{v:.2f}"
     return trc(lang, "unit", "{value}x", value=text)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -42,6 +42,7 @@ class BenchRow(TypedDict):
     tg: int
     pl: int
     speed_tg: float
+    speed_pp: NotRequired[float]
 
 
 class BatchedSet(TypedDict):
@@ -64,6 +65,8 @@ class ChosenSet(BatchedSet):
 class Single(TypedDict):
     tg_tok_s: float
     n_gen: int
+    # The first repetition, left out of tg_tok_s when it ran cold (None: kept or not known).
+    cold_first: NotRequired[float | None]
 
 
 class GroundTruth(TypedDict):
@@ -74,18 +77,46 @@ class GroundTruth(TypedDict):
     batched: list[BatchedSet]
     pp_tok_s: float | None
     pp_n: int | None
+    pp_cold_first: NotRequired[float | None]
     batched_sets: NotRequired[list[BatchedSet]]
     by_backend: NotRequired[dict[str, GroundTruth]]
 
 
 class AgreementRow(TypedDict):
+    """One job against llama-batched-bench at the batch the server actually ran (its own
+    sequences per step), interpolated between the measured batches around it."""
+
     slots: int
     config: str
-    benchkit_decode_tok_s: float | None
+    output_tok_s: float | None
+    seqs_per_step: float | None
     server_per_slot_tok_s: float | None
     server_aggregate_tok_s: float | None
     batched_bench_tg_tok_s: float | None
     ratio: float | None
+    source: str | None
+    # Why no comparison was made (a cold or anomalous batched-bench row around the batch).
+    flag: str | None
+
+
+class FlaggedRow(TypedDict):
+    """A llama-batched-bench row not compared: its file, batch and why."""
+
+    file: str
+    pl: int
+    why: str
+    speed_pp: float
+    speed_tg: float
+
+
+# A batched-bench row whose prompt rate is below this share of its file's median prompt rate
+# ran cold (a backend compiling its kernels on first use, clocks not yet up).
+COLD_PP_SHARE = 0.25
+# A row whose aggregate decode rate is this much below a smaller batch's is not a clean
+# measurement: more sequences per step never decode fewer tokens per second on a GPU.
+TG_DROP = 0.10
+# llama-bench's first repetition is left out when it is this much slower than the rest.
+COLD_REP_SHARE = 0.8
 
 
 def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
@@ -115,7 +146,7 @@ def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
                 "ceiling_tok_s": ceiling,
                 "per_sequence_tok_s": per_seq,
                 "share": (float(per_seq) / ceiling) if per_seq else None,
-                "aggregate_tok_s": metrics.decode_tok_s,
+                "aggregate_tok_s": metrics.output_tok_s,
             }
         )
     return rows
@@ -144,11 +175,13 @@ def _load_runs(d: Path) -> GroundTruth:
     lb = d / "llama-bench.json"
     if lb.exists():
         for row in json.loads(lb.read_text()):
+            rate, cold = warm_rate(row)
             if row.get("n_gen") and not row.get("n_prompt"):
-                out["single"] = {"tg_tok_s": row["avg_ts"], "n_gen": row["n_gen"]}
+                out["single"] = {"tg_tok_s": rate, "n_gen": row["n_gen"], "cold_first": cold}
             if row.get("n_prompt") and not row.get("n_gen"):
-                out["pp_tok_s"] = row["avg_ts"]
+                out["pp_tok_s"] = rate
                 out["pp_n"] = row["n_prompt"]
+                out["pp_cold_first"] = cold
     for bb in sorted(d.glob("batched-bench*.jsonl")):
         rows = [cast(BenchRow, json.loads(x)) for x in bb.read_text().splitlines() if x.strip()]
         if rows:
@@ -156,6 +189,67 @@ def _load_runs(d: Path) -> GroundTruth:
                 {"file": bb.name, "pp": int(rows[0]["pp"]), "tg": int(rows[0]["tg"]), "rows": rows}
             )
     return out
+
+
+def warm_rate(row: Mapping[str, Any]) -> tuple[float, float | None]:
+    """A llama-bench row's rate without a cold first repetition: (the mean of the other
+    repetitions, the first's rate) when the first ran at under COLD_REP_SHARE of them, else
+    (llama-bench's own average, None)."""
+    samples = [float(x) for x in row.get("samples_ts") or [] if isinstance(x, int | float)]
+    if len(samples) >= 2:
+        rest = sum(samples[1:]) / len(samples[1:])
+        if samples[0] < COLD_REP_SHARE * rest:
+            return rest, samples[0]
+    return float(row["avg_ts"]), None
+
+
+def flagged_rows(rows: Sequence[BenchRow], file: str) -> dict[int, FlaggedRow]:
+    """The rows of one llama-batched-bench run that are not clean measurements, by batch:
+    a prompt rate far below the run's median (ran cold), or an aggregate decode rate below
+    a smaller batch's (a batch that paid for something else, a first-use compile say)."""
+    pp = sorted(float(r.get("speed_pp", 0.0)) for r in rows if r.get("speed_pp"))
+    median = pp[len(pp) // 2] if pp else 0.0
+    out: dict[int, FlaggedRow] = {}
+    # Every smaller batch counts, a flagged one too: a cold row's decode may be warm.
+    best_tg = 0.0
+    for r in sorted(rows, key=lambda r: int(r["pl"])):
+        tg, prompt = float(r["speed_tg"]), float(r.get("speed_pp", 0.0))
+        why = None
+        if median and prompt < COLD_PP_SHARE * median:
+            why = "cold"
+        elif tg < (1 - TG_DROP) * best_tg:
+            why = "below_smaller_batch"
+        if why:
+            out[int(r["pl"])] = {
+                "file": file,
+                "pl": int(r["pl"]),
+                "why": why,
+                "speed_pp": prompt,
+                "speed_tg": tg,
+            }
+        best_tg = max(best_tg, tg)
+    return out
+
+
+def at_batch(
+    rows: Sequence[BenchRow], batch: float, flagged: Mapping[int, FlaggedRow]
+) -> tuple[float | None, str | None]:
+    """llama-batched-bench's aggregate decode rate at `batch` sequences (linear between the
+    measured batches around it; exact at a measured one), or None and why: outside the
+    measured batches, or a flagged row among those it would use."""
+    by_pl = {int(r["pl"]): float(r["speed_tg"]) for r in rows}
+    below = [p for p in by_pl if p <= batch + 1e-9]
+    above = [p for p in by_pl if p >= batch - 1e-9]
+    if not below or not above:
+        return None, "outside"
+    lo, hi = max(below), min(above)
+    bad = [p for p in {lo, hi} if p in flagged]
+    if bad:
+        return None, f"flagged:{min(bad)}"
+    if hi == lo:
+        return by_pl[lo], None
+    w = (batch - lo) / (hi - lo)
+    return by_pl[lo] + w * (by_pl[hi] - by_pl[lo]), None
 
 
 def _call_shape(results: Sequence[JobResult]) -> tuple[float, float] | None:
@@ -186,13 +280,14 @@ def choose_batched(results: Sequence[JobResult], gt: GroundTruth) -> ChosenSet |
 
 
 def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[AgreementRow]:
-    """Per job: benchkit's decode figures next to llama-batched-bench at that batch size, from
-    the run chosen by choose_batched. `config` names the factors other than slots that vary."""
+    """Per job: the server's decode against llama-batched-bench at the batch the server ran
+    (its own sequences per step), from that backend's run of the chosen shape, each row
+    naming its file; a row whose bench batches around it are flagged is not compared."""
     chosen = choose_batched(results, gt)
-    by_pl = {int(b["pl"]): b for b in (chosen["rows"] if chosen else [])}
+    own = [chosen] if chosen else []
     # Per backend: that backend's run of the chosen shape (ground-truth/<backend>/).
-    by_backend = {
-        str(b["backend"]): {int(x["pl"]): x for x in b["rows"]}
+    sets = {
+        str(b["backend"]): b
         for b in gt.get("batched_sets") or []
         if b.get("backend") and chosen and (b["pp"], b["tg"]) == (chosen["pp"], chosen["tg"])
     }
@@ -205,25 +300,40 @@ def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[Agreem
     rows: list[AgreementRow] = []
     for r in sorted(done, key=lambda r: (r.factors.get("slots", 0), r.job_dir.name)):
         slots = int(r.result.factors.get("slots") or 0)
-        if by_backend:
-            b = by_backend.get(str(r.factors.get("backend")), {}).get(slots)
-        else:
-            b = by_pl.get(slots)
-        per_seq = r.result.metrics.server_decode_tok_s
-        ref = float(b["speed_tg"]) if b else None
-        server_agg = per_seq * slots if per_seq else None
+        bench = sets.get(str(r.factors.get("backend"))) if sets else (own[0] if own else None)
+        m = r.result.metrics
+        server = r.metrics.get("server")
+        seqs = server.get("busy_slots_per_decode") if isinstance(server, dict) else None
+        batch = float(seqs) if isinstance(seqs, int | float) and seqs > 0 else float(slots)
+        ref: float | None = None
+        flag: str | None = "no_run"
+        if bench is not None:
+            ref, flag = at_batch(bench["rows"], batch, flagged_rows(bench["rows"], bench["file"]))
+        per_seq = m.server_decode_tok_s
+        server_agg = per_seq * batch if per_seq else None
         rows.append(
             {
                 "slots": slots,
                 "config": ", ".join(f"{k}={_text(r.factors.get(k))}" for k in varying),
-                "benchkit_decode_tok_s": r.result.metrics.decode_tok_s,
+                "output_tok_s": m.output_tok_s,
+                "seqs_per_step": seqs if isinstance(seqs, int | float) else None,
                 "server_per_slot_tok_s": per_seq,
                 "server_aggregate_tok_s": server_agg,
                 "batched_bench_tg_tok_s": ref,
                 "ratio": (server_agg / ref) if server_agg and ref else None,
+                "source": bench["file"] if bench else None,
+                "flag": flag,
             }
         )
     return rows
+
+
+def all_flagged(gt: GroundTruth) -> list[FlaggedRow]:
+    """Every flagged llama-batched-bench row of the folder, file by file."""
+    out: list[FlaggedRow] = []
+    for b in gt.get("batched_sets") or []:
+        out += flagged_rows(b["rows"], b["file"]).values()
+    return out
 
 
 def _text(v: Any) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from benchkit.report import analyse as an
 from benchkit.report import energy, figures, ledger, racing
 from benchkit.report import groundtruth as gt
+from benchkit.report import groundtruth_words as gt_words
 from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus
 from benchkit.report.folder import Analysed, analyse_folder
@@ -149,9 +150,12 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     truth = gt.load_ground_truth(source)
     vm["ground_truth"] = truth
     agreement = gt.agreement_rows(a.results, truth) if truth else []
-    vm["agreement"] = agreement
+    lang = str(vm["lang"])
+    vm["agreement"] = [dict(r, flag_text=gt_words.flag_text(r["flag"], lang)) for r in agreement]
     vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
     vm["agreement_config"] = any(r["config"] for r in agreement)
+    vm["bench_lines"] = gt_words.bench_lines(truth, lang) if truth else []
+    vm["flagged_lines"] = gt_words.flagged_lines(truth, lang) if truth else []
 
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:

@@ -84,7 +84,7 @@ def _slots_section(
         ],
         "figure": figs.get("slots"),
         "figure_title": tr(
-            lang, "Seconds per unit on both bases, and aggregate decode throughput, against slots"
+            lang, "Seconds per unit on both bases, and aggregate output throughput, against slots"
         ),
     }
 

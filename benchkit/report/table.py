@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from benchkit.client.replay import read_records
+from benchkit.measure import compute_metrics, server_rates
 from benchkit.report.analyse import identity_problem
-from benchkit.results import JobResult
+from benchkit.results import CALLS_FILE, JobResult
 
 FACTOR_COLUMNS = ("backend", "slots", "mtp")
 
@@ -36,6 +38,15 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
                     row[f"{key}_{q}"] = v
             elif not isinstance(value, list):
                 row[key] = value
+        if "seq_decode_tok_s" not in r.metrics and not isinstance(r.data.get("passes"), list):
+            row.update(_from_calls(r))
+        if row.get("seqs_per_step") is None:
+            # Results written before these figures: the same arithmetic on their counters.
+            server = r.metrics.get("server")
+            steps, seqs = server_rates(
+                server if isinstance(server, dict) else None, row.get("wall_s")
+            )
+            row["server_steps_per_s"], row["seqs_per_step"] = steps, seqs
         server = r.result.provenance.server
         row["ctx_total"] = server.ctx_total if server else None
         row["identity_problem"] = identity_problem(r.result)
@@ -46,3 +57,27 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
     if sort:
         df = df.sort_values([*sort, "job"], kind="stable")
     return df.reset_index(drop=True)
+
+
+def _float(x: object) -> float | None:
+    return float(x) if isinstance(x, int | float) and x == x else None
+
+
+# The client-side figures added to result.json after some results were written: recomputed
+# from the job's calls.jsonl by the same code (measure.compute_metrics) for those results.
+_FROM_CALLS = (
+    "seq_decode_tok_s", "prefill_busy_share", "decode_busy_share", "idle_share",
+)  # fmt: skip
+
+
+def _from_calls(r: JobResult) -> dict[str, object]:
+    path = r.job_dir / CALLS_FILE
+    wall = _float(r.metrics.get("wall_s"))
+    if not path.exists() or not wall:
+        return {}
+    try:
+        records = read_records(path)
+    except (OSError, ValueError, TypeError):
+        return {}
+    m = compute_metrics(records, wall_s=wall, units_planned=0, calls_planned=0, calls_per_unit={})
+    return {k: m.get(k) for k in _FROM_CALLS}

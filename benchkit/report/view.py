@@ -331,6 +331,7 @@ def view_model(
         **conditions.view(a, lang),
         "sections": sections,
         "rows": rows,
+        "time_rows": _time_rows(a, rows, lang),
         "has_derived": bool(derived),
         "reference_intro": trn(
             lang,
@@ -361,6 +362,27 @@ def view_model(
         "summary": summary,
         "generator": f"benchkit {__version__}",
     }
+
+
+_TIME_KEYS = (
+    "prefill_busy_share", "decode_busy_share", "idle_share", "seqs_per_step",
+    "gpu_busy_share", "server_busiest_thread_share",
+)  # fmt: skip
+
+
+def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[dict[str, Any]]:
+    """Where each complete job's wall clock went (measure.DEFINITIONS), the point named by
+    the factors the sweep varies; none when no job has these figures."""
+    out = []
+    for r in rows:
+        if r.get("status") != an.COMPLETE or all(r.get(k) is None for k in _TIME_KEYS[:3]):
+            continue
+        point = {k: r.get(k) for k in a.sweep.varying}
+        out.append(
+            {"job": r["job"], "point": i18n.point_text(point, lang)}
+            | {k: r.get(k) for k in _TIME_KEYS}
+        )
+    return out
 
 
 def _objective_note(a: Analysed, lang: str) -> str:
