@@ -336,6 +336,15 @@ class QualityConfig:
 
 
 @dataclass
+class ReplayConfig:
+    """How each timed pass is prepared (benchkit.client.warmup)."""
+
+    # An untimed warm-up before every timed pass: the workload's prompt lengths, the
+    # micro-batch, every batch size up to the slot count, drafting where it is on.
+    warmup: bool = True
+
+
+@dataclass
 class BenchConfig:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
     backend: BackendConfig = field(default_factory=BackendConfig)
@@ -347,6 +356,7 @@ class BenchConfig:
     spec: SpecConfig = field(default_factory=SpecConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     quality: QualityConfig = field(default_factory=QualityConfig)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
     slots: int = 4
     mtp: bool = False
     repeats: int = 1

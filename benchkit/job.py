@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -22,6 +21,7 @@ from typing import Any, Literal, get_args
 import httpx
 
 from benchkit import log
+from benchkit.client import warmup
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Terminated, Unavailable, UserError, interrupt_reason
@@ -30,10 +30,17 @@ from benchkit.errors import Terminated, Unavailable, UserError, interrupt_reason
 # factors_of and new_result stay importable from here for the entry points.
 from benchkit.job_record import Factor as Factor
 from benchkit.job_record import JobContext as JobContext
-from benchkit.job_record import JobResult, QualityBlock, ReuseBlock, WorkloadBlock
+from benchkit.job_record import (
+    JobResult,
+    QualityBlock,
+    ReuseBlock,
+    loadavg,
+    props_info,
+    workload_info,
+)
 from benchkit.job_record import factors_of as factors_of
 from benchkit.job_record import new_result as new_result
-from benchkit.measure import compute_metrics
+from benchkit.measure import compute_metrics, server_rates
 from benchkit.paths import use_config
 from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
 from benchkit.quality.task import TASK_FILE, Task, TaskBlock, load_task, run_task
@@ -48,11 +55,10 @@ from benchkit.server.engines import (
     Engine,
     Launch,
     LlamaCpp,
-    PropsBlock,
     Target,
     engine_for,
 )
-from benchkit.server.metrics import ServerCounters
+from benchkit.server.metrics import ServerCounters, since
 from benchkit.server.plan import ReplaySpec, api_key, new_alias, plan_replay
 from benchkit.server.serve import Server, ServerError, free_port, n_vocab
 from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader
@@ -73,7 +79,7 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     t0 = time.monotonic()
     result = new_result(cfg, ctx, started, None)
     prov = result["provenance"]
-    prov["host_load_start"] = _loadavg()
+    prov["host_load_start"] = loadavg()
     prov["model"] = {
         "name": cfg.model.name,
         "architecture": cfg.model.architecture,
@@ -101,7 +107,7 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
         result["status"] = "failed"
         result["reason"] = f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    load_end, took = _loadavg(), round(time.monotonic() - t0, 3)
+    load_end, took = loadavg(), round(time.monotonic() - t0, 3)
     # A reused job's own times describe the reuse, never the measurement.
     reuse = prov.get("reuse")
     if reuse is not None:
@@ -153,7 +159,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     prov["sampling"]["sent"] = dict(replay.sampling)
     units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
     # workload.units=N replays the first N units only: the write-up must say so.
-    prov["workload"] = _workload_info(workload, replay.output_policy.value, replay.cap, len(units))
+    prov["workload"] = workload_info(workload, replay.output_policy.value, replay.cap, len(units))
     build = engine.provide()
     if build.info is not None:
         prov["server_build"] = build.info
@@ -253,8 +259,12 @@ def _measure(
             with engine.server(launch, log) as srv:
                 srv.start(cfg.server.startup_timeout_s)
                 if rep == 0:
-                    prov["server"]["props"] = _props_info(srv.props)
+                    prov["server"]["props"] = props_info(srv.props)
                     vocab = vocab or n_vocab(srv)
+                # Untimed; the counters read after it make each pass's counters its own.
+                block = warmup.for_job(cfg, srv, launch.info.get("ctx_per_slot"), units, vocab)
+                prov["warmup"] = warmup.merged(prov.get("warmup"), block)
+                before = engine.counters(srv) if engine.started_here else None
                 replayer = Replayer(
                     base_url=srv.base_url,
                     alias=srv.spec.alias,
@@ -271,7 +281,7 @@ def _measure(
                 outcome = _replay(replayer, tel, srv, t0)
                 outcomes.append(outcome)
                 if engine.started_here and srv.alive():
-                    server_side.append(engine.counters(srv))
+                    server_side.append(since(before, engine.counters(srv)))
                 # After the last pass's counters are read: the probe is in no timed figure.
                 if rep == replay.repeats - 1 and not outcome.interrupted:
                     result["quality"] = _probe(cfg, ctx, engine, srv, workload, vocab, outcome)
@@ -301,6 +311,8 @@ def _measure(
             tel.write_samples(ctx.job_dir / TELEMETRY_FILE)
         # The server's own counters from /metrics, per pass, beside the client's measurements.
         m["server"] = server_side[0] if len(server_side) == 1 else server_side
+        one = server_side[0] if len(server_side) == 1 else None
+        m["server_steps_per_s"], m["seqs_per_step"] = server_rates(one, m.get("wall_s"))
     if any(o.user_interrupt for o in outcomes):
         raise _UserInterrupt
 
@@ -583,43 +595,3 @@ def _finish(
         )
     else:
         result["status"], result["reason"] = "complete", None
-
-
-def _loadavg() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
-def _workload_info(w: Workload, policy: str, cap: int, replayed: int) -> WorkloadBlock:
-    return {
-        "fixture": w.name,
-        "path": str(w.path),
-        "fingerprint": w.fingerprint(),
-        "kind": w.kind,
-        "units": len(w.units),
-        "calls": w.n_calls,
-        "prompt_tokens": w.prompt_tokens,
-        "max_prompt_tokens": w.max_prompt_tokens,
-        "completion_tokens": w.completion_tokens,
-        "output_policy": policy,
-        "cap": cap,
-        "units_replayed": replayed,
-    }
-
-
-def _props_info(props: Mapping[str, object]) -> PropsBlock:
-    dgs = props.get("default_generation_settings")
-    dgs = dgs if isinstance(dgs, dict) else {}
-    params = dgs.get("params")
-    params = params if isinstance(params, dict) else {}
-    keep = ("temperature", "top_k", "top_p", "min_p", "presence_penalty", "n_predict", "seed")
-    return {
-        "build_info": props.get("build_info"),
-        "model_alias": props.get("model_alias"),
-        "model_path": props.get("model_path"),
-        "total_slots": props.get("total_slots"),
-        "n_ctx_per_slot": dgs.get("n_ctx"),
-        "default_sampling": {k: params.get(k) for k in keep if k in params},
-    }

@@ -5,16 +5,20 @@ benchkit/job.py fills the result in as the job runs; benchkit.results writes it.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
+from benchkit.client.warmup import WarmupBlock
 from benchkit.config import BenchConfig, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
 from benchkit.quality.task import TaskBlock
 from benchkit.results import SCHEMA_VERSION
-from benchkit.server.engines import LaunchInfo, ModelBlock
+from benchkit.server.engines import LaunchInfo, ModelBlock, PropsBlock
 from benchkit.server.provide import ServerBuildInfo
+from benchkit.workload import Workload
 
 # A factor's value: a swept scalar or a group's choice.
 Factor = str | int | float | bool | None
@@ -93,6 +97,8 @@ class JobProvenance(TypedDict, total=False):
     extend_key: str
     extended: list[dict[str, Any]]
     server: LaunchInfo
+    # The untimed warm-up before each pass (benchkit.client.warmup).
+    warmup: WarmupBlock
     client: ClientBlock
     replay_started_utc: str | None
     finished_utc: str
@@ -202,3 +208,46 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
         if not group.startswith("hydra") and group not in f:
             f[group] = choice
     return f
+
+
+def loadavg() -> list[float] | None:
+    """The machine's load averages, or None where the system has none."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def workload_info(w: Workload, policy: str, cap: int, replayed: int) -> WorkloadBlock:
+    """provenance.workload: the fixture, its sizes and how it was replayed."""
+    return {
+        "fixture": w.name,
+        "path": str(w.path),
+        "fingerprint": w.fingerprint(),
+        "kind": w.kind,
+        "units": len(w.units),
+        "calls": w.n_calls,
+        "prompt_tokens": w.prompt_tokens,
+        "max_prompt_tokens": w.max_prompt_tokens,
+        "completion_tokens": w.completion_tokens,
+        "output_policy": policy,
+        "cap": cap,
+        "units_replayed": replayed,
+    }
+
+
+def props_info(props: Mapping[str, object]) -> PropsBlock:
+    """provenance.server.props: what the server said of itself at start."""
+    dgs = props.get("default_generation_settings")
+    dgs = dgs if isinstance(dgs, dict) else {}
+    params = dgs.get("params")
+    params = params if isinstance(params, dict) else {}
+    keep = ("temperature", "top_k", "top_p", "min_p", "presence_penalty", "n_predict", "seed")
+    return {
+        "build_info": props.get("build_info"),
+        "model_alias": props.get("model_alias"),
+        "model_path": props.get("model_path"),
+        "total_slots": props.get("total_slots"),
+        "n_ctx_per_slot": dgs.get("n_ctx"),
+        "default_sampling": {k: params.get(k) for k in keep if k in params},
+    }

@@ -307,3 +307,53 @@ def _sglang(samples: Samples, out: ServerCounters) -> None:
             "draft_acceptance_recent": _gauge(samples, p + "spec_accept_rate"),
         }
     )
+
+
+# Counters that only grow, subtracted to give what a pass did after the warm-up.
+_MONOTONIC = (
+    "prompt_tokens", "prompt_tokens_cached", "prompt_seconds", "tokens_predicted",
+    "tokens_predicted_seconds", "n_decode", "requests",
+)  # fmt: skip
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None else a - (b or 0)
+
+
+def since(before: ServerCounters | None, after: ServerCounters | None) -> ServerCounters | None:
+    """The counters of what the server did between two readings: the warm-up's share taken
+    out of a pass's totals. Averages are recomputed from their totals (busy slots per decode
+    = busy-slot total / decode calls); gauges (n_tokens_max, requests running) keep the
+    later reading."""
+    if before is None or after is None:
+        return after
+    out: ServerCounters = {**after}
+    for key in _MONOTONIC:
+        a, b = after.get(key), before.get(key)
+        if isinstance(a, int | float):
+            diff = _minus(a, b if isinstance(b, int | float) else None)
+            out[key] = round(diff) if isinstance(a, int) and diff is not None else diff  # type: ignore[literal-required]
+    n_a, n_b = after.get("n_decode"), before.get("n_decode")
+    busy_a, busy_b = after.get("busy_slots_per_decode"), before.get("busy_slots_per_decode")
+    if n_a and busy_a is not None:
+        steps = n_a - (n_b or 0)
+        busy = busy_a * n_a - (busy_b or 0.0) * (n_b or 0)
+        out["busy_slots_per_decode"] = busy / steps if steps > 0 else None
+    pos_a = after.get("draft_accepted_by_position") or []
+    pos_b = before.get("draft_accepted_by_position") or []
+    positions = {i: a - (pos_b[i] if i < len(pos_b) else 0) for i, a in enumerate(pos_a)}
+
+    def left(key: str) -> int | None:
+        a, b = after.get(key), before.get(key)
+        return None if not isinstance(a, int) else a - (b if isinstance(b, int) else 0)
+
+    if any(after.get(k) is not None for k in ("draft_tokens", "draft_steps")):
+        out.update(
+            draft_fields(
+                left("draft_tokens"),
+                left("draft_tokens_accepted"),
+                left("draft_steps"),
+                {i: v for i, v in positions.items() if v or positions},
+            )
+        )
+    return out
