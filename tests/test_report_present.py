@@ -90,3 +90,103 @@ def test_no_raw_config_key_in_the_prose(published: Render) -> None:
         md = body((published(MTP, lang) / "index.md").read_text(encoding="utf-8"))
         assert "mtp_draft_max" not in md
         assert "server." not in md
+
+
+# --------------------------------------------------------------------------- cosmetics
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("study", ALL)
+def test_every_line_closes_the_brackets_it_opens(published: Render, study: str, lang: str) -> None:
+    """No "(limit 5%." with its bracket eaten: every line of the post, tables included,
+    closes each parenthesis and square bracket it opens, in order."""
+    md = body((published(study, lang) / "index.md").read_text(encoding="utf-8"))
+    for line in md.splitlines():
+        depth = {"(": 0, "[": 0}
+        for ch in line.replace("\\[", "").replace("\\]", ""):
+            if ch in "([":
+                depth[ch] += 1
+            elif ch in ")]":
+                depth["(" if ch == ")" else "["] -= 1
+                assert min(depth.values()) >= 0, line
+        assert depth == {"(": 0, "[": 0}, line
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_no_series_heading_when_only_slots_vary(published: Render, lang: str) -> None:
+    """The slots study varies slots alone: its table has no heading line at all, where a
+    stray "–:" stood."""
+    md = body((published(SLOTS, lang) / "index.md").read_text(encoding="utf-8"))
+    assert not re.search(r"^\W{0,2}:\s*$", md, re.M)
+    section = md.split("\n## ", 3)[2]
+    assert section.split("\n\n")[2].startswith("| ")  # the sentence, then the table
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_settings_are_words_not_raw_keys(published: Render, lang: str) -> None:
+    """The MTP column says on/off in every table; points in the energy lines, the telemetry
+    figure and the llama.cpp comparison are named as the prose names them."""
+    md = body((published(VULKAN, lang) / "index.md").read_text(encoding="utf-8"))
+    on, off = ("on", "off") if lang == "en" else ("켬", "끔")
+    assert not re.search(r"\| (true|false) \|", md)
+    assert re.search(rf"^\| 8 \| vulkan \| 1 \| {on} \| [0-9.]+", md, re.M)  # energy table
+    assert re.search(rf"^\| 0 \| vulkan \| 1 \| {off} \| [0-9.]+", md, re.M)
+    assert not re.search(r"\b(backend|slots|mtp)=", md)
+    mtp_off = "MTP off" if lang == "en" else "MTP 끔"
+    assert f"| 1 | CUDA, {mtp_off} |" in md  # the llama.cpp comparison's config column
+    first = md.split("\n## ")[-1]  # nothing raw down to the appendix either
+    assert "=false" not in first and "=true" not in first
+
+
+def test_one_job_is_singular(published: Render) -> None:
+    """ "1 job", never "1 jobs" (nor calls, points, settings, units, slots) in English."""
+    for study in ALL:
+        md = body((published(study, "en") / "index.md").read_text(encoding="utf-8"))
+        assert not re.search(r"\b1 (jobs|calls|points|settings|units|slots|configs)\b", md)
+    md = body((published(VULKAN, "en") / "index.md").read_text(encoding="utf-8"))
+    assert "(1 job, up to" in md
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("study", ALL)
+def test_no_bullet_without_something_to_say(published: Render, study: str, lang: str) -> None:
+    """Every bullet says something: none is empty, none ends at its label, none is a dash."""
+    md = (published(study, lang) / "index.md").read_text(encoding="utf-8")
+    for line in md.splitlines():
+        if line.startswith("- "):
+            assert not re.fullmatch(r"- [^:]{0,60}:\s*(–|n/a)?\s*", line), line
+
+
+def test_llama_bench_per_backend_is_shown(published: Render) -> None:
+    """The Vulkan study ran llama-bench per backend: both backends' figures are bullets of
+    the llama.cpp comparison, where a gap without bullets stood."""
+    md = body((published(VULKAN, "en") / "index.md").read_text(encoding="utf-8"))
+    section = md.split("## Agreement with llama.cpp's own benchmarks", 1)[1].split("\n|", 1)[0]
+    bullets = [line for line in section.splitlines() if line.startswith("- ")]
+    assert bullets[0].startswith("- llama-bench tg64 (CUDA): 267.0 tok/s")
+    assert any(b.startswith("- llama-bench tg64 (Vulkan): 216.8 tok/s") for b in bullets)
+    assert "\n\n\n" not in section
+
+
+def test_figure_legends_name_points_as_the_prose_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every legend entry of the Vulkan study's figures is a point as the prose writes it
+    ("CUDA, MTP off", "Vulkan"), never "cuda, mtp=false"; so is the telemetry figure's title."""
+    from benchkit.report import figures
+
+    seen: list[str] = []
+    legend = figures._legend
+
+    def spy(ax):  # type: ignore[no-untyped-def]
+        seen.extend(ax.get_legend_handles_labels()[1])
+        legend(ax)
+
+    monkeypatch.setattr(figures, "_legend", spy)
+    out = render_report(STUDIES / VULKAN / "results", tmp_path / "report")
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert {"CUDA, MTP off", "Vulkan, MTP off", "Vulkan, MTP on", "Vulkan"} <= set(seen)
+    for label in seen:
+        assert "=" not in label and label[:1].isupper(), label
+        assert label in md, label
+    assert "![Power and GPU busy time at the recommended point (CUDA, 8 slots, MTP off)]" in md

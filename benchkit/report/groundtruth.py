@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -158,6 +158,29 @@ def _load_runs(d: Path) -> GroundTruth:
     return out
 
 
+class BenchLine(TypedDict):
+    """llama-bench's single-sequence figures of one build: `name` is its backend as the
+    report names it, empty for the sweep's one build."""
+
+    name: str
+    single: Single | None
+    pp_tok_s: float | None
+    pp_n: int | None
+
+
+def bench_lines(gt: GroundTruth, name: Callable[[str], str]) -> list[BenchLine]:
+    """What llama-bench measured, per build: the sweep's own where it ran at the top, else
+    each backend's (ground-truth/<backend>/). Only builds with a figure to show."""
+    runs: list[tuple[str, GroundTruth]] = [("", gt)]
+    if not (gt["single"] or gt["pp_tok_s"]):
+        runs = [(name(b), r) for b, r in sorted((gt.get("by_backend") or {}).items())]
+    return [
+        {"name": n, "single": r["single"], "pp_tok_s": r["pp_tok_s"], "pp_n": r["pp_n"]}
+        for n, r in runs
+        if r["single"] or r["pp_tok_s"]
+    ]
+
+
 def _call_shape(results: Sequence[JobResult]) -> tuple[float, float] | None:
     """The workload's mean prompt and completion tokens per call."""
     for r in results:
@@ -185,9 +208,18 @@ def choose_batched(results: Sequence[JobResult], gt: GroundTruth) -> ChosenSet |
     return {**best, "call_prompt": p, "call_completion": c}
 
 
-def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[AgreementRow]:
+def _raw_label(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={_text(v)}" for k, v in point.items())
+
+
+def agreement_rows(
+    results: Sequence[JobResult],
+    gt: GroundTruth,
+    label: Callable[[Mapping[str, Any]], str] = _raw_label,
+) -> list[AgreementRow]:
     """Per job: benchkit's decode figures next to llama-batched-bench at that batch size, from
-    the run chosen by choose_batched. `config` names the factors other than slots that vary."""
+    the run chosen by choose_batched. `config` names the factors other than slots that vary,
+    as `label` writes a point (the report: as its prose does, "CUDA, MTP off")."""
     chosen = choose_batched(results, gt)
     by_pl = {int(b["pl"]): b for b in (chosen["rows"] if chosen else [])}
     # Per backend: that backend's run of the chosen shape (ground-truth/<backend>/).
@@ -215,7 +247,7 @@ def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[Agreem
         rows.append(
             {
                 "slots": slots,
-                "config": ", ".join(f"{k}={_text(r.factors.get(k))}" for k in varying),
+                "config": label({k: r.factors.get(k) for k in varying}) if varying else "",
                 "benchkit_decode_tok_s": r.result.metrics.decode_tok_s,
                 "server_per_slot_tok_s": per_seq,
                 "server_aggregate_tok_s": server_agg,
