@@ -6,6 +6,8 @@ and a published page that opens with its title, headline and main figure."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -190,3 +192,78 @@ def test_figure_legends_name_points_as_the_prose_does(
         assert "=" not in label and label[:1].isupper(), label
         assert label in md, label
     assert "![Power and GPU busy time at the recommended point (CUDA, 8 slots, MTP off)]" in md
+
+
+# ------------------------------------------------------------- a post that reads like one
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("study", ALL)
+def test_published_page_opens_with_title_headline_and_main_figure(
+    published: Render, study: str, lang: str
+) -> None:
+    """index.html: the <h1> title, then the headline, then the first figure, all before the
+    second section heading; the figure is the one of the headline's first verdict, shown
+    once."""
+    folder = published(study, lang)
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    md = (folder / "index.md").read_text(encoding="utf-8")
+    title = re.search(r'^title: "(.*)"$', md, re.M)
+    description = re.search(r'^description: "(.*)"$', md, re.M)
+    assert title and description
+    h1 = page.index("<h1>")
+    assert page[h1:].startswith(f"<h1>{html.escape(title.group(1), quote=False)}</h1>")
+    headline = page.index(f"<p><strong>{html.escape(description.group(1), quote=False)}")
+    img = page.index("<img")
+    h2s = [m.start() for m in re.finditer("<h2>", page)]
+    assert page.index("<body>") < h1 < headline < img < h2s[1]
+    assert page.count("<h1>") == 1
+    lead = re.search(r"!\[[^\]]*\]\(([a-z-]+\.png)\)", md)
+    assert lead and md.count(f"]({lead.group(1)})") == 1
+    first = {VULKAN: "backend.png", MTP: "slots.png", SLOTS: "slots.png", DECODE: "slots.png"}
+    assert lead.group(1) == first[study]
+
+
+SCREEN = """
+<script>
+window.addEventListener("load", () => {
+  const bottom = (el) => el ? el.getBoundingClientRect().bottom + window.scrollY : null;
+  const probe = document.createElement("pre");
+  probe.id = "present-probe";
+  probe.textContent = JSON.stringify({
+    h1: bottom(document.querySelector("h1")),
+    headline: bottom(document.querySelector("body > p > strong")),
+    img: bottom(document.querySelector("img")),
+    img_height: (document.querySelector("img") || {}).naturalHeight,
+  });
+  document.body.appendChild(probe);
+});
+</script>
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_first_screen_holds_title_headline_and_figure(
+    published: Render, tmp_path: Path, lang: str
+) -> None:
+    """In headless Chromium at 1280 x 800, the Vulkan post's title, headline and its main
+    figure all end on the first screen."""
+    browser = pytest.importorskip("test_report_browser")
+    if browser.CHROMIUM is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
+    page = tmp_path / "probe.html"
+    html_text = (published(VULKAN, lang) / "index.html").read_text(encoding="utf-8")
+    page.write_text(html_text.replace("</body>", SCREEN + "</body>"), encoding="utf-8")
+    proc = browser.chromium(
+        "--window-size=1280,800",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        page.as_uri(),
+        profile=tmp_path / "profile",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    m = re.search(r'<pre id="present-probe">(.*?)</pre>', proc.stdout, re.S)
+    assert m, proc.stdout[-500:]
+    found = json.loads(html.unescape(m.group(1)))
+    assert found["img_height"] > 300  # the figure decoded
+    assert 0 < found["h1"] < found["headline"] < found["img"] <= 800, found
