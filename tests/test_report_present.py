@@ -267,3 +267,10 @@ def test_first_screen_holds_title_headline_and_figure(
     found = json.loads(html.unescape(m.group(1)))
     assert found["img_height"] > 300  # the figure decoded
     assert 0 < found["h1"] < found["headline"] < found["img"] <= 800, found
+
+
+@pytest.mark.parametrize("study", ALL)
+def test_korean_particles_follow_on_and_off(published: Render, study: str) -> None:
+    """켬 and 끔 end in a consonant: '끔이', '켬은', never the seed's old 'MTP 끔가'."""
+    md = body((published(study, "ko") / "index.md").read_text(encoding="utf-8"))
+    assert not re.search(r"(끔|켬)(가|는|를|와|로)(?![가-힣])", md)
