@@ -149,7 +149,7 @@ def test_the_seeds_first_correction_appears_by_itself(tmp_path: Path) -> None:
     assert "- backend: Vulkan" in section  # confirmed, not corrected
     assert ledger.read_text() == FIRST_LEDGER.read_text()  # rendering never writes the ledger
     ko = render(SEED, tmp_path / "ko", f"study.ledger={ledger}", "study.lang=ko") / "report.md"
-    assert "Vulkan, 슬롯 4개, MTP 끔 조합이 끝까지 돌지 못했습니다(미완료)" in ko.read_text()
+    assert "Vulkan, 슬롯 4개, MTP 끔 조합이 완료되지 않았습니다(미완료)" in ko.read_text()
 
 
 def test_the_ledger_fixture_is_what_publishing_the_first_sweep_records(tmp_path: Path) -> None:

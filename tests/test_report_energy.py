@@ -99,8 +99,8 @@ def test_vulkan_against_cuda_gives_the_ratio_at_each_setting_and_the_range(tmp_p
     assert p["reference"] == "cuda" and p["other"] == "vulkan"
     assert [round(r["ratio"], 3) for r in p["ratios"]] == [1.1, 1.5]
     assert verdict_lines(pairs, 0, "en") == [
-        "vulkan cost 1.30x the energy per unit of cuda on average over 2 settings, from 1.10x "
-        "(slots=1) to 1.50x (slots=8)."
+        "Vulkan cost 1.30x the energy per unit of CUDA on average over 2 settings, from 1.10x "
+        "(1 slot) to 1.50x (8 slots)."
     ]
     ko = verdict_lines(pairs, 2, "ko")[0]
     assert "1.30배" in ko and "잠정" in ko
@@ -110,7 +110,7 @@ def test_one_setting_gives_one_ratio(tmp_path: Path) -> None:
     src = sweep(tmp_path / "s", [job("cuda", 4, 5.0, 500.0), job("vulkan", 4, 5.0, 600.0)])
     pairs = backend_energy(job_rows(find_results(src)))
     assert verdict_lines(pairs, 0, "en") == [
-        "vulkan cost 1.20x the energy per unit of cuda (1 setting)."
+        "Vulkan cost 1.20x the energy per unit of CUDA (1 setting)."
     ]
 
 
@@ -133,7 +133,7 @@ def test_report_has_the_section_the_figure_and_the_absent_reason(tmp_path: Path)
     out = render_report(src, tmp_path / "report")
     md = (out / "report.md").read_text()
     assert "## Energy and GPU telemetry" in md
-    assert "| 1 | cuda | 2 | false | 6.0 s | 900 | 150 | 650 | 50% | 30% | 1.10 | 97% |" in md
+    assert "| 1 | cuda | 2 | off | 6.0 s | 900 | 150 | 650 | 50% | 30% | 1.10 | 97% |" in md
     assert "No GPU telemetry in 1 job: backend=cpu runs on the CPU, so ...." in md
     assert "(telemetry.png)" in md and (out / "telemetry.png").stat().st_size > 1000
     assert "**j\\_per\\_unit**" in md  # the definitions travel with the section
@@ -155,7 +155,7 @@ def test_publish_keeps_the_section_and_its_figure(tmp_path: Path) -> None:
     render_report(src, tmp_path / "r", publish=tmp_path / "blog")
     md = (tmp_path / "blog" / "index.md").read_text()
     assert "(telemetry.png)" in md and (tmp_path / "blog" / "telemetry.png").exists()
-    assert "At the recommended point (backend=cuda, slots=1, mtp=false): 1,000 J per unit" in md
+    assert "At the recommended point (CUDA, 1 slot, MTP off): 1,000 J per unit" in md
 
 
 def test_the_definitions_the_catalog_translates_are_telemetrys_own() -> None:

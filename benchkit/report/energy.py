@@ -19,6 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from benchkit.report.figures import drawable
+from benchkit.report.i18n import backend_name, point_text
 from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.results import JobResult
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
@@ -74,8 +75,9 @@ def _norm(v: Any) -> str:
     return str(v)
 
 
-def _label(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={_norm(v)}" for k, v in point.items())
+def _label(point: Mapping[str, Any], lang: str) -> str:
+    """A point as the prose names it ("CUDA, 8 slots, MTP off")."""
+    return point_text(point, lang)
 
 
 def _g(x: float) -> str:
@@ -165,14 +167,15 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
         lo, lo_at = p["min"]
         hi, hi_at = p["max"]
         n = len(p["ratios"])
-        other, ref, r = str(p["other"]), str(p["reference"]), _g(p["mean_ratio"])
+        other, ref = backend_name(p["other"]), backend_name(p["reference"])
+        r = _g(p["mean_ratio"])
         if n > 1 and _g(lo) != _g(hi):
             line = tr(
                 lang,
                 "{other} cost {r}x the energy per unit of {ref} on average over {n} settings, "
                 "from {lo}x ({lo_at}) to {hi}x ({hi_at}).",
                 other=other, ref=ref, r=r, n=n,
-                lo=_g(lo), lo_at=_label(lo_at), hi=_g(hi), hi_at=_label(hi_at),
+                lo=_g(lo), lo_at=_label(lo_at, lang), hi=_g(hi), hi_at=_label(hi_at, lang),
             )  # fmt: skip
         else:
             line = trn(
@@ -212,8 +215,11 @@ def _row_at(
     return None
 
 
-def telemetry_figure(job_dir: Path, out_dir: Path, lang: str, point: str) -> str | None:
-    """Board power, GPU busy and the server's CPU over time for one job (its first pass)."""
+def telemetry_figure(
+    job_dir: Path, out_dir: Path, lang: str, point: Mapping[str, Any]
+) -> str | None:
+    """Board power, GPU busy and the server's CPU over time for one job (its first pass),
+    titled with the point as the prose names it, in the words the figure can draw."""
     samples = [s for s in load_samples(job_dir / TELEMETRY_FILE) if s.get("pass", 0) == 0]
     pts = [s for s in samples if _num(s.get("t")) is not None]
     if len(pts) < 2 or not any(_num(s.get("power_w")) is not None for s in pts):
@@ -255,7 +261,7 @@ def telemetry_figure(job_dir: Path, out_dir: Path, lang: str, point: str) -> str
         ax2.set_ylabel(tr(text, "busy (%)"))
         ax2.set_xlabel(tr(text, "seconds since the first request"))
         ax2.legend(loc="best", fontsize=8)
-        fig.suptitle(figure_title(text, point), fontsize=10)
+        fig.suptitle(figure_title(text, _label(point, text)), fontsize=10)
         fig.tight_layout()
         fig.savefig(out_dir / FIGURE)
         plt.close(fig)
@@ -305,11 +311,11 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     at = _row_at(rows, point) if point else None
     figure = None
     if at is not None:
-        label = _label({k: point[k] for k in FACTORS if point and k in point})
+        shown = {k: point[k] for k in FACTORS if point and k in point}
         if at["j_per_unit"] is not None:
-            lines.append(_point_line(at, label, lang))
+            lines.append(_point_line(at, _label(shown, lang), lang))
         if folder is not None:
-            figure = telemetry_figure(Path(at["dir"]), folder, lang, label)
+            figure = telemetry_figure(Path(at["dir"]), folder, lang, shown)
         elif (Path(at["dir"]) / TELEMETRY_FILE).exists():
             figure = FIGURE
     reasons: dict[str, int] = {}
@@ -333,7 +339,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
         "pairs": backend_energy(rows),
         "figure": figure,
         "figure_title": figure_title(
-            lang, _label({k: point[k] for k in FACTORS if point and k in point})
+            lang, _label({k: point[k] for k in FACTORS if point and k in point}, lang)
         ),
         "definitions": {k: marked(lang, v) for k, v in DEFINITIONS.items()},
     }

@@ -226,8 +226,10 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
     groups: dict[str, list[tuple[str, float]]] = {}
     for e in contexts:
         ctx = e["context"]
-        series = str(ctx.get("backend", ""))
-        x = str(ctx.get("slots", "")) or ", ".join(f"{k}={norm(val)}" for k, val in ctx.items())
+        # Named as the prose names them: the backend ("Vulkan"), else the setting.
+        series = i18n.backend_name(ctx["backend"]) if "backend" in ctx else ""
+        rest = {k: val for k, val in ctx.items() if k not in ("backend", "slots")}
+        x = str(ctx.get("slots", "")) or i18n.point_text(rest, text)
         groups.setdefault(series, []).append((x, float(e["ratio"])))
     xs = sorted({x for g in groups.values() for x, _ in g}, key=_num_or_text)
     width = 0.8 / max(len(groups), 1)
@@ -261,7 +263,8 @@ def build_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | No
     if not pairs:
         return None
     words, rc = labels(lang)
-    names = [", ".join(str(norm(val)) for val in p["config"].values()) or "all" for p in pairs]
+    text, _ = drawable(lang)
+    names = [i18n.point_text(p["config"], text) if p["config"] else "" for p in pairs]
     with plt.rc_context(rc):
         fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(pairs) + 3), 4), dpi=110)
         pos = range(len(pairs))

@@ -17,6 +17,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
+from benchkit.paths import conf_dir
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
 from benchkit.report import racing
@@ -42,6 +43,7 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
         chosen = found[keys.index(common)]
         known = {f.name for f in fields(StudyConfig)}
         base = {k: v for k, v in chosen.items() if k in known}
+        base.update(config_words(base))
     dotlist = []
     for o in overrides:
         if "=" not in o or not o.startswith("study."):
@@ -65,6 +67,27 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
     except ValueError as exc:
         raise UserError(f"{exc}.") from exc
     return obj
+
+
+# The study's words: what a write-up says about the study, not what was measured or how it is
+# judged. Its config may have been worded better, or translated, after the results were made.
+WORDS = ("question", "unit_name", "untested", "text")
+
+
+def config_words(study: Mapping[str, object]) -> dict[str, object]:
+    """The current words of the study the results carry, from its config in conf/study: the
+    config of the same name and title (the title says it is the same study). Results made
+    before a translation or a rewording existed are written up with it; a study without such
+    a config keeps its own words, and `study.*` overrides still win."""
+    name, title = study.get("name"), study.get("title")
+    for path in sorted((conf_dir() / "study").glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict) and data.get("name") == name and data.get("title") == title:
+            return {k: data[k] for k in WORDS if k in data}
+    return {}
 
 
 def swept_factors(source: Path) -> dict[str, list[Any]]:

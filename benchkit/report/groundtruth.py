@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -279,10 +279,20 @@ def choose_batched(results: Sequence[JobResult], gt: GroundTruth) -> ChosenSet |
     return {**best, "call_prompt": p, "call_completion": c}
 
 
-def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[AgreementRow]:
+def _raw_label(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={_text(v)}" for k, v in point.items())
+
+
+def agreement_rows(
+    results: Sequence[JobResult],
+    gt: GroundTruth,
+    label: Callable[[Mapping[str, Any]], str] = _raw_label,
+) -> list[AgreementRow]:
     """Per job: the server's decode against llama-batched-bench at the batch the server ran
     (its own sequences per step), from that backend's run of the chosen shape, each row
-    naming its file; a row whose bench batches around it are flagged is not compared."""
+    naming its file; a row whose bench batches around it are flagged is not compared.
+    `config` names the factors other than slots that vary, as `label` writes a point (the
+    report: as its prose does, "CUDA, MTP off")."""
     chosen = choose_batched(results, gt)
     own = [chosen] if chosen else []
     # Per backend: that backend's run of the chosen shape (ground-truth/<backend>/).
@@ -314,7 +324,7 @@ def agreement_rows(results: Sequence[JobResult], gt: GroundTruth) -> list[Agreem
         rows.append(
             {
                 "slots": slots,
-                "config": ", ".join(f"{k}={_text(r.factors.get(k))}" for k in varying),
+                "config": label({k: r.factors.get(k) for k in varying}) if varying else "",
                 "output_tok_s": m.output_tok_s,
                 "seqs_per_step": seqs if isinstance(seqs, int | float) else None,
                 "server_per_slot_tok_s": per_seq,

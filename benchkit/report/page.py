@@ -123,7 +123,15 @@ def write_report(
     html = (
         template_env(html=True, lang=lang)
         .get_template("report.html.j2")
-        .render(title=vm["title"], lang=lang, body=body, generator=vm["generator"])
+        .render(
+            title=vm["title"],
+            lang=lang,
+            body=body,
+            generator=vm["generator"],
+            # A published post's Markdown leaves its title to the front matter (the blog
+            # prints it); the standalone page prints it itself.
+            heading=bool(vm["published"]),
+        )
     )
     atomic_write_text(folder / html_name, html)
     atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))

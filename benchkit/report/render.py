@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from benchkit.report import analyse as an
@@ -26,6 +27,7 @@ from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus
 from benchkit.report.folder import Analysed, analyse_folder
 from benchkit.report.headline import headline as headline_of
+from benchkit.report.i18n import point_text
 from benchkit.report.lang import grammar
 from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.page import write_report
@@ -149,8 +151,9 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     vm["roofline"] = gt.roofline_rows(a.results)
     truth = gt.load_ground_truth(source)
     vm["ground_truth"] = truth
-    agreement = gt.agreement_rows(a.results, truth) if truth else []
-    lang = str(vm["lang"])
+    lang = a.study.lang
+    label = partial(point_text, lang=lang)
+    agreement = gt.agreement_rows(a.results, truth, label) if truth else []
     vm["agreement"] = [dict(r, flag_text=gt_words.flag_text(r["flag"], lang)) for r in agreement]
     vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
     vm["agreement_config"] = any(r["config"] for r in agreement)

@@ -4,7 +4,8 @@ table rows and the figure the template prints for that factor."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
@@ -69,7 +70,8 @@ def _slots_section(
         "kind": "slots",
         "title": tr(lang, "Parallel slots"),
         "text": sentences.slots_sentence(s, lang),
-        "series": i18n.point_text(sn.series, lang),
+        # The series the table is about; none when nothing but slots varies (no heading).
+        "series": i18n.point_text(sn.series, lang) if sn.series else "",
         "objective_col": "" if metric in ev.PER_UNIT else obj_words,
         "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),
         "show_uncapped": any(r["capped"] for r in sn.rows or []),
@@ -206,3 +208,21 @@ def factor_sections(
     sections.append(_repeats_section(by["repeats"], a.study.knee_gain, lang))
     sections.append(_projection_section(by["projection"], lang, unit))
     return sections
+
+
+@dataclass(frozen=True)
+class LeadFigure:
+    """The figure a published post opens with, under its headline: the first factor section's
+    (backend, then slots, then drafting: the headline's order), so the figure that carries
+    the main verdict is on the first screen rather than two screens down."""
+
+    file: str
+    title: str
+
+
+def lead_figure(sections: Sequence[Mapping[str, object]]) -> LeadFigure | None:
+    for s in sections:
+        figure, title = s.get("figure"), s.get("figure_title")
+        if isinstance(figure, str) and figure:
+            return LeadFigure(figure, str(title or ""))
+    return None

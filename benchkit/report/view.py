@@ -21,7 +21,7 @@ from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
-from benchkit.report.sections import factor_sections
+from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
@@ -317,6 +317,8 @@ def view_model(
         "status_line": status_line,
         "provisional": validity.status != an.COMPLETE or bool(unsettled),
         "published": published,
+        # A published post opens with its main figure; the report keeps each in its section.
+        "lead": lead_figure(sections) if published else None,
         "rendered": None
         if published
         else tr(

@@ -27,7 +27,7 @@ def test_a_field_takes_the_particle_its_word_reads_with() -> None:
     cuda = lang.tr("ko", msg, winner="CUDA", prov="", objective="초", losers="", k=2, tie="")
     vulkan = lang.tr("ko", msg, winner="Vulkan", prov="", objective="초", losers="", k=2, tie="")
     assert cuda.startswith("CUDA가 이겼습니다") and vulkan.startswith("Vulkan이 이겼습니다")
-    assert "초로 비교한 2개" in cuda
+    assert "초로 비교한 설정 2개" in cuda
     english = lang.tr("en", msg, winner="CUDA", prov="", objective="s", losers="x", k=2, tie="")
     assert english == "CUDA won: on s, x across the 2 settings compared."
 

@@ -1,0 +1,131 @@
+"""The Korean catalog speaks with one voice: one term per concept (the glossary below, chosen
+from the seed post where it has a word, docs/ko-review.md), none of the word-for-word English
+phrasings a review took out, particles the grammar module picks rather than ones typed after a
+field, and brackets that close. Checked over every msgstr of
+benchkit/locale/ko/LC_MESSAGES/benchkit.po, plural forms included, so a new message cannot
+bring a variant back."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+from babel.messages.pofile import read_po
+
+from benchkit.report.lang import DOMAIN, LOCALE
+
+
+@dataclass(frozen=True)
+class Term:
+    """A concept, the one Korean term for it, and the variants (regular expressions) that
+    drifted in beside it."""
+
+    concept: str
+    term: str
+    banned: tuple[str, ...]
+
+
+GLOSSARY = (
+    Term(
+        "a point: one combination of the factors' values",
+        "조합",
+        ("지점", "포인트", r"(?<![가-힣])점마다"),
+    ),
+    Term("a planned point", "계획한 조합", ("계획 지점", "계획된 조합", "계획 조합")),
+    Term(
+        "complete (a point, a job)",
+        "완료",
+        ("완주", "끝까지 돈", "끝까지 돌", "끝나지 않", "끝나지 못"),
+    ),
+    Term("aggregate (throughput over all slots)", "합산", ("집계",)),
+    Term(
+        "seconds per unit (the study's unit fills in its own word)",
+        "단위당 초",
+        ("종목당", "개당 초"),
+    ),
+    Term("the study", "연구", ("스터디",)),
+    Term("this write-up", "보고서", ("리포트",)),
+    Term("the recommended point", "권장 설정", ("권장 조합", "추천 설정", "추천 조합")),
+    Term(
+        "a call that hit the generation cap",
+        "상한에 걸린",
+        ("상한까지 간", "상한까지 갔", "상한 도달"),
+    ),
+    Term("a replay pass", "회차", ("재생 구간", "구간 길이")),
+    Term("speculative decoding", "투기적 디코딩", ("추측 디코딩", "추론적 디코딩")),
+    Term("draft acceptance", "투기 토큰 수용률", ("수락률", "채택률")),
+    Term("output drift", "출력 변화", (r"(?<!\()드리프트",)),
+    Term("within the noise", "노이즈 이내", ("노이즈 안",)),
+    Term("see (a section)", "참고", ("참조",)),
+    Term("decode, prefill (the post writes them in English)", "decode", ("디코드", "프리필")),
+    Term("the most likely token", "확률이 가장 높은", ("가장 가능성 높은",)),
+)
+
+# Word-for-word English a review took out ("depends on", "on a CPU", "than with it off",
+# "sampled beside"): none may come back in another message.
+CALQUES = ("기대는", "기댄", "CPU 위에", "끈 때의", "옆에서 샘플링", "끝까지 돈", "샘플에 걸친")
+
+# A field followed by a particle typed after it: the particle cannot know the word (the
+# seed's "MTP 끔가"); the field must carry it (`{point:이}`) so lang/ko.py picks the form.
+TYPED_PARTICLE = re.compile(r"\{[a-z_]+\}(이|가|을|를|은|는|와|과|으로|로)(?![가-힣])")
+# A count comes after its noun, as 단위 100개, 슬롯 4개 (the seed post's order).
+COUNT_FIRST = re.compile(r"\{[a-z_]+\}개 (작업|설정|조합|단위|호출)")
+
+
+def korean_strings() -> list[tuple[str, str]]:
+    """(msgid, msgstr) for every message of the Korean catalog, each plural form its own."""
+    with (LOCALE / "ko" / "LC_MESSAGES" / f"{DOMAIN}.po").open("rb") as f:
+        catalog = read_po(f, locale="ko")
+    out = []
+    for m in catalog:
+        if not m.id:
+            continue
+        msgid = m.id[0] if isinstance(m.id, tuple) else m.id
+        strings = m.string if isinstance(m.string, tuple) else (m.string,)
+        out += [(msgid, s) for s in strings]
+    return out
+
+
+STRINGS = korean_strings()
+
+
+@pytest.mark.parametrize("term", GLOSSARY, ids=lambda t: t.concept)
+def test_one_term_per_concept(term: Term) -> None:
+    drift = [(msgid, s) for msgid, s in STRINGS for b in term.banned if re.search(b, s)]
+    assert not drift, f"{term.concept}: write {term.term!r}; found {drift}"
+    # The chosen term is in use: a glossary row for a term no message says would be stale.
+    assert any(term.term in s for _, s in STRINGS), term
+
+
+def test_no_word_for_word_english() -> None:
+    found = [(msgid, s) for msgid, s in STRINGS for c in CALQUES if c in s]
+    assert not found, found
+
+
+def test_particles_after_a_field_come_from_the_grammar_module() -> None:
+    found = [(msgid, s) for msgid, s in STRINGS if TYPED_PARTICLE.search(s)]
+    assert not found, found
+
+
+def test_counts_follow_their_noun() -> None:
+    found = [(msgid, s) for msgid, s in STRINGS if COUNT_FIRST.search(s)]
+    assert not found, found
+
+
+def balanced(text: str) -> bool:
+    """Every (, [ and { closed in order, none closed before it opened."""
+    closes = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
+    for ch in text:
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in closes and (not stack or stack.pop() != closes[ch]):
+            return False
+    return not stack
+
+
+def test_every_korean_message_closes_its_brackets() -> None:
+    assert balanced("(잠정: 작업 4에서 {shares:가} 걸렸습니다)") and not balanced("(한도 5%.")
+    found = [(msgid, s) for msgid, s in STRINGS if not balanced(s)]
+    assert not found, found
