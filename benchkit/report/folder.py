@@ -21,12 +21,14 @@ from benchkit.paths import conf_dir
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
 from benchkit.report import racing
+from benchkit.report.caps import JobCaps, job_caps
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
-from benchkit.report.stalls import JobStalls, job_stalls, stalled_jobs
+from benchkit.report.stalls import JobStalls, find_stalls, read_jsonl
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import CALLS_FILE, JobResult, find_results
 from benchkit.results import unit_spans as calls_unit_spans
+from benchkit.telemetry import TELEMETRY_FILE
 
 MULTIRUN_FILE = "multirun.yaml"
 
@@ -159,9 +161,10 @@ def analyse_folder(
             },
             cap_limit=study.cap_limit,
             stalls=stalls,
+            caps=capped,
         )
 
-    stalls = find_job_stalls(results)
+    stalls, capped = from_calls(results)
     sw = sweep(df, study.slo)
     # Output drift needs the sweep's factors to choose its reference; a study that limits
     # drift has the limit applied like an SLO, so the sweep is built again with it.
@@ -196,12 +199,23 @@ def unit_spans(r: JobResult) -> dict[str, float]:
     return calls_unit_spans(r.job_dir / CALLS_FILE)
 
 
-def find_job_stalls(results: Sequence[JobResult]) -> dict[str, JobStalls]:
-    """The stalls of every complete single-pass job (benchkit.report.stalls), by job."""
-    found = []
+def from_calls(results: Sequence[JobResult]) -> tuple[dict[str, JobStalls], dict[str, JobCaps]]:
+    """What the report reads from each complete single-pass job's calls.jsonl beyond its
+    metrics: its stalls (benchkit.report.stalls) and its calls as far as the generation cap
+    goes (benchkit.report.caps), by job; jobs without calls have neither."""
+    stalls: dict[str, JobStalls] = {}
+    capped: dict[str, JobCaps] = {}
     for r in results:
         if r.status != "complete" or isinstance(r.data.get("passes"), list):
             continue
-        m = r.result.metrics
-        found.append(job_stalls(r.job_dir.name, r.job_dir, m.wall_s, m.units_completed, CALLS_FILE))
-    return stalled_jobs(found)
+        calls = read_jsonl(r.job_dir / CALLS_FILE)
+        if not calls:
+            continue
+        job, m = r.job_dir.name, r.result.metrics
+        capped[job] = job_caps(job, calls)
+        if m.wall_s and m.units_completed:
+            tel = [s for s in read_jsonl(r.job_dir / TELEMETRY_FILE) if s.get("pass", 0) == 0]
+            found = find_stalls(job, calls, float(m.wall_s), int(m.units_completed), tel)
+            if found.stalls:
+                stalls[job] = found
+    return stalls, capped

@@ -125,6 +125,11 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
             pct=fmt.pct(f["faster_by"], 1),
             context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
         )
+    if sn.flat_from is not None:
+        flat = slots_phrase(sn.flat_from, lang)
+        if rest is None:
+            return tr(lang, "the curve was flat from {slots}", slots=flat)
+        return tr(lang, "the curve was flat from {slots}{rest}", slots=flat, rest=rest)
     if sn.knee_reached and s.status == COMPLETE:
         if rest is None:
             return trn(

@@ -217,6 +217,15 @@ def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
                 "more repeats would tell them apart",
                 **points,
             )
+        elif e.get("basis") == "series":
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} noise of the "
+                "series' per-unit time ratios (the largest of its pairs with the best count, "
+                "one run each)",
+                noise=noise,
+                **points,
+            )
         elif e.get("basis") == "declared":
             text = tr(
                 lang,

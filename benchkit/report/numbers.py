@@ -88,6 +88,9 @@ class Capped(TypedDict):
     limit: float
     objective: float | None
     objective_uncapped: float | None
+    # The capped calls (unit/seq) the compared points did not have; None: not compared
+    # call by call (results without calls), the job's capped calls counted as they are.
+    differing: NotRequired[list[str] | None]
 
 
 class MissingPoint(TypedDict):
@@ -230,6 +233,9 @@ class SlotsNumbers(_Numbers):
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
     knee_reached: bool | None = None
+    # The knee when every count from it up is within the knee margin of the best count or
+    # inside the noise of it: the curve is flat from there (None: it is not, or no knee).
+    flat_from: int | None = None
     best_slots: int | None = None
     best_throughput_slots: int | None = None
     faster: Faster | None = None

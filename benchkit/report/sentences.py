@@ -90,6 +90,18 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     obj = objective_words(_objective_of(v), lang)
     if not n.knee_reached:
         return _no_knee(v, n, k, obj, gain, lang)
+    if n.flat_from is not None:
+        return tr(
+            lang,
+            "The curve is flat from {slots} on {objective}{prov}: every count from there is "
+            "within {gain} of the best count ({best}) or no different from it within the "
+            "noise, so the fewest of them is the knee; fewer slots were measurably worse.",
+            slots=slots_phrase(n.flat_from, lang),
+            objective=obj,
+            prov=prov,
+            gain=gain,
+            best=slots_phrase(n.best_slots, lang),
+        )
     costs = []
     for b in n.beyond or []:
         costs.append(

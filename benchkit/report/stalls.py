@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
@@ -384,8 +384,3 @@ def job_stalls(
         return None
     tel = [s for s in read_jsonl(job_dir / "telemetry.jsonl") if s.get("pass", 0) == 0]
     return find_stalls(job, calls, float(wall_s), int(units), tel)
-
-
-def stalled_jobs(found: Iterable[JobStalls | None]) -> dict[str, JobStalls]:
-    """The jobs with at least one stall, by job."""
-    return {j.job: j for j in found if j is not None and j.stalls}

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from benchkit.report import evidence as ev
+from benchkit.report.caps import JobCaps
 from benchkit.report.evidence import Judgement, Objective
 from benchkit.report.numbers import (
     Contamination,
@@ -282,6 +283,8 @@ class Sweep:
     unplanned: list[str] = field(default_factory=list)
     # Jobs with calls far outside their own distribution (benchkit.report.stalls).
     stalls: dict[str, JobStalls] = field(default_factory=dict)
+    # Each job's calls as far as the generation cap goes (benchkit.report.caps).
+    caps: dict[str, JobCaps] = field(default_factory=dict)
 
     @property
     def metric(self) -> str:
@@ -404,6 +407,7 @@ def build_sweep(
     setups: Mapping[str, Mapping[str, str]] | None = None,
     cap_limit: float = 0.05,
     stalls: Mapping[str, JobStalls] | None = None,
+    caps: Mapping[str, JobCaps] | None = None,
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
@@ -496,6 +500,7 @@ def build_sweep(
         cap_limit=cap_limit,
         unplanned=unplanned,
         stalls=dict(stalls or {}),
+        caps=dict(caps or {}),
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchkit.report import caps
 from benchkit.report import evidence as ev
 from benchkit.report.evidence import Judgement
 from benchkit.report.numbers import (
@@ -102,15 +103,30 @@ def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str]) -> Contaminated
     return None
 
 
-def _capped(sw: Sweep, cell: Cell) -> Capped | None:
-    """The cell's job with the most runaway output, when it is over the study's cap limit."""
+def _capped(sw: Sweep, cell: Cell, peers: Sequence[Cell] = ()) -> Capped | None:
+    """The cell's job with the most runaway output, when it is over the study's cap limit.
+    Where the jobs' calls are known and `peers` (the points the verdict compares it with)
+    are given, only the capped calls its peers did not have count (benchkit.report.caps);
+    calls capped alike everywhere are the workload's, not the point's."""
     worst: Capped | None = None
+    peer_caps = [sw.caps[j] for p in peers if p is not cell for j in p.jobs if j in sw.caps]
     for job in cell.jobs:
         row = sw.row(job)
-        if not ev.over_cap(row, sw.cap_limit):
+        own = sw.caps.get(job)
+        keys: list[str] | None = None
+        calls: float | None
+        time_share: float | None
+        if own is not None and peer_caps:
+            d = caps.differing(own, peer_caps)
+            calls, time_share, keys = d.share_calls, d.share_time, d.keys
+            uncapped = _without_share(cell.mean(sw.metric), time_share, sw)
+        else:
+            calls, time_share = ev.cap_shares(row)
+            uncapped = cell.mean(f"{sw.metric}_uncapped")
+        over = [x for x in (calls, time_share) if x is not None and x > sw.cap_limit]
+        if not over:
             continue
-        calls, time_share = ev.cap_shares(row)
-        share = max(x for x in (calls, time_share) if x is not None)
+        share = max(over)
         if worst is None or share > worst["share"]:
             worst = {
                 "job": job,
@@ -118,12 +134,45 @@ def _capped(sw: Sweep, cell: Cell) -> Capped | None:
                 "share": share,
                 "share_calls": calls,
                 "share_time": time_share,
-                "calls": row.get("calls_hit_cap"),
+                "calls": len(keys) if keys is not None else row.get("calls_hit_cap"),
                 "limit": sw.cap_limit,
                 "objective": cell.mean(sw.metric),
-                "objective_uncapped": cell.mean(f"{sw.metric}_uncapped"),
+                "objective_uncapped": uncapped,
+                "differing": keys,
             }
     return worst
+
+
+def _without_share(value: float | None, share: float, sw: Sweep) -> float | None:
+    """A per-unit objective with `share` of the call time taken out (an estimate)."""
+    if value is None or sw.metric not in ev.PER_UNIT:
+        return None
+    return value * (1.0 - share)
+
+
+def _uncapped_values(sw: Sweep, cells: Sequence[Cell]) -> list[float | None]:
+    """Each cell's objective without the capped calls that differ from the other cells'."""
+    out: list[float | None] = []
+    for c in cells:
+        peer_caps = [sw.caps[j] for p in cells if p is not c for j in p.jobs if j in sw.caps]
+        own = [sw.caps[j] for j in c.jobs if j in sw.caps]
+        if own and peer_caps:
+            d = caps.differing(own[0], peer_caps)
+            out.append(_without_share(c.mean(sw.metric), d.share_time, sw))
+        else:
+            out.append(c.mean(f"{sw.metric}_uncapped"))
+    return out
+
+
+def _neighbours(sw: Sweep, cell: Cell) -> list[Cell]:
+    """The cells that differ from `cell` in exactly one varying factor: the points a verdict
+    compares it with."""
+    out = []
+    for c in sw.cells:
+        diff = [k for k in sw.varying if norm(c.values.get(k)) != norm(cell.values.get(k))]
+        if len(diff) == 1:
+            out.append(c)
+    return out
 
 
 def _ctx_sort(group: Sequence[Cell], keys: Sequence[str]) -> list[tuple[int, float, str]]:

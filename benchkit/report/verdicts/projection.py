@@ -18,6 +18,7 @@ from benchkit.report.sweep import COMPLETE, PROVISIONAL, SLOT_LATENCY, THROUGHPU
 from benchkit.report.verdicts.common import (
     Verdict,
     _capped,
+    _neighbours,
     _stalled,
     _status,
     _taint,
@@ -84,7 +85,7 @@ def projection_verdict(
     if s.n < 2:
         reasons.append("single_run")
     uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
-    cap = _capped(sw, cell)
+    cap = _capped(sw, cell, _neighbours(sw, cell))
     if cap is not None:
         reasons.append("capped")
     numbers = ProjectionNumbers(
@@ -113,7 +114,7 @@ def projection_verdict(
         why = "other"
         if sw.taint([best_cell]):
             why = "contaminated"
-        elif _capped(sw, best_cell) is not None:
+        elif _capped(sw, best_cell, [cell]) is not None:
             why = "capped"
         elif slots is not None and norm(best_cell.values.get("slots")) == norm(
             _faster_slots(slots)

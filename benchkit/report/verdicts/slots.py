@@ -33,6 +33,7 @@ from benchkit.report.verdicts.common import (
     _stalled,
     _status,
     _taint,
+    _uncapped_values,
     _values,
 )
 from benchkit.report.verdicts.drafting import _first_num, _number
@@ -116,21 +117,35 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
             [*reasons, "one_slot_count"],
         )
 
+    series_noise = _series_noise(sw, primary, cost)
+
     def same(best: int, i: int) -> bool:
+        # No different from the best: intervals that overlap (repeats), or a single run's
+        # margin inside the declared noise or the series' per-unit noise, whatever its size.
         j = sw.judge(primary[best], primary[i])
-        return j is not None and j.effect == "same" and j.basis == "ci"
+        if j is None:
+            return False
+        if j.effect == "worse" and j.basis == "per_unit" and series_noise is not None:
+            return j.inside_noise or j.rel <= series_noise
+        return (j.effect == "same" and j.basis == "ci") or (j.effect == "worse" and j.inside_noise)
 
     k, reached = knee(counts, cost, sw.knee_gain, same)
     assert k is not None
+    if not reached:
+        # No count beyond the knee was measured to show the curve had flattened.
+        reasons.append("knee_not_reached")
     ki = counts.index(k)
     bi = min((i for i, c in enumerate(cost) if c is not None), key=lambda i: float(cost[i] or 0.0))
     faster = _faster(rows, cost, counts, ki, bi)
-    noise = _noise(sw, primary, cost, ki, bi, faster, reasons)
-    cap = _capped(sw, primary[ki])
+    noise = _noise(sw, primary, cost, ki, bi, faster, reasons, series_noise)
+    cap = _capped(sw, primary[ki], primary)
     knee_uncapped = None
     if cap is not None:
         reasons.append("capped")
-        plain = [c.mean(f"{m}_uncapped") if eligible(c) else None for c in primary]
+        plain = [
+            v if eligible(c) else None
+            for c, v in zip(primary, _uncapped_values(sw, primary), strict=True)
+        ]
         if all(x is not None for x in plain):
             k2, _ = knee(counts, plain, sw.knee_gain)
             if k2 != k:
@@ -139,6 +154,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     numbers = replace(
         known,
         knee_reached=reached,
+        flat_from=_flat_from(cost, counts, ki, bi, sw.knee_gain, same) if reached else None,
         best_slots=counts[bi],
         best_throughput_slots=min(rows, key=lambda r: r["s_per_unit_throughput"] or math.inf)[
             "slots"
@@ -175,7 +191,7 @@ def _rows(sw: Sweep, primary: Sequence[Cell], counts: Sequence[int]) -> list[Slo
                 "seqs_per_step": c.mean(SEQS_PER_STEP),
                 "ctx_total": _first_num(sw.df, c.jobs, "ctx_total"),
                 "slo_breaks": sw.objective.meets(_values(c)),
-                "capped": _capped(sw, c) is not None,
+                "capped": _capped(sw, c, primary) is not None,
             }
         )
     return rows
@@ -198,6 +214,51 @@ def _faster(
     }
 
 
+def _series_noise(sw: Sweep, primary: Sequence[Cell], cost: Sequence[float | None]) -> float | None:
+    """The noise the knee is judged against when single runs are compared on their per-unit
+    times: the largest paired per-unit noise of the series' counts against the best count.
+    Each pair's estimate rests on a few units and varies from pair to pair; the knee calls
+    a count no different from the best when any pair of the series shows that much noise,
+    the cautious side, since "no different" makes the verdict provisional, never settled."""
+    ok = [i for i, c in enumerate(cost) if c is not None]
+    if not ok:
+        return None
+    best = min(ok, key=lambda i: float(cost[i] or 0.0))
+    found = [
+        j.noise
+        for i in ok
+        if i != best
+        and (j := sw.judge(primary[best], primary[i])) is not None
+        and j.basis == "per_unit"
+        and j.noise is not None
+    ]
+    return max(found) if found else None
+
+
+def _flat_from(
+    cost: Sequence[float | None],
+    counts: Sequence[int],
+    ki: int,
+    bi: int,
+    gain: float,
+    same: Callable[[int, int], bool],
+) -> int | None:
+    """The knee, when it was taken on the noise and the curve is flat from it: a count more
+    than `gain` worse than the best but no different from it, whose every count from the knee
+    up is within `gain` of the best or no different from it or from the knee (None: a knee
+    within the margin, the best count itself, or a count past it measurably worse)."""
+    limit = float(cost[bi] or 0.0) * (1 + gain)
+    if ki == bi or float(cost[ki] or 0.0) <= limit:
+        return None
+    for i in range(ki, len(counts)):
+        if i == bi or cost[i] is None:
+            continue
+        # Flat: no different from the best count, or from the knee itself.
+        if not (float(cost[i] or 0.0) <= limit or same(bi, i) or same(i, ki) or same(ki, i)):
+            return None
+    return counts[ki]
+
+
 def _noise(
     sw: Sweep,
     primary: Sequence[Cell],
@@ -206,23 +267,34 @@ def _noise(
     bi: int,
     faster: Faster | None,
     reasons: list[str],
+    series_noise: float | None = None,
 ) -> list[NoiseEntry] | None:
     """Where the knee rests on a difference inside the noise (adds "inside_noise")."""
     noise: list[NoiseEntry] | None = None
-    # A knee taken because its interval overlaps the best count's, not because it is within
-    # the knee margin: the data cannot tell them apart yet.
+    # A knee taken because it is no different from the best count (intervals that overlap,
+    # a margin inside the noise), not because it is within the knee margin: the data cannot
+    # tell them apart yet.
     if faster is not None and float(cost[ki] or 0.0) > float(cost[bi] or 0.0) * (1 + sw.knee_gain):
         j = sw.judge(primary[bi], primary[ki])
         if j is not None:
             reasons.append("inside_noise")
-            noise = [_noise_entry(j, primary[bi].values, primary[ki].values)]
+            entry = _noise_entry(j, primary[bi].values, primary[ki].values)
+            if j.basis == "per_unit" and series_noise is not None and not j.inside_noise:
+                entry["noise"], entry["basis"] = series_noise, "series"
+            noise = [entry]
             faster["inside_noise"] = True
     # Is the knee's margin over the next smaller count real?
     if ki > 0:
         j = sw.judge(primary[ki], primary[ki - 1])
-        if j is not None and j.inside_noise and j.effect == "worse" and noise is None:
+        inside = j is not None and j.inside_noise
+        if j is not None and j.basis == "per_unit" and series_noise is not None:
+            inside = j.inside_noise or j.rel <= series_noise
+        if j is not None and inside and j.effect == "worse" and noise is None:
             reasons.append("inside_noise")
-            noise = [_noise_entry(j, primary[ki].values, primary[ki - 1].values)]
+            entry = _noise_entry(j, primary[ki].values, primary[ki - 1].values)
+            if not j.inside_noise and series_noise is not None:
+                entry["noise"], entry["basis"] = series_noise, "series"
+            noise = [entry]
     return noise
 
 
