@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.report import caps, fmt
 from benchkit.report import evidence as ev
-from benchkit.report import fmt
 from benchkit.report.i18n import (
     backend_name,
     contamination_text,
@@ -84,9 +84,16 @@ def _detect_cap(src: Data) -> list[Caveat]:
         shares = [float(r["cap_time_share"]) for r in capped if _is_num(r.get("cap_time_share"))]
         worst = max(capped, key=lambda r: r.get("cap_time_share") or 0)
         over = []
+        known = [src.sw.caps[str(r["job"])] for r in src.done if str(r["job"]) in src.sw.caps]
+        common = caps.capped_everywhere(known) if len(known) > 1 else []
         for r in capped:
-            if ev.over_cap(r, src.sw.cap_limit):
+            own = src.sw.caps.get(str(r["job"]))
+            if own is not None and len(known) > 1:
+                d = caps.differing(own, known)
+                calls_share, time_share = d.share_calls, d.share_time
+            else:
                 calls_share, time_share = ev.cap_shares(r)
+            if max(calls_share or 0.0, time_share or 0.0) > src.sw.cap_limit:
                 over.append(
                     {
                         "job": r["job"],
@@ -104,6 +111,7 @@ def _detect_cap(src: Data) -> list[Caveat]:
                 "worst_job": worst["job"],
                 "limit": src.sw.cap_limit,
                 "over": over,
+                "common": common,
             }
         )
     return out
@@ -313,6 +321,19 @@ def _say_cap(c: Mapping[str, Any], lang: str) -> str:
             "without saying so, and its figures are also shown without the capped calls' time.",
             limit=fmt.pct(c.get("limit") or 0),
             items="; ".join(items),
+        )
+    if c.get("common"):
+        over = (
+            trn(
+                lang,
+                " The same call ({calls}) ran to the cap in every job: a property of the "
+                "workload, not of any setting, so it counts against no point.",
+                " The same {n} calls ({calls}) ran to the cap in every job: a property of the "
+                "workload, not of any setting, so they count against no point.",
+                len(c["common"]),
+                calls=", ".join(c["common"][:8]) + (" …" if len(c["common"]) > 8 else ""),
+            )
+            + over
         )
     return trn(
         lang,
