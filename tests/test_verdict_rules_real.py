@@ -1,0 +1,117 @@
+"""The verdict rules on altered copies of the published H200 studies' results: each class of
+fault the rules guard against, and its converse (docs/studies/*/results, copied to tmp)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchkit.paths import repo_root
+from benchkit.report.folder import analyse_folder
+from benchkit.report.numbers import SlotsNumbers
+
+STUDIES = repo_root() / "docs" / "studies"
+MTP = STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results"
+QWEN = STUDIES / "h200-qwen3-30b-a3b" / "results"
+DECODE = STUDIES / "h200-glm4moe-30b-a3b-decode" / "results"
+
+
+def copy(src: Path, tmp: Path) -> Path:
+    dst = tmp / src.parent.name
+    shutil.copytree(src, dst)
+    return dst
+
+
+def job_of(folder: Path, **factors: object) -> Path:
+    for p in sorted(folder.glob("*/result.json")):
+        f = json.loads(p.read_text())["factors"]
+        if all(f.get(k) == v for k, v in factors.items()):
+            return p.parent
+    raise AssertionError(f"no job with {factors}")
+
+
+def run_away(job: Path, n: int) -> None:
+    """`n` more of the job's calls ran to the generation cap (as free generation would
+    let a setting's outputs run away), with the job's metrics to match."""
+    lines = [json.loads(x) for x in (job / "calls.jsonl").read_text().splitlines()]
+    changed = 0
+    for c in lines:
+        if changed < n and c["completion_tokens"] < c["cap"]:
+            c["finish_reason"], c["completion_tokens"] = "length", c["cap"]
+            # The runaway call took its time: ten times longer than it did.
+            c["t_done"] = c["t_sent"] + 10 * (c["t_done"] - c["t_sent"])
+            changed += 1
+    (job / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in lines))
+    res = json.loads((job / "result.json").read_text())
+    res["metrics"]["calls_hit_cap"] += n
+    (job / "result.json").write_text(json.dumps(res))
+
+
+def test_calls_capped_in_every_job_count_against_no_point() -> None:
+    a = analyse_folder(MTP)
+    for v in a.verdicts:
+        assert "capped" not in v.reasons, (v.factor, v.reasons)
+    cap = next(c for c in a.caveats if c["kind"] == "cap")
+    assert cap["common"] == ["u007/10", "u007/6"] and cap["over"] == []
+
+
+def test_a_real_runaway_at_one_point_is_still_named(tmp_path: Path) -> None:
+    folder = copy(MTP, tmp_path)
+    job = job_of(folder, slots=4, mtp=False)
+    run_away(job, 15)
+    a = analyse_folder(folder)
+    s = a.verdict("slots")
+    assert s is not None and "capped" in s.reasons
+    n = s.numbers
+    assert isinstance(n, SlotsNumbers) and n.capped is not None
+    assert n.capped["job"] == job.name
+    # Only the calls the other points did not cap count: 15, not 17.
+    assert n.capped["calls"] == 15 and len(n.capped["differing"] or []) == 15
+    assert "u007/6" not in (n.capped["differing"] or [])
+    cap = next(c for c in a.caveats if c["kind"] == "cap")
+    assert [o["job"] for o in cap["over"]] == [job.name]
+
+
+def test_a_knee_inside_the_noise_is_the_fewest_such_count_and_provisional() -> None:
+    s = analyse_folder(QWEN).verdict("slots")
+    assert s is not None
+    n = s.numbers
+    assert isinstance(n, SlotsNumbers)
+    # 3 slots is 5.2% slower than 6: past the 5% knee margin, inside the series' noise.
+    assert s.verdict == 3 and n.flat_from == 3 and n.best_slots == 6
+    assert s.status == "provisional" and s.reasons == ["inside_noise"]
+    (entry,) = n.noise or []
+    assert entry["margin"] == pytest.approx(0.052, abs=0.001)
+    assert entry["noise"] is not None and entry["margin"] < entry["noise"]
+
+
+def test_a_knee_outside_the_noise_is_settled(tmp_path: Path) -> None:
+    """The converse: make every count below 6 clearly slower and the knee is 6, complete."""
+    folder = copy(QWEN, tmp_path)
+    for slots in (1, 2, 3, 4):
+        job = job_of(folder, slots=slots)
+        res = json.loads((job / "result.json").read_text())
+        for k in ("wall_s", "s_per_unit_throughput", "s_per_unit_slot_latency"):
+            res["metrics"][k] *= 1.4
+        (job / "result.json").write_text(json.dumps(res))
+        lines = [json.loads(x) for x in (job / "calls.jsonl").read_text().splitlines()]
+        for c in lines:
+            for t in ("t_sent", "t_first", "t_last", "t_done"):
+                if c.get(t) is not None:
+                    c[t] *= 1.4
+        (job / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in lines))
+    s = analyse_folder(folder).verdict("slots")
+    assert s is not None and s.verdict == 6
+    assert isinstance(s.numbers, SlotsNumbers) and s.numbers.flat_from is None
+    assert s.status == "complete", s.reasons
+
+
+def test_no_knee_reached_is_never_complete() -> None:
+    """The decode study measured 1 and 16 slots only: 16 was the best, nothing beyond it."""
+    s = analyse_folder(DECODE).verdict("slots")
+    assert s is not None and s.verdict == 16
+    assert isinstance(s.numbers, SlotsNumbers) and s.numbers.knee_reached is False
+    assert s.status == "provisional" and "knee_not_reached" in s.reasons
