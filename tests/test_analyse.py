@@ -155,9 +155,13 @@ def test_slots_knee_follows_the_data_elsewhere() -> None:
 def test_no_knee_when_the_largest_count_still_gains() -> None:
     sw = sweep_of(slot_curve({1: 100, 2: 190, 4: 350, 8: 600}))
     s = verdicts_of(sw)["slots"]
-    assert s.verdict == 8 and s.numbers.knee_reached is False and s.status == "complete"
+    # Never complete: nothing beyond 8 slots was measured to show the curve had flattened.
+    assert s.verdict == 8 and s.numbers.knee_reached is False and s.status == "provisional"
+    assert s.reasons == ["knee_not_reached"]
     assert "No knee up to 8 slots" in sentences.slots_sentence(s, "en")
-    assert headline.headline(verdicts_of(sw), "en", "unit").startswith("No knee up to 8 slots")
+    assert headline.headline(verdicts_of(sw), "en", "unit").startswith(
+        "Provisional: No knee up to 8 slots"
+    )
 
 
 # ------------------------------------------------------------------------------ backend
@@ -176,8 +180,9 @@ def test_the_other_backend_can_win_and_ratios_are_per_slot_count() -> None:
     assert [c["ratios"]["vulkan"] for c in b.numbers.contexts] == pytest.approx([1.2, 1.25, 1.3])
     assert sentences.backend_sentence(b, "en").startswith("HIP won")
     assert "Vulkan took 1.20x–1.30x as long" in sentences.backend_sentence(b, "en")
-    assert headline.headline(v, "en", "unit").startswith("HIP won")
-    assert headline.headline(v, "ko", "단위").startswith("HIP 백엔드가 이겼고")
+    # Slots 1, 2 and 4 with no knee reached: the headline is provisional, the backend is not.
+    assert headline.headline(v, "en", "unit").startswith("Provisional: HIP won")
+    assert "HIP 백엔드가 이겼고" in headline.headline(v, "ko", "단위")
 
 
 def test_backends_that_each_win_somewhere_are_mixed() -> None:
@@ -549,7 +554,9 @@ def test_a_changed_verdict_is_a_correction_with_the_reason_from_the_earlier_entr
     early = sweep_of(
         [*slot_curve({1: 100, 2: 170, 3: 220}), stopped], planned={"slots": [1, 2, 3, 4]}
     )
-    late = sweep_of(slot_curve({1: 100, 2: 170, 3: 220, 4: 260}), planned={"slots": [1, 2, 3, 4]})
+    late = sweep_of(
+        slot_curve({1: 100, 2: 170, 3: 220, 4: 260, 6: 265}), planned={"slots": [1, 2, 3, 4, 6]}
+    )
     first = _entry(an.analyse(early, 100), "2026-09-05", workload="w6")
     second = _entry(an.analyse(late, 100), "2026-09-24", workload="w12")
     corr = ledger.corrections([first], second)

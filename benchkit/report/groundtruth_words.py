@@ -28,12 +28,12 @@ def bench_lines(truth: GroundTruth, lang: str) -> list[str]:
     runs: list[tuple[str | None, GroundTruth]] = [(None, truth)]
     runs += sorted((truth.get("by_backend") or {}).items())
     for backend, g in runs:
-        who = f"{BACKENDS.get(backend, backend)}: " if backend else ""
+        who = f" ({BACKENDS.get(backend, backend)})" if backend else ""
         single = g.get("single")
         if single:
             text = tr(
                 lang,
-                "{who}llama-bench tg{n}: {rate} tok/s (one sequence, no sampling)",
+                "llama-bench tg{n}{who}: {rate} tok/s (one sequence, no sampling)",
                 who=who,
                 n=single["n_gen"],
                 rate=fmt.num(single["tg_tok_s"]),
@@ -42,7 +42,7 @@ def bench_lines(truth: GroundTruth, lang: str) -> list[str]:
         if g.get("pp_tok_s"):
             text = tr(
                 lang,
-                "{who}llama-bench pp{n}: {rate} tok/s",
+                "llama-bench pp{n}{who}: {rate} tok/s",
                 who=who,
                 n=g.get("pp_n"),
                 rate=fmt.num(g["pp_tok_s"], 0),

@@ -120,14 +120,19 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     series_noise = _series_noise(sw, primary, cost)
 
     def same(best: int, i: int) -> bool:
-        # No different from the best: intervals that overlap (repeats), or a single run's
-        # margin inside the declared noise or the series' per-unit noise, whatever its size.
+        # No different from the best, on what this sweep measured: intervals that overlap
+        # (repeats), or a single run's margin inside the series' per-unit noise, whatever its
+        # size. A declared noise (study.noise) is a bound stated for every pair, not a
+        # measurement of this one: a margin inside it keeps the knee's direction and makes it
+        # provisional (_noise), it does not make the counts equal.
         j = sw.judge(primary[best], primary[i])
         if j is None:
             return False
         if j.effect == "worse" and j.basis == "per_unit" and series_noise is not None:
             return j.inside_noise or j.rel <= series_noise
-        return (j.effect == "same" and j.basis == "ci") or (j.effect == "worse" and j.inside_noise)
+        return (j.effect == "same" and j.basis == "ci") or (
+            j.effect == "worse" and j.inside_noise and j.basis != "declared"
+        )
 
     k, reached = knee(counts, cost, sw.knee_gain, same)
     assert k is not None
