@@ -23,7 +23,7 @@ from benchkit.report.i18n import (
     point_text,
 )
 from benchkit.report.lang import tr, trc, trn
-from benchkit.report.stall_words import detect_stalls, say_stalls
+from benchkit.report.stall_words import say_stalls, stall_jobs
 from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.report.verdicts.builds import _days_between, build_identity, build_summary
 
@@ -88,6 +88,8 @@ def _detect_cap(src: Data) -> list[Caveat]:
         common = caps.capped_everywhere(known) if len(known) > 1 else []
         for r in capped:
             own = src.sw.caps.get(str(r["job"]))
+            calls_share: float | None
+            time_share: float | None
             if own is not None and len(known) > 1:
                 d = caps.differing(own, known)
                 calls_share, time_share = d.share_calls, d.share_time
@@ -253,7 +255,8 @@ def _detect_contaminated(src: Data) -> list[Caveat]:
 
 
 def _detect_stall(src: Data) -> list[Caveat]:
-    return detect_stalls(src.sw)
+    jobs = stall_jobs(src.sw)
+    return [{"kind": "stall", "jobs": jobs}] if jobs else []
 
 
 def _detect_client_httpx(src: Data) -> list[Caveat]:

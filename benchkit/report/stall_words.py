@@ -4,16 +4,17 @@ stall and without it) and the caveat that names every stall with what the teleme
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from benchkit.report import fmt
 from benchkit.report.i18n import jobs_text, point_text
 from benchkit.report.lang import tr, trn
-from benchkit.report.numbers import StallNote
+from benchkit.report.numbers import Point, StallNote
+from benchkit.report.stalls import StallJson
 from benchkit.report.sweep import Sweep
 
 
-def _differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def _differing(a: Point, b: Point) -> Point:
     keys = [k for k in a if str(a.get(k)) != str(b.get(k))] or list(a)
     return {k: a[k] for k in keys}
 
@@ -48,21 +49,24 @@ def stalled_text(notes: Sequence[StallNote], lang: str) -> str:
     return "; ".join(out)
 
 
-def detect_stalls(sw: Sweep) -> list[dict[str, Any]]:
-    """One caveat listing every stall of the sweep's jobs, job by job."""
-    if not sw.stalls:
-        return []
-    jobs = []
-    for job, js in sorted(sw.stalls.items(), key=lambda kv: kv[0]):
-        jobs.append(
-            {
-                "job": job,
-                "excess_s": js.excess_s,
-                "wall_share": js.wall_share,
-                "stalls": [s.to_json() for s in js.stalls],
-            }
-        )
-    return [{"kind": "stall", "jobs": jobs}]
+def stall_jobs(sw: Sweep) -> list[StallJob]:
+    """Every stalled job of the sweep with its stalls, job by job (the stall caveat)."""
+    return [
+        {
+            "job": job,
+            "excess_s": js.excess_s,
+            "wall_share": js.wall_share,
+            "stalls": [s.to_json() for s in js.stalls],
+        }
+        for job, js in sorted(sw.stalls.items(), key=lambda kv: kv[0])
+    ]
+
+
+class StallJob(TypedDict):
+    job: str
+    excess_s: float
+    wall_share: float
+    stalls: list[StallJson]
 
 
 def say_stalls(c: Mapping[str, Any], lang: str) -> str:

@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
@@ -372,7 +372,20 @@ _TIME_KEYS = (
 )  # fmt: skip
 
 
-def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[dict[str, Any]]:
+class TimeRow(TypedDict):
+    """Where one job's wall clock went (the template's "Where the time went" table)."""
+
+    job: str
+    point: str
+    prefill_busy_share: object
+    decode_busy_share: object
+    idle_share: object
+    seqs_per_step: object
+    gpu_busy_share: object
+    server_busiest_thread_share: object
+
+
+def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[TimeRow]:
     """Where each complete job's wall clock went (measure.DEFINITIONS), the point named by
     the factors the sweep varies; none when no job has these figures."""
     out = []
@@ -381,8 +394,16 @@ def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> lis
             continue
         point = {k: r.get(k) for k in a.sweep.varying}
         out.append(
-            {"job": r["job"], "point": i18n.point_text(point, lang)}
-            | {k: r.get(k) for k in _TIME_KEYS}
+            TimeRow(
+                job=str(r["job"]),
+                point=i18n.point_text(point, lang),
+                prefill_busy_share=r.get("prefill_busy_share"),
+                decode_busy_share=r.get("decode_busy_share"),
+                idle_share=r.get("idle_share"),
+                seqs_per_step=r.get("seqs_per_step"),
+                gpu_busy_share=r.get("gpu_busy_share"),
+                server_busiest_thread_share=r.get("server_busiest_thread_share"),
+            )
         )
     return out
 
