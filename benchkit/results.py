@@ -260,20 +260,29 @@ def unit_spans(calls: Path) -> dict[str, float]:
     first: dict[str, float] = {}
     last: dict[str, float] = {}
     bad: set[str] = set()
+    for c in read_jsonl(calls):
+        u = str(c.get("unit"))
+        t0, t1 = c.get("t_sent"), c.get("t_done")
+        if not c.get("ok") or not isinstance(t0, int | float) or not isinstance(t1, int | float):
+            bad.add(u)
+            continue
+        first[u] = min(first.get(u, t0), t0)
+        last[u] = max(last.get(u, t1), t1)
+    return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    """The JSON objects of a .jsonl file, one per line; unreadable lines and files give none."""
+    out: list[dict[str, object]] = []
     try:
-        with calls.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8") as fh:
             for line in fh:
                 try:
-                    c = json.loads(line)
+                    obj = json.loads(line)
                 except ValueError:
                     continue
-                u = str(c.get("unit"))
-                t0, t1 = c.get("t_sent"), c.get("t_done")
-                if not c.get("ok") or t0 is None or t1 is None:
-                    bad.add(u)
-                    continue
-                first[u] = min(first.get(u, t0), t0)
-                last[u] = max(last.get(u, t1), t1)
+                if isinstance(obj, dict):
+                    out.append(obj)
     except OSError:
-        return {}
-    return {u: last[u] - first[u] for u in first if u not in bad and last[u] > first[u]}
+        return []
+    return out

@@ -24,9 +24,9 @@ from benchkit.report import racing
 from benchkit.report.caps import JobCaps, job_caps
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
-from benchkit.report.stalls import JobStalls, find_stalls, read_jsonl
+from benchkit.report.stalls import JobStalls, find_stalls
 from benchkit.report.table import factor_columns, tidy
-from benchkit.results import CALLS_FILE, JobResult, find_results
+from benchkit.results import CALLS_FILE, JobResult, find_results, read_jsonl
 from benchkit.results import unit_spans as calls_unit_spans
 from benchkit.telemetry import TELEMETRY_FILE
 

@@ -19,13 +19,14 @@ telemetry around it (GPU busy, SM clock, the server's CPU) lets a reader check.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
+
+from benchkit.results import read_jsonl
 
 # A call at least this many times its job's median rate per token ...
 RATIO = 4.0
@@ -354,23 +355,6 @@ def around(
         "power_w": mean("power_w"),
         "server_cores": cores,
     }
-
-
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    """The JSON objects of a .jsonl file, one per line; unreadable lines and files give none."""
-    out: list[dict[str, object]] = []
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict):
-                    out.append(obj)
-    except OSError:
-        return []
-    return out
 
 
 def job_stalls(

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchkit.report.folder import analyse_folder
-from benchkit.report.stalls import find_stalls, job_stalls, read_jsonl
+from benchkit.report.stalls import find_stalls, job_stalls
+from benchkit.results import read_jsonl
 
 DATA = Path(__file__).parent.parent / "data" / "h200-vulkan-1slot"
 
