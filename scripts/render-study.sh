@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Render a published study folder (docs/studies/NAME) from its results/ alone:
-#   report/  English report.md/.html and Korean report.ko.md/.html, figures, verdicts.json
-#   blog/    with --blog: `--publish blog`, which appends the verdicts to NAME.ledger.jsonl
+#   report/   English report.md/.html and Korean report.ko.md/.html, figures, verdicts.json
+#   blog/     with --blog: `--publish blog`, which appends the verdicts to NAME.ledger.jsonl
+#   blog-ko/  with --blog: the Korean post, `--publish blog-ko study.lang=ko`, with its own
+#             ledger NAME.ko.ledger.jsonl (each language's post keeps its own corrections)
 # Usage: scripts/render-study.sh DIR [--blog]
 set -euo pipefail
 dir=${1:?usage: render-study.sh DIR [--blog]}
+name=$(basename "$dir")
 cd "$dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -13,6 +16,9 @@ python -m benchkit.report results --out "$tmp/ko" study.lang=ko > /dev/null
 mv "$tmp/ko/report.md" report/report.ko.md
 mv "$tmp/ko/report.html" report/report.ko.html
 if [ "${2:-}" = --blog ]; then
-  python -m benchkit.report results --out "$tmp/pub" --publish blog > /dev/null
+  python -m benchkit.report results --out "$tmp/pub" --publish blog \
+    "study.ledger=$name.ledger.jsonl" > /dev/null
+  python -m benchkit.report results --out "$tmp/pub-ko" --publish blog-ko study.lang=ko \
+    "study.ledger=$name.ko.ledger.jsonl" > /dev/null
 fi
 echo "$dir/report/report.md"
