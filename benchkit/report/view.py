@@ -15,7 +15,7 @@ from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
 from benchkit.report import analyse as an
-from benchkit.report import conditions, headline, i18n, ledger, sentences
+from benchkit.report import conditions, fmt, headline, i18n, ledger, ledger_words, sentences
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
@@ -293,7 +293,9 @@ def view_model(
         dict(c, status_text=i18n.claim_status(c["status"], lang))
         for c in _claims_in(words, a.claims)
     ]
-    corr = _corrections_view(corrections, ledger_file, lang)
+    corr = _corrections_view(
+        corrections, ledger_file, lang, published=published, study_name=study.name
+    )
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = _refuted(words, a.claims)
     caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
@@ -413,13 +415,22 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
 
 
 def _corrections_view(
-    corr: ledger.Corrections | None, ledger_file: Path | None, lang: str
+    corr: ledger.Corrections | None,
+    ledger_file: Path | None,
+    lang: str,
+    *,
+    published: bool,
+    study_name: str,
 ) -> dict[str, object]:
+    """The corrections section: every verdict that changed between publications, with
+    everything that changed in it (ledger_words.what_changed), or plainly why there is none."""
     if corr is None:
         intro = tr(
             lang,
-            "No ledger of earlier publications was given (set study.ledger, or publish with "
-            "--publish), so earlier verdicts cannot be checked here.",
+            "No ledger of earlier publications exists for this study: study.ledger is not set, "
+            "there is no {file} beside the results folder, and the results carry no "
+            "history/*.ledger.jsonl. Earlier verdicts cannot be checked here.",
+            file=ledger.ledger_name(study_name),
         )
         return {"intro": intro, "changes": [], "confirmed": []}
     changes = []
@@ -427,17 +438,32 @@ def _corrections_view(
         f = c["factor"]
         label = f.split(":", 1)[1] if f.startswith("claim:") else f
         vf = "claim:" if f.startswith("claim:") else f
+        new = c["diff"]["presence"] == "new"
+        gone = c["diff"]["presence"] == "gone"
+        # A render that is not a publication compares the ledger with the results as they are.
+        date = (c.get("date") or "")[:10]
+        if c["current"] and not published:
+            date = tr(lang, "this report")
         changes.append(
             {
                 "factor": i18n.factor_name(label, lang),
-                "date": (c.get("date") or "")[:10],
-                "earlier": i18n.verdict_value_text(
+                "date": date,
+                "earlier": fmt.DASH
+                if new
+                else i18n.verdict_value_text(
                     vf, c["earlier"], lang, Light.of(c["earlier_numbers"])
                 ),
-                "earlier_status": i18n.status_word(c["earlier_status"], lang),
-                "now": i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
-                "now_status": i18n.status_word(c["now_status"], lang),
-                "why": i18n.correction_why(c["why"], lang),
+                "earlier_status": tr(lang, "no verdict")
+                if new
+                else i18n.status_word(c["earlier_status"], lang),
+                "now": fmt.DASH
+                if gone
+                else i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
+                "now_status": tr(lang, "no verdict")
+                if gone
+                else i18n.status_word(c["now_status"], lang),
+                "what": ledger_words.what_changed(c, lang),
+                "why": ledger_words.correction_why(c["why"], lang),
             }
         )
     confirmed = [
@@ -447,19 +473,28 @@ def _corrections_view(
         }
         for c in corr["confirmed"]
     ]
-    if changes:
+    last = (corr.get("last_date") or "")[:10]
+    if any(c["current"] for c in corr["changes"]):
         intro = tr(lang, "Verdicts that changed since an earlier publication of this study:")
+    elif changes:
+        intro = (
+            ledger_words.no_change_intro(last, corr["rules"], lang)
+            + " "
+            + tr(lang, "Earlier publications corrected these verdicts:")
+        )
     elif corr["earlier"]:
+        intro = ledger_words.no_change_intro(last, corr["rules"], lang)
+    elif published:
+        intro = tr(lang, "First publication of this study: nothing to correct yet.")
+    else:
         intro = tr(
             lang,
-            "No verdict has changed since the earlier publication ({date}).",
-            date=(corr.get("last_date") or "")[:10],
+            "The study's ledger records no earlier publication yet: nothing to correct.",
         )
-    else:
-        intro = tr(lang, "First publication of this study: nothing to correct yet.")
     return {
         "intro": intro,
         "changes": changes,
         "confirmed": confirmed,
+        "rules_notes": ledger_words.rules_notes(corr["changes"], lang),
         "ledger": str(ledger_file) if ledger_file else "",
     }
