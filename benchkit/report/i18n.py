@@ -265,6 +265,10 @@ def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
             "hurts": trc(lang, "drafting", "hurt"),
             "no difference": trc(lang, "drafting", "made no difference"),
         }[runs[0]["effect"]]
+    if len(runs) == 1 and runs[0]["from"] is not None and runs[0]["from"] == largest:
+        # One slot count compared: that count, never "every slot count".
+        where = slot_range(runs[0]["from"], runs[0]["to"], largest, lang)
+        return _run_text(runs[0]["effect"], False, where, lang, last=True)
     if len(effects) == 1:
         return {
             "helps": tr(lang, "helped at every slot count"),
@@ -351,6 +355,13 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return tr(lang, "the recommended point has no complete result")
     if reason == "no_comparison":
         return tr(lang, "no complete points to compare")
+    if reason == "other_series" and isinstance(n, DraftingNumbers):
+        return tr(
+            lang,
+            "compared only on {series}, not on {wanted}",
+            series=point_text(n.primary, lang),
+            wanted=point_text(n.wanted, lang),
+        )
     if reason == "one_slot_count":
         return tr(lang, "only one slot count completed")
     if reason == "inside_noise":

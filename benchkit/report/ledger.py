@@ -54,7 +54,9 @@ RULES: dict[int, str] = {
         "with; a knee whose margin to the best is inside the noise is the fewest such count, "
         "provisional, the curve flat from there, and a knee is complete only when a count "
         "beyond it was measured outside the noise; every swept factor gets a verdict, and an "
-        "application's choice (sampling) is never the recommended setting"
+        "application's choice (sampling) is never the recommended setting; a drafter compared "
+        "only on another series than the one the other verdicts single out is judged on that "
+        "series, named as such and provisional"
     ),
 }
 # Verdicts reported in their own sections rather than corrected; every other factor (backend,

@@ -20,6 +20,7 @@ REASON_WORDS = {
     "single_run": NC_("verdict reason", "one run, so no confidence interval"),
     "no_result": NC_("verdict reason", "no complete result at the recommended point"),
     "no_comparison": NC_("verdict reason", "no complete points to compare"),
+    "other_series": NC_("verdict reason", "compared only on another series"),
     "one_slot_count": NC_("verdict reason", "only one slot count completed"),
     "inside_noise": NC_("verdict reason", "a margin inside the noise"),
     "contaminated": NC_("verdict reason", "jobs on another setup"),
