@@ -191,7 +191,8 @@ def test_figure_legends_name_points_as_the_prose_does(
     for label in seen:
         assert "=" not in label and label[:1].isupper(), label
         assert label in md, label
-    assert "![Power and GPU busy time at the recommended point (CUDA, 8 slots, MTP off)]" in md
+    # No recommendation is settled there: the energy figure names the best measured point.
+    assert "![Power and GPU busy time at the best measured point (CUDA, 8 slots, MTP off)]" in md
 
 
 # ------------------------------------------------------------- a post that reads like one

@@ -14,8 +14,18 @@ from typing import Any
 from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
+from benchkit.quality.drift import Drift
 from benchkit.report import analyse as an
-from benchkit.report import conditions, fmt, headline, i18n, ledger, ledger_words, sentences
+from benchkit.report import (
+    conditions,
+    fmt,
+    headline,
+    i18n,
+    ledger,
+    ledger_words,
+    recommend,
+    sentences,
+)
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
@@ -103,7 +113,7 @@ def _status_and_summary(
     unsettled = [
         i18n.factor_name(f, lang)
         for f, v in by.items()
-        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
+        if recommend.deciding(f) and v.status != an.COMPLETE
     ]
     planned = of(ValidityNumbers, validity.numbers).planned
     if validity.status == an.COMPLETE and unsettled:
@@ -127,20 +137,16 @@ def _status_and_summary(
             n=planned,
             points=i18n.missing_text(validity.missing, lang),
         )
-    rec_point = proj.point if proj.verdict is not None else None
     # The best completed point is never the answer while a point it depends on is missing.
-    settled = all(
-        v.status == an.COMPLETE
-        for f, v in by.items()
-        if f in ("backend", "slots", "mtp") or f.startswith("spec=")
-    )
+    rec = recommend.recommendation(by)
+    rec_point = rec.point
     point = i18n.point_text(rec_point, lang) if rec_point else ""
-    if rec_point and settled:
+    if rec.state == recommend.SETTLED:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
             + sentences.better_point_text(proj, lang)
         ]
-    elif rec_point and validity.status == an.COMPLETE:
+    elif rec.state == recommend.PROVISIONAL:
         summary = [
             tr(
                 lang,
@@ -151,7 +157,7 @@ def _status_and_summary(
             )
             + sentences.better_point_text(proj, lang)
         ]
-    elif rec_point:
+    elif rec.state == recommend.BEST_SO_FAR:
         summary = [
             tr(
                 lang,
@@ -184,7 +190,7 @@ def _status_and_summary(
         )
     else:
         summary.append(tr(lang, "Every planned point completed."))
-    drift_line = _recommended_drift(a, rec_point, lang)
+    drift_line = _recommended_drift(a, rec, lang)
     if drift_line:
         summary.append(drift_line)
     elif not study.quality_measured and not a.drift.measured:
@@ -192,11 +198,13 @@ def _status_and_summary(
     return status_line, summary, unsettled
 
 
-def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: str) -> str | None:
-    """The recommended point's output drift beside its speed (benchkit.report.quality)."""
+def _recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) -> str | None:
+    """The recommended point's output drift beside its speed (benchkit.report.quality); the
+    best measured point's where no recommendation is settled."""
     ds = a.drift
     if not ds.measured:
         return None
+    rec_point = rec.point
     if not rec_point:
         # No setting to recommend: the worst drift any job showed, so the summary still says
         # whether anything measured changes the answers.
@@ -218,6 +226,8 @@ def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: s
         None,
     )
     d = ds.drift.get(job) if job else None
+    if not rec.settled:
+        return _best_point_drift(job, d, ds.reference, lang)
     if job is None or d is None:
         return tr(lang, "Output drift at the recommended point was not measured (see Quality).")
     if job == ds.reference:
@@ -226,6 +236,22 @@ def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: s
         lang,
         "Output drift at the recommended point: {k} of {n} probes changed their answer, mean KL "
         "divergence {kld} from the reference (see Quality).",
+        k=d.changed,
+        n=d.probes,
+        kld=kld_text(d.kld_mean),
+    )
+
+
+def _best_point_drift(job: str | None, d: Drift | None, reference: str | None, lang: str) -> str:
+    """The drift line while no recommendation is settled: of the best measured point."""
+    if job is None or d is None:
+        return tr(lang, "Output drift at the best measured point was not measured (see Quality).")
+    if job == reference:
+        return tr(lang, "The best measured point is the drift reference itself (see Quality).")
+    return tr(
+        lang,
+        "Output drift at the best measured point: {k} of {n} probes changed their answer, mean "
+        "KL divergence {kld} from the reference (see Quality).",
         k=d.changed,
         n=d.probes,
         kld=kld_text(d.kld_mean),
