@@ -19,7 +19,16 @@ from benchkit.report.numbers import (
     Run,
     SeriesRuns,
 )
-from benchkit.report.sweep import DECODE, PROVISIONAL, Cell, Sweep, _is_num, label, norm
+from benchkit.report.sweep import (
+    DECODE,
+    PROVISIONAL,
+    Cell,
+    Missing,
+    Sweep,
+    _is_num,
+    label,
+    norm,
+)
 from benchkit.report.verdicts.common import (
     Verdict,
     _context,
@@ -128,27 +137,16 @@ def drafting_verdict(
     for e in sorted(contexts, key=order):
         ctx = {k: e["context"].get(k) for k in series_keys}
         by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
-    compared = {norm(off), norm(on)}
-    missing = [
-        mi
-        for mi in sw.missing_where(where)
-        if factor not in mi.point or norm(mi.point[factor]) in compared
-    ]
+    missing = _missing_under(sw, where, factor, (off, on))
     reasons: list[str] = []
     wanted: Point | None = None
     if where and contexts and not any(in_where(e) for e in contexts):
         # The series the other verdicts single out has no pair, another has: the verdict is
         # that series' (the one with the most pairs), named as such and provisional, so the
         # section's sentence speaks of the pairs its table shows.
-        wanted = dict(where)
-        ser, _ = max(by_series.values(), key=lambda se: len(se[1]))
-        where = dict(ser)
+        wanted, where = dict(where), dict(max(by_series.values(), key=lambda se: len(se[1]))[0])
         reasons.append("other_series")
-        missing += [
-            mi
-            for mi in sw.missing_where(where)
-            if mi not in missing and (factor not in mi.point or norm(mi.point[factor]) in compared)
-        ]
+        missing += [m for m in _missing_under(sw, where, factor, (off, on)) if m not in missing]
     primary = sorted((e for e in contexts if in_where(e)), key=order)
     series_runs: list[SeriesRuns] = [
         {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
@@ -208,6 +206,16 @@ def drafting_verdict(
     return Verdict(
         name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
     )
+
+
+def _missing_under(sw: Sweep, where: Point, factor: str, values: Sequence[Any]) -> list[Missing]:
+    """The planned points missing under a series, of the drafter's two values only."""
+    compared = {norm(v) for v in values}
+    return [
+        mi
+        for mi in sw.missing_where(where)
+        if factor not in mi.point or norm(mi.point[factor]) in compared
+    ]
 
 
 def _number(x: FactorValue) -> float:
