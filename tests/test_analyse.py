@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchkit.report import analyse as an
-from benchkit.report import fmt, headline, i18n, ledger, sentences
+from benchkit.report import fmt, headline, i18n, ledger, ledger_words, sentences
 from benchkit.report.lang import grammar
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult
@@ -566,7 +566,7 @@ def test_a_changed_verdict_is_a_correction_with_the_reason_from_the_earlier_entr
     (unfinished,) = slots["why"]["unfinished"]
     assert unfinished["point"] == {"slots": 4} and unfinished["status"] == "incomplete"
     assert slots["why"]["changed"] == {"workload": ["w6", "w12"]}
-    why = i18n.correction_why(slots["why"], "en")
+    why = ledger_words.correction_why(slots["why"], "en")
     assert why.startswith("the 4 slots point had not finished (incomplete)")
     assert "measured again with workload w6 → w12" in why
     # Publishing the same verdicts again adds no correction, and keeps the old one listed.
@@ -574,7 +574,7 @@ def test_a_changed_verdict_is_a_correction_with_the_reason_from_the_earlier_entr
     assert [c["date"] for c in again["changes"] if c["factor"] == "slots"] == ["2026-09-24"]
 
 
-def test_an_unchanged_provisional_verdict_is_confirmed_not_corrected() -> None:
+def test_a_provisional_verdict_the_data_confirm_is_listed_with_its_status_change() -> None:
     failed = result("vulkan", 8, s=None, status="failed", reason="x")
     early = sweep_of(
         [*slot_curve({1: 100, 2: 180, 4: 186}), failed], planned={"slots": [1, 2, 4, 8]}
@@ -583,7 +583,10 @@ def test_an_unchanged_provisional_verdict_is_confirmed_not_corrected() -> None:
     corr = ledger.corrections(
         [_entry(an.analyse(early, 100), "d1")], _entry(an.analyse(late, 100), "d2")
     )
-    assert not [c for c in corr["changes"] if c["factor"] == "slots"]
+    # Same value, but the status changed: a correction (value unchanged), and confirmed.
+    (slots,) = [c for c in corr["changes"] if c["factor"] == "slots"]
+    assert not slots["diff"]["value"] and slots["diff"]["status"]
+    assert [m["point"] for m in slots["diff"]["missing_removed"]] == [{"slots": 8}]
     assert {"factor": "slots", "value": 2, "numbers": {"knee_reached": True}} in corr["confirmed"]
 
 

@@ -1,8 +1,10 @@
 """The report's energy and telemetry section, from results alone: GPU energy per unit (J/unit)
 and busy shares per job, a verdict line per backend pair ("vulkan cost 1.2x the energy per
 unit of cuda"), why a job has no GPU telemetry, and a figure of power and GPU busy time over
-the run at the recommended point (the job's telemetry.jsonl). It reads what benchkit/telemetry.py
-put in result.json and only divides; nothing here changes another verdict.
+the run at the recommended point (the job's telemetry.jsonl; "the best measured point" while the
+summary recommends nothing settled: recommend.recommendation, the summary's own state). It reads
+what benchkit/telemetry.py put in result.json and only divides; nothing here changes another
+verdict.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import matplotlib.pyplot as plt
 from benchkit.report.figures import drawable
 from benchkit.report.i18n import backend_name, point_text
 from benchkit.report.lang import N_, marked, tr, trn
+from benchkit.report.recommend import recommendation
 from benchkit.results import JobResult
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 
@@ -198,12 +201,14 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
     return lines
 
 
-def _recommended(a: Any) -> dict[str, object] | None:
-    """The projection verdict's point (the report's recommendation), if it names one."""
-    verdict = getattr(a, "verdict", None)
-    v = verdict("projection") if callable(verdict) else None
-    point = getattr(v, "point", None)
-    return dict(point) if isinstance(point, Mapping) and point else None
+def _recommended(a: Any) -> tuple[dict[str, object] | None, bool]:
+    """The projection verdict's point, if it names one, and whether the report recommends it
+    (the same state as the summary's: recommend.recommendation); else it is only the best
+    measured point."""
+    verdicts = getattr(a, "verdicts", None) or []
+    rec = recommendation({v.factor: v for v in verdicts})
+    point = rec.point
+    return (dict(point) if isinstance(point, Mapping) and point else None), rec.settled
 
 
 def _row_at(
@@ -216,7 +221,7 @@ def _row_at(
 
 
 def telemetry_figure(
-    job_dir: Path, out_dir: Path, lang: str, point: Mapping[str, Any]
+    job_dir: Path, out_dir: Path, lang: str, point: Mapping[str, Any], recommended: bool = True
 ) -> str | None:
     """Board power, GPU busy and the server's CPU over time for one job (its first pass),
     titled with the point as the prose names it, in the words the figure can draw."""
@@ -261,20 +266,22 @@ def telemetry_figure(
         ax2.set_ylabel(tr(text, "busy (%)"))
         ax2.set_xlabel(tr(text, "seconds since the first request"))
         ax2.legend(loc="best", fontsize=8)
-        fig.suptitle(figure_title(text, _label(point, text)), fontsize=10)
+        fig.suptitle(figure_title(text, _label(point, text), recommended), fontsize=10)
         fig.tight_layout()
         fig.savefig(out_dir / FIGURE)
         plt.close(fig)
     return FIGURE
 
 
-def figure_title(lang: str, point: str) -> str:
+def figure_title(lang: str, point: str, recommended: bool = True) -> str:
     """The telemetry figure's title: above the figure and as its alt text in the report."""
+    if not recommended:
+        return tr(lang, "Power and GPU busy time at the best measured point ({point})", point=point)
     return tr(lang, "Power and GPU busy time at the recommended point ({point})", point=point)
 
 
-def _point_line(at: Mapping[str, Any], point: str, lang: str) -> str:
-    """The recommended point's figures, one sentence."""
+def _point_line(at: Mapping[str, Any], point: str, lang: str, recommended: bool) -> str:
+    """The recommended (or best measured) point's figures, one sentence."""
 
     def whole(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.0f}"
@@ -282,19 +289,30 @@ def _point_line(at: Mapping[str, Any], point: str, lang: str) -> str:
     cores = at["server_cpu_share"]
     j = f"{at['j_per_unit']:,.0f}"
     cpu = "n/a" if cores is None else f"{cores:.2f}"
+    fields: dict[str, object] = {
+        "point": point,
+        "j": j,
+        "w": whole(at["power_mean_w"]),
+        "wmax": whole(at["power_max_w"]),
+        "gpu": _pct(at["gpu_busy_share"]),
+        "mem": _pct(at["mem_busy_share"]),
+        "cpu": cpu,
+        "thread": _pct(at["server_busiest_thread_share"]),
+    }
+    if not recommended:
+        return tr(
+            lang,
+            "At the best measured point ({point}): {j} J per unit, mean power {w} W (max {wmax} "
+            "W), GPU busy {gpu}, memory controller busy {mem}, server CPU {cpu} cores, busiest "
+            "server thread {thread} of the time.",
+            **fields,
+        )
     return tr(
         lang,
         "At the recommended point ({point}): {j} J per unit, mean power {w} W (max {wmax} W), "
         "GPU busy {gpu}, memory controller busy {mem}, server CPU {cpu} cores, busiest server "
         "thread {thread} of the time.",
-        point=point,
-        j=j,
-        w=whole(at["power_mean_w"]),
-        wmax=whole(at["power_max_w"]),
-        gpu=_pct(at["gpu_busy_share"]),
-        mem=_pct(at["mem_busy_share"]),
-        cpu=cpu,
-        thread=_pct(at["server_busiest_thread_share"]),
+        **fields,
     )
 
 
@@ -307,15 +325,15 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
         return {"show": False}
     missing = len(getattr(getattr(a, "sweep", None), "missing", []) or [])
     lines = verdict_lines(backend_energy(rows), missing, lang)
-    point = _recommended(a)
+    point, recommended = _recommended(a)
     at = _row_at(rows, point) if point else None
     figure = None
     if at is not None:
         shown = {k: point[k] for k in FACTORS if point and k in point}
         if at["j_per_unit"] is not None:
-            lines.append(_point_line(at, _label(shown, lang), lang))
+            lines.append(_point_line(at, _label(shown, lang), lang, recommended))
         if folder is not None:
-            figure = telemetry_figure(Path(at["dir"]), folder, lang, shown)
+            figure = telemetry_figure(Path(at["dir"]), folder, lang, shown, recommended)
         elif (Path(at["dir"]) / TELEMETRY_FILE).exists():
             figure = FIGURE
     reasons: dict[str, int] = {}
@@ -339,7 +357,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
         "pairs": backend_energy(rows),
         "figure": figure,
         "figure_title": figure_title(
-            lang, _label({k: point[k] for k in FACTORS if point and k in point}, lang)
+            lang, _label({k: point[k] for k in FACTORS if point and k in point}, lang), recommended
         ),
         "definitions": {k: marked(lang, v) for k, v in DEFINITIONS.items()},
     }

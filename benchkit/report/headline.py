@@ -189,7 +189,8 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
     effect that held on one series only is never generalised)."""
     n = of(DraftingNumbers, v.numbers)
     who = drafter(key, lang)
-    if n.scope_differs:
+    # Measured on another series than the one the other verdicts single out: say where.
+    if n.scope_differs or "other_series" in v.reasons:
         return [
             partial(
                 _series_clause,

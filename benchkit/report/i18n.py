@@ -31,7 +31,6 @@ from benchkit.report.numbers import (
 from benchkit.report.words import (
     ATTRIBUTES,
     CLAIM_STATUS,
-    CONTEXT_WORDS,
     DRAFTERS,
     DRAFTERS_OPENING,
     EFFECT_WORDS,
@@ -275,6 +274,10 @@ def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
             "hurts": trc(lang, "drafting", "hurt"),
             "no difference": trc(lang, "drafting", "made no difference"),
         }[runs[0]["effect"]]
+    if len(runs) == 1 and runs[0]["from"] is not None and runs[0]["from"] == largest:
+        # One slot count compared: that count, never "every slot count".
+        where = slot_range(runs[0]["from"], runs[0]["to"], largest, lang)
+        return _run_text(runs[0]["effect"], False, where, lang, last=True)
     if len(effects) == 1:
         return {
             "helps": tr(lang, "helped at every slot count"),
@@ -361,6 +364,13 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return tr(lang, "the recommended point has no complete result")
     if reason == "no_comparison":
         return tr(lang, "no complete points to compare")
+    if reason == "other_series" and isinstance(n, DraftingNumbers):
+        return tr(
+            lang,
+            "compared only on {series}, not on {wanted}",
+            series=point_text(n.primary, lang),
+            wanted=point_text(n.wanted, lang),
+        )
     if reason == "one_slot_count":
         return tr(lang, "only one slot count completed")
     if reason == "inside_noise":
@@ -421,48 +431,3 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> st
     if factor.startswith("claim:"):
         return claim_status(str(value), lang)
     return str(value)
-
-
-def correction_why(why: Mapping[str, Any], lang: str) -> str:
-    """The reason a verdict changed, from the ledger's comparison of two publications."""
-    bits = []
-    for m in why.get("unfinished", []):
-        bits.append(
-            tr(
-                lang,
-                "the {point} point had not finished ({status})",
-                point=point_text(m["point"], lang),
-                status=status_word(m["status"], lang),
-            )
-        )
-    changed = why.get("changed") or {}
-    if changed:
-        # The ledger's context keys ("builds hip", "sampling") read as words of the language.
-        diffs = ", ".join(
-            f"{' '.join(_context_word(w, lang) for w in key.split(' '))} {a} → {b}"
-            for key, (a, b) in changed.items()
-        )
-        bits.append(tr(lang, "measured again with {changes}", changes=diffs))
-    if why.get("rules"):
-        a, b = why["rules"]
-        bits.append(
-            tr(
-                lang,
-                "the verdict rules changed (v{old} → v{new}: every verdict is judged on the "
-                "study's objective, with the noise, contamination and runaway-output rules)",
-                old=a,
-                new=b,
-            )
-        )
-    if why.get("new_points"):
-        n = int(why["new_points"])
-        bits.append(trn(lang, "{n} more point completed", "{n} more points completed", n))
-    if not bits:
-        bits.append(tr(lang, "new measurements"))
-    return "; ".join(bits)  # noun phrases, a list in every language
-
-
-def _context_word(word: str, lang: str) -> str:
-    if word in CONTEXT_WORDS:
-        return trc_marked(lang, "changed condition", CONTEXT_WORDS[word])
-    return word

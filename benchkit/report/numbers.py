@@ -286,6 +286,9 @@ class DraftingNumbers(_Numbers):
     noise: list[NoiseEntry] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    # The series the other verdicts single out, when it has no pair and `primary` is the
+    # series that has (reason "other_series"); absent otherwise.
+    wanted: Point | None = None
     # The largest slot count of the primary series; written once there was a comparison.
     largest: int | None = _null_with("compared")
     compared: bool = _internal()

@@ -5,8 +5,10 @@ results -> tidy table + planned space -> verdicts (`folder`, with analyse) -> vi
 -> Jinja templates -> report.md, then markdown-it-py turns the same Markdown into a standalone
 report.html (`page`); verdicts.json and the figures sit beside them. With a baseline, the two
 sweeps are compared config by config; with a ledger, earlier publications' verdicts are
-checked and every change listed as a correction; `--publish` writes the blog folder and
-appends to the ledger. Rendering again from the same results gives the same files.
+checked and every change listed as a correction (the study's ledger: study.ledger, else
+beside the published folder, else beside the results folder, and the results' own
+history/); `--publish` writes the blog folder and appends to the ledger. Rendering again
+from the same results gives the same files.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ def _render_analysed(
     base = analyse_folder(baseline, study=a.study) if baseline is not None else None
     build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
     lang = a.study.lang
-    ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name)
+    ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name, source)
     history = ledger.history(source, ledger_file, a.study.name)
     verdicts = [*a.verdicts, *([build] if build else [])]
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

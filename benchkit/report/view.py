@@ -14,8 +14,18 @@ from typing import Any, TypedDict
 from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
+from benchkit.quality.drift import Drift
 from benchkit.report import analyse as an
-from benchkit.report import conditions, headline, i18n, ledger, sentences
+from benchkit.report import (
+    conditions,
+    fmt,
+    headline,
+    i18n,
+    ledger,
+    ledger_words,
+    recommend,
+    sentences,
+)
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import Light, ValidityNumbers, of
@@ -103,7 +113,7 @@ def _status_and_summary(
     unsettled = [
         i18n.factor_name(f, lang)
         for f, v in by.items()
-        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
+        if recommend.deciding(f) and v.status != an.COMPLETE
     ]
     planned = of(ValidityNumbers, validity.numbers).planned
     if validity.status == an.COMPLETE and unsettled:
@@ -127,20 +137,16 @@ def _status_and_summary(
             n=planned,
             points=i18n.missing_text(validity.missing, lang),
         )
-    rec_point = proj.point if proj.verdict is not None else None
     # The best completed point is never the answer while a point it depends on is missing.
-    settled = all(
-        v.status == an.COMPLETE
-        for f, v in by.items()
-        if f in ("backend", "slots", "mtp") or f.startswith("spec=")
-    )
+    rec = recommend.recommendation(by)
+    rec_point = rec.point
     point = i18n.point_text(rec_point, lang) if rec_point else ""
-    if rec_point and settled:
+    if rec.state == recommend.SETTLED:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
             + sentences.better_point_text(proj, lang)
         ]
-    elif rec_point and validity.status == an.COMPLETE:
+    elif rec.state == recommend.PROVISIONAL:
         summary = [
             tr(
                 lang,
@@ -151,7 +157,7 @@ def _status_and_summary(
             )
             + sentences.better_point_text(proj, lang)
         ]
-    elif rec_point:
+    elif rec.state == recommend.BEST_SO_FAR:
         summary = [
             tr(
                 lang,
@@ -184,7 +190,7 @@ def _status_and_summary(
         )
     else:
         summary.append(tr(lang, "Every planned point completed."))
-    drift_line = _recommended_drift(a, rec_point, lang)
+    drift_line = _recommended_drift(a, rec, lang)
     if drift_line:
         summary.append(drift_line)
     elif not study.quality_measured and not a.drift.measured:
@@ -192,11 +198,13 @@ def _status_and_summary(
     return status_line, summary, unsettled
 
 
-def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: str) -> str | None:
-    """The recommended point's output drift beside its speed (benchkit.report.quality)."""
+def _recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) -> str | None:
+    """The recommended point's output drift beside its speed (benchkit.report.quality); the
+    best measured point's where no recommendation is settled."""
     ds = a.drift
     if not ds.measured:
         return None
+    rec_point = rec.point
     if not rec_point:
         # No setting to recommend: the worst drift any job showed, so the summary still says
         # whether anything measured changes the answers.
@@ -218,6 +226,8 @@ def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: s
         None,
     )
     d = ds.drift.get(job) if job else None
+    if not rec.settled:
+        return _best_point_drift(job, d, ds.reference, lang)
     if job is None or d is None:
         return tr(lang, "Output drift at the recommended point was not measured (see Quality).")
     if job == ds.reference:
@@ -226,6 +236,22 @@ def _recommended_drift(a: Analysed, rec_point: Mapping[str, Any] | None, lang: s
         lang,
         "Output drift at the recommended point: {k} of {n} probes changed their answer, mean KL "
         "divergence {kld} from the reference (see Quality).",
+        k=d.changed,
+        n=d.probes,
+        kld=kld_text(d.kld_mean),
+    )
+
+
+def _best_point_drift(job: str | None, d: Drift | None, reference: str | None, lang: str) -> str:
+    """The drift line while no recommendation is settled: of the best measured point."""
+    if job is None or d is None:
+        return tr(lang, "Output drift at the best measured point was not measured (see Quality).")
+    if job == reference:
+        return tr(lang, "The best measured point is the drift reference itself (see Quality).")
+    return tr(
+        lang,
+        "Output drift at the best measured point: {k} of {n} probes changed their answer, mean "
+        "KL divergence {kld} from the reference (see Quality).",
         k=d.changed,
         n=d.probes,
         kld=kld_text(d.kld_mean),
@@ -293,7 +319,9 @@ def view_model(
         dict(c, status_text=i18n.claim_status(c["status"], lang))
         for c in _claims_in(words, a.claims)
     ]
-    corr = _corrections_view(corrections, ledger_file, lang)
+    corr = _corrections_view(
+        corrections, ledger_file, lang, published=published, study_name=study.name
+    )
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = _refuted(words, a.claims)
     caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
@@ -434,13 +462,22 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
 
 
 def _corrections_view(
-    corr: ledger.Corrections | None, ledger_file: Path | None, lang: str
+    corr: ledger.Corrections | None,
+    ledger_file: Path | None,
+    lang: str,
+    *,
+    published: bool,
+    study_name: str,
 ) -> dict[str, object]:
+    """The corrections section: every verdict that changed between publications, with
+    everything that changed in it (ledger_words.what_changed), or plainly why there is none."""
     if corr is None:
         intro = tr(
             lang,
-            "No ledger of earlier publications was given (set study.ledger, or publish with "
-            "--publish), so earlier verdicts cannot be checked here.",
+            "No ledger of earlier publications exists for this study: study.ledger is not set, "
+            "there is no {file} beside the results folder, and the results carry no "
+            "history/*.ledger.jsonl. Earlier verdicts cannot be checked here.",
+            file=ledger.ledger_name(study_name),
         )
         return {"intro": intro, "changes": [], "confirmed": []}
     changes = []
@@ -448,17 +485,32 @@ def _corrections_view(
         f = c["factor"]
         label = f.split(":", 1)[1] if f.startswith("claim:") else f
         vf = "claim:" if f.startswith("claim:") else f
+        new = c["diff"]["presence"] == "new"
+        gone = c["diff"]["presence"] == "gone"
+        # A render that is not a publication compares the ledger with the results as they are.
+        date = (c.get("date") or "")[:10]
+        if c["current"] and not published:
+            date = tr(lang, "this report")
         changes.append(
             {
                 "factor": i18n.factor_name(label, lang),
-                "date": (c.get("date") or "")[:10],
-                "earlier": i18n.verdict_value_text(
+                "date": date,
+                "earlier": fmt.DASH
+                if new
+                else i18n.verdict_value_text(
                     vf, c["earlier"], lang, Light.of(c["earlier_numbers"])
                 ),
-                "earlier_status": i18n.status_word(c["earlier_status"], lang),
-                "now": i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
-                "now_status": i18n.status_word(c["now_status"], lang),
-                "why": i18n.correction_why(c["why"], lang),
+                "earlier_status": tr(lang, "no verdict")
+                if new
+                else i18n.status_word(c["earlier_status"], lang),
+                "now": fmt.DASH
+                if gone
+                else i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
+                "now_status": tr(lang, "no verdict")
+                if gone
+                else i18n.status_word(c["now_status"], lang),
+                "what": ledger_words.what_changed(c, lang),
+                "why": ledger_words.correction_why(c["why"], lang),
             }
         )
     confirmed = [
@@ -468,19 +520,28 @@ def _corrections_view(
         }
         for c in corr["confirmed"]
     ]
-    if changes:
+    last = (corr.get("last_date") or "")[:10]
+    if any(c["current"] for c in corr["changes"]):
         intro = tr(lang, "Verdicts that changed since an earlier publication of this study:")
+    elif changes:
+        intro = (
+            ledger_words.no_change_intro(last, corr["rules"], lang)
+            + " "
+            + tr(lang, "Earlier publications corrected these verdicts:")
+        )
     elif corr["earlier"]:
+        intro = ledger_words.no_change_intro(last, corr["rules"], lang)
+    elif published:
+        intro = tr(lang, "First publication of this study: nothing to correct yet.")
+    else:
         intro = tr(
             lang,
-            "No verdict has changed since the earlier publication ({date}).",
-            date=(corr.get("last_date") or "")[:10],
+            "The study's ledger records no earlier publication yet: nothing to correct.",
         )
-    else:
-        intro = tr(lang, "First publication of this study: nothing to correct yet.")
     return {
         "intro": intro,
         "changes": changes,
         "confirmed": confirmed,
+        "rules_notes": ledger_words.rules_notes(corr["changes"], lang),
         "ledger": str(ledger_file) if ledger_file else "",
     }

@@ -19,7 +19,16 @@ from benchkit.report.numbers import (
     Run,
     SeriesRuns,
 )
-from benchkit.report.sweep import DECODE, PROVISIONAL, Cell, Sweep, _is_num, label, norm
+from benchkit.report.sweep import (
+    DECODE,
+    PROVISIONAL,
+    Cell,
+    Missing,
+    Sweep,
+    _is_num,
+    label,
+    norm,
+)
 from benchkit.report.verdicts.common import (
     Verdict,
     _context,
@@ -123,12 +132,22 @@ def drafting_verdict(
     def order(e: DraftContext) -> float:
         return float(_slots_in(e["context"]) or 0) if "slots" in rest else 0.0
 
-    primary = sorted((e for e in contexts if in_where(e)), key=order)
     series_keys = [k for k in rest if k != "slots"]
     by_series: dict[str, tuple[Point, list[DraftContext]]] = {}
     for e in sorted(contexts, key=order):
         ctx = {k: e["context"].get(k) for k in series_keys}
         by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    missing = _missing_under(sw, where, factor, (off, on))
+    reasons: list[str] = []
+    wanted: Point | None = None
+    if where and contexts and not any(in_where(e) for e in contexts):
+        # The series the other verdicts single out has no pair, another has: the verdict is
+        # that series' (the one with the most pairs), named as such and provisional, so the
+        # section's sentence speaks of the pairs its table shows.
+        wanted, where = dict(where), dict(max(by_series.values(), key=lambda se: len(se[1]))[0])
+        reasons.append("other_series")
+        missing += [m for m in _missing_under(sw, where, factor, (off, on)) if m not in missing]
+    primary = sorted((e for e in contexts if in_where(e)), key=order)
     series_runs: list[SeriesRuns] = [
         {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
     ]
@@ -140,12 +159,6 @@ def drafting_verdict(
     for e in contexts:
         if e["acceptance"] is not None and "backend" in e["context"]:
             acc_by.setdefault(str(e["context"]["backend"]), []).append(e["acceptance"])
-    compared = {norm(off), norm(on)}
-    missing = [
-        mi
-        for mi in sw.missing_where(where)
-        if factor not in mi.point or norm(mi.point[factor]) in compared
-    ]
     numbers = DraftingNumbers(
         factor=factor,
         on_value=on,
@@ -157,10 +170,10 @@ def drafting_verdict(
         by_series=series_runs,
         scope_differs=scope_differs,
         objective=sw.objective.to_json(),
+        wanted=wanted,
     )
     if not primary:
         return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
-    reasons: list[str] = []
     shaky = [e for e in primary if e["inside_noise"]]
     noise: list[NoiseEntry] | None = None
     if shaky:
@@ -193,6 +206,16 @@ def drafting_verdict(
     return Verdict(
         name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
     )
+
+
+def _missing_under(sw: Sweep, where: Point, factor: str, values: Sequence[Any]) -> list[Missing]:
+    """The planned points missing under a series, of the drafter's two values only."""
+    compared = {norm(v) for v in values}
+    return [
+        mi
+        for mi in sw.missing_where(where)
+        if factor not in mi.point or norm(mi.point[factor]) in compared
+    ]
 
 
 def _number(x: FactorValue) -> float:
@@ -228,8 +251,9 @@ def spec_verdicts(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> 
 
 
 def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
-    """The effect a drafting verdict's runs give at a slot count."""
-    if v is None or not isinstance(v.verdict, list):
+    """The effect a drafting verdict's runs give at a slot count; None where the runs were
+    measured on another series than the one the other verdicts single out."""
+    if v is None or not isinstance(v.verdict, list) or "other_series" in v.reasons:
         return None
     runs: list[Run] = v.verdict
     for run in runs:

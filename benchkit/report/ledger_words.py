@@ -1,0 +1,176 @@
+"""The corrections in words: what changed in a verdict between two publications (value,
+status, reasons added and removed, missing points, rules version) and why, from the ledger's
+comparison (`ledger.Diff`, `ledger.Why`). The ledger keeps reason codes, not the numbers
+behind them, so each code has a short noun phrase of its own here; a code this table does
+not know (a newer benchkit's) is shown as written, its underscores as spaces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchkit.report.i18n import factor_name, point_text, status_word
+from benchkit.report.lang import NC_, clauses, marked, tr, trc_marked, trn
+from benchkit.report.ledger import RULES, Change
+from benchkit.report.numbers import MissingPoint
+from benchkit.report.words import CONTEXT_WORDS
+
+# Why a verdict is provisional, as a ledger entry records it (Verdict.reasons).
+REASON_WORDS = {
+    "single_run": NC_("verdict reason", "one run, so no confidence interval"),
+    "no_result": NC_("verdict reason", "no complete result at the recommended point"),
+    "no_comparison": NC_("verdict reason", "no complete points to compare"),
+    "other_series": NC_("verdict reason", "compared only on another series"),
+    "one_slot_count": NC_("verdict reason", "only one slot count completed"),
+    "inside_noise": NC_("verdict reason", "a margin inside the noise"),
+    "contaminated": NC_("verdict reason", "jobs on another setup"),
+    "capped": NC_("verdict reason", "calls that ran to the generation cap"),
+    "stalled": NC_("verdict reason", "stalls"),
+    "slo_none": NC_("verdict reason", "no point met the study's SLO"),
+}
+# At most this many missing points are named per change; the rest are counted.
+NAMED_POINTS = 3
+
+
+def reason_words(code: str, lang: str) -> str:
+    """One recorded reason as a noun phrase: 'stalls', 'the parallel slots verdict
+    provisional'."""
+    if code.startswith("depends_on:"):
+        factor = factor_name(code.split(":", 1)[1], lang)
+        return tr(lang, "the {factor} verdict provisional", factor=factor)
+    if code in REASON_WORDS:
+        return trc_marked(lang, "verdict reason", REASON_WORDS[code])
+    return code.replace("_", " ")
+
+
+def _points(missing: Sequence[MissingPoint], lang: str) -> str:
+    # Slashes between points: a point's own words are joined with commas.
+    named = " / ".join(point_text(m.get("point"), lang) for m in missing[:NAMED_POINTS])
+    rest = len(missing) - NAMED_POINTS
+    if rest > 0:
+        return trn(lang, "{points} and {n} more", "{points} and {n} more", rest, points=named)
+    return named
+
+
+def what_changed(c: Change, lang: str) -> str:
+    """Everything that changed in one verdict, as clauses: 'status provisional → provisional;
+    reasons: jobs on another setup removed, stalls added; rules v2 → v3'."""
+    d = c["diff"]
+    parts: list[str] = []
+    if d["presence"] == "new":
+        parts.append(tr(lang, "a verdict the earlier publication did not give"))
+    elif d["presence"] == "gone":
+        parts.append(tr(lang, "no longer given"))
+    elif d["value"]:
+        parts.append(tr(lang, "value changed"))
+    if d["presence"] == "both":
+        parts.append(
+            tr(
+                lang,
+                "status {earlier} → {now}",
+                earlier=status_word(c["earlier_status"], lang),
+                now=status_word(c["now_status"], lang),
+            )
+        )
+    reasons = [
+        tr(lang, "{reason} removed", reason=reason_words(r, lang)) for r in d["reasons_removed"]
+    ]
+    for r in d["reasons_added"]:
+        reasons.append(
+            tr(lang, "{reason} added", reason=reason_words(r, lang))
+            if d["reasons_known"]
+            else tr(lang, "{reason} (the earlier entry recorded no reasons)", reason=r)
+        )
+    if reasons:
+        parts.append(tr(lang, "reasons: {changes}", changes=", ".join(reasons)))
+    if d["missing_removed"]:
+        parts.append(
+            tr(lang, "no longer missing: {points}", points=_points(d["missing_removed"], lang))
+        )
+    if d["missing_added"]:
+        parts.append(tr(lang, "now missing: {points}", points=_points(d["missing_added"], lang)))
+    rules = c["why"].get("rules")
+    if rules:
+        parts.append(tr(lang, "rules v{old} → v{new}", old=rules[0], new=rules[1]))
+    return clauses(lang, parts)
+
+
+def rules_notes(changes: Sequence[Change], lang: str) -> list[str]:
+    """What each rules version the corrections cross changed, once each, oldest first:
+    'v3: a call far outside its job's own rate ...'."""
+    versions: set[int] = set()
+    for c in changes:
+        rules = c["why"].get("rules")
+        if rules:
+            versions.update(range(int(rules[0]) + 1, int(rules[1]) + 1))
+    return [
+        tr(lang, "v{version}: {rules}", version=v, rules=marked(lang, RULES[v]))
+        for v in sorted(versions)
+        if v in RULES
+    ]
+
+
+def correction_why(why: Mapping[str, Any], lang: str) -> str:
+    """The reason a verdict changed, from the ledger's comparison of two publications."""
+    bits = []
+    for m in why.get("unfinished", []):
+        bits.append(
+            tr(
+                lang,
+                "the {point} point had not finished ({status})",
+                point=point_text(m["point"], lang),
+                status=status_word(m["status"], lang),
+            )
+        )
+    changed = why.get("changed") or {}
+    if changed:
+        # The ledger's context keys ("builds hip", "sampling") read as words of the language.
+        diffs = ", ".join(
+            f"{' '.join(_context_word(w, lang) for w in key.split(' '))} {a} → {b}"
+            for key, (a, b) in changed.items()
+        )
+        bits.append(tr(lang, "measured again with {changes}", changes=diffs))
+    if why.get("rules"):
+        a, b = why["rules"]
+        # What each version changed is listed once under the table (rules_notes).
+        bits.append(tr(lang, "the verdict rules changed (v{old} → v{new})", old=a, new=b))
+    if why.get("new_points"):
+        n = int(why["new_points"])
+        bits.append(trn(lang, "{n} more point completed", "{n} more points completed", n))
+    if not bits:
+        # Same rules version, same context, no point finished since: the ledger cannot say
+        # more (the results folder or benchkit's code changed between the two renders).
+        bits.append(
+            tr(
+                lang,
+                "the ledger records no cause: same rules version, same model, hardware, "
+                "workload, sampling and builds",
+            )
+        )
+    return "; ".join(bits)  # noun phrases, a list in every language
+
+
+def _context_word(word: str, lang: str) -> str:
+    if word in CONTEXT_WORDS:
+        return trc_marked(lang, "changed condition", CONTEXT_WORDS[word])
+    return word
+
+
+def no_change_intro(date: str, rules: Sequence[int], lang: str) -> str:
+    """The corrections' opening when no verdict changed since the last publication: value,
+    status, reasons and missing points all equal (the rules version may still differ)."""
+    if len(rules) == 2 and rules[0] != rules[1]:
+        return tr(
+            lang,
+            "No verdict has changed since the earlier publication ({date}): value, status and "
+            "reasons are the same, though the verdict rules changed since (v{old} → v{new}).",
+            date=date,
+            old=rules[0],
+            new=rules[1],
+        )
+    return tr(
+        lang,
+        "No verdict has changed since the earlier publication ({date}): value, status and "
+        "reasons are the same.",
+        date=date,
+    )

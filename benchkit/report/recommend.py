@@ -1,0 +1,49 @@
+"""The report's recommendation state, in one place: the summary, the energy section and the
+drift line all say "recommended" only when this says a recommendation is settled, and name
+the same point otherwise as the best measured one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from benchkit.report.analyse import COMPLETE, Verdict
+from benchkit.report.numbers import Point
+
+# What the recommendation is, from the projection's point and how settled the verdicts are:
+# "settled" (every deciding verdict complete), "provisional" (every planned point finished but
+# a deciding verdict is not settled), "best_so_far" (planned points it depends on are
+# missing), "none" (no point to name).
+SETTLED, PROVISIONAL, BEST_SO_FAR, NONE = "settled", "provisional", "best_so_far", "none"
+
+
+def deciding(factor: str) -> bool:
+    """Whether a verdict decides the recommended setting (its status settles it)."""
+    return factor in ("backend", "slots", "mtp") or factor.startswith("spec=")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The projection's point and the state of the recommendation it is."""
+
+    point: Point | None
+    state: str
+
+    @property
+    def settled(self) -> bool:
+        """A recommendation the report states without qualification."""
+        return self.state == SETTLED
+
+
+def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
+    """The recommendation the verdicts support (`by`: verdicts by factor)."""
+    proj = by.get("projection")
+    point = proj.point if proj is not None and proj.verdict is not None else None
+    if not point:
+        return Recommendation(None, NONE)
+    if all(v.status == COMPLETE for f, v in by.items() if deciding(f)):
+        return Recommendation(point, SETTLED)
+    validity = by.get("validity")
+    if validity is not None and validity.status == COMPLETE:
+        return Recommendation(point, PROVISIONAL)
+    return Recommendation(point, BEST_SO_FAR)
