@@ -282,6 +282,8 @@ class Sweep:
     unplanned: list[str] = field(default_factory=list)
     # Jobs with calls far outside their own distribution (benchkit.report.stalls).
     stalls: dict[str, JobStalls] = field(default_factory=dict)
+    # Factors the study declares the application's choice (study.application_factors).
+    application: list[str] = field(default_factory=list)
 
     @property
     def metric(self) -> str:
@@ -404,6 +406,7 @@ def build_sweep(
     setups: Mapping[str, Mapping[str, str]] | None = None,
     cap_limit: float = 0.05,
     stalls: Mapping[str, JobStalls] | None = None,
+    application: Sequence[str] = (),
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
@@ -496,6 +499,7 @@ def build_sweep(
         cap_limit=cap_limit,
         unplanned=unplanned,
         stalls=dict(stalls or {}),
+        application=list(application),
     )
 
 

@@ -15,14 +15,15 @@ from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
 from benchkit.report import analyse as an
-from benchkit.report import conditions, headline, i18n, ledger, sentences
+from benchkit.report import conditions, factor_words, headline, i18n, ledger, sentences
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
-from benchkit.report.numbers import Light, ValidityNumbers, of
+from benchkit.report.numbers import FactorNumbers, Light, ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
+from benchkit.report.verdicts.factor import is_setting
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
 UNIT_WORDS = {
@@ -78,12 +79,18 @@ def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, s
     for v in verdicts:
         if v.factor in ("validity", "repeats"):
             continue
+        if isinstance(v.numbers, FactorNumbers):
+            value = factor_words.verdict_value(v, lang)
+        elif getattr(v.numbers, "not_exercised", None):
+            value = tr(lang, "not exercised")
+        else:
+            value = i18n.verdict_value_text(
+                v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
+            )
         summary_rows.append(
             {
                 "factor": i18n.factor_name(v.factor, lang),
-                "verdict": i18n.verdict_value_text(
-                    v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
-                ),
+                "verdict": value,
                 "status": i18n.status_word(v.status, lang),
             }
         )
@@ -103,7 +110,7 @@ def _status_and_summary(
     unsettled = [
         i18n.factor_name(f, lang)
         for f, v in by.items()
-        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != an.COMPLETE
+        if is_setting(v) and v.status != an.COMPLETE
     ]
     planned = of(ValidityNumbers, validity.numbers).planned
     if validity.status == an.COMPLETE and unsettled:
@@ -129,12 +136,16 @@ def _status_and_summary(
         )
     rec_point = proj.point if proj.verdict is not None else None
     # The best completed point is never the answer while a point it depends on is missing.
-    settled = all(
-        v.status == an.COMPLETE
-        for f, v in by.items()
-        if f in ("backend", "slots", "mtp") or f.startswith("spec=")
-    )
+    settled = all(v.status == an.COMPLETE for v in by.values() if is_setting(v))
     point = i18n.point_text(rec_point, lang) if rec_point else ""
+    apps = sorted({x["factor"] for x in of(ProjectionNumbers, proj.numbers).application or []})
+    if point and apps:
+        point = tr(
+            lang,
+            "{point}, at the {factors} you chose",
+            point=point,
+            factors=factor_words.names(apps, lang),
+        )
     if rec_point and settled:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
