@@ -47,14 +47,14 @@ def not_exercised_text(n: NotExercised, lang: str) -> str:
         largest = max(int(float(str(v))) for v in n["values"])
         return trn(
             lang,
-            "{factor} was not exercised ({values}): each point ran {units} unit, and a unit's "
-            "calls run one after another, so no more slots were ever busy than units were in "
-            "flight, whatever the count. The differences between the counts are run-to-run "
+            "The run did not exercise {factor} ({values}): each point ran {units} unit, and a "
+            "unit's calls run one after another, so no more slots were ever busy than units were "
+            "in flight, whatever the count. The differences between the counts are run-to-run "
             "variation, not a trend. To compare slot counts, replay at least {need} units a "
             "point (workload.units, or a workload with more units).",
-            "{factor} was not exercised ({values}): each point ran {units} units, and a unit's "
-            "calls run one after another, so no more slots were ever busy than units were in "
-            "flight, whatever the count. The differences between the counts are run-to-run "
+            "The run did not exercise {factor} ({values}): each point ran {units} units, and a "
+            "unit's calls run one after another, so no more slots were ever busy than units were "
+            "in flight, whatever the count. The differences between the counts are run-to-run "
             "variation, not a trend. To compare slot counts, replay at least {need} units a "
             "point (workload.units, or a workload with more units).",
             units,
@@ -66,9 +66,10 @@ def not_exercised_text(n: NotExercised, lang: str) -> str:
     if n["why"] == "seqs_per_step":
         return tr(
             lang,
-            "{factor} was not exercised ({values}): the server ran at most {seqs} sequences per "
-            "decode step at any count, so the extra slots stayed idle and the differences "
-            "between the counts are run-to-run variation, not a trend. To compare slot counts, "
+            "The run did not exercise {factor} ({values}): the server ran at most {seqs} "
+            "sequences per decode step at any count, so the extra slots stayed idle and the "
+            "differences between the counts are run-to-run variation, not a trend. To compare "
+            "slot counts, "
             "use a workload that keeps several units in flight at once.",
             factor=factor,
             values=values,
@@ -77,8 +78,8 @@ def not_exercised_text(n: NotExercised, lang: str) -> str:
     if n["why"] == "prompt":
         return tr(
             lang,
-            "{factor} was not exercised ({values}): every value covers the longest prompt in "
-            "flight ({tokens} tokens), so each split the prompts alike and any difference is "
+            "The run did not exercise {factor} ({values}): every value covers the longest prompt "
+            "in flight ({tokens} tokens), so each split the prompts alike and any difference is "
             "run-to-run variation. To measure it, test values below {tokens}, or a workload with "
             "longer prompts.",
             factor=factor,
@@ -87,8 +88,8 @@ def not_exercised_text(n: NotExercised, lang: str) -> str:
         )
     return tr(
         lang,
-        "{factor} was not exercised ({values}): the drafter drafted no token at any point, so "
-        "there is no drafting to judge. Check in server.log that the model (or draft model) "
+        "The run did not exercise {factor} ({values}): the drafter drafted no token at any point, "
+        "so there is no drafting to judge. Check in server.log that the model (or draft model) "
         "drafts, then measure again.",
         factor=factor,
         values=values,
@@ -123,7 +124,7 @@ def _extras(r: FactorRow, best: FactorRow | None, lang: str) -> list[str]:
         out.append(
             tr(
                 lang,
-                "changed {k} of {n} answers (KL {kld})",
+                "changed {k} of {n} answers, KL {kld}",
                 k=r["drift_changed"] or 0,
                 n=r["drift_probes"],
                 kld=kld_text(r["drift_kld"]),
@@ -139,18 +140,19 @@ def _extras(r: FactorRow, best: FactorRow | None, lang: str) -> list[str]:
 
 
 def row_text(factor: str, r: FactorRow, best: FactorRow | None, lang: str) -> str:
-    """'ubatch=128 +12% (context 1.00x, changed 3 of 16 answers)'."""
+    """'ubatch=128 +12.0% (inside the noise, context 2.00x, changed 3 of 16 answers)'."""
     name = value_text(factor, r["value"], lang)
-    extras = _extras(r, best, lang)
+    notes = []
     if r["effect"] == "best":
         head = tr(lang, "{value} fastest", value=name)
-    elif r["effect"] == "same":
-        head = tr(lang, "{value} {margin} (no difference)", value=name, margin=_margin(r))
-    elif r["inside_noise"]:
-        head = tr(lang, "{value} {margin} (inside the noise)", value=name, margin=_margin(r))
     else:
         head = f"{name} {_margin(r)}"
-    return f"{head} ({', '.join(extras)})" if extras else head
+        if r["effect"] == "same":
+            notes.append(tr(lang, "no difference"))
+        elif r["inside_noise"]:
+            notes.append(tr(lang, "inside the noise"))
+    notes += _extras(r, best, lang)
+    return f"{head} ({', '.join(notes)})" if notes else head
 
 
 def _margin(r: FactorRow) -> str:
@@ -246,6 +248,8 @@ def series_text(n: FactorNumbers, lang: str) -> str:
             )
         else:
             parts.append(tr(lang, "no difference at {where}", where=where))
+    if any("," in p for p in parts):
+        return "; ".join(parts)
     return _list(parts, lang)
 
 

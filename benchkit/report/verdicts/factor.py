@@ -208,12 +208,28 @@ def _planned_values(sw: Sweep, factor: str) -> list[FactorValue]:
 
 
 def _series(contexts: Sequence[FactorContext]) -> tuple[list[FactorSeries], bool]:
+    """Each setting of the others with its best value, and whether the best differs between
+    them. Where one other factor alone decides the best (slots, say), the series are its
+    values ("512 at 1 slot, 128 at 4 slots"), not every combination."""
     series: list[FactorSeries] = [
         {"series": e["context"], "best": e["best"], "state": e["state"]} for e in contexts
     ]
-    bests = {norm(e["best"]) for e in contexts if e["state"] == "best"}
-    differs = len(bests) > 1 or (len(bests) == 1 and any(e["state"] != "best" for e in contexts))
-    return series, differs and len(contexts) > 1
+    outcomes = {(e["state"], norm(e["best"])) for e in contexts}
+    if len(outcomes) < 2 or len(contexts) < 2:
+        return series, False
+    keys = sorted(contexts[0]["context"], key=lambda k: (k != "slots", k))
+    for k in keys:
+        by: dict[str, FactorSeries] = {}
+        ok = True
+        for e in contexts:
+            v = e["context"].get(k)
+            first = by.setdefault(
+                norm(v), {"series": {k: v}, "best": e["best"], "state": e["state"]}
+            )
+            ok = ok and (first["state"], norm(first["best"])) == (e["state"], norm(e["best"]))
+        if ok and len(by) > 1:
+            return list(by.values()), True
+    return series, True
 
 
 def _no_noise_estimate(sw: Sweep, cells: Sequence[Cell]) -> int | None:
