@@ -64,6 +64,7 @@ def not_exercised_text(n: NotExercised, lang: str) -> str:
             need=2 * largest,
         )
     if n["why"] == "seqs_per_step":
+        seqs = fmt.num(n["seqs_per_step"], 2)
         return tr(
             lang,
             "The run did not exercise {factor} ({values}): the server ran at most {seqs} "
@@ -73,7 +74,7 @@ def not_exercised_text(n: NotExercised, lang: str) -> str:
             "use a workload that keeps several units in flight at once.",
             factor=factor,
             values=values,
-            seqs=f"{n['seqs_per_step'] or 0:.2f}",
+            seqs=seqs,
         )
     if n["why"] == "prompt":
         return tr(
