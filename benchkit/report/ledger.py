@@ -30,13 +30,19 @@ LEDGER_VERSION = 1
 # (knee on aggregate decode tok/s, no noise, contamination or runaway rules); version 2
 # judges every verdict on the study's objective with those rules (evidence.py). A verdict
 # that changed between entries of different rules says so in its correction.
-RULES_VERSION = 2
+RULES_VERSION = 3
 RULES = {
     1: "knee on aggregate decode throughput; no noise, contamination or runaway-output rules",
     2: (
         "every verdict on the study's objective (seconds per unit, throughput basis, by "
         "default); single-run margins held against noise; jobs on another setup and runaway "
         "outputs named"
+    ),
+    3: (
+        "as 2, and a factor the run could not exercise (slots beyond the units in flight or at "
+        "one sequence per step, batch sizes above every prompt, drafting without drafts) has no "
+        "verdict; every other swept factor gets one; application choices (sampling) are never "
+        "recommended"
     ),
 }
 # Verdicts worth correcting; `validity` and `repeats` are reported in their own sections.
