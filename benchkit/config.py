@@ -292,6 +292,10 @@ class StudyConfig:
     # Share of calls (or of call time) that may run to the generation cap before a point
     # cannot be recommended without saying so.
     cap_limit: float = 0.05
+    # Factors that are the application's choice, not a speed setting (sampling changes what
+    # the answers are): reported with their speed effect and what they do to the answers,
+    # never as the recommended setting.
+    application_factors: list[str] = field(default_factory=lambda: ["sampling"])
 
 
 @dataclass

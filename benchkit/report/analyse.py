@@ -16,6 +16,7 @@ import pandas as pd
 
 from benchkit.report.claims import ClaimCheck as ClaimCheck
 from benchkit.report.claims import check_claims as check_claims
+from benchkit.report.numbers import Point
 from benchkit.report.sweep import BASIS_FACTORS as BASIS_FACTORS
 from benchkit.report.sweep import COMPLETE as COMPLETE
 from benchkit.report.sweep import DECODE as DECODE
@@ -51,6 +52,8 @@ from benchkit.report.verdicts.drafting import drafting_verdict as drafting_verdi
 from benchkit.report.verdicts.drafting import mtp_effect_at as mtp_effect_at
 from benchkit.report.verdicts.drafting import mtp_verdict as mtp_verdict
 from benchkit.report.verdicts.drafting import spec_verdicts as spec_verdicts
+from benchkit.report.verdicts.exercise import exercised as exercised
+from benchkit.report.verdicts.factor import factor_verdicts as factor_verdicts
 from benchkit.report.verdicts.projection import projection_verdict as projection_verdict
 from benchkit.report.verdicts.repeats import repeats_verdict as repeats_verdict
 from benchkit.report.verdicts.slots import knee as knee
@@ -59,14 +62,20 @@ from benchkit.report.verdicts.validity import validity_verdict as validity_verdi
 
 
 def analyse(sw: Sweep, projection_units: int) -> list[Verdict]:
-    """Every verdict the sweep supports, in report order."""
+    """Every verdict the sweep supports, in report order: a factor the run could not have
+    exercised (exercise.py) keeps its numbers but has no verdict."""
     b = backend_verdict(sw)
-    s = slots_verdict(sw, b)
-    m = mtp_verdict(sw, s, b)
-    specs = spec_verdicts(sw, s, b)
+    s = exercised(sw, slots_verdict(sw, b))
+    m = exercised(sw, mtp_verdict(sw, s, b))
+    specs = [exercised(sw, v) for v in spec_verdicts(sw, s, b)]
+    where: Point = dict((s.point if s is not None else None) or {})
+    if not where and b is not None and b.point:
+        where = dict(b.point)
+    factors = factor_verdicts(sw, where)
     out = [v for v in (b, s, m, *specs) if v is not None]
+    out += factors
     out.append(repeats_verdict(sw))
-    out.append(projection_verdict(sw, projection_units, b, s, m, specs))
+    out.append(projection_verdict(sw, projection_units, b, s, m, specs, factors))
     out.append(validity_verdict(sw))
     return out
 

@@ -162,6 +162,7 @@ def analyse_folder(
             cap_limit=study.cap_limit,
             stalls=stalls,
             caps=capped,
+            application=study.application_factors,
         )
 
     stalls, capped = from_calls(results)
@@ -171,6 +172,12 @@ def analyse_folder(
     drift = measure_drift(results, sw.varying, sw.planned, study)
     for column, by_job in drift.columns().items():
         df[column] = df["job"].map(by_job)
+    # What each job did to the answers, beside its speed in the factor verdicts.
+    df["drift_changed_n"] = df["job"].map({j: d.changed for j, d in drift.drift.items()})
+    df["drift_probes"] = df["job"].map({j: d.probes for j, d in drift.drift.items()})
+    tasks = {r.job_dir.name: t for r in results if isinstance(t := r.data.get("task"), dict)}
+    df["task_accuracy"] = df["job"].map({j: t.get("accuracy") for j, t in tasks.items()})
+    df["task_items"] = df["job"].map({j: t.get("items") for j, t in tasks.items()})
     if study.quality.limit and drift.measured:
         limits = {ev.DRIFT_LIMITS.get(k, k): v for k, v in study.quality.limit.items()}
         sw = sweep(df, {**study.slo, **limits})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import partial
 
+from benchkit.report import factor_words as fw
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict
 from benchkit.report.i18n import (
@@ -19,10 +20,12 @@ from benchkit.report.lang import tr, trn
 from benchkit.report.numbers import (
     BuildNumbers,
     DraftingNumbers,
+    FactorNumbers,
     ProjectionNumbers,
     SlotsNumbers,
     of,
 )
+from benchkit.report.verdicts.factor import is_setting
 from benchkit.report.words import BACKENDS as BACKENDS
 
 
@@ -56,10 +59,18 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
         clauses.append(partial(_backend_clause, b, lang))
     if s is not None and s.verdict is not None:
         clauses.append(partial(_slots_clause, s, lang))
+    elif s is not None and (idle := of(SlotsNumbers, s.numbers).not_exercised):
+        clauses.append(partial(_said, fw.slots_not_exercised(idle, lang), lang))
     for key in ["mtp", *sorted(k for k in verdicts if k.startswith("spec="))]:
         sv = verdicts.get(key)
         if sv is not None and sv.verdict is not None:
             clauses += _drafting_clauses(key, sv, lang)
+        elif sv is not None and of(DraftingNumbers, sv.numbers).not_exercised:
+            said = tr(lang, "{drafter} was not exercised (no drafts)", drafter=drafter(key, lang))
+            clauses.append(partial(_said, said, lang))
+    factors = [v for v in verdicts.values() if isinstance(v.numbers, FactorNumbers)]
+    for fv in factors:
+        clauses.append(partial(_said, fw.factor_clause(fv, lang), lang))
     bv = verdicts.get("build")
     if bv is not None and bv.verdict in ("faster", "slower", "no difference"):
         clauses.append(partial(_build_clause, bv, lang))
@@ -73,6 +84,8 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
             units=fmt.integer(pn.units),
             unit=unit_name,
         )
+        if factors or pn.application:
+            projection = _combination(p, pn, lang, unit_name)
     if clauses:
         # TRANSLATORS: what follows the headline's verdicts: the time for the study's units.
         rest = tr(lang, "; {projection}", projection=projection) if projection else ""
@@ -81,17 +94,39 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
         said = projection
     else:
         return tr(lang, "No verdict: no planned point has a complete result yet") + "."
-    provisional = [
-        v
-        for f, v in verdicts.items()
-        if (f in ("backend", "slots", "mtp") or f.startswith("spec=")) and v.status != COMPLETE
-    ]
+    provisional = [v for v in verdicts.values() if is_setting(v) and v.status != COMPLETE]
     if provisional:
         # TRANSLATORS: ':capital' writes the first letter as a capital; leave it out where the
         # language does not (it would change a name such as vLLM).
         return tr(lang, "Provisional: {headline:capital}.", headline=_Opening(said))
     # TRANSLATORS: ':capital' as in "Provisional: {headline:capital}.".
     return tr(lang, "{headline:capital}.", headline=_Opening(said))
+
+
+def _said(text: str, lang: str, rest: str | None) -> str:
+    """A clause worded elsewhere (factor_words): the last one carries what follows it."""
+    if rest is None:
+        return text
+    # TRANSLATORS: a clause of the headline worded elsewhere, then what follows the verdicts.
+    return tr(lang, "{clause}{rest}", clause=text, rest=rest)
+
+
+def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -> str:
+    """The projection with the recommended combination of every swept setting, and the
+    application choices stated as the user's."""
+    apps = sorted({a["factor"] for a in pn.application or []})
+    choice = ""
+    if apps:
+        choice = tr(lang, ", at the {factors} you chose", factors=fw.names(apps, lang))
+    return tr(
+        lang,
+        "about {hours} per {units} {unit}s at {point}{choice} (throughput basis)",
+        hours=fmt.hours(pn.seconds, lang),
+        units=fmt.integer(pn.units),
+        unit=unit_name,
+        point=point_text(p.point, lang),
+        choice=choice,
+    )
 
 
 def _backend_clause(b: Verdict, lang: str, rest: str | None) -> str:

@@ -22,6 +22,7 @@ from benchkit.report.numbers import (
     BackendNumbers,
     Capped,
     DraftingNumbers,
+    FactorNumbers,
     Light,
     NoiseEntry,
     ProjectionNumbers,
@@ -167,7 +168,7 @@ def objective_value(metric: str, x: Any, lang: str) -> str:
 
 def _objective_of(v: Verdict) -> str:
     n = v.numbers
-    judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers
+    judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
     objective = n.objective if isinstance(n, judged) else None
     return str((objective["metric"] if objective else None) or v.basis or "")
 
@@ -374,19 +375,29 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
     if reason == "one_slot_count":
         return tr(lang, "only one slot count completed")
     if reason == "inside_noise":
-        noisy = BackendNumbers | SlotsNumbers | DraftingNumbers
+        noisy = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers
         return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
     if reason == "contaminated":
-        judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers
+        judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
         return contamination_text((n.contaminated if isinstance(n, judged) else None) or [], lang)
-    if reason == "capped" and isinstance(n, SlotsNumbers | ProjectionNumbers) and n.capped:
+    capping = SlotsNumbers | ProjectionNumbers | FactorNumbers
+    if reason == "capped" and isinstance(n, capping) and n.capped:
         return capped_text(n.capped, lang)
     if reason == "stalled":
         # Imported here: stall_words reads this module at import time.
         from benchkit.report.stall_words import stalled_text
 
-        stalled = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers
+        stalled = (
+            BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
+        )
         return stalled_text((n.stalled if isinstance(n, stalled) else None) or [], lang)
+    if reason == "not_exercised":
+        return tr(lang, "the run did not exercise {factor}", factor=factor_name(v.factor, lang))
+    if reason == "no_noise_estimate":
+        # Imported here: factor_words reads this module at import time.
+        from benchkit.report.factor_words import no_noise_text
+
+        return no_noise_text(n.units if isinstance(n, FactorNumbers) else None, lang)
     if reason == "slo_none":
         return tr(lang, "no point met the study's SLO")
     return reason

@@ -244,6 +244,7 @@ class SlotsNumbers(_Numbers):
     knee_uncapped: int | None = None
     beyond: list[Beyond] | None = None
     latency_grows: bool | None = _null_with("beyond")
+    not_exercised: NotExercised | None = None
 
 
 # ------------------------------------------------------------------------------ drafting
@@ -291,7 +292,112 @@ class DraftingNumbers(_Numbers):
     wanted: Point | None = None
     # The largest slot count of the primary series; written once there was a comparison.
     largest: int | None = _null_with("compared")
+    not_exercised: NotExercised | None = None
     compared: bool = _internal()
+
+
+# ------------------------------------------------------------------------------ any factor
+
+
+class NotExercised(TypedDict):
+    """Why the run could not have shown a factor's effect (report.verdicts.exercise): `why`
+    is `units` (no more units in flight than the smallest slot count), `seqs_per_step` (the
+    server ran about one sequence per decode step at every count), `prompt` (every value
+    splits the longest prompt alike) or `no_drafts` (the drafter drafted nothing)."""
+
+    factor: str
+    why: str
+    values: list[FactorValue]
+    units: int | None
+    seqs_per_step: float | None
+    prompt_tokens: int | None
+
+
+class FactorRow(TypedDict):
+    """One value of a factor at one setting of the others, against that setting's best."""
+
+    value: FactorValue
+    objective: float | None
+    # value / best - 1 on the objective (0 for the best itself).
+    margin: float | None
+    # `best`, `worse` (a real difference), `same` (inside the noise or the smallest effect).
+    effect: str
+    inside_noise: bool
+    noise: float | None
+    ctx_total: float | None
+    j_per_unit: float | None
+    seqs_per_step: float | None
+    drift_changed: int | None
+    drift_probes: int | None
+    drift_kld: float | None
+    task_accuracy: float | None
+    task_items: int | None
+    capped: bool
+    slo_breaks: list[SloBreak]
+    jobs: list[str]
+
+
+class FactorContext(TypedDict):
+    """The factor's values at one setting of the other swept factors."""
+
+    context: Point
+    # The value best on the objective; None when no value differed from it.
+    best: FactorValue
+    state: str  # `best` | `no difference`
+    # Values no different from the best (inside the noise or the smallest counted effect).
+    ties: list[FactorValue]
+    rows: list[FactorRow]
+
+
+class FactorSeries(TypedDict):
+    series: Point
+    best: FactorValue
+    state: str
+
+
+class FactorVerdictValue(TypedDict):
+    """A factor verdict's value: `state` is `best` (one value best wherever compared), `no
+    difference`, `depends` (the best differs between settings of the other factors: see the
+    numbers' `by_series`), `not exercised` or `no comparison`; `kind` is `setting` or
+    `application` (the study's choice, e.g. sampling: never recommended)."""
+
+    state: str
+    best: FactorValue
+    kind: str
+
+
+class ApplicationPoint(TypedDict):
+    """The projection at one value of an application factor (e.g. each sampling swept)."""
+
+    factor: str
+    value: FactorValue
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class FactorNumbers(_Numbers):
+    """Any swept factor without a verdict of its own (batch, ubatch, KV cache types, flash
+    attention, threads, the model file, sampling, ...): the best value on the objective per
+    setting of the others, the margins and what stands beside them."""
+
+    factor: str
+    kind: str
+    numeric: bool
+    values: list[FactorValue]
+    contexts: list[FactorContext]
+    primary: Point
+    objective: ObjectiveJson
+    by_series: list[FactorSeries] | None = None
+    scope_differs: bool = False
+    # `largest` / `smallest`: the best value is at that end of the (numeric) range tested.
+    edge: str | None = None
+    # Units a point, where a comparison rests on single runs without a noise estimate.
+    units: int | None = None
+    not_exercised: NotExercised | None = None
+    noise: list[NoiseEntry] | None = None
+    contaminated: Contaminated | None = None
+    capped: Capped | None = None
+    stalled: Stalled | None = None
 
 
 # ------------------------------------------------------------------------------ repeats
@@ -347,6 +453,8 @@ class ProjectionNumbers(_Numbers):
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
     better_point: BetterPoint | None = None
+    # Each value of an application factor (study.application_factors) at the same point.
+    application: list[ApplicationPoint] | None = None
     measured: bool = _internal()
 
 
@@ -408,6 +516,7 @@ VerdictNumbers = (
     | ProjectionNumbers
     | ValidityNumbers
     | BuildNumbers
+    | FactorNumbers
 )
 
 N = TypeVar("N", bound=_Numbers)

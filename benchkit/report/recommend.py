@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from benchkit.report.analyse import COMPLETE, Verdict
 from benchkit.report.numbers import Point
+from benchkit.report.verdicts.factor import is_setting
 
 # What the recommendation is, from the projection's point and how settled the verdicts are:
 # "settled" (every deciding verdict complete), "provisional" (every planned point finished but
@@ -17,9 +18,10 @@ from benchkit.report.numbers import Point
 SETTLED, PROVISIONAL, BEST_SO_FAR, NONE = "settled", "provisional", "best_so_far", "none"
 
 
-def deciding(factor: str) -> bool:
-    """Whether a verdict decides the recommended setting (its status settles it)."""
-    return factor in ("backend", "slots", "mtp") or factor.startswith("spec=")
+def deciding(v: Verdict) -> bool:
+    """Whether a verdict decides the recommended setting (its status settles it): backend,
+    slots, drafting and every factor verdict of a setting, not an application's choice."""
+    return is_setting(v)
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
     point = proj.point if proj is not None and proj.verdict is not None else None
     if not point:
         return Recommendation(None, NONE)
-    if all(v.status == COMPLETE for f, v in by.items() if deciding(f)):
+    if all(v.status == COMPLETE for v in by.values() if deciding(v)):
         return Recommendation(point, SETTLED)
     validity = by.get("validity")
     if validity is not None and validity.status == COMPLETE:

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
-from benchkit.report import i18n, sentences
+from benchkit.report import factor_words, i18n, sentences
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
     DraftingNumbers,
+    FactorNumbers,
     RepeatsNumbers,
     SlotsNumbers,
     of,
@@ -150,6 +151,21 @@ def _build_section(
     }
 
 
+def _factor_section(a: Analysed, v: an.Verdict, lang: str) -> dict[str, object]:
+    """A factor without a section of its own (batch, KV cache types, sampling, ...): every value
+    at every setting of the others, with its speed, context, energy, drift and task beside."""
+    metric = a.sweep.metric
+    return {
+        "kind": "factor",
+        "title": i18n.factor_name(v.factor, lang),
+        "text": factor_words.factor_sentence(v, lang),
+        "objective_col": i18n.objective_words(metric, lang),
+        "table": factor_words.table(v, metric, lang),
+        "figure": None,
+        "figure_title": "",
+    }
+
+
 def _repeats_section(rep: an.Verdict, knee_gain: float, lang: str) -> dict[str, object]:
     """The repeats section: the noise of each repeated setting."""
     return {
@@ -203,6 +219,9 @@ def factor_sections(
         sections.append(_slots_section(a, s, lang, figs))
     for m in [v for f, v in by.items() if f == "mtp" or f.startswith("spec=")]:
         sections.append(_drafting_section(m, lang, figs))
+    for v in by.values():
+        if isinstance(v.numbers, FactorNumbers):
+            sections.append(_factor_section(a, v, lang))
     if build is not None:
         sections.append(_build_section(build, baseline, lang, figs))
     sections.append(_repeats_section(by["repeats"], a.study.knee_gain, lang))

@@ -7,6 +7,7 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
+from benchkit.report.factor_words import not_exercised_text
 from benchkit.report.i18n import (
     _objective_of,
     _prov,
@@ -15,6 +16,7 @@ from benchkit.report.i18n import (
     capped_text,
     drafter,
     effect_word,
+    factor_name,
     missing_text,
     mtp_runs_text,
     objective_value,
@@ -83,6 +85,8 @@ def backend_sentence(v: Verdict, lang: str) -> str:
 def slots_sentence(v: Verdict, lang: str) -> str:
     n = of(SlotsNumbers, v.numbers)
     prov = _prov(v, lang)
+    if n.not_exercised is not None:
+        return not_exercised_text(n.not_exercised, lang)
     if v.verdict is None:
         return tr(lang, "No complete points compare slot counts{prov}.", prov=prov)
     k = int(v.verdict)
@@ -212,6 +216,9 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
 
 def mtp_sentence(v: Verdict, lang: str) -> str:
     prov = _prov(v, lang)
+    idle = of(DraftingNumbers, v.numbers).not_exercised
+    if idle is not None:
+        return not_exercised_text(idle, lang)
     if v.verdict is None:
         return tr(
             lang,
@@ -318,8 +325,32 @@ def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
         per_unit=fmt.seconds(n.s_per_unit, lang),
         better=better_point_text(v, lang),
     )
+    if n.application:
+        text += " " + application_text(v, lang)
     prov = _prov_sentence(v, lang)
     return f"{text} {prov}" if prov else text
+
+
+def application_text(v: Verdict, lang: str) -> str:
+    """The projection at each value of an application factor: the user's choice, stated, never
+    recommended."""
+    n = of(ProjectionNumbers, v.numbers)
+    parts = [
+        tr(
+            lang,
+            "{value}: {hours}",
+            value=point_text({a["factor"]: a["value"]}, lang),
+            hours=fmt.hours(a["seconds"], lang) if a["seconds"] is not None else fmt.DASH,
+        )
+        for a in n.application or []
+    ]
+    factors = sorted({a["factor"] for a in n.application or []})
+    return tr(
+        lang,
+        "That is at the {factors} you chose; at each value measured: {values}.",
+        factors=", ".join(factor_name(f, lang) for f in factors),
+        values="; ".join(parts),
+    )
 
 
 def better_point_text(v: Verdict, lang: str) -> str:

@@ -285,6 +285,8 @@ class Sweep:
     stalls: dict[str, JobStalls] = field(default_factory=dict)
     # Each job's calls as far as the generation cap goes (benchkit.report.caps).
     caps: dict[str, JobCaps] = field(default_factory=dict)
+    # Factors the study declares the application's choice (study.application_factors).
+    application: list[str] = field(default_factory=list)
 
     @property
     def metric(self) -> str:
@@ -408,6 +410,7 @@ def build_sweep(
     cap_limit: float = 0.05,
     stalls: Mapping[str, JobStalls] | None = None,
     caps: Mapping[str, JobCaps] | None = None,
+    application: Sequence[str] = (),
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
@@ -501,6 +504,7 @@ def build_sweep(
         unplanned=unplanned,
         stalls=dict(stalls or {}),
         caps=dict(caps or {}),
+        application=list(application),
     )
 
 

@@ -49,6 +49,9 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
             row["server_steps_per_s"], row["seqs_per_step"] = steps, seqs
         server = r.result.provenance.server
         row["ctx_total"] = server.ctx_total if server else None
+        # The longest prompt of the workload replayed: a micro-batch above it splits nothing.
+        wl = r.result.provenance.workload
+        row["max_prompt_tokens"] = wl.max_prompt_tokens if wl else None
         row["identity_problem"] = identity_problem(r.result)
         row["derived"] = bool(r.data.get("derived"))
         rows.append(row)

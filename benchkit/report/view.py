@@ -18,6 +18,7 @@ from benchkit.quality.drift import Drift
 from benchkit.report import analyse as an
 from benchkit.report import (
     conditions,
+    factor_words,
     fmt,
     headline,
     i18n,
@@ -28,7 +29,7 @@ from benchkit.report import (
 )
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
-from benchkit.report.numbers import Light, ValidityNumbers, of
+from benchkit.report.numbers import FactorNumbers, Light, ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
@@ -88,12 +89,18 @@ def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, s
     for v in verdicts:
         if v.factor in ("validity", "repeats"):
             continue
+        if isinstance(v.numbers, FactorNumbers):
+            value = factor_words.verdict_value(v, lang)
+        elif getattr(v.numbers, "not_exercised", None):
+            value = tr(lang, "not exercised")
+        else:
+            value = i18n.verdict_value_text(
+                v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
+            )
         summary_rows.append(
             {
                 "factor": i18n.factor_name(v.factor, lang),
-                "verdict": i18n.verdict_value_text(
-                    v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
-                ),
+                "verdict": value,
                 "status": i18n.status_word(v.status, lang),
             }
         )
@@ -113,7 +120,7 @@ def _status_and_summary(
     unsettled = [
         i18n.factor_name(f, lang)
         for f, v in by.items()
-        if recommend.deciding(f) and v.status != an.COMPLETE
+        if recommend.deciding(v) and v.status != an.COMPLETE
     ]
     planned = of(ValidityNumbers, validity.numbers).planned
     if validity.status == an.COMPLETE and unsettled:
@@ -141,6 +148,14 @@ def _status_and_summary(
     rec = recommend.recommendation(by)
     rec_point = rec.point
     point = i18n.point_text(rec_point, lang) if rec_point else ""
+    apps = sorted({x["factor"] for x in of(ProjectionNumbers, proj.numbers).application or []})
+    if point and apps:
+        point = tr(
+            lang,
+            "{point}, at the {factors} you chose",
+            point=point,
+            factors=factor_words.names(apps, lang),
+        )
     if rec.state == recommend.SETTLED:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)

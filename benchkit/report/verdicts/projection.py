@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from benchkit.report.numbers import (
+    ApplicationPoint,
     BetterPoint,
     DraftingNumbers,
     FactorValue,
@@ -19,12 +20,14 @@ from benchkit.report.verdicts.common import (
     Verdict,
     _capped,
     _neighbours,
+    _sort_key,
     _stalled,
     _status,
     _taint,
     _values,
 )
 from benchkit.report.verdicts.drafting import _first_num, _number, mtp_effect_at
+from benchkit.report.verdicts.factor import apply_factors
 
 
 def projection_verdict(
@@ -34,11 +37,15 @@ def projection_verdict(
     slots: Verdict | None,
     mtp: Verdict | None,
     specs: Sequence[Verdict] = (),
+    factors: Sequence[Verdict] = (),
 ) -> Verdict:
     """The recommended point (winning backend, the knee, MTP or the drafter that helps most
     there, if any) and the time for `units` units there, on the throughput basis (what a
     batch of units costs). Where another complete point is better on the objective, it is
-    named with why it is not the recommendation (`better_point`)."""
+    named with why it is not the recommendation (`better_point`). Every other swept factor
+    takes its factor verdict's value (`factor.apply_factors`); an application factor
+    (sampling) is held at one value and the projection is also given at each of its values
+    (`application`), never recommending one."""
     m = sw.metric
     point: Point = {}
     if slots is not None and slots.point:
@@ -53,7 +60,14 @@ def projection_verdict(
         best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
         drafted = best.numbers if best is not None else None
         point["spec"] = drafted.on_value if isinstance(drafted, DraftingNumbers) else "none"
-    depends = [v for v in (backend, slots, mtp, *specs) if v is not None]
+    if slots is not None and isinstance(slots.numbers, SlotsNumbers):
+        idle = slots.numbers.not_exercised
+        if idle is not None and "slots" not in point:
+            # Slot counts the run did not exercise: the fewest, which cost the least context.
+            point["slots"] = min(idle["values"], key=_sort_key)
+    point, application = apply_factors(sw, point, factors)
+    depends = [v for v in (backend, slots, mtp, *specs, *factors) if v is not None]
+    depends = [v for v in depends if v.factor not in application]
     reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
 
     def fits(c: Cell) -> bool:
@@ -104,10 +118,12 @@ def projection_verdict(
         stalled=_stalled(sw, [cell], reasons, "slots"),
         measured=True,
     )
-    # Never worse than another complete point without saying so.
-    best_cell = min(
-        (c for c in sw.cells if fits(c)), key=lambda c: float(c.mean(m) or 0.0), default=cell
-    )
+    # Never worse than another complete point without saying so (at the same application
+    # choices: those are the user's, not a speed setting).
+    same_use = [
+        c for c in sw.cells if fits(c) and all(c.get(f) == norm(point[f]) for f in application)
+    ]
+    best_cell = min(same_use, key=lambda c: float(c.mean(m) or 0.0), default=cell)
     best_v, rec_v = best_cell.mean(m), cell.mean(m)
     if best_cell is not cell and best_v is not None and rec_v and best_v < rec_v:
         j = sw.judge(cell, best_cell)
@@ -136,6 +152,9 @@ def projection_verdict(
     # A single run varies nothing: name its point from the settings every job shared.
     where: Point = {k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants}
     where.update(cell.values)
+    if application:
+        numbers = replace(numbers, application=_application(sw, where, application, units))
+        where = {k: v for k, v in where.items() if k not in application}
     return Verdict(
         "projection",
         round(units * s.mean / 3600, 2),
@@ -146,6 +165,28 @@ def projection_verdict(
         where,
         reasons,
     )
+
+
+def _application(
+    sw: Sweep, where: Point, factors: Sequence[str], units: int
+) -> list[ApplicationPoint]:
+    """The projection at each value of each application factor, the rest of the point kept."""
+    out: list[ApplicationPoint] = []
+    for f in factors:
+        seen = {norm(c.values.get(f)): c.values.get(f) for c in sw.cells}
+        for value in sw.planned.get(f) or list(seen.values()):
+            want = {**where, f: value}
+            cell = next(
+                (
+                    c
+                    for c in sw.cells
+                    if all(c.get(k) == norm(x) for k, x in want.items() if k in c.values)
+                ),
+                None,
+            )
+            s = cell.mean(THROUGHPUT) if cell is not None else None
+            out.append({"factor": f, "value": value, "seconds": None if s is None else units * s})
+    return out
 
 
 def _ratio_or_none(a: float | None, b: float | None) -> float | None:
