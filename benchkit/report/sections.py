@@ -69,7 +69,8 @@ def _slots_section(
         "kind": "slots",
         "title": tr(lang, "Parallel slots"),
         "text": sentences.slots_sentence(s, lang),
-        "series": i18n.point_text(sn.series, lang),
+        # The slot counts of one series (a backend, an MTP setting); none when only slots vary.
+        "series": i18n.point_text(sn.series, lang) if sn.series else "",
         "objective_col": "" if metric in ev.PER_UNIT else obj_words,
         "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),
         "show_uncapped": any(r["capped"] for r in sn.rows or []),
