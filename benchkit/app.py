@@ -123,10 +123,13 @@ def objective_of_result(result: Mapping[str, object], objective: str) -> float |
     return float(value) if isinstance(value, int | float) else None
 
 
-def report_of(folder: Path, what: str) -> bool:
-    """Render the report of a run or sweep folder into its report/, and print where it is
-    (stdout: the path alone, for scripts); False, with the reason on stderr, when it cannot
-    be rendered."""
+def report_of(folder: Path, what: str, sweep: bool = False) -> bool:
+    """Render the report of a run or sweep folder into its report/, show its closing summary
+    (the verdicts, the recommendation, what to run, the report's path) and print where it
+    is (stdout: the path alone, for scripts); False, with the reason on stderr, when it
+    cannot be rendered. A sweep's summary also goes into the sweep's own benchkit.log (each
+    job's log is its own; a single run's log is the run folder's, where logging writes)."""
+    from benchkit.report.closing import SUMMARY_FILE
     from benchkit.report.render import render_report
 
     try:
@@ -134,7 +137,16 @@ def report_of(folder: Path, what: str) -> bool:
     except UserError as exc:
         print(f"benchkit: {exc}", file=sys.stderr)
         return False
-    _log.info(f"{what}: {out / 'report.html'}")
+    try:
+        lines = (out / SUMMARY_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = [f"{what}: {out / 'report.html'}"]
+    for line in lines:
+        _log.info(line)
+    if sweep:
+        with (folder / "benchkit.log").open("a", encoding="utf-8") as f:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            f.writelines(f"[{stamp}] {line}\n" for line in lines)
     print(str(out / "report.html"))
     return True
 
