@@ -138,9 +138,11 @@ def report_of(folder: Path, what: str, sweep: bool = False) -> bool:
         print(f"benchkit: {exc}", file=sys.stderr)
         return False
     try:
-        lines = (out / SUMMARY_FILE).read_text(encoding="utf-8").splitlines()
+        lines = (out / SUMMARY_FILE).read_text(encoding="utf-8").splitlines()[:-1]
     except OSError:
-        lines = [f"{what}: {out / 'report.html'}"]
+        lines = []
+    # The summary's last line, the report's path, as scripts and the cluster tests read it.
+    lines.append(f"{what}: {out / 'report.html'}")
     for line in lines:
         _log.info(line)
     if sweep:
