@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import unicodedata
 from pathlib import Path
 
 from benchkit.paths import repo_root
@@ -93,3 +94,23 @@ def test_missing_points_are_measured_by_the_same_sweep_into_its_folder(tmp_path:
     assert resume.command == (
         f"benchkit -m backend=vulkan,hip slots=1,2,3,4,6,8 mtp=false,true hydra.sweep.dir={sweep}"
     )
+
+
+def test_in_korean_the_section_and_the_summary_are_korean_and_aligned(tmp_path: Path) -> None:
+    out = render_report(SEED, tmp_path / "ko", overrides=["study.lang=ko"])
+    md = (out / "report.md").read_text()
+    section = md.split("## 이렇게 쓰세요", 1)[1].split("\n## ", 1)[0]
+    assert "잠정 권장 설정: Vulkan, 슬롯 4개, MTP 끔." in section
+    assert "판정을 확정하려면 다음을 실행하세요:" in section
+    summary = (out / SUMMARY_FILE).read_text().splitlines()
+    assert summary[0].startswith("요약: ")
+    assert summary[-1] == f"보고서: {out / 'report.html'}"
+    # The status column starts at one terminal cell in every row (Hangul takes two cells).
+
+    def cells(text: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+    table = summary[1:4]
+    words = ("상태", "완료", "잠정")
+    at = [cells(line[: max(line.rfind(w) for w in words)]) for line in table]
+    assert len(set(at)) == 1, table

@@ -7,6 +7,7 @@ says what the report says, in the study's language.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,6 +145,14 @@ def provisional_reasons(verdicts: Sequence[an.Verdict], lang: str) -> list[tuple
 
 
 def _table(rows: Sequence[Mapping[str, str]], cols: Sequence[str]) -> list[str]:
-    """Rows as aligned plain-text columns."""
-    width = {c: max(len(r[c]) for r in rows) for c in cols}
-    return ["  " + "  ".join(r[c].ljust(width[c]) for c in cols).rstrip() for r in rows]
+    """Rows as plain-text columns, aligned as a terminal draws them (a Hangul or CJK
+    character takes two cells)."""
+    width = {c: max(_cells(r[c]) for r in rows) for c in cols}
+    return [
+        "  " + "  ".join(r[c] + " " * (width[c] - _cells(r[c])) for c in cols).rstrip()
+        for r in rows
+    ]
+
+
+def _cells(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
