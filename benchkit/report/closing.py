@@ -45,11 +45,18 @@ def use_this_view(u: UseThis, lang: str) -> UseThisView:
     point = i18n.point_text(u.point, lang) if u.point else ""
     if u.point and u.settled:
         intro = tr(lang, "Recommended setting: {point}.", point=point)
+    elif u.point and not u.next_steps:
+        intro = tr(
+            lang,
+            "Provisional recommendation: {point}. The verdicts are not settled yet, and no "
+            "further run of this sweep would settle them: the sections below say why.",
+            point=point,
+        )
     elif u.point:
         intro = tr(
             lang,
-            "Provisional recommendation: {point}. The verdicts are not settled yet: measure "
-            "it, or settle it first with the runs below.",
+            "Provisional recommendation: {point}. The verdicts are not settled yet: use it "
+            "knowing that, or settle them first with the runs below.",
             point=point,
         )
     else:
