@@ -36,8 +36,15 @@ server-vulkan: setup-test server
 	@./scripts/vulkan-deps.sh || echo "make: going on without the Vulkan build" >&2
 	@$(BIN)/python -m benchkit.provide vulkan || [ $$? -eq 3 ]
 
+# The default study answers its own question (conf/study/default.yaml: how do parallel slots
+# change seconds per unit?) with a sweep over slot counts on the synthetic model: about a
+# minute on two idle cores once llama-server is built. It ends with the verdicts, the
+# llama-server command to use and the report's path. `make study STUDY='-m slots=1,2,4,8'`
+# runs another; `python -m benchkit` alone is one job (4 slots). tests/test_first_run.py
+# runs this very line.
+STUDY ?= -m slots=1,2,4 workload=first
 study: server
-	$(BIN)/python -m benchkit
+	$(BIN)/python -m benchkit $(STUDY)
 
 # Every test: the real llama-server sweeps (-m slow), the sweeps through a real scheduler
 # (-m cluster: a one-node SLURM cluster started by the tests, scripts/slurm-local.sh) and the

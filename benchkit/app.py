@@ -20,6 +20,7 @@ from pathlib import Path
 import hydra
 from hydra.conf import HydraConf
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
@@ -31,6 +32,7 @@ from benchkit.job import JobContext, new_result, run_job
 from benchkit.paths import conf_dir
 from benchkit.results import RESULT_FILE, write_result
 from benchkit.schema import Status, load
+from benchkit.sweep_progress import MULTIRUN_FILE, sweep_progress
 
 register_configs()
 
@@ -56,6 +58,12 @@ def _hydra_main(cfg: DictConfig) -> float | None:
     job_dir = Path(hc.runtime.output_dir)
     sweep = hc.mode == RunMode.MULTIRUN
     sweep_dir = Path(str(hc.sweep.dir)) if sweep else None
+    progress = None
+    if sweep_dir is not None:
+        # Where the sweep stands: a plain line in the log now, and in front of the replay's
+        # own progress line on a terminal.
+        progress = sweep_progress(sweep_dir, hc.job.num, sweep_size(sweep_dir)).text
+        _log.info(progress())
     ctx = JobContext(
         job_dir=job_dir,
         label=str(hc.job.num) if sweep else job_dir.name,
@@ -64,7 +72,8 @@ def _hydra_main(cfg: DictConfig) -> float | None:
         overrides=[str(o) for o in hc.overrides.task],
         sweep=sweep,
         resume_roots=_resume_roots(hc),
-        extra_scrub=[sweep_dir / "multirun.yaml"] if sweep_dir else [],
+        extra_scrub=[sweep_dir / MULTIRUN_FILE] if sweep_dir else [],
+        progress=progress,
     )
     try:
         # Parallel jobs on one host lease their devices in the sweep folder (a single run's
@@ -114,10 +123,13 @@ def objective_of_result(result: Mapping[str, object], objective: str) -> float |
     return float(value) if isinstance(value, int | float) else None
 
 
-def report_of(folder: Path, what: str) -> bool:
-    """Render the report of a run or sweep folder into its report/, and print where it is
-    (stdout: the path alone, for scripts); False, with the reason on stderr, when it cannot
-    be rendered."""
+def report_of(folder: Path, what: str, sweep: bool = False) -> bool:
+    """Render the report of a run or sweep folder into its report/, show its closing summary
+    (the verdicts, the recommendation, what to run, the report's path) and print where it
+    is (stdout: the path alone, for scripts); False, with the reason on stderr, when it
+    cannot be rendered. A sweep's summary also goes into the sweep's own benchkit.log (each
+    job's log is its own; a single run's log is the run folder's, where logging writes)."""
+    from benchkit.report.closing import SUMMARY_FILE
     from benchkit.report.render import render_report
 
     try:
@@ -125,7 +137,18 @@ def report_of(folder: Path, what: str) -> bool:
     except UserError as exc:
         print(f"benchkit: {exc}", file=sys.stderr)
         return False
-    _log.info(f"{what}: {out / 'report.html'}")
+    try:
+        lines = (out / SUMMARY_FILE).read_text(encoding="utf-8").splitlines()[:-1]
+    except OSError:
+        lines = []
+    # The summary's last line, the report's path, as scripts and the cluster tests read it.
+    lines.append(f"{what}: {out / 'report.html'}")
+    for line in lines:
+        _log.info(line)
+    if sweep:
+        with (folder / "benchkit.log").open("a", encoding="utf-8") as f:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            f.writelines(f"[{stamp}] {line}\n" for line in lines)
     print(str(out / "report.html"))
     return True
 
@@ -180,6 +203,28 @@ def write_failed(cfg: BenchConfig, ctx: JobContext, reason: str) -> Mapping[str,
     written = write_result(ctx.job_dir / RESULT_FILE, json.loads(json.dumps(result, default=str)))
     _log.info(f"job {ctx.label} failed ({reason})")
     return written
+
+
+def sweep_size(sweep_dir: Path) -> int | None:
+    """How many jobs Hydra's basic sweeper launches into `sweep_dir`: the product of its sweep
+    overrides' lengths (command line and hydra.sweeper.params, from multirun.yaml). None for
+    another sweeper (racing decides round by round; a search as it goes) or an override that
+    cannot be counted without composing (a glob)."""
+    try:
+        saved = OmegaConf.load(sweep_dir / MULTIRUN_FILE)
+        sweeper = saved.hydra.sweeper
+        if not str(sweeper.get("_target_", "")).endswith(".BasicSweeper"):
+            return None
+        params = sweeper.get("params") or {}
+        args = [*(f"{k}={v}" for k, v in params.items()), *map(str, saved.hydra.overrides.task)]
+        by_key = {o.get_key_element(): o for o in OverridesParser.create().parse_overrides(args)}
+        size = 1
+        for o in by_key.values():
+            if o.is_sweep_override():
+                size *= sum(1 for _ in o.sweep_string_iterator())
+        return size
+    except Exception:  # a progress line is never worth a failed job
+        return None
 
 
 def _resume_roots(hc: HydraConf) -> list[Path]:

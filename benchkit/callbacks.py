@@ -36,7 +36,7 @@ class ReportCallback(Callback):
         sweep = Path(str(config.hydra.sweep.dir))
         target = str(config.hydra.launcher.get("_target_", ""))
         compare_model_files(sweep, elsewhere="submitit" in target)
-        report_of(sweep, "sweep report")
+        report_of(sweep, "sweep report", sweep=True)
 
 
 def compare_model_files(sweep: Path, elsewhere: bool) -> None:

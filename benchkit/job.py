@@ -277,6 +277,7 @@ def _measure(
                     repeat=rep,
                     t0=t0,
                     client=cfg.replay_client,
+                    status=ctx.progress,
                 )
                 outcome = _replay(replayer, tel, srv, t0)
                 outcomes.append(outcome)

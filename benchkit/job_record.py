@@ -6,7 +6,7 @@ benchkit/job.py fills the result in as the job runs; benchkit.results writes it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -183,6 +183,8 @@ class JobContext:
     resume_roots: list[Path] = field(default_factory=list)
     # Files beside the job that may hold the overrides as typed (Hydra's multirun.yaml).
     extra_scrub: list[Path] = field(default_factory=list)
+    # Where the sweep stands (benchkit.sweep_progress), shown before the replay's own line.
+    progress: Callable[[], str] | None = None
 
 
 def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:

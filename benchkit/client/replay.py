@@ -152,6 +152,7 @@ class Replayer:
         repeat: int = 0,
         t0: float | None = None,
         client: str | None = None,
+        status: Callable[[], str] | None = None,
     ) -> None:
         # `client` is the config's replay_client: "auto", "httpx", or None (then the
         # environment's BENCHKIT_REPLAY_CLIENT decides, else auto).
@@ -165,6 +166,8 @@ class Replayer:
         self.headers = headers or {}
         self.alive = alive or (lambda: True)
         self.progress = sys.stderr.isatty() if progress is None else progress
+        # What goes before the units on the progress line (the sweep's job i of N).
+        self.status = status
         self.repeat = repeat
         self.records: list[CallRecord] = []
         # Passes of one job share a clock origin so their records never overlap in time.
@@ -381,9 +384,11 @@ class Replayer:
             return
         planned = len(self.units())
         rate = self._tokens / max(self.now(), 1e-9)
+        sweep = f"{self.status()}; " if self.status is not None else ""
+        # Cleared to the end: the sweep's part may get shorter as its estimate does.
         print(
-            f"\r[benchkit] units {self._units_done}/{planned}  calls {len(self.records)}  "
-            f"decode {rate:,.0f} tok/s  {self.now():,.0f} s",
+            f"\r[benchkit] {sweep}units {self._units_done}/{planned}  calls {len(self.records)}  "
+            f"decode {rate:,.0f} tok/s  {self.now():,.0f} s\x1b[K",
             end="",
             file=sys.stderr,
             flush=True,

@@ -236,31 +236,28 @@ def _setup_view(a: Analysed, lang: str) -> tuple[list[dict[str, Any]], str, list
 
 def _compared_lines(a: Analysed, lang: str) -> tuple[str, str]:
     """What is compared with what: the model line and the hardware line (with the GPUs the
-    results report)."""
+    results report, or the CPU and the server's threads for CPU jobs)."""
     results = a.results
     model = next(
         (mi for r in results if (mi := r.result.provenance.model) and mi != ModelInfo()),
         ModelInfo(),
     )
-    hardware = _first(results, "hardware")
-    params = ""
+    # What is known of the model, and nothing for what is not: no "–" in the line.
+    parts = [str(x) for x in (model.architecture,) if x]
     if model.params_total_b and model.params_active_b:
-        params = tr(
-            lang,
-            "{total}B total, {active}B active parameters",
-            total=_g(model.params_total_b),
-            active=_g(model.params_active_b),
+        parts.append(
+            tr(
+                lang,
+                "{total} total, {active} active parameters",
+                total=params_text(model.params_total_b),
+                active=params_text(model.params_active_b),
+            )
         )
-    size = f", {_g(model.size_gb)} GB" if model.size_gb else ""
-    model_line = tr(
-        lang,
-        "Model: {name} ({arch}, {params}, {quant}{size}).",
-        name=_txt(model.name),
-        arch=_txt(model.architecture),
-        params=params or "–",
-        quant=_txt(model.quant),
-        size=size,
-    )
+    parts += [str(x) for x in (model.quant,) if x]
+    if model.size_gb:
+        parts.append(f"{_g(model.size_gb)} GB")
+    about = f" ({', '.join(parts)})" if parts else ""
+    model_line = tr(lang, "Model: {name}{about}.", name=_txt(model.name), about=about)
     if model.synthetic:
         synthetic = tr(
             lang,
@@ -268,26 +265,85 @@ def _compared_lines(a: Analysed, lang: str) -> tuple[str, str]:
             "about any real model",
         )
         model_line = model_line[:-1] + ": " + synthetic + "."
+    return model_line, _hardware_line(a, lang)
+
+
+def params_text(billions: float) -> str:
+    """A parameter count as model cards write it: 35B, 3B, 0.45M, 12K."""
+    for scale, suffix in ((1.0, "B"), (1e-3, "M"), (1e-6, "K")):
+        if billions >= scale:
+            return f"{billions / scale:.3g}{suffix}"
+    return f"{billions * 1e9:.0f}"
+
+
+def _hardware_line(a: Analysed, lang: str) -> str:
+    """The hardware line: the declared profile (`local` is this machine, so it names the
+    CPU instead), the GPUs the machine reported, and for CPU jobs the CPU and the threads
+    llama-server ran."""
+    hardware = _first(a.results, "hardware")
+    cpu_jobs = [r for r in a.results if r.factors.get("backend") == "cpu"]
+    name = hardware.get("name")
     desc = f" ({hardware['description']})" if hardware.get("description") else ""
-    hardware_line = tr(
+    line = tr(
         lang,
         "Hardware: {name}{desc}{power}.",
-        name=_txt(hardware.get("name")),
+        name=tr(lang, "this machine (hardware=local)") if name == "local" else _txt(name),
         desc=desc,
         power=tr(lang, ", power cap {w} W", w=_g(hardware["power_cap_w"]))
         if hardware.get("power_cap_w")
         else "",
     )
-
     gpu_source, gpus = reported_gpus(hardware, a.source)
     if gpus:
-        hardware_line += " " + tr(
+        line += " " + tr(
             lang,
             "As the machine reported itself ({source}): {gpus}.",
             source=gpu_source,
             gpus="; ".join(gpus),
         )
-    return model_line, hardware_line
+    if cpu_jobs and hardware.get("cpu"):
+        threads = sorted({t for r in cpu_jobs if (t := server_threads(r)) is not None})
+        ram = hardware.get("ram_gb")
+        line += " " + tr(
+            lang,
+            "CPU: {cpu}, {n} logical CPUs{ram}; llama-server ran {threads} threads.",
+            cpu=str(hardware["cpu"]),
+            n=_txt(hardware.get("cpu_count")),
+            ram=", " + _g(ram) + " GB RAM" if ram else "",
+            threads=", ".join(_threads_text(t, lang) for t in threads) or "?",
+        )
+    return line
+
+
+# llama-server's log: "llama threadpool init, n_threads = 2", or its system_info line
+# "n_threads = 2 (n_threads_batch = 2) / 2".
+_THREADS = re.compile(r"n_threads = (\d+)(?: \(n_threads_batch = (\d+)\))?")
+
+
+def server_threads(r: JobResult) -> tuple[int, int] | None:
+    """The threads llama-server ran for generation and for prompt batches: its `--threads`
+    (and `--threads-batch`) flags where the job passed them, else what its log says."""
+    srv = r.result.provenance.server
+    argv = list(srv.argv) if srv else []
+    flags = {a: argv[i + 1] for i, a in enumerate(argv[:-1]) if a.startswith("-")}
+    given = flags.get("--threads") or flags.get("-t")
+    if given and given.isdigit():
+        batch = flags.get("--threads-batch") or flags.get("-tb") or given
+        return int(given), int(batch) if batch.isdigit() else int(given)
+    try:
+        with (r.job_dir / "server.log").open(encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if m := _THREADS.search(line):
+                    return int(m.group(1)), int(m.group(2) or m.group(1))
+    except OSError:
+        return None
+    return None
+
+
+def _threads_text(t: tuple[int, int], lang: str) -> str:
+    if t[0] == t[1]:
+        return str(t[0])
+    return tr(lang, "{n} ({batch} for prompt batches)", n=t[0], batch=t[1])
 
 
 def _txt(x: Any) -> str:

@@ -316,6 +316,23 @@ def _point_line(at: Mapping[str, Any], point: str, lang: str, recommended: bool)
     )
 
 
+def no_gpu_sentence(rows: Sequence[Mapping[str, object]], lang: str) -> str:
+    """The whole section where no job had GPU telemetry (a CPU sweep): why, in one sentence."""
+    reasons = sorted({str(r["reason"]) for r in rows if r["reason"]})
+    if len(reasons) == 1:
+        return tr(
+            lang,
+            "No job had GPU telemetry ({reason}); each job's server CPU time is in results.csv "
+            "(server_cpu_share, server_busiest_thread_share).",
+            reason=reasons[0],
+        )
+    return tr(
+        lang,
+        "No job had GPU telemetry; each job's reason and its server CPU time are in "
+        "results.csv (telemetry.reason, server_cpu_share).",
+    )
+
+
 def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     """The section's view model; {"show": False} when no job carries telemetry keys (results
     from before benchkit sampled anything), so older reports render as they did. With a
@@ -323,6 +340,9 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     rows = job_rows(a.results)
     if not any(r["has_telemetry"] for r in rows):
         return {"show": False}
+    gpu_keys = ("j_per_unit", "gpu_busy_share", "power_mean_w")
+    if not any(r[k] is not None for r in rows for k in gpu_keys):
+        return {"show": True, "brief": no_gpu_sentence(rows, lang)}
     missing = len(getattr(getattr(a, "sweep", None), "missing", []) or [])
     lines = verdict_lines(backend_energy(rows), missing, lang)
     point, recommended = _recommended(a)

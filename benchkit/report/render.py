@@ -25,6 +25,7 @@ from benchkit.report import analyse as an
 from benchkit.report import energy, figures, ledger, racing
 from benchkit.report import groundtruth as gt
 from benchkit.report import groundtruth_words as gt_words
+from benchkit.report.closing import SUMMARY_FILE, summary_lines, use_this_view
 from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus
 from benchkit.report.folder import Analysed, analyse_folder
@@ -33,6 +34,7 @@ from benchkit.report.i18n import point_text
 from benchkit.report.lang import grammar
 from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.page import write_report
+from benchkit.report.use_this import use_this
 from benchkit.report.view import study_words, unit_word, view_model
 from benchkit.results import JobResult
 
@@ -119,17 +121,23 @@ def _render_analysed(
                 published=published,
             )
 
+        uses = use_this(a)
         vm = vm_for(published=False)
+        vm["use_this"] = use_this_view(uses, lang)
         _add_ground_truth(vm, source, a)
         vm["energy"] = energy.energy_view(a, tmp, lang)  # J/unit, busy shares, telemetry.png
         vm["racing"] = racing.racing_view(a.source, lang)  # what a racing sweep stopped
         write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
+        # What a sweep prints when it ends (benchkit.app.report_of), kept beside the report.
+        closing = summary_lines(a, uses, out_dir / "report.html")
+        (tmp / SUMMARY_FILE).write_text("\n".join(closing) + "\n", encoding="utf-8")
         _swap(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if publish is not None:
         pvm = vm_for(published=True)
+        pvm["use_this"] = use_this_view(uses, lang)
         _add_ground_truth(pvm, source, a)
         pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
         pvm["racing"] = racing.racing_view(a.source, lang)

@@ -71,7 +71,7 @@ def _slots_section(
         "kind": "slots",
         "title": tr(lang, "Parallel slots"),
         "text": sentences.slots_sentence(s, lang),
-        # The series the table is about; none when nothing but slots varies (no heading).
+        # The slot counts of one series (a backend, an MTP setting); none when only slots vary.
         "series": i18n.point_text(sn.series, lang) if sn.series else "",
         "objective_col": "" if metric in ev.PER_UNIT else obj_words,
         "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),

@@ -82,10 +82,10 @@ def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[di
     return out
 
 
-def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, str]]:
+def summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, str]]:
     """The verdict summary table: each factor's verdict and status (validity and repeats
     have their own sections)."""
-    summary_rows = []
+    rows = []
     for v in verdicts:
         if v.factor in ("validity", "repeats"):
             continue
@@ -97,17 +97,17 @@ def _summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, s
             value = i18n.verdict_value_text(
                 v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
             )
-        summary_rows.append(
+        rows.append(
             {
                 "factor": i18n.factor_name(v.factor, lang),
                 "verdict": value,
                 "status": i18n.status_word(v.status, lang),
             }
         )
-    return summary_rows
+    return rows
 
 
-def _status_and_summary(
+def status_and_summary(
     a: Analysed, by: Mapping[str, an.Verdict], lang: str, unit: str
 ) -> tuple[str, list[str], list[str]]:
     """The status line and the summary paragraph: the recommendation (or why none yet), the
@@ -328,7 +328,7 @@ def view_model(
     )
 
     # Verdict summary, corrections, claims, caveats, untested.
-    summary_rows = _summary_rows((*a.verdicts, *([build] if build else [])), lang)
+    verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
     words = study_words(study, lang)
     claims = [
         dict(c, status_text=i18n.claim_status(c["status"], lang))
@@ -350,7 +350,7 @@ def view_model(
     missing = _missing_view(a, lang)
 
     # Status and summary.
-    status_line, summary, unsettled = _status_and_summary(a, by, lang, unit)
+    status_line, summary, unsettled = status_and_summary(a, by, lang, unit)
 
     return {
         "lang": lang,
@@ -370,7 +370,7 @@ def view_model(
             when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             source=a.source,
         ),
-        "summary_rows": summary_rows,
+        "summary_rows": verdict_rows,
         "objective_note": _objective_note(a, lang),
         # Model, hardware, workload, sampling, builds and flags.
         **conditions.view(a, lang),

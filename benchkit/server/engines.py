@@ -268,6 +268,14 @@ class LlamaCpp(_Started):
         cfg = self.cfg
         path = provide_model(cfg)
         info: ModelBlock = {"path": str(path), "file_bytes": path.stat().st_size}
+        m = cfg.model
+        if m.synthetic is not None and m.path is None and m.params_total_b is None:
+            # A model benchkit wrote: its parameters are known exactly, so the report's
+            # model line has them without the config declaring them.
+            from benchkit.models.synthetic import param_counts
+
+            total, active = param_counts(m.synthetic)
+            info["params_total_b"], info["params_active_b"] = total / 1e9, active / 1e9
         draft = provide_draft_model(cfg)
         if draft is not None and cfg.spec.draft_model is not None:
             info["draft"] = {"name": cfg.spec.draft_model.name, "path": str(draft)}

@@ -85,6 +85,7 @@ class RacingSweeper(BasicSweeper):
     def sweep(self, arguments: list[str]) -> Any:
         from benchkit.racing.observe import RACING_FILE
         from benchkit.racing.run import Race
+        from benchkit.sweep_progress import write_plan
 
         assert self.config is not None and self.launcher is not None
         assert self.hydra_context is not None
@@ -128,6 +129,17 @@ class RacingSweeper(BasicSweeper):
                 batch = race.next_batch()
                 if not batch:
                     break
+                # The round's jobs, for each job's progress line (benchkit.sweep_progress).
+                write_plan(
+                    sweep_dir,
+                    {
+                        "round": race.round,
+                        "jobs": [idx for idx, _ in batch],
+                        "running": len(batch),
+                        "points": len(race.grid),
+                        "started": time.time(),
+                    },
+                )
                 for idx, overrides_i in batch:
                     t0 = time.perf_counter()
                     try:

@@ -1,0 +1,231 @@
+"""What to run after reading the report: the recommended point's llama-server command as
+its job ran it, the benchkit run that measures it again, and, while the verdicts are not
+settled, the runs that would settle them.
+
+Computes only, from the analysed folder (its verdicts as `analyse` gave them, the jobs'
+result.json and the sweep's multirun.yaml); `closing` words it for the report and the
+terminal. A verdict rule that changes changes what this reads, never what it decides.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+import yaml
+
+from benchkit.report import analyse as an
+from benchkit.report.conditions import command_lines
+from benchkit.report.folder import MULTIRUN_FILE, Analysed
+from benchkit.report.numbers import (
+    BackendNumbers,
+    DraftingNumbers,
+    FactorValue,
+    Point,
+    SlotsNumbers,
+    of,
+)
+from benchkit.results import JobResult
+
+# The factor verdicts a recommendation rests on (as the summary's "settled" counts them).
+FACTORS = ("backend", "slots", "mtp")
+# The verdicts that hold margins judged against the noise.
+JUDGED = (BackendNumbers, SlotsNumbers, DraftingNumbers)
+# Repeats that give a point a confidence interval for the noise rule.
+REPEATS = 3
+
+
+class StepKind(Enum):
+    """Why a next run is proposed."""
+
+    resume = "resume"  # planned points did not complete: the same sweep again, same folder
+    repeats = "repeats"  # a verdict rests on a margin inside one run's noise
+    more_slots = "more_slots"  # the largest slot count was still the best
+    other_slots = "other_slots"  # only one slot count completed
+
+
+@dataclass(frozen=True)
+class NextStep:
+    kind: StepKind
+    command: str
+    # The points it measures (again), as the sweep's factors name them.
+    points: list[Point] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class UseThis:
+    """The recommendation as commands; `settled` when every factor verdict is complete."""
+
+    point: Point | None
+    settled: bool
+    job: str | None = None
+    server_command: str | None = None
+    rerun: str | None = None
+    next_steps: list[NextStep] = field(default_factory=list)
+
+
+def factor_verdicts(a: Analysed) -> list[an.Verdict]:
+    return [v for v in a.verdicts if v.factor in FACTORS or v.factor.startswith("spec=")]
+
+
+def use_this(a: Analysed, program: str | None = None) -> UseThis:
+    """The recommended point's commands, and what to run next while it is not settled.
+    `program` starts every benchkit command (default: `benchkit_program()`)."""
+    prog = program or benchkit_program()
+    proj = a.verdict("projection")
+    named = proj is not None and proj.verdict is not None and proj.point
+    point = dict(proj.point) if named and proj is not None and proj.point else None
+    verdicts = factor_verdicts(a)
+    settled = point is not None and all(v.status == an.COMPLETE for v in verdicts)
+    job = _job_at(a.results, point) if point else None
+    server = rerun = None
+    if job is not None:
+        srv = job.result.provenance.server
+        if srv is not None and srv.argv:
+            # Its environment first: device selection (GGML_VK_VISIBLE_DEVICES, ...) is part
+            # of how it ran.
+            env = srv.extra.get("env")
+            pairs = env.items() if isinstance(env, Mapping) else []
+            head = [f"{k}={_quote(str(v))}" for k, v in pairs]
+            server = " ".join([*head, command_lines([(job.job_dir.name, srv.argv, "")])[0]])
+        overrides = [o for o in job.result.provenance.overrides if not o.startswith("hydra.")]
+        rerun = " ".join([prog, *map(_quote, overrides)])
+    steps = [] if settled else next_steps(a, prog)
+    return UseThis(point, settled, job.job_dir.name if job else None, server, rerun, steps)
+
+
+def next_steps(a: Analysed, prog: str) -> list[NextStep]:
+    """The runs that would settle what is not settled, each as one command: the same sweep
+    again into its folder where planned points are missing (complete jobs are reused), the
+    pairs inside one run's noise with repeats, and slot counts beyond the best one."""
+    swept = sweep_overrides(a.source)
+    steps: list[NextStep] = []
+    verdicts = factor_verdicts(a)
+    missing = [m.point for m in a.sweep.missing]
+    if missing and swept is not None:
+        args = [*swept, f"hydra.sweep.dir={a.source}"]
+        steps.append(NextStep(StepKind.resume, _sweep(prog, args), missing))
+    noisy: list[Point] = []
+    for v in verdicts:
+        if "inside_noise" in v.reasons and isinstance(v.numbers, JUDGED):
+            for e in v.numbers.noise or []:
+                noisy += [p for p in (e["base"], e["other"]) if p not in noisy]
+    if noisy:
+        args = _restrict(swept or [], noisy, a.sweep.varying)
+        steps.append(
+            NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(REPEATS))), noisy)
+        )
+    slots = a.verdict("slots")
+    if slots is not None and slots.verdict is not None:
+        counts = [r["slots"] for r in of(SlotsNumbers, slots.numbers).rows or []]
+        reached = of(SlotsNumbers, slots.numbers).knee_reached
+        if "one_slot_count" in slots.reasons:
+            more = sorted({1, 2, 4, *counts})
+            steps.append(_slots_step(StepKind.other_slots, prog, swept, a, counts, more))
+        elif counts and not reached:
+            more = [*counts, 2 * max(counts)]
+            steps.append(_slots_step(StepKind.more_slots, prog, swept, a, counts, more))
+    return steps
+
+
+def _slots_step(
+    kind: StepKind,
+    prog: str,
+    swept: list[str] | None,
+    a: Analysed,
+    counts: Sequence[int],
+    wanted: Sequence[int],
+) -> NextStep:
+    args = _set(swept or _single_overrides(a), "slots", ",".join(map(str, wanted)))
+    new: list[Point] = [{"slots": n} for n in wanted if n not in counts]
+    return NextStep(kind, _sweep(prog, args), new)
+
+
+def _job_at(results: Sequence[JobResult], point: Mapping[str, FactorValue]) -> JobResult | None:
+    """The first complete job whose factors are the point's."""
+    for r in results:
+        if r.status != "complete":
+            continue
+        if all(an.norm(r.factors.get(k)) == an.norm(v) for k, v in point.items()):
+            return r
+    return None
+
+
+def sweep_overrides(source: Path) -> list[str] | None:
+    """The overrides a sweep was launched with (multirun.yaml), without where it was written;
+    None for a folder that is no Hydra sweep."""
+    path = source / MULTIRUN_FILE
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    task = ((data.get("hydra") or {}).get("overrides") or {}).get("task") or []
+    return [str(t) for t in task if not str(t).startswith("hydra.sweep.dir=")]
+
+
+def _single_overrides(a: Analysed) -> list[str]:
+    """A single run's overrides (the first job's), for a sweep proposed from it."""
+    first = a.results[0].result.provenance.overrides if a.results else []
+    return [o for o in first if not o.startswith("hydra.")]
+
+
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def _set(args: Sequence[str], key: str, value: str) -> list[str]:
+    """`args` with `key=value`, in the place of the key's override where there is one."""
+    new = f"{key}={value}"
+    if any(_key(o) == key for o in args):
+        return [new if _key(o) == key else o for o in args]
+    return [*args, new]
+
+
+def _restrict(args: Sequence[str], points: Sequence[Point], varying: Sequence[str]) -> list[str]:
+    """The sweep's overrides with each varying factor cut to the values `points` hold."""
+    out = list(args)
+    for factor in varying:
+        values: list[str] = []
+        for p in points:
+            if factor in p and an.norm(p[factor]) not in values:
+                values.append(an.norm(p[factor]))
+        if not values:
+            continue
+        values.sort(key=lambda x: (0, float(x), x) if _numeric(x) else (1, 0.0, x))
+        key = next((_key(o) for o in args if _key(o).rsplit(".", 1)[-1] == factor), factor)
+        out = _set(out, key, ",".join(values))
+    return out
+
+
+def _numeric(x: str) -> bool:
+    try:
+        float(x)
+    except ValueError:
+        return False
+    return True
+
+
+def _sweep(prog: str, args: Sequence[str]) -> str:
+    return " ".join([prog, "-m", *map(_quote, args)])
+
+
+def _quote(arg: str) -> str:
+    # Hydra's list and choice syntax ([a,b], key=a,b) is safe unquoted in a POSIX shell
+    # except for brackets, spaces and quotes.
+    return shlex.quote(arg) if any(c in arg for c in " '\"[]{}()$*?&;|<>") else arg
+
+
+def benchkit_program() -> str:
+    """How benchkit is started here: the interpreter's path relative to the working folder
+    where it lies inside it (`.venv/bin/python -m benchkit` after `make study`), else
+    `python -m benchkit`."""
+    exe = Path(sys.executable)
+    try:
+        rel = exe.relative_to(Path.cwd())
+    except ValueError:
+        return "python -m benchkit"
+    return f"{rel} -m benchkit"

@@ -1,0 +1,116 @@
+"""The report's "Use this" and the closing summary, from results alone: the recommended
+point's llama-server command as its job ran it, the benchkit run that measures it again, and
+while the verdicts are not settled, the runs that would settle them, as commands.
+
+The seed's reference results: Vulkan, 4 slots, MTP off, provisional because 4 slots beats 3
+by less than the post's 11% noise. The real CPU sweep is in tests/test_first_run.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import unicodedata
+from pathlib import Path
+
+from benchkit.paths import repo_root
+from benchkit.report.closing import SUMMARY_FILE
+from benchkit.report.folder import analyse_folder
+from benchkit.report.render import render_report
+from benchkit.report.use_this import StepKind, use_this
+
+SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
+
+
+def test_the_seeds_recommendation_as_commands_and_what_would_settle_it(tmp_path: Path) -> None:
+    u = use_this(analyse_folder(SEED), program="benchkit")
+    assert u.point == {"backend": "vulkan", "slots": 4, "mtp": False} and not u.settled
+    # The job that ran that point, its command with paths cut to file names, its environment
+    # (the device it was given) first.
+    assert u.server_command is not None
+    assert u.server_command.startswith("GGML_VK_VISIBLE_DEVICES=0 llama-server --model ")
+    assert "Qwen3.6-35B-A3B-Q4_K_M.gguf" in u.server_command and "/models/" not in u.server_command
+    assert "--parallel 4 " in u.server_command and "--cache-type-k q8_0" in u.server_command
+    assert u.rerun == "benchkit backend=vulkan slots=4 mtp=false"
+    # 4 slots against 3 is inside the noise: those two points again, with repeats.
+    (step,) = u.next_steps
+    assert step.kind is StepKind.repeats
+    assert {p["slots"] for p in step.points} == {3, 4}
+    assert step.command == (
+        "benchkit -m backend=vulkan slots=3,4 mtp=false study=seed-r9700 workload=seed-12 repeats=3"
+    )
+
+
+def test_the_report_and_its_summary_say_the_same(tmp_path: Path) -> None:
+    out = render_report(SEED, tmp_path / "report")
+    md = (out / "report.md").read_text()
+    section = md.split("## Use this", 1)[1].split("\n## ", 1)[0]
+    assert "Provisional recommendation: Vulkan, 4 slots, MTP off." in section
+    assert "```sh\nGGML_VK_VISIBLE_DEVICES=0 llama-server --model Qwen3.6-35B-A3B" in section
+    assert "-m benchkit backend=vulkan slots=4 mtp=false\n```" in section
+    noise = "A margin is inside one run's noise (Vulkan, 4 slots, MTP off; Vulkan, 3 slots"
+    assert noise in section
+    assert "slots=3,4 mtp=false study=seed-r9700 workload=seed-12 repeats=3\n```" in section
+    summary = (out / SUMMARY_FILE).read_text().splitlines()
+    assert summary[0].startswith("Summary: A 35B MoE on the Radeon AI PRO R9700")
+    assert summary[1].split() == ["factor", "verdict", "status"]
+    assert summary[2].split() == ["backend", "Vulkan", "complete"]
+    assert summary[3].split() == ["parallel", "slots", "4", "slots", "provisional"]
+    rec = "Provisional recommendation: Vulkan, 4 slots, MTP off"
+    assert any(x.startswith(rec) for x in summary)
+    assert any(x.startswith("Projection: About 4.8 h per 100 stocks") for x in summary)
+    assert any(x.startswith("Provisional (parallel slots): 4 slots and 3 slots") for x in summary)
+    assert any(x.startswith("Use this: GGML_VK_VISIBLE_DEVICES=0 llama-server") for x in summary)
+    assert any(x.startswith("Next: A margin is inside one run's noise") for x in summary)
+    assert summary[-1] == f"Report: {out / 'report.html'}"
+
+
+def test_missing_points_are_measured_by_the_same_sweep_into_its_folder(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    shutil.copytree(SEED, sweep, ignore=shutil.ignore_patterns("history"))
+    # The 4-slot Vulkan job without MTP did not finish, as in the seed's first sweep.
+    job = next(
+        p.parent
+        for p in sweep.glob("*/result.json")
+        if json.loads(p.read_text())["factors"]
+        == {"backend": "vulkan", "slots": 4, "mtp": False}
+        | {
+            k: v
+            for k, v in json.loads(p.read_text())["factors"].items()
+            if k not in ("backend", "slots", "mtp")
+        }
+    )
+    data = json.loads((job / "result.json").read_text())
+    data["status"], data["reason"] = "incomplete", "stopped by hand"
+    (job / "result.json").write_text(json.dumps(data))
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  overrides:\n    task:\n    - backend=vulkan,hip\n    - slots=1,2,3,4,6,8\n"
+        "    - mtp=false,true\n    - hydra.sweep.dir=/elsewhere\n"
+    )
+    u = use_this(analyse_folder(sweep), program="benchkit")
+    assert not u.settled
+    resume = next(s for s in u.next_steps if s.kind is StepKind.resume)
+    assert {"backend": "vulkan", "slots": 4, "mtp": False} in resume.points
+    assert resume.command == (
+        f"benchkit -m backend=vulkan,hip slots=1,2,3,4,6,8 mtp=false,true hydra.sweep.dir={sweep}"
+    )
+
+
+def test_in_korean_the_section_and_the_summary_are_korean_and_aligned(tmp_path: Path) -> None:
+    out = render_report(SEED, tmp_path / "ko", overrides=["study.lang=ko"])
+    md = (out / "report.md").read_text()
+    section = md.split("## 이렇게 쓰세요", 1)[1].split("\n## ", 1)[0]
+    assert "잠정 권장 설정: Vulkan, 슬롯 4개, MTP 끔." in section
+    assert "판정을 확정하려면 다음을 실행하세요:" in section
+    summary = (out / SUMMARY_FILE).read_text().splitlines()
+    assert summary[0].startswith("요약: ")
+    assert summary[-1] == f"보고서: {out / 'report.html'}"
+    # The status column starts at one terminal cell in every row (Hangul takes two cells).
+
+    def cells(text: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+    table = summary[1:4]
+    words = ("상태", "완료", "잠정")
+    at = [cells(line[: max(line.rfind(w) for w in words)]) for line in table]
+    assert len(set(at)) == 1, table
