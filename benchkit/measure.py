@@ -36,7 +36,8 @@ DEFINITIONS: dict[str, str] = {
         "Decode-window throughput: completion tokens after each call's first / the wall time "
         "during which at least one call was between its first and its last token. With one "
         "slot that window is pure decoding; with several it holds other slots' prefill too, "
-        "so this figure does not compare across slot counts and no verdict or table uses it."
+        "so this figure does not compare across slot counts and no verdict, comparison or "
+        "figure uses it."
     ),
     "output_tok_s": N_(
         "Aggregate output rate: completion tokens / wall_s. What the server produced per "

@@ -8,7 +8,7 @@ from typing import Any, TypedDict
 
 from benchkit.report import fmt
 from benchkit.report.i18n import jobs_text, point_text
-from benchkit.report.lang import tr, trn
+from benchkit.report.lang import clauses, tr, trn
 from benchkit.report.numbers import Point, StallNote
 from benchkit.report.stalls import StallJson
 from benchkit.report.sweep import Sweep
@@ -45,8 +45,15 @@ def stalled_text(notes: Sequence[StallNote], lang: str) -> str:
             for p in n["pairs"]
             if p["ratio"] is not None and p["ratio_without"] is not None
         ]
-        out.append(head + (": " + "; ".join(pairs) if pairs else ""))
-    return "; ".join(out)
+        if pairs:
+            # One job's stalls, then their comparisons (clauses: Korean writes each as a
+            # sentence of its own, English joins them with "; ").
+            # TRANSLATORS: a job's stalls, then what each comparison is with them and without.
+            head = tr(
+                lang, "{stalls}: {comparisons}", stalls=head, comparisons=clauses(lang, pairs)
+            )
+        out.append(head)
+    return clauses(lang, out)
 
 
 def stall_jobs(sw: Sweep) -> list[StallJob]:
