@@ -465,7 +465,7 @@ def _objective_note(a: Analysed, lang: str) -> str:
     return tr(
         lang,
         "The verdicts judge **{objective}** (the study's objective; lower is better){slo}. "
-        "Decode and prefill throughput stand beside it as explanations.",
+        "Output and prefill throughput stand beside it for reference.",
         objective=i18n.objective_words(a.sweep.metric, lang),
         slo=slo,
     )
