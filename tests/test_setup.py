@@ -70,7 +70,8 @@ def test_make_study_installs_no_test_package() -> None:
     assert "vulkan-deps" not in steps  # Vulkan is the tests' build, not the study's
     assert "[dev]" not in steps  # nor are pytest, ruff and mypy
     assert "benchkit.provide cpu" in steps and "benchkit.provide vulkan" not in steps
-    assert steps.rstrip().splitlines()[-1].endswith("-m benchkit")  # the study: last
+    # The study, last: the default sweep (Makefile STUDY).
+    assert steps.rstrip().splitlines()[-1].endswith("-m benchkit -m slots=1,2,4 workload=first")
 
 
 def test_make_test_installs_the_test_packages_then_runs_everything() -> None:

@@ -72,7 +72,8 @@ def test_every_engine_benchkit_starts_takes_the_one_path(
     result, _ = run(compose_cfg, tmp_path, engine, "repeats=2")
     assert result["status"] == "complete", result["reason"]
     # One server per pass, each proven and read back.
-    pass_ = ["server", "counters"]
+    # Each pass: its server, the counters after the warm-up, the counters after the replay.
+    pass_ = ["server", "counters", "counters"]
     assert calls == ["provide", "models", "plan", *pass_, *pass_]
     assert (tmp_path / "job" / "server.log").exists()
     assert (tmp_path / "job" / "server.1.log").exists()
