@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
@@ -26,6 +27,7 @@ from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
+STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # The rules behind the verdicts. An entry without `rules` was published under version 1
 # (knee on aggregate decode tok/s, no noise, contamination or runaway rules); version 2
 # judges every verdict on the study's objective with those rules (evidence.py). A verdict
@@ -120,12 +122,26 @@ class Corrections(TypedDict):
 
 
 def ledger_path(configured: str | None, publish_dir: Path | None, study_name: str) -> Path | None:
-    """The ledger file for this study, or None when neither study.ledger nor --publish says."""
+    """The ledger file for this study, or None when neither study.ledger nor --publish says.
+    `configured` comes from the command line or the study config, never from results; the
+    study's name (which may come from results) must be a plain name, so that the default
+    ledger stays beside the published folder."""
     if configured:
         return Path(configured).expanduser()
     if publish_dir is not None:
-        return publish_dir.resolve().parent / f"{study_name}.ledger.jsonl"
+        return publish_dir.resolve().parent / f"{check_study_name(study_name)}.ledger.jsonl"
     return None
+
+
+def check_study_name(name: str) -> str:
+    """`name` when it is a plain name (letters, digits, `.`, `_`, `-`; not starting with a
+    dot); otherwise one sentence naming it and the fix."""
+    if not STUDY_NAME.fullmatch(name):
+        raise UserError(
+            f"study.name {name!r} is not a plain name (letters, digits, '.', '_' or '-', not "
+            "starting with '.'): the ledger file is named after it; pass study.name=NAME."
+        )
+    return name
 
 
 def load(path: Path | None, study: str) -> list[Entry]:
@@ -142,12 +158,43 @@ def load(path: Path | None, study: str) -> list[Entry]:
             raise UserError(
                 f"{path}:{i} is not a JSON line ({exc}): fix or remove that line of the ledger."
             ) from exc
-        if not isinstance(entry, dict) or "verdicts" not in entry:
-            raise UserError(f"{path}:{i} is not a ledger entry (no 'verdicts'): fix that line.")
+        problem = _entry_problem(entry)
+        if problem:
+            raise UserError(
+                f"{path}:{i} is not a ledger entry ({problem}): fix or remove that line of the "
+                "ledger."
+            )
         if entry.get("study") == study:
             # An entry this or an older benchkit wrote; readers .get() the keys old ones lack.
             entries.append(cast(Entry, entry))
     return entries
+
+
+def _entry_problem(entry: object) -> str | None:
+    """What makes a ledger line unreadable as an entry, or None: the keys the corrections
+    read by name must be there with their types (a hand-edited or foreign line)."""
+    if not isinstance(entry, dict):
+        return f"a JSON {type(entry).__name__}, not an object"
+    verdicts = entry.get("verdicts")
+    if not isinstance(verdicts, list):
+        return "no 'verdicts' list"
+    for j, v in enumerate(verdicts):
+        if not isinstance(v, dict):
+            return f"verdict {j} is not an object"
+        for key, kind in (("factor", str), ("status", str), ("verdict", object)):
+            if key not in v or not isinstance(v[key], kind):
+                return f"verdict {j} has no {key!r}"
+        missing = v.get("missing", [])
+        if not isinstance(missing, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("point"), dict) for m in missing
+        ):
+            return f"verdict {j}: 'missing' is not a list of points"
+    claims = entry.get("claims") or []
+    if not isinstance(claims, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("premise"), str) and "status" in c for c in claims
+    ):
+        return "'claims' is not a list of claims with a premise and a status"
+    return None
 
 
 HISTORY_DIR = "history"
