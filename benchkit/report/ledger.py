@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
 from benchkit.errors import UserError
+from benchkit.knobs import STUDY_NAME
 from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
 from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
-STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # The rules behind the verdicts. An entry without `rules` was published under version 1
 # (knee on aggregate decode tok/s, no noise, contamination or runaway rules); version 2
 # judges every verdict on the study's objective with those rules (evidence.py). A verdict
