@@ -102,9 +102,15 @@ class JobResult:
 def write_result(path: Path, result: Result | dict[str, Any]) -> dict[str, Any]:
     """The one writer of result.json: through the schema (so what is written is what the
     loader reads), atomically. Returns the JSON object written."""
+    data = as_written(result)
+    atomic_write_json(path, data)
+    return data
+
+
+def as_written(result: Result | dict[str, Any]) -> dict[str, Any]:
+    """The JSON object write_result would write for `result`."""
     typed = result if isinstance(result, Result) else schema.load(result)
     data: dict[str, Any] = schema.to_json(typed)
-    atomic_write_json(path, data)
     return data
 
 
