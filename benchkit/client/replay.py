@@ -41,6 +41,7 @@ from benchkit.client.transport import (
 )
 from benchkit.config import OutputPolicy
 from benchkit.errors import interrupt_reason
+from benchkit.owned import is_write_problem, write_problem
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload, token_ids
 
@@ -213,8 +214,7 @@ class Replayer:
             # Deadline or Ctrl-C: the call is lost, but its record is not.
             rec.error = "cancelled before it finished (job deadline or interrupt)"
             rec.t_done = self.now()
-            self.records.append(rec)
-            self.sink.write(rec)
+            self._keep(rec)
             raise
         rec.t_done = self.now()
         if rec.error is None:
@@ -347,8 +347,8 @@ class Replayer:
                 return
             for call in unit.calls:
                 rec = await self._call(client, call, repeat, worker)
-                self.records.append(rec)
-                self.sink.write(rec)
+                if not self._keep(rec):
+                    raise _Stop(self.interrupted)
                 self._tokens += rec.completion_tokens or 0
                 if not rec.ok:
                     dead = await self._server_down(client)
@@ -423,6 +423,23 @@ class Replayer:
             finally:
                 if self._pool is not None:
                     self._pool.close()
+
+    def _keep(self, rec: CallRecord) -> bool:
+        """Record a call (in memory, then calls.jsonl); False when calls.jsonl cannot be
+        written (a full disk): the replay stops there as incomplete with that reason, and
+        what was measured so far is the job's result."""
+        self.records.append(rec)
+        try:
+            self.sink.write(rec)
+        except OSError as exc:
+            if not is_write_problem(exc):
+                raise
+            problem = str(write_problem(exc, self.sink.path, "calls")).removesuffix(".")
+            self.interrupted = self.interrupted or (
+                f"{problem}; the replay stopped there, and the calls before are kept"
+            )
+            return False
+        return True
 
     def run(self) -> ReplayOutcome:
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
