@@ -17,7 +17,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from benchkit.errors import UserError
-from benchkit.scrub import Secrets
+from benchkit.scrub import Secrets, override_secrets
 
 _ACTIVE: list[Path] = []
 
@@ -85,7 +85,7 @@ class ReportCallback(Callback):
         compare_model_files(sweep, elsewhere="submitit" in target)
         # submitit's job files hold each job's config as typed, secrets included; every job
         # has ended, so none of them is read again.
-        secrets = Secrets.of(
+        found = Secrets.of(
             OmegaConf.select(config, "backend.api_key"),
             OmegaConf.select(config, "backend.url"),
             [
@@ -93,6 +93,8 @@ class ReportCallback(Callback):
                 *(OmegaConf.select(config, "backend.extra_args") or []),
             ],
         )
+        typed = override_secrets(OmegaConf.select(config, "hydra.overrides.task") or [])
+        secrets = Secrets(tuple(dict.fromkeys([*found.values, *typed])))
         secrets.tree([sweep / ".submitit", sweep / "multirun.yaml"])
         report_of(sweep, "sweep report", ledger=OmegaConf.select(config, "study.ledger"))
         self._release()

@@ -37,6 +37,7 @@ ARGS_KEYS = ("server.extra_args", "backend.extra_args")
 KEY_FLAGS = ("--api-key",)
 # Data files: rewritten string value by string value, never as raw text.
 JSON_LINES = (".jsonl",)
+YAML_FILES = (".yaml", ".yml")
 # Text files larger than this are scrubbed as binary (no decoding of a huge log at once).
 _TEXT_LIMIT = 256 << 20
 
@@ -121,21 +122,51 @@ class Secrets:
             data = path.read_bytes()
         except OSError:
             return
-        if not any(f.encode() in data for f in self.forms()):
+        if path.suffix in YAML_FILES and len(data) < _TEXT_LIMIT and _is_text(data):
+            # An override's own quoting may be none of the known forms: always looked at.
+            text = self._yaml(data.decode("utf-8"))
+            out = data if text is None else text.encode("utf-8")
+        elif not any(f.encode() in data for f in self.forms()):
             return
-        if path.suffix in JSON_LINES and len(data) < _TEXT_LIMIT:
+        elif path.suffix in JSON_LINES and len(data) < _TEXT_LIMIT:
             new = self._json_lines(data.decode("utf-8", errors="surrogateescape"))
             out = new.encode("utf-8", errors="surrogateescape")
         elif _is_text(data) and len(data) < _TEXT_LIMIT:
             out = self.text(data.decode("utf-8")).encode("utf-8")
         else:
             out = self.binary(data)
+        if out == data:
+            return
         if path.name.endswith(".json"):
             atomic_write_text(path, out.decode("utf-8"))
             return
         with path.open("r+b") as fh:
             fh.write(out)
             fh.truncate()
+
+    def _yaml(self, text: str) -> str | None:
+        """Hydra's YAML (.hydra/*.yaml, multirun.yaml): each override in it is masked by its
+        key (its quoting is the user's, whatever it was), then every string by its forms;
+        None when nothing in it is secret."""
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return self.text(text)
+
+        def walk(v: object) -> object:
+            if isinstance(v, str):
+                return self.text(scrub_override(v))
+            if isinstance(v, dict):
+                return {k: walk(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [walk(x) for x in v]
+            return v
+
+        clean = walk(data)
+        if clean == data and not any(f in text for f in self.forms()):
+            return None
+        dumped = yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, width=1 << 16)
+        return self.text(str(dumped))
 
     def _json_lines(self, text: str) -> str:
         lines = []
@@ -173,6 +204,25 @@ def secrets_of(cfg: BenchConfig) -> Secrets:
         cfg.backend.url,
         [*cfg.server.extra_args, *cfg.backend.extra_args],
     )
+
+
+def override_secrets(overrides: Iterable[str]) -> list[str]:
+    """The secret values an override list names (`backend.api_key=...`, a URL's password, a
+    key in extra_args), as typed and unquoted: for files written from the overrides alone."""
+    found: list[str] = []
+    for o in overrides:
+        key, eq, value = str(o).partition("=")
+        name = key.lstrip("+~")
+        if not eq:
+            continue
+        if name in SECRET_KEYS:
+            found += [value, value.strip(chr(39) + chr(34))]
+        elif name in URL_KEYS:
+            found.append(url_password(value.strip(chr(39) + chr(34))) or "")
+        elif name in ARGS_KEYS:
+            items = [x.strip(" '\"") for x in value.strip("[]").split(",")]
+            found += Secrets.of(None, None, items).values
+    return [f for f in found if f and f != MASK]
 
 
 def scrub_override(override: str) -> str:

@@ -168,3 +168,33 @@ def test_a_figure_not_measured_is_never_printed_as_zero() -> None:
     line = summary("0", {"status": "complete", "reason": None, "metrics": metrics})
     assert "decode n/a tok/s aggregate" in line and "n/a s/unit (slot latency)" in line
     assert " 0 tok/s" not in line
+
+
+def test_submitit_job_files_are_scrubbed_when_the_sweep_ends(tmp_path: Path) -> None:
+    """Under SLURM, submitit pickles each job's config and logs its output in
+    <sweep>/.submitit/: the sweep's end masks the key there (a pickle still loads)."""
+    from omegaconf import OmegaConf
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(SEED, sweep)
+    jobs = sweep / ".submitit" / "123_0"
+    jobs.mkdir(parents=True)
+    (jobs / "123_0_submitted.pkl").write_bytes(pickle.dumps({"api_key": "sk-slurm-55"}))
+    (jobs / "123_0_log.out").write_text("override backend.api_key=sk-slurm-55\n")
+    config = OmegaConf.create(
+        {
+            "hydra": {
+                "sweep": {"dir": str(sweep)},
+                "launcher": {"_target_": "hydra_plugins.submitit.SlurmLauncher"},
+                "overrides": {"task": ["slots=1,2", "backend.api_key=sk-slurm-55"]},
+            },
+            "backend": {"api_key": None, "url": None, "extra_args": []},
+            "server": {"extra_args": []},
+            "study": {"ledger": None},
+        }
+    )
+    callbacks.ReportCallback().on_multirun_end(config)
+    for path in jobs.iterdir():
+        assert b"slurm-55" not in path.read_bytes(), path
+    assert pickle.loads((jobs / "123_0_submitted.pkl").read_bytes()) == {"api_key": "*" * 11}
+    assert (sweep / "report" / "report.html").exists()
