@@ -18,6 +18,7 @@ fallback, says which path measured.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import sys
@@ -98,8 +99,14 @@ class RecordSink:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def write(self, rec: CallRecord) -> None:
-        line = json.dumps(asdict(rec), separators=(",", ":"), sort_keys=True) + "\n"
-        os.write(self._fd, line.encode())
+        data = (json.dumps(asdict(rec), separators=(",", ":"), sort_keys=True) + "\n").encode()
+        before = os.fstat(self._fd).st_size
+        written = os.write(self._fd, data)
+        if written < len(data):
+            # A disk that fills takes part of a line without an error: the part is taken back,
+            # so the file holds whole records only, and the caller hears the disk is full.
+            os.ftruncate(self._fd, before)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
 
     def close(self) -> None:
         os.close(self._fd)
