@@ -257,7 +257,8 @@ def main() -> None:
         sweep = callbacks.active_sweep()
         where = f" with hydra.sweep.dir={sweep}" if sweep else ""
         print(
-            f"benchkit: {interrupt_reason(exc)} between jobs; every job that ended is written. "
+            f"benchkit: {interrupt_reason(exc)} outside a job (between two jobs, or before or "
+            "after one); every job that ended is written. "
             f"Run the same command again{where} to resume: its complete jobs are reused.",
             file=sys.stderr,
         )

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, is_dataclass
+from pathlib import Path
 from types import UnionType
 from typing import Union, get_origin, get_type_hints
 
@@ -158,6 +159,11 @@ def check(cfg: BenchConfig) -> None:
                         f"{where}.extra_args has {flag}, which benchkit sets itself: {why}; "
                         "remove it from the extra_args."
                     )
+    if cfg.resume_from is not None and not Path(cfg.resume_from).is_dir():
+        raise UserError(
+            f"resume_from={cfg.resume_from} is not a folder: give the run or sweep folder whose "
+            "complete jobs may be reused."
+        )
     if not STUDY_NAME.fullmatch(cfg.study.name):
         raise UserError(
             f"study.name={cfg.study.name!r} is not a plain name (letters, digits, '.', '_' or "

@@ -53,6 +53,7 @@ def test_every_numeric_knob_has_a_range() -> None:
         ("server.extra_args=[--api-key,k]", "give it as backend.api_key=KEY"),
         ("backend.extra_args=[-np,4]", "the slot count is slots=N"),
         ("study.name=../../x", "study.name='../../x' is not a plain name"),
+        ("resume_from=/nonexistent/sweep", "resume_from=/nonexistent/sweep is not a folder"),
     ],
 )
 def test_a_knob_out_of_range_is_one_sentence(
@@ -155,7 +156,7 @@ def test_ctrl_c_between_jobs_is_a_sentence_and_the_report_so_far(
     assert exc.value.code == 130
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert "interrupted by the user (Ctrl-C) between jobs" in err
+    assert "interrupted by the user (Ctrl-C) outside a job (between two jobs" in err
     assert f"Run the same command again with hydra.sweep.dir={sweep} to resume" in err
     assert (sweep / "report" / "report.html").exists()
 
