@@ -27,10 +27,12 @@ def active_sweep() -> Path | None:
     return _ACTIVE[-1] if _ACTIVE else None
 
 
-class ReportCallback(Callback):
-    def __init__(self) -> None:
-        self._held: contextlib.ExitStack | None = None
+# The folder locks this process holds, here and not on the callback: launchers pickle the
+# callback into every job's process (joblib, submitit), and a held lock cannot be pickled.
+_HELD: list[contextlib.ExitStack] = []
 
+
+class ReportCallback(Callback):
     def _hold(self, folder: Path, what: str, key: str) -> None:
         """One process per run or sweep folder, from before Hydra writes into it to the end:
         a second run into it would mix its data with this one's (benchkit.job_folder)."""
@@ -49,12 +51,11 @@ class ReportCallback(Callback):
                 file=sys.stderr,
             )
             sys.exit(2)
-        self._held = stack
+        _HELD.append(stack)
 
     def _release(self) -> None:
-        if self._held is not None:
-            self._held.close()
-            self._held = None
+        while _HELD:
+            _HELD.pop().close()
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         self._hold(Path(str(config.hydra.run.dir)), "run", "hydra.run.dir")
