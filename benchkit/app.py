@@ -29,7 +29,6 @@ from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import Terminated, UserError, interrupt_reason
 from benchkit.job import JobContext, new_result, run_job
 from benchkit.job_folder import FolderBusy, failure_reason, free_room, hold, keep_room
-from benchkit.knobs import check as check_knobs
 from benchkit.owned import is_write_problem, write_problem
 from benchkit.paths import conf_dir
 from benchkit.results import RESULT_FILE, write_result
@@ -149,7 +148,7 @@ def run_placed(
     (benchkit.scrub).
 
     Never raises but KeyboardInterrupt: a job that cannot even be placed (a GPU backend in a
-    SLURM job without a GPU, a value out of range) or that breaks outside run_job is written
+    SLURM job without a GPU) or that breaks outside run_job is written
     as a failed result, so the launcher gets every job back and the sweep's report still
     renders.
     """
@@ -183,7 +182,6 @@ def _placed(
     cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
 ) -> Mapping[str, object]:
     try:
-        check_knobs(cfg)
         with (
             placement(cfg, lease_root=lease_root, job_num=job_num, label=ctx.label) as alloc,
             slurm_time_limit_watch() as limit,

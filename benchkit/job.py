@@ -32,6 +32,7 @@ from benchkit.job_record import JobContext as JobContext
 from benchkit.job_record import JobResult, QualityBlock, WorkloadBlock
 from benchkit.job_record import factors_of as factors_of
 from benchkit.job_record import new_result as new_result
+from benchkit.knobs import check as check_knobs
 from benchkit.measure import compute_metrics
 from benchkit.owned import is_write_problem, write_problem
 from benchkit.paths import use_config
@@ -163,6 +164,8 @@ class _UserInterrupt(Exception):
 def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     """The one job path, for every engine: provide, plan, then measure (or reuse)."""
     prov = result["provenance"]
+    # Every value is checked before anything is built or started (benchkit.knobs).
+    check_knobs(cfg)
     engine = engine_for(cfg)
     workload = load_workload(cfg.workload.fixture)
     # The scored task is checked before anything is built or measured: a mistake in it is
