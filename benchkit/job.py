@@ -112,6 +112,8 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     else:
         prov.update({"finished_utc": finished, "host_load_end": load_end, "job_seconds": took})
     secrets = secrets_of(cfg)
+    # The data files first: the digest below is over them as they stay.
+    secrets.tree([job_dir, *ctx.extra_scrub])
     # The override list and any error text may quote a secret; the result never does.
     # As the schema writes it, so the digest is over what a later job reads back.
     plain = as_written(secrets.json_object(result))
@@ -126,7 +128,6 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
             raise
         written = dict(plain)
         _log.error(f"job {ctx.label}: {write_problem(exc, job_dir / RESULT_FILE, 'result')}")
-    secrets.tree([job_dir, *ctx.extra_scrub])
     _log.info(summary(ctx.label, written))
     if interrupted:
         # Passed on as it came: SIGTERM stays SIGTERM for the exit code.
