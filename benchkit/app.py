@@ -7,12 +7,12 @@ report is rendered by benchkit.callbacks.ReportCallback when the sweep ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -24,14 +24,17 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from benchkit import log
+from benchkit import callbacks, log
 from benchkit.config import BenchConfig, register_configs
 from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import Terminated, UserError, interrupt_reason
 from benchkit.job import JobContext, new_result, run_job
+from benchkit.job_folder import FolderBusy, failure_reason, free_room, hold, keep_room
+from benchkit.owned import is_write_problem, write_problem
 from benchkit.paths import conf_dir
 from benchkit.results import RESULT_FILE, write_result
 from benchkit.schema import Status, load
+from benchkit.scrub import secrets_of
 from benchkit.sweep_progress import MULTIRUN_FILE, sweep_progress
 
 register_configs()
@@ -71,33 +74,39 @@ def _hydra_main(cfg: DictConfig) -> float | None:
         choices={str(k): str(v) for k, v in hc.runtime.choices.items()},
         overrides=[str(o) for o in hc.overrides.task],
         sweep=sweep,
-        resume_roots=_resume_roots(hc),
+        # A sweep may reuse its own jobs; anything else only where the user says.
+        resume_roots=[sweep_dir] if sweep_dir else [],
+        resume_from=[Path(str(cfg.resume_from))] if cfg.get("resume_from") else [],
         extra_scrub=[sweep_dir / MULTIRUN_FILE] if sweep_dir else [],
         progress=progress,
     )
+    typed = to_typed(cfg)
+    # A sweep's job holds its own folder (a point's jobs may run in other processes); a single
+    # run's folder is held by benchkit.callbacks from before Hydra writes into it.
+    runner = _held if sweep else run_placed
     try:
         # Parallel jobs on one host lease their devices in the sweep folder (a single run's
         # in outputs/runs); a SLURM job's devices are the scheduler's.
-        result = run_placed(
-            to_typed(cfg),
+        result = runner(
+            typed,
             ctx,
             lease_root=sweep_dir or job_dir.parent,
             job_num=hc.job.num if sweep else 0,
         )
     except KeyboardInterrupt as exc:
         _log.info(
-            f"{interrupt_reason(exc)}: {job_dir} was written as incomplete. Run the same "
-            "command again to resume: complete jobs are reused (resume=false re-measures)."
+            f"{interrupt_reason(exc)}: {job_dir} was written as incomplete. {resume_hint(hc)}"
         )
         sys.exit(143 if isinstance(exc, Terminated) else 130)
     # In a sweep the task returns normally whatever the job's status: a launcher (basic,
     # joblib, submitit) hands every job back and the sweep report renders once they all
     # ended (benchkit.callbacks). Exit codes are for single runs only.
     if not sweep:
-        if not report_of(job_dir, "report"):
-            return None
-        # A single run's exit code says whether it measured: scripts can rely on it.
+        # A single run's exit code says whether it measured: scripts can rely on it. A report
+        # that could not be rendered (its reason printed) makes it non-zero too.
         code = {"complete": 0, "unavailable": 3}.get(str(result["status"]), 1)
+        if not report_of(job_dir, "report", ledger=typed.study.ledger):
+            code = code or 1
         if code:
             sys.exit(code)
         return None
@@ -123,17 +132,19 @@ def objective_of_result(result: Mapping[str, object], objective: str) -> float |
     return float(value) if isinstance(value, int | float) else None
 
 
-def report_of(folder: Path, what: str, sweep: bool = False) -> bool:
+def report_of(folder: Path, what: str, ledger: str | None = None, sweep: bool = False) -> bool:
     """Render the report of a run or sweep folder into its report/, show its closing summary
     (the verdicts, the recommendation, what to run, the report's path) and print where it
     is (stdout: the path alone, for scripts); False, with the reason on stderr, when it
-    cannot be rendered. A sweep's summary also goes into the sweep's own benchkit.log (each
-    job's log is its own; a single run's log is the run folder's, where logging writes)."""
+    cannot be rendered. `ledger` is the study config's (the results' own is never used). A
+    sweep's summary also goes into the sweep's own benchkit.log (each job's log is its own; a
+    single run's log is the run folder's, where logging writes)."""
     from benchkit.report.closing import SUMMARY_FILE
     from benchkit.report.render import render_report
 
+    overrides = [f"study.ledger={json.dumps(ledger)}"] if ledger else []
     try:
-        out = render_report(folder, folder / "report")
+        out = render_report(folder, folder / "report", overrides=overrides)
     except UserError as exc:
         print(f"benchkit: {exc}", file=sys.stderr)
         return False
@@ -157,12 +168,43 @@ def run_placed(
     cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
 ) -> Mapping[str, object]:
     """run_job on the devices this job was given (benchkit.devices.placement), with what was
-    used in result.json as provenance.allocation.
+    used in result.json as provenance.allocation, scrubbed of secrets however the job ends
+    (benchkit.scrub).
 
     Never raises but KeyboardInterrupt: a job that cannot even be placed (a GPU backend in a
-    SLURM job without a GPU) or that breaks outside run_job is written as a failed result, so
-    the launcher gets every job back and the sweep's report still renders.
+    SLURM job without a GPU) or that breaks outside run_job is written
+    as a failed result, so the launcher gets every job back and the sweep's report still
+    renders.
     """
+    try:
+        keep_room(ctx.job_dir)
+        return _placed(cfg, ctx, lease_root=lease_root, job_num=job_num)
+    finally:
+        secrets_of(cfg).tree([ctx.job_dir, *ctx.extra_scrub])
+        free_room(ctx.job_dir)
+
+
+def _held(
+    cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
+) -> Mapping[str, object]:
+    """run_placed in a job folder this process holds (benchkit.job_folder). A folder another
+    run holds, or one that cannot be written, is left alone: the reason is logged and
+    returned, never written."""
+    try:
+        with hold(ctx.job_dir):
+            return run_placed(cfg, ctx, lease_root=lease_root, job_num=job_num)
+    except (FolderBusy, OSError) as exc:
+        if isinstance(exc, OSError) and not is_write_problem(exc):
+            raise
+        why = str(exc if isinstance(exc, FolderBusy) else write_problem(exc, ctx.job_dir, "job"))
+        _log.error(f"job {ctx.label} not run: {why}")
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return secrets_of(cfg).json_object(new_result(cfg, ctx, now, why))
+
+
+def _placed(
+    cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
+) -> Mapping[str, object]:
     try:
         with (
             placement(cfg, lease_root=lease_root, job_num=job_num, label=ctx.label) as alloc,
@@ -187,22 +229,25 @@ def run_placed(
     except UserError as exc:
         return write_failed(cfg, ctx, str(exc))
     except Exception as exc:
-        (ctx.job_dir / "error.txt").write_text(traceback.format_exc())
-        return write_failed(
-            cfg, ctx, f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
-        )
+        return write_failed(cfg, ctx, failure_reason(exc, ctx.job_dir))
 
 
 def write_failed(cfg: BenchConfig, ctx: JobContext, reason: str) -> Mapping[str, object]:
     """A failed result.json for a job that never reached run_job, with the reason."""
-    ctx.job_dir.mkdir(parents=True, exist_ok=True)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    result = new_result(cfg, ctx, now, reason)
+    result = secrets_of(cfg).json_object(new_result(cfg, ctx, now, reason))
     result["provenance"]["finished_utc"] = now
-    # As JSON (its values as they will be written), through the schema writer.
-    written = write_result(ctx.job_dir / RESULT_FILE, json.loads(json.dumps(result, default=str)))
-    _log.info(f"job {ctx.label} failed ({reason})")
-    return written
+    _log.info(f"job {ctx.label} failed ({result['reason']})")
+    free_room(ctx.job_dir)
+    try:
+        ctx.job_dir.mkdir(parents=True, exist_ok=True)
+        # As JSON (its values as they will be written), through the schema writer.
+        return write_result(ctx.job_dir / RESULT_FILE, result)
+    except OSError as exc:
+        if not is_write_problem(exc):
+            raise
+        _log.error(f"job {ctx.label}: {write_problem(exc, ctx.job_dir, 'result')}")
+        return result
 
 
 def sweep_size(sweep_dir: Path) -> int | None:
@@ -227,13 +272,16 @@ def sweep_size(sweep_dir: Path) -> int | None:
         return None
 
 
-def _resume_roots(hc: HydraConf) -> list[Path]:
-    """outputs/sweeps and outputs/runs (wherever hydra.sweep.dir / hydra.run.dir point)."""
-    roots = []
-    for d in (hc.sweep.dir, hc.run.dir):
-        if d:
-            roots.append(Path(str(d)).parent)
-    return roots
+def resume_hint(hc: HydraConf) -> str:
+    """How to resume this run: the same command into the same folder."""
+    if hc.mode == RunMode.MULTIRUN:
+        where = f"hydra.sweep.dir={hc.sweep.dir}"
+    else:
+        where = f"hydra.run.dir={hc.run.dir}"
+    return (
+        f"Run the same command again with {where} to resume: its complete jobs are reused "
+        "(resume=false re-measures)."
+    )
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -246,7 +294,32 @@ def main() -> None:
     # (a scheduler's) is left alone.
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _terminated)
-    _hydra_main()
+    try:
+        _hydra_main()
+    except KeyboardInterrupt as exc:
+        # Between two jobs (in the launcher, an import, the report): no job was measuring.
+        sweep = callbacks.active_sweep()
+        where = f" with hydra.sweep.dir={sweep}" if sweep else ""
+        print(
+            f"benchkit: {interrupt_reason(exc)} outside a job (between two jobs, or before or "
+            "after one); every job that ended is written. "
+            f"Run the same command again{where} to resume: its complete jobs are reused.",
+            file=sys.stderr,
+        )
+        _report_so_far(sweep)
+        sys.exit(143 if isinstance(exc, Terminated) else 130)
+    except SystemExit as exc:
+        if exc.code in (130, 143):  # a job stopped by Ctrl-C or SIGTERM, written incomplete
+            _report_so_far(callbacks.active_sweep())
+        raise
+
+
+def _report_so_far(sweep: Path | None) -> None:
+    """A stopped sweep's report, from the jobs that ended (a second Ctrl-C skips it)."""
+    if sweep is None:
+        return
+    with contextlib.suppress(KeyboardInterrupt):
+        report_of(sweep, "sweep report (so far)")
 
 
 if __name__ == "__main__":

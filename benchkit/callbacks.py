@@ -8,18 +8,66 @@ one failed job does not stop the others or the report.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
+
+from benchkit.errors import UserError
+from benchkit.scrub import Secrets, override_secrets
+
+_ACTIVE: list[Path] = []
+
+
+def active_sweep() -> Path | None:
+    """The sweep this process launches, once it has started (for a report after Ctrl-C)."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+# The folder locks this process holds, here and not on the callback: launchers pickle the
+# callback into every job's process (joblib, submitit), and a held lock cannot be pickled.
+_HELD: list[contextlib.ExitStack] = []
 
 
 class ReportCallback(Callback):
+    def _hold(self, folder: Path, what: str, key: str) -> None:
+        """One process per run or sweep folder, from before Hydra writes into it to the end:
+        a second run into it would mix its data with this one's (benchkit.job_folder)."""
+        from benchkit.job_folder import hold
+
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(hold(folder, what=what))
+        except UserError as exc:
+            print(f"benchkit: {exc}", file=sys.stderr)
+            sys.exit(2)
+        except OSError as exc:
+            print(
+                f"benchkit: cannot write the {what} folder {folder} ({exc.strerror}): choose a "
+                f"folder you can write ({key}=DIR).",
+                file=sys.stderr,
+            )
+            sys.exit(2)
+        _HELD.append(stack)
+
+    def _release(self) -> None:
+        while _HELD:
+            _HELD.pop().close()
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._hold(Path(str(config.hydra.run.dir)), "run", "hydra.run.dir")
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._release()
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         target = str(config.hydra.launcher.get("_target_", ""))
         sweep_dir = Path(str(config.hydra.sweep.dir))
+        self._hold(sweep_dir, "sweep", "hydra.sweep.dir")
+        _ACTIVE.append(sweep_dir)
         if "submitit" in target and not sweep_dir.is_absolute():
             # Each SLURM job writes relative to the folder sbatch ran from, on its own node.
             print(
@@ -36,7 +84,23 @@ class ReportCallback(Callback):
         sweep = Path(str(config.hydra.sweep.dir))
         target = str(config.hydra.launcher.get("_target_", ""))
         compare_model_files(sweep, elsewhere="submitit" in target)
-        report_of(sweep, "sweep report", sweep=True)
+        # submitit's job files hold each job's config as typed, secrets included; every job
+        # has ended, so none of them is read again.
+        found = Secrets.of(
+            OmegaConf.select(config, "backend.api_key"),
+            OmegaConf.select(config, "backend.url"),
+            [
+                *(OmegaConf.select(config, "server.extra_args") or []),
+                *(OmegaConf.select(config, "backend.extra_args") or []),
+            ],
+        )
+        typed = override_secrets(OmegaConf.select(config, "hydra.overrides.task") or [])
+        secrets = Secrets(tuple(dict.fromkeys([*found.values, *typed])))
+        secrets.tree([sweep / ".submitit", sweep / "multirun.yaml"])
+        report_of(
+            sweep, "sweep report", ledger=OmegaConf.select(config, "study.ledger"), sweep=True
+        )
+        self._release()
 
 
 def compare_model_files(sweep: Path, elsewhere: bool) -> None:

@@ -367,6 +367,9 @@ class BenchConfig:
     # Reuse a complete earlier job with the same resolved config, workload and server build
     # instead of running it again (an interrupted sweep resumes by rerunning its command).
     resume: bool = True
+    # A run or sweep folder (not this one) whose complete jobs may be reused too: a sweep
+    # reuses only its own jobs unless told where else to look (benchkit.reuse).
+    resume_from: str | None = None
     # How the client times its calls (benchkit.client): `auto`, its own HTTP/1.1 connection
     # per worker with the kernel's receive time of every token wherever it can, else httpx;
     # `httpx`, always httpx. Unset: the environment's BENCHKIT_REPLAY_CLIENT, else auto.

@@ -10,21 +10,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import shutil
 import tempfile
 import time
-import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import httpx
 
-from benchkit import log
+from benchkit import log, reuse
 from benchkit.client import warmup
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Terminated, Unavailable, UserError, interrupt_reason
+from benchkit.job_folder import failure_reason, free_room, keep_room
 
 # The result a job assembles, its context and factors (benchkit/job_record.py); JobContext,
 # factors_of and new_result stay importable from here for the entry points.
@@ -33,14 +32,15 @@ from benchkit.job_record import JobContext as JobContext
 from benchkit.job_record import (
     JobResult,
     QualityBlock,
-    ReuseBlock,
     loadavg,
     props_info,
     workload_info,
 )
 from benchkit.job_record import factors_of as factors_of
 from benchkit.job_record import new_result as new_result
+from benchkit.knobs import check as check_knobs
 from benchkit.measure import compute_metrics, server_rates
+from benchkit.owned import is_write_problem, write_problem
 from benchkit.paths import use_config
 from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
 from benchkit.quality.task import TASK_FILE, Task, TaskBlock, load_task, run_task
@@ -48,9 +48,11 @@ from benchkit.racing.extend import GAP_S, Prior, find_prior, keep_calls, runs_bl
 from benchkit.results import (
     CALLS_FILE,
     RESULT_FILE,
-    atomic_write_text,
+    as_written,
     write_result,
 )
+from benchkit.reuse import digest
+from benchkit.scrub import secrets_of
 from benchkit.server.engines import (
     Engine,
     Launch,
@@ -59,7 +61,7 @@ from benchkit.server.engines import (
     engine_for,
 )
 from benchkit.server.metrics import ServerCounters, since
-from benchkit.server.plan import ReplaySpec, api_key, new_alias, plan_replay
+from benchkit.server.plan import ReplaySpec, new_alias, plan_replay
 from benchkit.server.serve import Server, ServerError, free_port, n_vocab
 from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader
 from benchkit.telemetry import absent as telemetry_absent
@@ -75,6 +77,7 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     use_config(cache_dir=cfg.cache_dir, llama_quantize=cfg.llama_quantize)
     job_dir = ctx.job_dir
     job_dir.mkdir(parents=True, exist_ok=True)
+    keep_room(job_dir)  # so the result that says why still fits on a disk that fills up
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.monotonic()
     result = new_result(cfg, ctx, started, None)
@@ -103,9 +106,8 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
         interrupted = True
         result["status"], result["reason"] = "incomplete", interrupt_reason(exc)
     except Exception as exc:  # the sweep must go on; keep the traceback beside the result
-        (job_dir / "error.txt").write_text(traceback.format_exc())
         result["status"] = "failed"
-        result["reason"] = f"internal error: {type(exc).__name__}: {exc} (see error.txt)"
+        result["reason"] = failure_reason(exc, job_dir)
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     load_end, took = loadavg(), round(time.monotonic() - t0, 3)
     # A reused job's own times describe the reuse, never the measurement.
@@ -114,33 +116,51 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
         reuse.update({"finished_utc": finished, "host_load_end": load_end, "job_seconds": took})
     else:
         prov.update({"finished_utc": finished, "host_load_end": load_end, "job_seconds": took})
-    secret = api_key(cfg)
-    text = json.dumps(result, default=str)
-    if secret and secret in text:
-        # The override list and any error text may quote it; the result never does.
-        text = text.replace(secret, "***")
-    # Through the schema, the one writer: what is written is what the loader reads.
-    written = write_result(job_dir / RESULT_FILE, json.loads(text))
-    scrub_secret(
-        api_key(cfg), [*job_dir.glob(".hydra/*.yaml"), *job_dir.glob("*.log"), *ctx.extra_scrub]
-    )
-    m = written["metrics"]
-    detail = ""
-    if m.get("s_per_unit_throughput") is not None:
-        detail = (
-            f": {m['s_per_unit_throughput']:.2f} s/unit (throughput basis), "
-            f"{m['s_per_unit_slot_latency']:.2f} s/unit (slot latency), "
-            f"decode {m['decode_tok_s'] or 0:,.0f} tok/s aggregate"
-        )
-    why = f" ({written['reason']})" if written["reason"] else ""
-    reused = written["provenance"].get("reused_from")
-    how = f" (reused from {reused})" if reused else ""
-    _log.info(f"job {ctx.label} {written['status']}{how}{why}{detail}")
+    secrets = secrets_of(cfg)
+    # The data files first: the digest below is over them as they stay.
+    secrets.tree([job_dir, *ctx.extra_scrub])
+    # The override list and any error text may quote a secret; the result never does.
+    # As the schema writes it, so the digest is over what a later job reads back.
+    plain = as_written(secrets.json_object(result))
+    if result["status"] in ("complete", "incomplete"):
+        plain["provenance"]["digest"] = digest(plain, job_dir)  # what reuse checks (reuse.py)
+    free_room(job_dir)
+    try:
+        # Through the schema, the one writer: what is written is what the loader reads.
+        written = write_result(job_dir / RESULT_FILE, plain)
+    except OSError as exc:
+        if not is_write_problem(exc):
+            raise
+        written = dict(plain)
+        _log.error(f"job {ctx.label}: {write_problem(exc, job_dir / RESULT_FILE, 'result')}")
+    _log.info(summary(ctx.label, written))
     if interrupted:
         # Passed on as it came: SIGTERM stays SIGTERM for the exit code.
         terminated = result["reason"] == interrupt_reason(Terminated())
         raise Terminated if terminated else KeyboardInterrupt
     return written
+
+
+def summary(label: str, written: Mapping[str, Any]) -> str:
+    """The job's console line: status, why, and its figures; a figure not measured says so
+    (never `0`)."""
+    m = written.get("metrics") or {}
+    detail = ""
+    if m.get("s_per_unit_throughput") is not None:
+
+        def val(key: str, fmt: str, unit: str) -> str:
+            v = m.get(key)
+            return f"{v:{fmt}} {unit}" if isinstance(v, int | float) else f"n/a {unit}"
+
+        detail = (
+            f": {val('s_per_unit_throughput', '.2f', 's/unit')} (throughput basis), "
+            f"{val('s_per_unit_slot_latency', '.2f', 's/unit')} (slot latency), "
+            f"decode {val('decode_tok_s', ',.0f', 'tok/s')} aggregate"
+        )
+    why = f" ({written['reason']})" if written.get("reason") else ""
+    reused = (written.get("provenance") or {}).get("reused_from")
+    how = f" (reused from {reused})" if reused else ""
+    return f"job {label} {written.get('status')}{how}{why}{detail}"
 
 
 class _UserInterrupt(Exception):
@@ -150,6 +170,8 @@ class _UserInterrupt(Exception):
 def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     """The one job path, for every engine: provide, plan, then measure (or reuse)."""
     prov = result["provenance"]
+    # Every value is checked before anything is built or started (benchkit.knobs).
+    check_knobs(cfg)
     engine = engine_for(cfg)
     workload = load_workload(cfg.workload.fixture)
     # The scored task is checked before anything is built or measured: a mistake in it is
@@ -168,8 +190,11 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     # The same measurement but for the unit count: a race extends it (benchkit.racing.extend).
     extend_key = resume_key(cfg, workload.fingerprint(), build.id, with_units=False)
     prov["extend_key"] = extend_key
-    if engine.started_here and cfg.resume and _reuse(key, ctx, result, task):
-        return
+    if engine.started_here and cfg.resume:
+        earlier = reuse.find(key, ctx, task.sha256 if task is not None else None)
+        if earlier is not None:
+            reuse.take(*earlier, ctx, result)
+            return
     prior = None
     if engine.started_here and cfg.resume and replay.repeats == 1:
         per_unit = {u.id: len(u.calls) for u in units}
@@ -408,7 +433,9 @@ def resume_key(
     """What makes two jobs the same measurement: resolved config, workload and server build;
     `with_units=False`: the same but for how many of the workload's units are replayed."""
     conf = to_plain(cfg)
+    # Whether and from where to reuse change nothing that is measured.
     conf.pop("resume", None)
+    conf.pop("resume_from", None)
     workload_conf = conf.get("workload")
     if not with_units and isinstance(workload_conf, dict):
         workload_conf.pop("units", None)
@@ -428,103 +455,6 @@ def resume_key(
         study.pop("quality", None)
     blob = json.dumps([conf, workload_fingerprint, build], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
-
-
-# Provenance that describes the measurement itself: a reused job keeps the measuring pass's.
-MeasuredKey = Literal[
-    "server",
-    "model",
-    "workload",
-    "replay_started_utc",
-    "server_build",
-    "started_utc",
-    "finished_utc",
-    "host_load_start",
-    "host_load_end",
-    "job_seconds",
-    "client",
-    "benchkit",
-    "telemetry",
-]
-MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = get_args(MeasuredKey)
-
-
-def _reuse(key: str, ctx: JobContext, result: JobResult, task: Task | None = None) -> bool:
-    """Take a complete earlier job with the same resume key: this job's own folder from an
-    earlier pass, else a copy from another sweep or run. With a scored task, one that answered
-    the same task file comes first (the key leaves the task out: it is no timed figure)."""
-    own = ctx.job_dir / RESULT_FILE
-    # The job's own folder first: a sweep run again into the same hydra.sweep.dir (a resumed
-    # lease, a re-run after Ctrl-C) keeps its complete jobs where they are.
-    candidates = [own] + [
-        path
-        for root in ctx.resume_roots
-        for path in sorted(root.glob(f"*/{RESULT_FILE}")) + sorted(root.glob(f"*/*/{RESULT_FILE}"))
-        if path.parent.resolve() != ctx.job_dir.resolve()
-    ]
-    found: list[tuple[Path, dict[str, Any]]] = []
-    for path in candidates:
-        if not path.exists():
-            continue
-        try:
-            old = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        prov = old.get("provenance") or {}
-        if old.get("status") == "complete" and prov.get("resume_key") == key:
-            found.append((path, old))
-            # Without a task the first one will do; with one, one that answered it may follow.
-            if task is None or (old.get("task") or {}).get("task_sha256") == task.sha256:
-                break
-    if task is not None:
-        found.sort(key=lambda c: (c[1].get("task") or {}).get("task_sha256") != task.sha256)
-    for path, old in found[:1]:
-        prov = old.get("provenance") or {}
-        if path != own:
-            for name in (CALLS_FILE, "server.log", TELEMETRY_FILE, QUALITY_FILE, TASK_FILE):
-                if (path.parent / name).exists():
-                    shutil.copyfile(path.parent / name, ctx.job_dir / name)
-        result["status"], result["reason"] = "complete", None
-        result["metrics"] = old["metrics"]
-        if "passes" in old:
-            result["passes"] = old["passes"]
-        if "quality" in old:
-            result["quality"] = old["quality"]
-        if "task" in old:
-            result["task"] = old["task"]
-        # What was true when the job was measured stays as it was (times, host load, the
-        # client path, the benchkit that measured it); the reuse is recorded beside it.
-        now = result["provenance"]
-        reuse: ReuseBlock = {
-            "started_utc": now.get("started_utc"),
-            "host_load_start": now.get("host_load_start"),
-            "benchkit": now.get("benchkit"),
-            "from": str(path.parent),
-        }
-        # The earlier result's blocks are passed on as they were read: they were written
-        # by a benchkit job through the same schema.
-        for k in MEASURED_PROVENANCE:
-            if k in prov:
-                now[k] = prov[k]
-        # A job reused twice keeps the folder and time of the pass that measured it.
-        now["reused_from"] = prov.get("reused_from") or str(path.parent)
-        now["measured_utc"] = prov.get("measured_utc") or prov.get("started_utc")
-        now["reuse"] = reuse
-        return True
-    return False
-
-
-def scrub_secret(secret: str | None, paths: list[Path]) -> None:
-    """Replace the API key wherever Hydra or a log copied it (overrides, config, logs)."""
-    if not secret:
-        return
-    for p in paths:
-        try:
-            text = p.read_text(errors="replace")
-        except OSError:
-            continue
-        if secret in text:
-            atomic_write_text(p, text.replace(secret, "***"))
 
 
 def _finish(

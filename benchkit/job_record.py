@@ -16,6 +16,7 @@ from benchkit.config import BenchConfig, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
 from benchkit.quality.task import TaskBlock
 from benchkit.results import SCHEMA_VERSION
+from benchkit.scrub import scrub_override
 from benchkit.server.engines import LaunchInfo, ModelBlock, PropsBlock
 from benchkit.server.provide import ServerBuildInfo
 from benchkit.workload import Workload
@@ -160,7 +161,8 @@ def new_result(cfg: BenchConfig, ctx: JobContext, started: str, reason: str | No
             "benchkit": benchkit_info(),
             "hardware": hardware_info(cfg.hardware),
             "choices": dict(ctx.choices),
-            "overrides": list(ctx.overrides),
+            # As typed, but for the value of a secret (benchkit.scrub).
+            "overrides": [scrub_override(o) for o in ctx.overrides],
             "started_utc": started,
             "study": to_plain(cfg.study),
         },
@@ -179,8 +181,11 @@ class JobContext:
     choices: dict[str, str] = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
     sweep: bool = False
-    # Folders whose earlier jobs may be reused (outputs/sweeps, outputs/runs).
+    # The sweep folder whose other jobs may be reused (a point listed twice); none for a
+    # single run (benchkit.reuse).
     resume_roots: list[Path] = field(default_factory=list)
+    # Folders the user named (resume_from=DIR) whose jobs may be reused.
+    resume_from: list[Path] = field(default_factory=list)
     # Files beside the job that may hold the overrides as typed (Hydra's multirun.yaml).
     extra_scrub: list[Path] = field(default_factory=list)
     # Where the sweep stands (benchkit.sweep_progress), shown before the replay's own line.

@@ -102,9 +102,15 @@ class JobResult:
 def write_result(path: Path, result: Result | dict[str, Any]) -> dict[str, Any]:
     """The one writer of result.json: through the schema (so what is written is what the
     loader reads), atomically. Returns the JSON object written."""
+    data = as_written(result)
+    atomic_write_json(path, data)
+    return data
+
+
+def as_written(result: Result | dict[str, Any]) -> dict[str, Any]:
+    """The JSON object write_result would write for `result`."""
     typed = result if isinstance(result, Result) else schema.load(result)
     data: dict[str, Any] = schema.to_json(typed)
-    atomic_write_json(path, data)
     return data
 
 
@@ -127,7 +133,7 @@ def load_result(path: Path) -> JobResult:
             f"({SCHEMA_VERSION}): upgrade benchkit to render it."
         )
     data = migrate(data)
-    missing = [k for k in ("status", "factors", "metrics", "provenance") if k not in data]
+    missing = [k for k in ("status", "reason", "factors", "metrics", "provenance") if k not in data]
     if missing:
         raise UserError(
             f"{path} lacks the key(s) {', '.join(missing)}: it is not a complete result."
@@ -139,7 +145,15 @@ def load_result(path: Path) -> JobResult:
     for key in ("factors", "metrics", "provenance"):
         if not isinstance(data[key], dict):
             raise UserError(f"{path}: '{key}' must be an object, not {type(data[key]).__name__}.")
-    return JobResult(path=path, data=data)
+    loaded = JobResult(path=path, data=data)
+    try:
+        loaded.result  # noqa: B018 - typed once here, so a bad block is this sentence, not a traceback later
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise UserError(
+            f"{path} has a block this benchkit cannot read ({type(exc).__name__}: {exc}): it "
+            "was not written by benchkit, or was edited; restore it or remove that job folder."
+        ) from exc
+    return loaded
 
 
 migrate = schema.migrate
@@ -229,8 +243,21 @@ def results_csv(results: Sequence[JobResult]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(columns)
     for row in rows:
-        w.writerow(["" if row.get(c) is None else row[c] for c in columns])
+        w.writerow([_cell(row.get(c)) for c in columns])
     return buf.getvalue()
+
+
+# A spreadsheet runs a text cell starting with one of these as a formula (a model named
+# `=HYPERLINK(...)` would): such text is written with a leading apostrophe, as text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def write_results_csv(path: Path, results: Sequence[JobResult]) -> None:

@@ -18,6 +18,7 @@ fallback, says which path measured.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import sys
@@ -41,6 +42,7 @@ from benchkit.client.transport import (
 )
 from benchkit.config import OutputPolicy
 from benchkit.errors import interrupt_reason
+from benchkit.owned import is_write_problem, write_problem
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload, token_ids
 
@@ -97,8 +99,14 @@ class RecordSink:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def write(self, rec: CallRecord) -> None:
-        line = json.dumps(asdict(rec), separators=(",", ":"), sort_keys=True) + "\n"
-        os.write(self._fd, line.encode())
+        data = (json.dumps(asdict(rec), separators=(",", ":"), sort_keys=True) + "\n").encode()
+        before = os.fstat(self._fd).st_size
+        written = os.write(self._fd, data)
+        if written < len(data):
+            # A disk that fills takes part of a line without an error: the part is taken back,
+            # so the file holds whole records only, and the caller hears the disk is full.
+            os.ftruncate(self._fd, before)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
 
     def close(self) -> None:
         os.close(self._fd)
@@ -216,8 +224,7 @@ class Replayer:
             # Deadline or Ctrl-C: the call is lost, but its record is not.
             rec.error = "cancelled before it finished (job deadline or interrupt)"
             rec.t_done = self.now()
-            self.records.append(rec)
-            self.sink.write(rec)
+            self._keep(rec)
             raise
         rec.t_done = self.now()
         if rec.error is None:
@@ -350,8 +357,8 @@ class Replayer:
                 return
             for call in unit.calls:
                 rec = await self._call(client, call, repeat, worker)
-                self.records.append(rec)
-                self.sink.write(rec)
+                if not self._keep(rec):
+                    raise _Stop(self.interrupted)
                 self._tokens += rec.completion_tokens or 0
                 if not rec.ok:
                     dead = await self._server_down(client)
@@ -428,6 +435,23 @@ class Replayer:
             finally:
                 if self._pool is not None:
                     self._pool.close()
+
+    def _keep(self, rec: CallRecord) -> bool:
+        """Record a call (in memory, then calls.jsonl); False when calls.jsonl cannot be
+        written (a full disk): the replay stops there as incomplete with that reason, and
+        what was measured so far is the job's result."""
+        self.records.append(rec)
+        try:
+            self.sink.write(rec)
+        except OSError as exc:
+            if not is_write_problem(exc):
+                raise
+            problem = str(write_problem(exc, self.sink.path, "calls")).removesuffix(".")
+            self.interrupted = self.interrupted or (
+                f"{problem}; the replay stopped there, and the calls before are kept"
+            )
+            return False
+        return True
 
     def run(self) -> ReplayOutcome:
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

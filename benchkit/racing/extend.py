@@ -1,6 +1,6 @@
 """Extending a finished job by more units without measuring again the units it has.
 
-The resume mechanism (benchkit.job._reuse) takes a complete earlier job with the same
+The resume mechanism (benchkit.reuse) takes a complete earlier job with the same
 resume key. A race asks the same job for more units each round (`workload.units` 3, then
 5, ...), which changes the key; the *extend key* is the resume key without the unit count.
 A complete job in the job's own folder with the same extend key and fewer units is the
@@ -20,6 +20,7 @@ from typing import Any
 
 from benchkit.client.replay import CallRecord, read_records
 from benchkit.results import CALLS_FILE, RESULT_FILE, atomic_write_text
+from benchkit.reuse import proves_itself
 
 # Seconds between the last old call and the first new one in the job's clock: the server
 # restart between them is not part of either measurement.
@@ -53,6 +54,8 @@ def find_prior(
         old = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(old, dict) or proves_itself(old, job_dir) is not None:
+        return None  # edited since it was written, or not benchkit's: measured again
     prov = old.get("provenance") or {}
     if (
         old.get("status") not in ("complete", "incomplete")

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import font_manager
 
+from benchkit.owned import safe_name
 from benchkit.report import i18n
 from benchkit.report.analyse import THROUGHPUT, Verdict, norm
 from benchkit.report.lang import SOURCE, grammar, tr, trc
@@ -253,7 +254,8 @@ def mtp_figure(v: Verdict | None, out_dir: Path, lang: str = "en") -> str | None
         ax.grid(alpha=0.3, axis="y")
         _legend(ax)
         # Stable names: mtp.png, spec-draft.png, spec-ngram.png.
-        name = "mtp.png" if v.factor == "mtp" else v.factor.replace("=", "-") + ".png"
+        # The factor's value comes from the results: one plain name, never a path.
+        name = "mtp.png" if v.factor == "mtp" else safe_name(v.factor.replace("=", "-")) + ".png"
         return _save(fig, out_dir, name)
 
 

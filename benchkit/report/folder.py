@@ -15,6 +15,7 @@ import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from benchkit import log
 from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.paths import conf_dir
@@ -31,6 +32,7 @@ from benchkit.results import unit_spans as calls_unit_spans
 from benchkit.telemetry import TELEMETRY_FILE
 
 MULTIRUN_FILE = "multirun.yaml"
+_log = log.get(__name__)
 
 
 def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -> StudyConfig:
@@ -45,6 +47,15 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
         chosen = found[keys.index(common)]
         known = {f.name for f in fields(StudyConfig)}
         base = {k: v for k, v in chosen.items() if k in known}
+        # Where a publication's ledger is written comes from the command line (or the
+        # study config of the sweep that renders its own report), never from results read
+        # from disk: a results folder from someone else would choose a file to write.
+        carried = base.pop("ledger", None)
+        if carried and not any(o.startswith("study.ledger=") for o in overrides):
+            _log.info(
+                f"the results name a ledger ({carried}); it is not used: a ledger comes from "
+                f"the command line only (study.ledger={carried} to use that one)."
+            )
         base.update(config_words(base))
     dotlist = []
     for o in overrides:

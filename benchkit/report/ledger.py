@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
 from benchkit.errors import UserError
+from benchkit.knobs import STUDY_NAME
 from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
 from benchkit.report.lang import N_
 from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
@@ -170,8 +171,9 @@ class Corrections(TypedDict):
 
 
 def ledger_name(study_name: str) -> str:
-    """The ledger's file name beside a published folder or a results folder."""
-    return f"{study_name}.ledger.jsonl"
+    """The ledger's file name beside a published folder or a results folder; the study's name
+    (which may come from results) must be a plain name, so the file stays beside them."""
+    return f"{check_study_name(study_name)}.ledger.jsonl"
 
 
 def ledger_path(
@@ -180,9 +182,10 @@ def ledger_path(
     study_name: str,
     source: Path | None = None,
 ) -> Path | None:
-    """The ledger file for this study: study.ledger when set; else, publishing, the one beside
-    the published folder (created by publishing); else the one beside the results folder
-    `source`, when it exists. None when none of them says or exists."""
+    """The ledger file for this study: study.ledger when set (from the command line or the
+    study config, never from results); else, publishing, the one beside the published folder
+    (created by publishing); else the one beside the results folder `source`, when it exists
+    (read only). None when none of them says or exists."""
     if configured:
         return Path(configured).expanduser()
     if publish_dir is not None:
@@ -192,6 +195,17 @@ def ledger_path(
         if beside.is_file():
             return beside
     return None
+
+
+def check_study_name(name: str) -> str:
+    """`name` when it is a plain name (letters, digits, `.`, `_`, `-`; not starting with a
+    dot); otherwise one sentence naming it and the fix."""
+    if not STUDY_NAME.fullmatch(name):
+        raise UserError(
+            f"study.name {name!r} is not a plain name (letters, digits, '.', '_' or '-', not "
+            "starting with '.'): the ledger file is named after it; pass study.name=NAME."
+        )
+    return name
 
 
 def load(path: Path | None, study: str) -> list[Entry]:
@@ -208,12 +222,43 @@ def load(path: Path | None, study: str) -> list[Entry]:
             raise UserError(
                 f"{path}:{i} is not a JSON line ({exc}): fix or remove that line of the ledger."
             ) from exc
-        if not isinstance(entry, dict) or "verdicts" not in entry:
-            raise UserError(f"{path}:{i} is not a ledger entry (no 'verdicts'): fix that line.")
+        problem = _entry_problem(entry)
+        if problem:
+            raise UserError(
+                f"{path}:{i} is not a ledger entry ({problem}): fix or remove that line of the "
+                "ledger."
+            )
         if entry.get("study") == study:
             # An entry this or an older benchkit wrote; readers .get() the keys old ones lack.
             entries.append(cast(Entry, entry))
     return entries
+
+
+def _entry_problem(entry: object) -> str | None:
+    """What makes a ledger line unreadable as an entry, or None: the keys the corrections
+    read by name must be there with their types (a hand-edited or foreign line)."""
+    if not isinstance(entry, dict):
+        return f"a JSON {type(entry).__name__}, not an object"
+    verdicts = entry.get("verdicts")
+    if not isinstance(verdicts, list):
+        return "no 'verdicts' list"
+    for j, v in enumerate(verdicts):
+        if not isinstance(v, dict):
+            return f"verdict {j} is not an object"
+        for key, kind in (("factor", str), ("status", str), ("verdict", object)):
+            if key not in v or not isinstance(v[key], kind):
+                return f"verdict {j} has no {key!r}"
+        missing = v.get("missing", [])
+        if not isinstance(missing, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("point"), dict) for m in missing
+        ):
+            return f"verdict {j}: 'missing' is not a list of points"
+    claims = entry.get("claims") or []
+    if not isinstance(claims, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("premise"), str) and "status" in c for c in claims
+    ):
+        return "'claims' is not a list of claims with a premise and a status"
+    return None
 
 
 HISTORY_DIR = "history"

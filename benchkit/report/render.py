@@ -13,14 +13,16 @@ from the same results gives the same files.
 
 from __future__ import annotations
 
-import json
+import html
 import shutil
-import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
+import yaml
+
+from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
 from benchkit.report import energy, figures, ledger, racing
 from benchkit.report import groundtruth as gt
@@ -48,6 +50,15 @@ __all__ = [
 ]
 
 
+# What the report's and the blog's writers make (page.write_report, figures): an existing
+# folder holding only these, written before folders carried a manifest, may be replaced.
+_MADE = ("verdicts.json", "results.csv", "*.png")
+REPORT = FolderKind("report", "--out", ("report.md", "report.html", *_MADE))
+PUBLISHED = FolderKind(
+    "published post", "--publish", ("index.md", "index.html", *_MADE), example="post"
+)
+
+
 def _context(a: Analysed) -> ledger.Context:
     """What was measured, for the ledger: a later correction can say what changed."""
     c = a.sweep.constants
@@ -71,7 +82,11 @@ def render_report(
 ) -> Path:
     """Render `source` (a run or sweep folder) into `out_dir`; returns out_dir. With
     `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
-    and append this publication to the study's ledger."""
+    and append this publication to the study's ledger. Neither folder may hold anything
+    benchkit did not write there (benchkit.owned): that is refused before any work."""
+    check_replaceable(out_dir, REPORT)
+    if publish is not None:
+        check_replaceable(publish, PUBLISHED)
     a = analyse_folder(source, overrides)
     # A language may name the study's unit by its own word throughout (Korean does:
     # report/lang/ko.py); the others leave it to the messages' fields.
@@ -105,9 +120,7 @@ def _render_analysed(
     )
     corr = ledger.corrections(history, entry, a.study.knee_gain) if ledger_file or history else None
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".report-"))
-    try:
+    with building(out_dir, REPORT) as tmp:
         figs = _figures(a, build, tmp, lang)
 
         def vm_for(published: bool) -> dict[str, object]:
@@ -131,10 +144,6 @@ def _render_analysed(
         # What a sweep prints when it ends (benchkit.app.report_of), kept beside the report.
         closing = summary_lines(a, uses, out_dir / "report.html")
         (tmp / SUMMARY_FILE).write_text("\n".join(closing) + "\n", encoding="utf-8")
-        _swap(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     if publish is not None:
         pvm = vm_for(published=True)
         pvm["use_this"] = use_this_view(uses, lang)
@@ -206,9 +215,7 @@ def _publish(
 ) -> None:
     """The blog folder: index.md with front matter and relative images, the figures, a
     standalone index.html, verdicts.json. Replaced as a whole, never half-written."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".publish-"))
-    try:
+    with building(dest, PUBLISHED) as tmp:
         for png in sorted(report_dir.glob("*.png")):
             shutil.copy2(png, tmp / png.name)
         fm = {
@@ -221,12 +228,6 @@ def _publish(
             "study": a.study.name,
             "generator": vm["generator"],
         }
-        # JSON strings are valid YAML scalars: titles with colons or quotes stay intact.
-        front = (
-            "---\n"
-            + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in fm.items())
-            + "---\n\n"
-        )
         write_report(
             tmp,
             vm,
@@ -235,15 +236,21 @@ def _publish(
             lang,
             md_name="index.md",
             html_name="index.html",
-            front_matter=front,
+            front_matter=front_matter(fm),
         )
-        _swap(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
-def _swap(tmp: Path, dest: Path) -> None:
-    if dest.exists():
-        shutil.rmtree(dest)
-    tmp.rename(dest)
+def front_matter(fields: Mapping[str, object]) -> str:
+    """The post's YAML front matter. Its values come from the study and the results, so each
+    is a YAML string whatever it holds (quotes, colons, newlines), and markup in it is
+    escaped: a site generator that puts the title into its HTML as it is shows the text."""
+    body = "".join(
+        f"{k}: {_yaml_string(html.escape(str(v), quote=False))}\n" for k, v in fields.items()
+    )
+    return f"---\n{body}---\n\n"
+
+
+def _yaml_string(text: str) -> str:
+    """One double-quoted YAML scalar (PyYAML escapes what YAML cannot hold raw)."""
+    dumped = str(yaml.safe_dump(text, default_style='"', allow_unicode=True, width=1 << 30))
+    return dumped.strip().removesuffix("...").strip()

@@ -283,6 +283,13 @@ class Recorder:
         """Forward one request upstream and its response back; journal it if it is a call."""
         t0 = time.perf_counter()
         target = req.target.decode("latin-1")
+        if not target.startswith("/") or target.startswith("//"):
+            # Only a path goes upstream: `@host:port/...` or `//host/...` appended to the
+            # upstream's URL would name another server (userinfo, authority).
+            await _send_error(
+                conn, writer, 400, f"request target {target[:80]!r} is not a path; send /PATH"
+            )
+            return
         raw_headers = [(k.lower(), v) for k, v in req.headers]
         endpoint = RECORDED_PATHS.get(urlsplit(target).path) if req.method == b"POST" else None
         entry: JournalEntry | None = None

@@ -24,12 +24,12 @@ import json
 import math
 import os
 import random
-import shutil
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from benchkit.errors import UserError
+from benchkit.owned import FolderKind, building
 from benchkit.workload.journal import FixtureCall, Segment
 from benchkit.workload.model import (
     FIXTURE_CALLS_FILE,
@@ -40,6 +40,10 @@ from benchkit.workload.model import (
 )
 
 RECIPE_FILE = "recipe.json"
+# `synth --out`: a fixture folder written before folders carried a manifest holds these.
+FIXTURE_FOLDER = FolderKind(
+    "fixture", "--out", (FIXTURE_FILE, FIXTURE_CALLS_FILE, RECIPE_FILE), example="fixture"
+)
 
 
 @dataclass(frozen=True)
@@ -438,34 +442,15 @@ def synth(recipe: Recipe, out: str | Path) -> Path:
     """Generate the fixture of ``recipe`` into directory ``out``, atomically.
 
     The files are written to a temporary sibling directory which then replaces ``out``;
-    an existing ``out`` is replaced only if it is a fixture directory (has fixture.json)
-    or empty, so a typo cannot wipe an unrelated folder.
+    an existing ``out`` is replaced only if it holds nothing but a fixture benchkit wrote
+    (benchkit.owned), so a typo cannot wipe an unrelated folder.
     """
     files = render(recipe)
     dest = Path(out)
-    if dest.exists():
-        if not dest.is_dir():
-            raise UserError(f"{dest}: exists and is not a directory; choose another --out")
-        if not (dest / FIXTURE_FILE).is_file() and any(dest.iterdir()):
-            raise UserError(f"{dest}: is a non-empty directory without {FIXTURE_FILE}; refusing")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.tmp-{os.getpid()}"
-    old = dest.parent / f".{dest.name}.old-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
+    with building(dest, FIXTURE_FOLDER) as tmp:
         for name, blob in files.items():
             with open(tmp / name, "wb") as fh:
                 fh.write(blob)
                 fh.flush()
                 os.fsync(fh.fileno())
-        if dest.exists():
-            dest.rename(old)
-        tmp.rename(dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old.exists() and not dest.exists():
-            old.rename(dest)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
     return dest

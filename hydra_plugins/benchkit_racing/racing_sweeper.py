@@ -157,7 +157,8 @@ class RacingSweeper(BasicSweeper):
             race.write(sweep_dir / RACING_FILE)
             log.info(
                 "[benchkit] race stopped by Ctrl-C between jobs: run the same command again "
-                "to resume (the jobs it has are not measured again)."
+                f"with hydra.sweep.dir={sweep_dir} to resume (the jobs it has are not measured "
+                "again)."
             )
             sys.exit(130)
         race.write(sweep_dir / RACING_FILE)

@@ -81,13 +81,13 @@ def test_a_failed_job_does_not_stop_the_report(
     results = results_of(sweep)
     assert results[0]["status"] == "complete", results[0]["reason"]
     assert results[1]["status"] == "failed"
-    assert "slots=0 is not a slot count" in results[1]["reason"]
+    assert "slots=0 is out of range (parallel slots)" in results[1]["reason"]
     assert results[1]["provenance"]["allocation"]["scheduler"] == "slurm"
     rows = report_rows(sweep)
     assert len(rows) == 2
     assert any("| 0 |" in r and "| failed |" in r for r in rows)
     md = (sweep / "report" / "report.md").read_text()
-    assert "Provisional" in md and "slots=0 is not a slot count" in md
+    assert "Provisional" in md and "slots=0 is out of range (parallel slots)" in md
 
 
 def test_a_job_stopped_at_its_slurm_time_limit_is_written_and_reported(

@@ -22,15 +22,19 @@ def test_sigint_then_rerun_resumes(tmp_path: Path, tag: str) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
-    assert "Run the same command again to resume" in err
+    assert f"Run the same command again with hydra.sweep.dir={first} to resume" in err
+    assert "Traceback" not in err
+    # The sweep's report, from the jobs that ended (issue #31: there was none after Ctrl-C).
+    assert (first / "report" / "report.html").exists()
     r1 = result(first / "1")
     assert r1["status"] == "incomplete" and "Ctrl-C" in r1["reason"]
     assert r1["metrics"]["calls_completed"] >= 2
     no_zombies_or_orphans(f"{tag}a")
 
-    # The same command again (Hydra picks a new sweep folder beside the first).
+    # The same command into a new sweep folder reuses nothing of the first unless told to
+    # (issue #31: a folder beside it is not evidence); resume_from names the first.
     second = tmp_path / "sweeps" / f"{tag}b"
-    p = run(*args, f"hydra.sweep.dir={second}", cwd=tmp_path)
+    p = run(*args, f"hydra.sweep.dir={second}", f"resume_from={first}", cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     a, b = result(second / "0"), result(second / "1")
     assert a["status"] == b["status"] == "complete"
@@ -49,7 +53,7 @@ def test_sigint_then_rerun_resumes(tmp_path: Path, tag: str) -> None:
     # Again into the same folder (a lease that resumes where the last one stopped): every job
     # is kept in place, and a reused job still names the pass that measured it.
     calls_before = lines(second / "1" / "calls.jsonl")
-    p = run(*args, f"hydra.sweep.dir={second}", cwd=tmp_path)
+    p = run(*args, f"hydra.sweep.dir={second}", cwd=tmp_path)  # its own folder: no resume_from
     assert p.returncode == 0, p.stderr[-2000:]
     a2, b2 = result(second / "0"), result(second / "1")
     assert a2["provenance"]["reused_from"] == str(first / "0")
@@ -73,7 +77,8 @@ def test_sigterm_stops_like_ctrl_c_and_leaves_no_server(tmp_path: Path, tag: str
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err[-2000:]
-    assert "stopped by SIGTERM" in err and "Run the same command again to resume" in err
+    assert "stopped by SIGTERM" in err
+    assert f"Run the same command again with hydra.run.dir={run_dir} to resume" in err
     r = result(run_dir)
     assert r["status"] == "incomplete" and r["reason"] == "stopped by SIGTERM"
     no_zombies_or_orphans(tag)

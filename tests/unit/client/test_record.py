@@ -640,3 +640,40 @@ def test_stream_through_recorder_matches_direct(llama: str, tmp_path: Path) -> N
     # The bytes around the per-request fields are the same too: only id/created/timings differ.
     strip = re.compile(rb'"(id|created)":("[^"]*"|\d+)|,"timings":\{[^}]*\}')
     assert strip.sub(b"", proxied) == strip.sub(b"", direct)
+
+
+def test_a_target_that_is_not_a_path_never_leaves_for_another_server(tmp_path: Path) -> None:
+    """`POST @127.0.0.1:PORT/...` appended to the upstream's URL made `HOST:PORT@` a user
+    name and sent the call to PORT (issue #31): only a path goes upstream."""
+    fake = FakeUpstream()
+    fake.first_seen.set()
+    victim_hits: list[bytes] = []
+
+    async def victim(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        victim_hits.append(await reader.read(100))
+        writer.close()
+
+    async def main() -> bytes:
+        side = await asyncio.start_server(victim, "127.0.0.1", 0)
+        port = side.sockets[0].getsockname()[1]
+        try:
+            async with proxy(fake, tmp_path / "j.jsonl") as (url, _):
+                host, proxy_port = url.removeprefix("http://").split(":")
+                reader, writer = await asyncio.open_connection(host, int(proxy_port))
+                body = b'{"messages":[{"role":"user","content":"x"}]}'
+                writer.write(
+                    f"POST @127.0.0.1:{port}/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+                answer = await asyncio.wait_for(reader.read(), timeout=20)
+                writer.close()
+                return answer
+        finally:
+            side.close()
+
+    answer = asyncio.run(main())
+    assert answer.startswith(b"HTTP/1.1 400") and b"is not a path" in answer
+    assert victim_hits == [] and fake.seen == []

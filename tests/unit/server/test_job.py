@@ -152,7 +152,7 @@ def test_resume_key_leaves_an_unset_replay_client_out(compose_cfg: Compose) -> N
     cfg = compose_cfg()
     assert cfg.replay_client is None
     conf = to_plain(cfg)
-    for key in ("resume", "replay_client", "cache_dir", "llama_quantize", "quality"):
+    for key in ("resume", "resume_from", "replay_client", "cache_dir", "llama_quantize", "quality"):
         conf.pop(key)
     conf["study"].pop("quality")  # type: ignore[attr-defined]
     blob = json.dumps([conf, "fp", "build"], sort_keys=True, default=str)

@@ -1,0 +1,188 @@
+"""Which earlier results a job may take instead of measuring again, and how it proves them.
+
+A result.json on disk is a claim anyone who can write the folder could have made. A job
+takes an earlier measurement only from where it was told to look:
+
+- its own sweep: the job's own folder first (a sweep run again into the same
+  hydra.sweep.dir), then the sweep's other job folders (a point listed twice); only files
+  owned by the user running benchkit, so a folder others can write (/tmp) decides nothing;
+- `resume_from=DIR`: a run or sweep folder the user names (its jobs, or the run itself).
+
+And only a result that proves itself: complete, with this job's resume key (its config,
+workload and server build), and a `provenance.digest` that matches its content: the
+measured blocks and the bytes of its data files. A result edited by hand (a copied job made
+faster) no longer matches its digest and is measured again, with the reason logged. The
+extension of a race (benchkit.racing.extend) checks the same digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from benchkit import log
+from benchkit.job_record import JobContext, JobResult, ReuseBlock
+from benchkit.quality.probe import QUALITY_FILE
+from benchkit.quality.task import TASK_FILE
+from benchkit.results import CALLS_FILE, RESULT_FILE
+from benchkit.schema import Json
+from benchkit.telemetry import TELEMETRY_FILE
+
+_log = log.get(__name__)
+
+# The files a result's figures come from, carried with a reused job and covered by its digest.
+DATA_FILES = (CALLS_FILE, TELEMETRY_FILE, QUALITY_FILE, TASK_FILE)
+# The blocks of a result that are its measurement.
+MEASURED_BLOCKS = ("status", "metrics", "passes", "quality", "task")
+
+# Provenance that describes the measurement itself: a reused job keeps the measuring pass's.
+MeasuredKey = Literal[
+    "server",
+    "model",
+    "workload",
+    "replay_started_utc",
+    "server_build",
+    "started_utc",
+    "finished_utc",
+    "host_load_start",
+    "host_load_end",
+    "job_seconds",
+    "client",
+    "benchkit",
+    "telemetry",
+]
+MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = get_args(MeasuredKey)
+
+
+def digest(result: Mapping[str, Any], folder: Path) -> str:
+    """sha256 over the result's keys and measured blocks and the bytes of its data files."""
+    prov = result.get("provenance") or {}
+    h = hashlib.sha256()
+    head = {
+        "resume_key": prov.get("resume_key"),
+        "extend_key": prov.get("extend_key"),
+        "extended": prov.get("extended"),
+        **{k: result.get(k) for k in MEASURED_BLOCKS},
+    }
+    h.update(json.dumps(head, sort_keys=True, default=str).encode())
+    for name in DATA_FILES:
+        path = folder / name
+        if path.is_file():
+            h.update(f"\0{name}\0".encode())
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+    return h.hexdigest()
+
+
+def proves_itself(old: Mapping[str, Any], folder: Path) -> str | None:
+    """None when the result matches its digest; else why not."""
+    prov = old.get("provenance") or {}
+    recorded = prov.get("digest") if isinstance(prov, Mapping) else None
+    if not isinstance(recorded, str):
+        return "it has no digest (written by an older benchkit, or by hand)"
+    if recorded != digest(old, folder):
+        return "its content does not match its digest (edited after it was written)"
+    return None
+
+
+def _own(path: Path) -> bool:
+    """Written by the user running benchkit (root trusts only root's files too)."""
+    try:
+        return path.stat().st_uid == os.geteuid()
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    declared: bool  # named by resume_from: the user vouches for the owner
+
+
+def candidates(ctx: JobContext) -> list[Candidate]:
+    """Where this job may find its earlier measurement, in order of preference."""
+    own = ctx.job_dir / RESULT_FILE
+    out = [Candidate(own, False)]
+    here = ctx.job_dir.resolve()
+    for root in ctx.resume_roots:
+        for path in sorted(root.glob(f"*/{RESULT_FILE}")):
+            if path.parent.resolve() != here:
+                out.append(Candidate(path, False))
+    for root in ctx.resume_from:
+        paths = [root / RESULT_FILE, *sorted(root.glob(f"*/{RESULT_FILE}"))]
+        out += [Candidate(p, True) for p in paths if p.parent.resolve() != here]
+    return out
+
+
+def find(key: str, ctx: JobContext, task_sha256: str | None) -> tuple[Path, Json] | None:
+    """The earlier complete measurement with this resume key that proves itself; with a
+    scored task, one that answered the same task file comes first."""
+    found: list[tuple[Path, Json]] = []
+    for c in candidates(ctx):
+        if not c.path.is_file():
+            continue
+        try:
+            old = json.loads(c.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(old, dict):
+            continue
+        prov = old.get("provenance") or {}
+        if old.get("status") != "complete" or prov.get("resume_key") != key:
+            continue
+        files = [c.path, *(c.path.parent / n for n in DATA_FILES)]
+        if not c.declared and not all(_own(p) for p in files if p.exists()):
+            _log.info(f"not reused: {c.path.parent} is not yours (give resume_from=DIR to vouch)")
+            continue
+        why = proves_itself(old, c.path.parent)
+        if why is not None:
+            _log.warning(f"not reused: {c.path}: {why}; this job is measured again.")
+            continue
+        found.append((c.path, old))
+        if task_sha256 is None or (old.get("task") or {}).get("task_sha256") == task_sha256:
+            break
+    if task_sha256 is not None:
+        found.sort(key=lambda c: (c[1].get("task") or {}).get("task_sha256") != task_sha256)
+    return found[0] if found else None
+
+
+def take(path: Path, old: Json, ctx: JobContext, result: JobResult) -> None:
+    """This job's result becomes the earlier measurement at `path`, its data files copied."""
+    prov = old.get("provenance") or {}
+    if path != ctx.job_dir / RESULT_FILE:
+        for name in (*DATA_FILES, "server.log"):
+            if (path.parent / name).exists():
+                shutil.copyfile(path.parent / name, ctx.job_dir / name)
+    result["status"], result["reason"] = "complete", None
+    result["metrics"] = old["metrics"]
+    if "passes" in old:
+        result["passes"] = old["passes"]
+    if "quality" in old:
+        result["quality"] = old["quality"]
+    if "task" in old:
+        result["task"] = old["task"]
+    # What was true when the job was measured stays as it was (times, host load, the
+    # client path, the benchkit that measured it); the reuse is recorded beside it.
+    now = result["provenance"]
+    reuse: ReuseBlock = {
+        "started_utc": now.get("started_utc"),
+        "host_load_start": now.get("host_load_start"),
+        "benchkit": now.get("benchkit"),
+        "from": str(path.parent),
+    }
+    # The earlier result's blocks are passed on as they were read: they were written
+    # by a benchkit job through the same schema.
+    for k in MEASURED_PROVENANCE:
+        if k in prov:
+            now[k] = prov[k]
+    # A job reused twice keeps the folder and time of the pass that measured it.
+    now["reused_from"] = prov.get("reused_from") or str(path.parent)
+    now["measured_utc"] = prov.get("measured_utc") or prov.get("started_utc")
+    now["reuse"] = reuse
