@@ -4,7 +4,8 @@ clauses and the summary table's value, through the catalogs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict
@@ -321,6 +322,21 @@ def verdict_value(v: Verdict, lang: str) -> str:
     if primary["state"] == "no difference":
         return tr(lang, "no difference")
     return value_text(n.factor, primary["best"], lang)
+
+
+def stored_value_text(factor: str, value: Mapping[str, Any], lang: str) -> str:
+    """A factor verdict's value as the ledger keeps it ({state, best, kind}), in the summary
+    table's words: the corrections show an earlier value without its numbers."""
+    state, best = value.get("state"), value.get("best")
+    if state == "not exercised":
+        return tr(lang, "not exercised")
+    if value.get("kind") == "application":
+        if state == "no difference" or best is None:
+            return tr(lang, "your choice: no difference in speed")
+        return tr(lang, "your choice ({value} fastest)", value=value_text(factor, best, lang))
+    if state == "no difference":
+        return tr(lang, "no difference")
+    return value_text(factor, best, lang) if best is not None else fmt.DASH
 
 
 def table(v: Verdict, metric: str, lang: str) -> list[dict[str, object]]:

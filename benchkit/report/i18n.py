@@ -441,4 +441,9 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> st
         return status_word(str(value), lang)
     if factor.startswith("claim:"):
         return claim_status(str(value), lang)
+    if isinstance(value, Mapping) and "state" in value and "kind" in value:
+        # A factor verdict ({state, best, kind}); imported here: factor_words reads this module.
+        from benchkit.report.factor_words import stored_value_text
+
+        return stored_value_text(factor, value, lang)
     return str(value)

@@ -27,6 +27,9 @@ REASON_WORDS = {
     "capped": NC_("verdict reason", "calls that ran to the generation cap"),
     "stalled": NC_("verdict reason", "stalls"),
     "slo_none": NC_("verdict reason", "no point met the study's SLO"),
+    "knee_not_reached": NC_("verdict reason", "no slot count beyond the knee measured"),
+    "not_exercised": NC_("verdict reason", "the run did not exercise the factor"),
+    "no_noise_estimate": NC_("verdict reason", "no noise estimate for single runs"),
 }
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3

@@ -62,6 +62,7 @@ READINGS = {
     "itl": "l",  # 아이티엘
     "decode": "v",  # 디코드
     "prefill": "l",  # 프리필
+    "sampling": "c",  # 샘플링 (a factor named by its key)
     "gb": "v",  # 기가바이트
     "mb": "v",  # 메가바이트
     "ms": "v",  # 밀리초
