@@ -86,6 +86,13 @@ def main():
                f"{m['draft_tokens_accepted'] / m['draft_tokens']:.1%}") if m["draft_tokens"] else ""
         print(f"job {n}: {f['slots']} slots, MTP {'on' if f['mtp'] else 'off'}: started {p['started_utc']}, "
               f"finished {p['finished_utc']}, reused_from {p.get('reused_from')}, alias {p['server']['alias']}{acc}")
+    from datetime import datetime
+    ts = {n: res["provenance"] for n, res, _ in all_jobs}
+    gap = (datetime.fromisoformat(ts[7]["started_utc"].replace("Z", "+00:00"))
+           - datetime.fromisoformat(ts[6]["finished_utc"].replace("Z", "+00:00"))).total_seconds()
+    print(f"job 7 started {gap / 60:.1f} min after job 6 finished")
+    bw = all_jobs[0][1]["provenance"]["hardware"]["bandwidth_gbs"]
+    print(f"\nhardware profile bandwidth: {bw:,.0f} GB/s = {bw / 1000:.1f} TB/s")
     print("\n== ground truth")
     for f in sorted((RESULTS / "ground-truth").glob("batched-bench*.jsonl")):
         rows = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]

@@ -96,6 +96,8 @@ def main():
         print(f"job {n}: {res['factors']['slots']} slots, alias {p['server']['alias']}, "
               f"reused_from {p.get('reused_from')}, measured {p.get('measured_utc') or p['started_utc']}, "
               f"capped calls {res['metrics']['calls_hit_cap']}, {res['metrics']['cap_time_share']:.1%} of call time")
+    bw = all_jobs[0][1]["provenance"]["hardware"]["bandwidth_gbs"]
+    print(f"\nhardware profile bandwidth: {bw:,.0f} GB/s = {bw / 1000:.1f} TB/s")
     print("\n== ground truth")
     for f in sorted((RESULTS / "ground-truth").glob("batched-bench*.jsonl")):
         rows = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
