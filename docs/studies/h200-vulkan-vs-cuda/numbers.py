@@ -1,0 +1,98 @@
+"""Numbers the README quotes that are not verbatim in the generated report, computed from
+results/ alone (standard library only). Run: python docs/studies/h200-vulkan-vs-cuda/numbers.py"""
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+
+def jobs():
+    """Every job folder's result.json and calls, in job order."""
+    out = []
+    for d in sorted((p for p in RESULTS.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)):
+        result = json.loads((d / "result.json").read_text())
+        calls_file = d / "calls.jsonl"
+        calls = [json.loads(x) for x in calls_file.read_text().splitlines() if x.strip()] if calls_file.exists() else []
+        out.append((int(d.name), result, calls))
+    return out
+
+
+def synthetic_recipe(job_dir):
+    """The model's synthetic recipe from the job's .hydra/config.yaml (model: synthetic: key: value)."""
+    recipe, inside = {}, False
+    for line in (job_dir / ".hydra" / "config.yaml").read_text().splitlines():
+        if line == "  synthetic:":
+            inside = True
+        elif inside and line.startswith("    ") and ":" in line:
+            key, value = line.strip().split(":", 1)
+            value = value.strip()
+            recipe[key] = int(value) if value.lstrip("-").isdigit() else value
+        elif inside:
+            break
+    return recipe
+
+
+def param_counts(r):
+    """(total, active, shared-expert) parameters from the tensor shapes benchkit writes for the
+    recipe (benchkit/models/synthetic.py): active counts every non-expert tensor, embeddings and
+    output included, plus n_experts_used of n_experts; a NextN block counts in the total only."""
+    d, e, ff, used, v = r["d_model"], r["n_experts"], r["expert_ff"], r["n_experts_used"], r["n_vocab"]
+    q, kv = r["n_heads"] * r["head_dim"], r["n_kv_heads"] * r["head_dim"]
+    attn = 2 * q * d + 2 * kv * d
+    experts_all, experts_used = 3 * e * ff * d, 3 * used * ff * d
+    outer = v * d + d + v * d  # token embedding, output norm, output
+    if r["arch"] == "qwen3moe":
+        block = d + attn + 2 * r["head_dim"] + d + e * d
+        n = r["n_layers"]
+        return outer + n * (block + experts_all), outer + n * (block + experts_used), 0
+    shared = 3 * ff * r["n_shared_experts"] * d
+    block = d + attn + (q + 2 * kv) + d + e * d + e + shared
+    n, nextn = r["n_layers"], r["nextn_layers"]
+    nextn_extra = 2 * d * d + 2 * d
+    total = outer + (n + nextn) * (block + experts_all) + nextn * nextn_extra
+    return total, outer + n * (block + experts_used), n * shared
+
+
+def rng(values):
+    return f"{min(values):,}-{max(values):,}"
+
+
+def main():
+    all_jobs = jobs()
+    r = synthetic_recipe(RESULTS / "0")
+    total, active, shared = param_counts(r)
+    print("== model (results/0/.hydra/config.yaml, shapes as benchkit writes them)")
+    print(f"arch {r['arch']}, vocabulary {r['n_vocab']:,}, shared experts {r['n_shared_experts']}, NextN blocks {r['nextn_layers']}; "
+          f"parameters total {total:,}, active {active:,} ({active / 1e9:.2f}B)")
+    print("\n== workload as replayed (job 0's calls)")
+    calls = all_jobs[0][2]
+    units = {}
+    for c in calls:
+        units[c["unit"]] = units.get(c["unit"], 0) + 1
+    prompts = [c["fixture_prompt_tokens"] for c in calls]
+    print(f"{len(units)} units, {len(calls)} calls, prompt tokens per call {rng(prompts)}")
+    print("\n== per job: telemetry beyond the report's table")
+    for n, res, _ in all_jobs:
+        f, m, p = res["factors"], res["metrics"], res["provenance"]
+        head = f"job {n}: {f['backend']}, {f['slots']} slots, MTP {'on' if f['mtp'] else 'off'}, {res['status']}"
+        t = m.get("telemetry")
+        if not t:
+            print(f"{head} (reason {res['reason']!r}, job_seconds {p['job_seconds']}, calls {len(_)})")
+            continue
+        print(f"{head}: SM clock mean {t['sm_clock_mhz']['mean']:,.0f} MHz, sampler {t['sampler_cpu_share']:.2%} of a core, "
+              f"late ticks {t['sampler_late_ticks']}, interval {t['interval_s']} s, server prompt_seconds {m['server']['prompt_seconds']:.1f} s of wall {m['wall_s']:.1f} s")
+    print("\n== job 9 (incomplete): what its folder holds")
+    d = RESULTS / "9"
+    for line in (d / "benchkit.log").read_text().splitlines():
+        print("benchkit.log:", line)
+    print("server.log, last line:", (d / "server.log").read_text().splitlines()[-1])
+    print("calls.jsonl lines:", len([x for x in (d / "calls.jsonl").read_text().splitlines() if x.strip()]))
+    print("\n== ground truth: llama-batched-bench decode (tg) tok/s per batch")
+    for b in ("cuda", "vulkan"):
+        rows = [json.loads(x) for x in (RESULTS / "ground-truth" / b / "batched-bench.jsonl").read_text().splitlines() if x.strip()]
+        print(f"{b}: npp {rows[0]['pp']}, ntg {rows[0]['tg']}: " + ", ".join(f"batch {x['pl']} {x['speed_tg']:,.0f}" for x in rows))
+
+
+main()
