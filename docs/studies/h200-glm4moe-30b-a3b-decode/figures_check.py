@@ -1,5 +1,5 @@
 """Numbers the README quotes that are not verbatim in the generated report, computed from
-results/ alone (standard library only). Run: python docs/studies/h200-vulkan-vs-cuda/numbers.py"""
+results/ alone (standard library only). Run: python docs/studies/h200-glm4moe-30b-a3b-decode/figures_check.py"""
 
 import json
 from pathlib import Path
@@ -63,36 +63,40 @@ def main():
     all_jobs = jobs()
     r = synthetic_recipe(RESULTS / "0")
     total, active, shared = param_counts(r)
+    bench = json.loads((RESULTS / "ground-truth" / "llama-bench.json").read_text())
     print("== model (results/0/.hydra/config.yaml, shapes as benchkit writes them)")
-    print(f"arch {r['arch']}, vocabulary {r['n_vocab']:,}, shared experts {r['n_shared_experts']}, NextN blocks {r['nextn_layers']}; "
-          f"parameters total {total:,}, active {active:,} ({active / 1e9:.2f}B)")
+    print(f"arch {r['arch']}, {r['n_layers']} layers, d_model {r['d_model']}, {r['n_experts']} experts / {r['n_experts_used']} used, "
+          f"expert width {r['expert_ff']}, shared experts {r['n_shared_experts']}, NextN blocks {r['nextn_layers']}, vocabulary {r['n_vocab']:,}")
+    print(f"parameters: total {total:,} (llama-bench model_n_params {bench[0]['model_n_params']:,}), "
+          f"active {active:,} ({active / 1e9:.2f}B), of which shared expert {shared:,} ({shared / 1e9:.2f}B)")
     print("\n== workload as replayed (job 0's calls)")
-    calls = all_jobs[0][2]
+    _, _, calls = all_jobs[0]
     units = {}
     for c in calls:
         units[c["unit"]] = units.get(c["unit"], 0) + 1
     prompts = [c["fixture_prompt_tokens"] for c in calls]
-    print(f"{len(units)} units, {len(calls)} calls, prompt tokens per call {rng(prompts)}")
-    print("\n== per job: telemetry beyond the report's table")
+    outs = [c["fixture_completion_tokens"] for c in calls]
+    print(f"{len(units)} units, {len(calls)} calls, calls per unit {rng(list(units.values()))}")
+    print(f"prompt tokens per call {rng(prompts)} (mean {sum(prompts) / len(prompts):,.0f}); "
+          f"completion tokens per call {rng(outs)} (mean {sum(outs) / len(outs):,.0f})")
+    print("\n== per job: wall clock, the server's own prompt time, output tok/s")
+    out = {}
     for n, res, _ in all_jobs:
-        f, m, p = res["factors"], res["metrics"], res["provenance"]
-        head = f"job {n}: {f['backend']}, {f['slots']} slots, MTP {'on' if f['mtp'] else 'off'}, {res['status']}"
-        t = m.get("telemetry")
-        if not t:
-            print(f"{head} (reason {res['reason']!r}, job_seconds {p['job_seconds']}, calls {len(_)})")
-            continue
-        print(f"{head}: SM clock mean {t['sm_clock_mhz']['mean']:,.0f} MHz, sampler {t['sampler_cpu_share']:.2%} of a core, "
-              f"late ticks {t['sampler_late_ticks']}, interval {t['interval_s']} s, server prompt_seconds {m['server']['prompt_seconds']:.1f} s of wall {m['wall_s']:.1f} s")
-    print("\n== job 9 (incomplete): what its folder holds")
-    d = RESULTS / "9"
-    for line in (d / "benchkit.log").read_text().splitlines():
-        print("benchkit.log:", line)
-    print("server.log, last line:", (d / "server.log").read_text().splitlines()[-1])
-    print("calls.jsonl lines:", len([x for x in (d / "calls.jsonl").read_text().splitlines() if x.strip()]))
-    print("\n== ground truth: llama-batched-bench decode (tg) tok/s per batch")
-    for b in ("cuda", "vulkan"):
-        rows = [json.loads(x) for x in (RESULTS / "ground-truth" / b / "batched-bench.jsonl").read_text().splitlines() if x.strip()]
-        print(f"{b}: npp {rows[0]['pp']}, ntg {rows[0]['tg']}: " + ", ".join(f"batch {x['pl']} {x['speed_tg']:,.0f}" for x in rows))
+        m, f = res["metrics"], res["factors"]
+        ps = m["server"]["prompt_seconds"]
+        out[(f["slots"], f["sampling"])] = m["output_tok_s"]
+        print(f"job {n}: {f['slots']} slots, {f['sampling']}: wall {m['wall_s']:.1f} s, server prompt_seconds "
+              f"{ps:.1f} s ({ps / m['wall_s']:.0%} of the wall clock), output {m['output_tok_s']:.1f} tok/s, "
+              f"calls hit cap {m['calls_hit_cap']}")
+    for s in ("greedy", "qwen-recommended"):
+        print(f"output tok/s, 16 slots / 1 slot, {s}: {out[(16, s)] / out[(1, s)]:.2f}x")
+    print("\n== ground truth")
+    for f in sorted((RESULTS / "ground-truth").glob("batched-bench*.jsonl")):
+        rows = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
+        print(f"{f.name}: npp {rows[0]['pp']}, ntg {rows[0]['tg']}, batches {[x['pl'] for x in rows]}")
+    for line in (RESULTS / "ground-truth" / "machine.txt").read_text().splitlines():
+        if line.startswith(("build_s", "model_s")):
+            print("machine.txt:", line)
 
 
 main()

@@ -1,5 +1,5 @@
 """Numbers the README quotes that are not verbatim in the generated report, computed from
-results/ alone (standard library only). Run: python docs/studies/h200-glm4moe-30b-a3b-decode/numbers.py"""
+results/ alone (standard library only). Run: python docs/studies/h200-glm4moe-30b-a3b-mtp/figures_check.py"""
 
 import json
 from pathlib import Path
@@ -79,17 +79,20 @@ def main():
     print(f"{len(units)} units, {len(calls)} calls, calls per unit {rng(list(units.values()))}")
     print(f"prompt tokens per call {rng(prompts)} (mean {sum(prompts) / len(prompts):,.0f}); "
           f"completion tokens per call {rng(outs)} (mean {sum(outs) / len(outs):,.0f})")
-    print("\n== per job: wall clock, the server's own prompt time, output tok/s")
-    out = {}
+    print("\n== per job")
     for n, res, _ in all_jobs:
-        m, f = res["metrics"], res["factors"]
-        ps = m["server"]["prompt_seconds"]
-        out[(f["slots"], f["sampling"])] = m["output_tok_s"]
-        print(f"job {n}: {f['slots']} slots, {f['sampling']}: wall {m['wall_s']:.1f} s, server prompt_seconds "
-              f"{ps:.1f} s ({ps / m['wall_s']:.0%} of the wall clock), output {m['output_tok_s']:.1f} tok/s, "
-              f"calls hit cap {m['calls_hit_cap']}")
-    for s in ("greedy", "qwen-recommended"):
-        print(f"output tok/s, 16 slots / 1 slot, {s}: {out[(16, s)] / out[(1, s)]:.2f}x")
+        m, f, p = res["metrics"], res["factors"], res["provenance"]
+        acc = (f", draft acceptance {m['draft_tokens_accepted']:,} / {m['draft_tokens']:,} = "
+               f"{m['draft_tokens_accepted'] / m['draft_tokens']:.1%}") if m["draft_tokens"] else ""
+        print(f"job {n}: {f['slots']} slots, MTP {'on' if f['mtp'] else 'off'}: started {p['started_utc']}, "
+              f"finished {p['finished_utc']}, reused_from {p.get('reused_from')}, alias {p['server']['alias']}{acc}")
+    from datetime import datetime
+    ts = {n: res["provenance"] for n, res, _ in all_jobs}
+    gap = (datetime.fromisoformat(ts[7]["started_utc"].replace("Z", "+00:00"))
+           - datetime.fromisoformat(ts[6]["finished_utc"].replace("Z", "+00:00"))).total_seconds()
+    print(f"job 7 started {gap / 60:.1f} min after job 6 finished")
+    bw = all_jobs[0][1]["provenance"]["hardware"]["bandwidth_gbs"]
+    print(f"\nhardware profile bandwidth: {bw:,.0f} GB/s = {bw / 1000:.1f} TB/s")
     print("\n== ground truth")
     for f in sorted((RESULTS / "ground-truth").glob("batched-bench*.jsonl")):
         rows = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]

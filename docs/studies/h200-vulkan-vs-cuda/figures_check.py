@@ -1,5 +1,5 @@
 """Numbers the README quotes that are not verbatim in the generated report, computed from
-results/ alone (standard library only). Run: python docs/studies/h200-qwen3-30b-a3b/numbers.py"""
+results/ alone (standard library only). Run: python docs/studies/h200-vulkan-vs-cuda/figures_check.py"""
 
 import json
 from pathlib import Path
@@ -62,49 +62,37 @@ def rng(values):
 def main():
     all_jobs = jobs()
     r = synthetic_recipe(RESULTS / "0")
-    total, active, _ = param_counts(r)
-    bench = json.loads((RESULTS / "ground-truth" / "llama-bench.json").read_text())
+    total, active, shared = param_counts(r)
     print("== model (results/0/.hydra/config.yaml, shapes as benchkit writes them)")
-    print(f"arch {r['arch']}, {r['n_layers']} layers, d_model {r['d_model']}, {r['n_experts']} experts / {r['n_experts_used']} used, "
-          f"expert width {r['expert_ff']}, vocabulary {r['n_vocab']:,}")
-    print(f"parameters: total {total:,} (llama-bench model_n_params {bench[0]['model_n_params']:,}), "
-          f"active {active:,} ({active / 1e9:.2f}B)")
-    print("\n== roofline inputs (the report's formula: bits = 8 x file bytes / total; GB = active x bits / 8)")
-    res0 = all_jobs[0][1]
-    model, bw = res0["provenance"]["model"], res0["provenance"]["hardware"]["bandwidth_gbs"]
-    size = model["file_bytes"]
-    bits_cfg = 8 * size / (model["params_total_b"] * 1e9)
-    gb_cfg = model["params_active_b"] * bits_cfg / 8
-    print(f"file {size:,} bytes; configured {model['params_total_b']}B total / {model['params_active_b']}B active "
-          f"(what the report uses): {bits_cfg:.2f} bits/weight, {gb_cfg:.2f} GB per token, ceiling {bw / gb_cfg:,.0f} tok/s")
-    print(f"the same bits x {active / 1e9:.2f}B active: {active / 1e9 * bits_cfg / 8:.2f} GB per token")
-    bits_x = 8 * size / total
-    print(f"exact counts: {bits_x:.2f} bits/weight x {active / 1e9:.2f}B = {active * bits_x / 8 / 1e9:.2f} GB per token")
-    tg = [b for b in bench if b["n_gen"] > 0][0]
-    print(f"llama-bench tg64 {tg['avg_ts']:.1f} tok/s = {tg['avg_ts'] / (bw / gb_cfg):.1%} of the report's ceiling")
+    print(f"arch {r['arch']}, vocabulary {r['n_vocab']:,}, shared experts {r['n_shared_experts']}, NextN blocks {r['nextn_layers']}; "
+          f"parameters total {total:,}, active {active:,} ({active / 1e9:.2f}B)")
     print("\n== workload as replayed (job 0's calls)")
     calls = all_jobs[0][2]
     units = {}
     for c in calls:
         units[c["unit"]] = units.get(c["unit"], 0) + 1
     prompts = [c["fixture_prompt_tokens"] for c in calls]
-    print(f"{len(units)} units, {len(calls)} calls, calls per unit {rng(list(units.values()))}, "
-          f"prompt tokens per call {rng(prompts)}")
-    print("\n== per job: where it was measured")
+    print(f"{len(units)} units, {len(calls)} calls, prompt tokens per call {rng(prompts)}")
+    print("\n== per job: telemetry beyond the report's table")
     for n, res, _ in all_jobs:
-        p = res["provenance"]
-        print(f"job {n}: {res['factors']['slots']} slots, alias {p['server']['alias']}, "
-              f"reused_from {p.get('reused_from')}, measured {p.get('measured_utc') or p['started_utc']}, "
-              f"capped calls {res['metrics']['calls_hit_cap']}, {res['metrics']['cap_time_share']:.1%} of call time")
-    bw = all_jobs[0][1]["provenance"]["hardware"]["bandwidth_gbs"]
-    print(f"\nhardware profile bandwidth: {bw:,.0f} GB/s = {bw / 1000:.1f} TB/s")
-    print("\n== ground truth")
-    for f in sorted((RESULTS / "ground-truth").glob("batched-bench*.jsonl")):
-        rows = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
-        print(f"{f.name}: npp {rows[0]['pp']}, ntg {rows[0]['tg']}, batches {[x['pl'] for x in rows]}")
-    for line in (RESULTS / "ground-truth" / "machine.txt").read_text().splitlines():
-        if line.startswith(("build_s", "model_s")):
-            print("machine.txt:", line)
+        f, m, p = res["factors"], res["metrics"], res["provenance"]
+        head = f"job {n}: {f['backend']}, {f['slots']} slots, MTP {'on' if f['mtp'] else 'off'}, {res['status']}"
+        t = m.get("telemetry")
+        if not t:
+            print(f"{head} (reason {res['reason']!r}, job_seconds {p['job_seconds']}, calls {len(_)})")
+            continue
+        print(f"{head}: SM clock mean {t['sm_clock_mhz']['mean']:,.0f} MHz, sampler {t['sampler_cpu_share']:.2%} of a core, "
+              f"late ticks {t['sampler_late_ticks']}, interval {t['interval_s']} s, server prompt_seconds {m['server']['prompt_seconds']:.1f} s of wall {m['wall_s']:.1f} s")
+    print("\n== job 9 (incomplete): what its folder holds")
+    d = RESULTS / "9"
+    for line in (d / "benchkit.log").read_text().splitlines():
+        print("benchkit.log:", line)
+    print("server.log, last line:", (d / "server.log").read_text().splitlines()[-1])
+    print("calls.jsonl lines:", len([x for x in (d / "calls.jsonl").read_text().splitlines() if x.strip()]))
+    print("\n== ground truth: llama-batched-bench decode (tg) tok/s per batch")
+    for b in ("cuda", "vulkan"):
+        rows = [json.loads(x) for x in (RESULTS / "ground-truth" / b / "batched-bench.jsonl").read_text().splitlines() if x.strip()]
+        print(f"{b}: npp {rows[0]['pp']}, ntg {rows[0]['tg']}: " + ", ".join(f"batch {x['pl']} {x['speed_tg']:,.0f}" for x in rows))
 
 
 main()

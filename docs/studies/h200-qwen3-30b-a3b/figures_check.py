@@ -1,5 +1,5 @@
 """Numbers the README quotes that are not verbatim in the generated report, computed from
-results/ alone (standard library only). Run: python docs/studies/h200-glm4moe-30b-a3b-mtp/numbers.py"""
+results/ alone (standard library only). Run: python docs/studies/h200-qwen3-30b-a3b/figures_check.py"""
 
 import json
 from pathlib import Path
@@ -62,35 +62,40 @@ def rng(values):
 def main():
     all_jobs = jobs()
     r = synthetic_recipe(RESULTS / "0")
-    total, active, shared = param_counts(r)
+    total, active, _ = param_counts(r)
     bench = json.loads((RESULTS / "ground-truth" / "llama-bench.json").read_text())
     print("== model (results/0/.hydra/config.yaml, shapes as benchkit writes them)")
     print(f"arch {r['arch']}, {r['n_layers']} layers, d_model {r['d_model']}, {r['n_experts']} experts / {r['n_experts_used']} used, "
-          f"expert width {r['expert_ff']}, shared experts {r['n_shared_experts']}, NextN blocks {r['nextn_layers']}, vocabulary {r['n_vocab']:,}")
+          f"expert width {r['expert_ff']}, vocabulary {r['n_vocab']:,}")
     print(f"parameters: total {total:,} (llama-bench model_n_params {bench[0]['model_n_params']:,}), "
-          f"active {active:,} ({active / 1e9:.2f}B), of which shared expert {shared:,} ({shared / 1e9:.2f}B)")
+          f"active {active:,} ({active / 1e9:.2f}B)")
+    print("\n== roofline inputs (the report's formula: bits = 8 x file bytes / total; GB = active x bits / 8)")
+    res0 = all_jobs[0][1]
+    model, bw = res0["provenance"]["model"], res0["provenance"]["hardware"]["bandwidth_gbs"]
+    size = model["file_bytes"]
+    bits_cfg = 8 * size / (model["params_total_b"] * 1e9)
+    gb_cfg = model["params_active_b"] * bits_cfg / 8
+    print(f"file {size:,} bytes; configured {model['params_total_b']}B total / {model['params_active_b']}B active "
+          f"(what the report uses): {bits_cfg:.2f} bits/weight, {gb_cfg:.2f} GB per token, ceiling {bw / gb_cfg:,.0f} tok/s")
+    print(f"the same bits x {active / 1e9:.2f}B active: {active / 1e9 * bits_cfg / 8:.2f} GB per token")
+    bits_x = 8 * size / total
+    print(f"exact counts: {bits_x:.2f} bits/weight x {active / 1e9:.2f}B = {active * bits_x / 8 / 1e9:.2f} GB per token")
+    tg = [b for b in bench if b["n_gen"] > 0][0]
+    print(f"llama-bench tg64 {tg['avg_ts']:.1f} tok/s = {tg['avg_ts'] / (bw / gb_cfg):.1%} of the report's ceiling")
     print("\n== workload as replayed (job 0's calls)")
-    _, _, calls = all_jobs[0]
+    calls = all_jobs[0][2]
     units = {}
     for c in calls:
         units[c["unit"]] = units.get(c["unit"], 0) + 1
     prompts = [c["fixture_prompt_tokens"] for c in calls]
-    outs = [c["fixture_completion_tokens"] for c in calls]
-    print(f"{len(units)} units, {len(calls)} calls, calls per unit {rng(list(units.values()))}")
-    print(f"prompt tokens per call {rng(prompts)} (mean {sum(prompts) / len(prompts):,.0f}); "
-          f"completion tokens per call {rng(outs)} (mean {sum(outs) / len(outs):,.0f})")
-    print("\n== per job")
+    print(f"{len(units)} units, {len(calls)} calls, calls per unit {rng(list(units.values()))}, "
+          f"prompt tokens per call {rng(prompts)}")
+    print("\n== per job: where it was measured")
     for n, res, _ in all_jobs:
-        m, f, p = res["metrics"], res["factors"], res["provenance"]
-        acc = (f", draft acceptance {m['draft_tokens_accepted']:,} / {m['draft_tokens']:,} = "
-               f"{m['draft_tokens_accepted'] / m['draft_tokens']:.1%}") if m["draft_tokens"] else ""
-        print(f"job {n}: {f['slots']} slots, MTP {'on' if f['mtp'] else 'off'}: started {p['started_utc']}, "
-              f"finished {p['finished_utc']}, reused_from {p.get('reused_from')}, alias {p['server']['alias']}{acc}")
-    from datetime import datetime
-    ts = {n: res["provenance"] for n, res, _ in all_jobs}
-    gap = (datetime.fromisoformat(ts[7]["started_utc"].replace("Z", "+00:00"))
-           - datetime.fromisoformat(ts[6]["finished_utc"].replace("Z", "+00:00"))).total_seconds()
-    print(f"job 7 started {gap / 60:.1f} min after job 6 finished")
+        p = res["provenance"]
+        print(f"job {n}: {res['factors']['slots']} slots, alias {p['server']['alias']}, "
+              f"reused_from {p.get('reused_from')}, measured {p.get('measured_utc') or p['started_utc']}, "
+              f"capped calls {res['metrics']['calls_hit_cap']}, {res['metrics']['cap_time_share']:.1%} of call time")
     bw = all_jobs[0][1]["provenance"]["hardware"]["bandwidth_gbs"]
     print(f"\nhardware profile bandwidth: {bw:,.0f} GB/s = {bw / 1000:.1f} TB/s")
     print("\n== ground truth")
