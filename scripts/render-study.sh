@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Render a published study folder (docs/studies/NAME) from its results/ alone:
-#   report/   English report.md/.html and Korean report.ko.md/.html, figures, verdicts.json
+#   report/   the English report (report.md/.html, figures, verdicts.json)
+#   report-ko/ the Korean report
 #   blog/     with --blog: `--publish blog`, which appends the verdicts to NAME.ledger.jsonl
 #   blog-ko/  with --blog: the Korean post, `--publish blog-ko study.lang=ko`, with its own
 #             ledger NAME.ko.ledger.jsonl (each language's post keeps its own corrections)
@@ -11,10 +12,11 @@ name=$(basename "$dir")
 cd "$dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Each folder is benchkit's whole (a report never replaces files it did not write): the
+# Korean report has its own folder; the earlier layout kept it inside report/.
+rm -f report/report.ko.md report/report.ko.html
 python -m benchkit.report results --out report > /dev/null
-python -m benchkit.report results --out "$tmp/ko" study.lang=ko > /dev/null
-mv "$tmp/ko/report.md" report/report.ko.md
-mv "$tmp/ko/report.html" report/report.ko.html
+python -m benchkit.report results --out report-ko study.lang=ko > /dev/null
 if [ "${2:-}" = --blog ]; then
   python -m benchkit.report results --out "$tmp/pub" --publish blog \
     "study.ledger=$name.ledger.jsonl" > /dev/null
