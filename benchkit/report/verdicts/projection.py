@@ -124,30 +124,8 @@ def projection_verdict(
         c for c in sw.cells if fits(c) and all(c.get(f) == norm(point[f]) for f in application)
     ]
     best_cell = min(same_use, key=lambda c: float(c.mean(m) or 0.0), default=cell)
-    best_v, rec_v = best_cell.mean(m), cell.mean(m)
-    if best_cell is not cell and best_v is not None and rec_v and best_v < rec_v:
-        j = sw.judge(cell, best_cell)
-        why = "other"
-        if sw.taint([best_cell]):
-            why = "contaminated"
-        elif _capped(sw, best_cell, [cell]) is not None:
-            why = "capped"
-        elif slots is not None and norm(best_cell.values.get("slots")) == norm(
-            _faster_slots(slots)
-        ):
-            why = "knee"
-        better: BetterPoint = {
-            "point": dict(best_cell.values),
-            "faster_by": 1 - best_v / rec_v,
-            "inside_noise": j is not None and (j.inside_noise or j.basis == "ci"),
-            "below_min_effect": j is not None and j.basis == "min_effect",
-            "min_effect": sw.min_effect,
-            "why": why,
-            "ctx_ratio": _ratio_or_none(
-                _first_num(sw.df, best_cell.jobs, "ctx_total"),
-                _first_num(sw.df, cell.jobs, "ctx_total"),
-            ),
-        }
+    better = _better_point(sw, cell, best_cell, slots)
+    if better is not None:
         numbers = replace(numbers, better_point=better)
     # A single run varies nothing: name its point from the settings every job shared.
     where: Point = {k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants}
@@ -165,6 +143,37 @@ def projection_verdict(
         where,
         reasons,
     )
+
+
+def _better_point(
+    sw: Sweep, cell: Cell, best_cell: Cell, slots: Verdict | None
+) -> BetterPoint | None:
+    """The complete point that measured better than the recommendation on the objective, with
+    why it is not the recommendation (None: the recommendation is the best measured)."""
+    m = sw.metric
+    best_v, rec_v = best_cell.mean(m), cell.mean(m)
+    if best_cell is cell or best_v is None or not rec_v or best_v >= rec_v:
+        return None
+    j = sw.judge(cell, best_cell)
+    why = "other"
+    if sw.taint([best_cell]):
+        why = "contaminated"
+    elif _capped(sw, best_cell, [cell]) is not None:
+        why = "capped"
+    elif slots is not None and norm(best_cell.values.get("slots")) == norm(_faster_slots(slots)):
+        why = "knee"
+    return {
+        "point": dict(best_cell.values),
+        "faster_by": 1 - best_v / rec_v,
+        "inside_noise": j is not None and (j.inside_noise or j.basis == "ci"),
+        "below_min_effect": j is not None and j.basis == "min_effect",
+        "min_effect": sw.min_effect,
+        "why": why,
+        "ctx_ratio": _ratio_or_none(
+            _first_num(sw.df, best_cell.jobs, "ctx_total"),
+            _first_num(sw.df, cell.jobs, "ctx_total"),
+        ),
+    }
 
 
 def _application(
