@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -145,6 +146,7 @@ def load_result(path: Path) -> JobResult:
     for key in ("factors", "metrics", "provenance"):
         if not isinstance(data[key], dict):
             raise UserError(f"{path}: '{key}' must be an object, not {type(data[key]).__name__}.")
+    _check_times(path, data["metrics"])
     loaded = JobResult(path=path, data=data)
     try:
         loaded.result  # noqa: B018 - typed once here, so a bad block is this sentence, not a traceback later
@@ -157,6 +159,37 @@ def load_result(path: Path) -> JobResult:
 
 
 migrate = schema.migrate
+
+# The figures every verdict rests on: finite and not negative, and the throughput basis is
+# its wall clock over its units (what measure.py wrote), so an edited figure is refused.
+_TIMES = ("wall_s", "s_per_unit_throughput", "s_per_unit_slot_latency")
+
+
+def _check_times(path: Path, metrics: Mapping[str, object]) -> None:
+    for key in _TIMES:
+        v = metrics.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise UserError(
+                f"{path}: metrics.{key} is {v!r}, not a time in seconds: the file was edited "
+                "or is corrupt; restore it or remove that job folder."
+            )
+    wall, units, per_unit = (
+        metrics.get(k) for k in ("wall_s", "units_completed", "s_per_unit_throughput")
+    )
+    if (
+        isinstance(wall, int | float)
+        and isinstance(units, int)
+        and units > 0
+        and isinstance(per_unit, int | float)
+        and abs(per_unit - wall / units) > 0.01 * max(wall / units, 1e-9)
+    ):
+        raise UserError(
+            f"{path}: metrics.s_per_unit_throughput is {per_unit} but wall_s / units_completed "
+            f"is {wall / units:.6g}: the file was edited or is corrupt; restore it or remove "
+            "that job folder."
+        )
 
 
 def find_results(root: Path) -> list[JobResult]:

@@ -220,7 +220,9 @@ def test_an_application_choice_is_never_the_recommended_setting() -> None:
     ]
     line = headline.headline(v, "en", "unit")
     assert "sampling=greedy (your choice, not a setting) measured 28.6% faster" in line
-    assert "at CPU, 16 slots, MTP off, at the sampling you chose (throughput basis)" in line
+    # The time at each sampling measured, none of them recommended.
+    assert "at CPU, 16 slots, MTP off, by the sampling you choose (throughput basis)" in line
+    assert " with sampling=greedy / " in line
     assert "at the sampling you chose; at each value measured" in sentences.projection_sentence(
         p, "en", "unit"
     )

@@ -212,11 +212,18 @@ def _follows(quoted: float, half: float, kind: str, md: str) -> bool:
 def unbacked_headline_numbers(md: str) -> list[str]:
     """The headline's numbers that no table of the page shows or gives."""
     cells = " ‖ ".join(c for t in tables(md) for row in t for c in row)
+    head = headline(md)
+    body = md.replace(head, "")
     out = []
-    for m in NUMBER.finditer(headline(md)):
+    for m in NUMBER.finditer(head):
         number, kind = m.group(1), m.group(2) or ""
         if not kind and "." not in number:
             continue  # a whole number: a slot count, the projection's unit count
+        if (
+            re.match(r"\s*(min|h)\b", head[m.end() :])
+            and f"{number} {head[m.end() :].split()[0]}" in body
+        ):
+            continue  # a projection's time, stated in its own section with how it is computed
         if re.search(rf"(?<![\d.,]){re.escape(number + kind)}(?![\d])", cells):
             continue
         decimals = len(number.split(".")[1]) if "." in number else 0

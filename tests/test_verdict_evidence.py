@@ -32,7 +32,13 @@ def seed_copy(tmp_path: Path, alter: Callable[[str, dict[str, Any]], None] | Non
     for path in sorted(src.glob("*/result.json")):
         data = json.loads(path.read_text())
         if alter is not None:
+            before = data["metrics"].get("s_per_unit_throughput")
             alter(path.parent.name, data)
+            m = data["metrics"]
+            if m.get("s_per_unit_throughput") != before and m.get("units_completed"):
+                # Altered as a measurement would be: the wall clock the new figure implies
+                # (benchkit refuses a result whose figure is not wall_s / units).
+                m["wall_s"] = m["s_per_unit_throughput"] * m["units_completed"]
         path.write_text(json.dumps(data))
     return src
 

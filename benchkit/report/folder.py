@@ -162,7 +162,17 @@ def analyse_folder(
             },
             objective=ev.objective_of(study.objective, slo),
             noise=study.noise,
-            spans={r.job_dir.name: unit_spans(r) for r in results if r.status == "complete"},
+            # A stalled unit's time is the stall's, not the setting's: the per-unit noise is
+            # taken without it (the objective keeps it, stated with and without).
+            spans={
+                r.job_dir.name: {
+                    u: t
+                    for u, t in unit_spans(r).items()
+                    if u not in stalls.get(r.job_dir.name, _NO_STALLS).units_stalled
+                }
+                for r in results
+                if r.status == "complete"
+            },
             setups={
                 r.job_dir.name: ev.setup_of(
                     r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
@@ -215,6 +225,9 @@ def unit_spans(r: JobResult) -> dict[str, float]:
     if isinstance(r.data.get("passes"), list):
         return {}
     return calls_unit_spans(r.job_dir / CALLS_FILE)
+
+
+_NO_STALLS = JobStalls(job="", wall_s=0.0, units=0)
 
 
 def from_calls(results: Sequence[JobResult]) -> tuple[dict[str, JobStalls], dict[str, JobCaps]]:

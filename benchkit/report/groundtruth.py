@@ -95,6 +95,9 @@ class AgreementRow(TypedDict):
     batched_bench_tg_tok_s: float | None
     ratio: float | None
     source: str | None
+    # The server reported no sequences per step (results from before benchkit read that
+    # counter): compared at the slot count, an upper bound on the batch it ran.
+    at_slots: bool
     # Why no comparison was made (a cold or anomalous batched-bench row around the batch).
     flag: str | None
 
@@ -332,6 +335,7 @@ def agreement_rows(
                 "batched_bench_tg_tok_s": ref,
                 "ratio": (server_agg / ref) if server_agg and ref else None,
                 "source": bench["file"] if bench else None,
+                "at_slots": not (isinstance(seqs, int | float) and seqs > 0),
                 "flag": flag,
             }
         )

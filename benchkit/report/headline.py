@@ -112,20 +112,33 @@ def _said(text: str, lang: str, rest: str | None) -> str:
 
 
 def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -> str:
-    """The projection with the recommended combination of every swept setting, and the
-    application choices stated as the user's."""
+    """The projection with the recommended combination of every swept setting; with
+    application choices, the time at each value measured, none of them recommended."""
     apps = sorted({a["factor"] for a in pn.application or []})
-    choice = ""
     if apps:
-        choice = tr(lang, ", at the {factors} you chose", factors=fw.names(apps, lang))
+        measured = [a for a in pn.application or [] if a["seconds"] is not None]
+        named = ["{}={}".format(a["factor"], a["value"]) for a in measured]
+        values = " / ".join(
+            tr(lang, "{hours} with {value}", hours=fmt.hours(a["seconds"], lang), value=v)
+            for a, v in zip(measured, named, strict=True)
+        )
+        return tr(
+            lang,
+            "about {values} per {units} {unit}s at {point}, by the {factors} you choose "
+            "(throughput basis)",
+            values=values,
+            units=fmt.integer(pn.units),
+            unit=unit_name,
+            point=point_text(p.point, lang),
+            factors=fw.names(apps, lang),
+        )
     return tr(
         lang,
-        "about {hours} per {units} {unit}s at {point}{choice} (throughput basis)",
+        "about {hours} per {units} {unit}s at {point} (throughput basis)",
         hours=fmt.hours(pn.seconds, lang),
         units=fmt.integer(pn.units),
         unit=unit_name,
         point=point_text(p.point, lang),
-        choice=choice,
     )
 
 

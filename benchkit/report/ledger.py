@@ -267,11 +267,15 @@ HISTORY_DIR = "history"
 def history(source: Path, path: Path | None, study: str) -> list[Entry]:
     """Every earlier publication of this study, oldest first: the ledgers a results folder
     carries in `history/*.ledger.jsonl` (read, never written: a study's past travels with its
-    results), then the study's own ledger. Each entry keeps its own publication date; an
-    entry found in both is counted once."""
+    results), the ledger beside the results folder (read: a post published elsewhere, or in
+    another language with its own ledger, still knows the study's past), then the study's own
+    ledger. Each entry keeps its own publication date; an entry found twice counts once."""
     entries: list[Entry] = []
     seen: set[tuple[str, str]] = set()
     carried = sorted((source / HISTORY_DIR).glob("*.ledger.jsonl"))
+    beside = source.resolve().parent / ledger_name(study)
+    if beside.is_file() and (path is None or beside != path.resolve()):
+        carried.append(beside)
     for p in [*carried, *([path] if path is not None else [])]:
         for e in load(p, study):
             key = (str(e.get("published_utc")), json.dumps(e.get("verdicts"), sort_keys=True))

@@ -56,7 +56,7 @@ def _points(missing: Sequence[MissingPoint], lang: str) -> str:
 
 
 def what_changed(c: Change, lang: str) -> str:
-    """Everything that changed in one verdict, as clauses: 'status provisional → provisional;
+    """Everything that changed in one verdict, as clauses: 'status provisional → complete;
     reasons: jobs on another setup removed, stalls added; rules v2 → v3'."""
     d = c["diff"]
     parts: list[str] = []
@@ -66,7 +66,7 @@ def what_changed(c: Change, lang: str) -> str:
         parts.append(tr(lang, "no longer given"))
     elif d["value"]:
         parts.append(tr(lang, "value changed"))
-    if d["presence"] == "both":
+    if d["presence"] == "both" and c["earlier_status"] != c["now_status"]:
         parts.append(
             tr(
                 lang,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
 from benchkit.report import energy, figures, ledger, racing
@@ -84,6 +85,11 @@ def render_report(
     `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
     and append this publication to the study's ledger. Neither folder may hold anything
     benchkit did not write there (benchkit.owned): that is refused before any work."""
+    if publish is not None and publish.resolve() == out_dir.resolve():
+        raise UserError(
+            f"--out and --publish both name {out_dir}: the post would replace the report; "
+            "give them two folders."
+        )
     check_replaceable(out_dir, REPORT)
     if publish is not None:
         check_replaceable(publish, PUBLISHED)

@@ -360,7 +360,13 @@ def better_point_text(v: Verdict, lang: str) -> str:
     if not b:
         return ""
     ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else None
-    if b["why"] == "knee" and ctx:
+    # A gain past the knee margin that the knee still stands beside is one inside the noise.
+    past_margin = b["faster_by"] > (b["min_effect"] or 0.0) and b["inside_noise"]
+    if b["why"] == "knee" and past_margin and ctx:
+        why = tr(lang, "it needs {context} the context for a gain inside the noise", context=ctx)
+    elif b["why"] == "knee" and past_margin:
+        why = tr(lang, "its gain is inside the noise")
+    elif b["why"] == "knee" and ctx:
         why = tr(
             lang, "it needs {context} the context for a gain inside the knee margin", context=ctx
         )
@@ -373,7 +379,7 @@ def better_point_text(v: Verdict, lang: str) -> str:
     else:
         why = tr(lang, "the other verdicts (backend, MTP) do not single it out")
     noise = ""
-    if b["inside_noise"]:
+    if b["inside_noise"] and not past_margin:
         noise = tr(lang, " (inside the noise)")
     elif b["below_min_effect"]:
         noise = tr(

@@ -116,6 +116,11 @@ class JobStalls:
     stalls: list[Stall] = field(default_factory=list)
 
     @property
+    def units_stalled(self) -> set[str]:
+        """The units a stall fell in."""
+        return {s.unit for s in self.stalls}
+
+    @property
     def excess_s(self) -> float:
         """The time the stalls added to the pass: stalls whose windows overlap (several slots
         waiting on one compile) are one group, which adds at most the length of its union."""
