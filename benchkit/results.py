@@ -333,16 +333,27 @@ def unit_spans(calls: Path) -> dict[str, float]:
 
 def read_jsonl(path: Path) -> list[dict[str, object]]:
     """The JSON objects of a .jsonl file, one per line; unreadable lines and files give none."""
+    return read_jsonl_lines(path)[0]
+
+
+def read_jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
+    """The JSON objects of a .jsonl file, and the numbers (from 1) of the non-empty lines that
+    are not one: a file cut short or edited by hand, which the report names."""
     out: list[dict[str, object]] = []
+    bad: list[int] = []
     try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh, 1):
                 try:
                     obj = json.loads(line)
                 except ValueError:
+                    if line.strip():
+                        bad.append(n)
                     continue
                 if isinstance(obj, dict):
                     out.append(obj)
+                else:
+                    bad.append(n)
     except OSError:
-        return []
-    return out
+        return [], []
+    return out, bad

@@ -259,6 +259,32 @@ def _detect_stall(src: Data) -> list[Caveat]:
     return [{"kind": "stall", "jobs": jobs}] if jobs else []
 
 
+def _detect_unreadable_calls(src: Data) -> list[Caveat]:
+    jobs = [{"job": j, "lines": lines} for j, lines in sorted(src.sw.unreadable.items())]
+    return [{"kind": "unreadable_calls", "jobs": jobs}] if jobs else []
+
+
+def _say_unreadable_calls(c: Mapping[str, Any], lang: str) -> str:
+    items = "; ".join(
+        trn(
+            lang,
+            "{jobs}, line {lines}",
+            "{jobs}, lines {lines}",
+            len(j["lines"]),
+            jobs=jobs_text([j["job"]], lang),
+            lines=", ".join(str(n) for n in j["lines"][:8]) + (" …" if len(j["lines"]) > 8 else ""),
+        )
+        for j in c["jobs"]
+    )
+    return tr(
+        lang,
+        "Lines of calls.jsonl that could not be read ({items}): the file was cut short or "
+        "edited, and those calls are in no figure drawn from the calls (stalls, caps, per-unit "
+        "noise, output rates); restore the file or measure the job again.",
+        items=items,
+    )
+
+
 def _detect_client_httpx(src: Data) -> list[Caveat]:
     out: list[Caveat] = []
     httpx_timed = {
@@ -519,6 +545,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(("software_device",), _detect_software_device, _say_software_device),
     Kind(("contaminated",), _detect_contaminated, _say_contaminated),
     Kind(("stall",), _detect_stall, say_stalls),
+    Kind(("unreadable_calls",), _detect_unreadable_calls, _say_unreadable_calls),
     Kind(("client_httpx",), _detect_client_httpx, _say_client_httpx),
     Kind(("synthetic_model",), _detect_synthetic_model, _say_synthetic_model),
 )

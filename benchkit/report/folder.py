@@ -27,7 +27,7 @@ from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
 from benchkit.report.stalls import JobStalls, find_stalls
 from benchkit.report.table import factor_columns, tidy
-from benchkit.results import CALLS_FILE, JobResult, find_results, read_jsonl
+from benchkit.results import CALLS_FILE, JobResult, find_results, read_jsonl, read_jsonl_lines
 from benchkit.results import unit_spans as calls_unit_spans
 from benchkit.telemetry import TELEMETRY_FILE
 
@@ -183,10 +183,11 @@ def analyse_folder(
             cap_limit=study.cap_limit,
             stalls=stalls,
             caps=capped,
+            unreadable=unreadable,
             application=study.application_factors,
         )
 
-    stalls, capped = from_calls(results)
+    stalls, capped, unreadable = from_calls(results)
     sw = sweep(df, study.slo)
     # Output drift needs the sweep's factors to choose its reference; a study that limits
     # drift has the limit applied like an SLO, so the sweep is built again with it.
@@ -230,23 +231,29 @@ def unit_spans(r: JobResult) -> dict[str, float]:
 _NO_STALLS = JobStalls(job="", wall_s=0.0, units=0)
 
 
-def from_calls(results: Sequence[JobResult]) -> tuple[dict[str, JobStalls], dict[str, JobCaps]]:
+def from_calls(
+    results: Sequence[JobResult],
+) -> tuple[dict[str, JobStalls], dict[str, JobCaps], dict[str, list[int]]]:
     """What the report reads from each complete single-pass job's calls.jsonl beyond its
     metrics: its stalls (benchkit.report.stalls) and its calls as far as the generation cap
-    goes (benchkit.report.caps), by job; jobs without calls have neither."""
+    goes (benchkit.report.caps), by job; jobs without calls have neither. Also the lines of
+    each calls.jsonl that could not be read (those calls are in no figure: the report says so)."""
     stalls: dict[str, JobStalls] = {}
     capped: dict[str, JobCaps] = {}
+    unreadable: dict[str, list[int]] = {}
     for r in results:
         if r.status != "complete" or isinstance(r.data.get("passes"), list):
             continue
-        calls = read_jsonl(r.job_dir / CALLS_FILE)
+        calls, bad = read_jsonl_lines(r.job_dir / CALLS_FILE)
+        job, m = r.job_dir.name, r.result.metrics
+        if bad:
+            unreadable[job] = bad
         if not calls:
             continue
-        job, m = r.job_dir.name, r.result.metrics
         capped[job] = job_caps(job, calls)
         if m.wall_s and m.units_completed:
             tel = [s for s in read_jsonl(r.job_dir / TELEMETRY_FILE) if s.get("pass", 0) == 0]
             found = find_stalls(job, calls, float(m.wall_s), int(m.units_completed), tel)
             if found.stalls:
                 stalls[job] = found
-    return stalls, capped
+    return stalls, capped, unreadable

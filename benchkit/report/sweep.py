@@ -285,6 +285,8 @@ class Sweep:
     stalls: dict[str, JobStalls] = field(default_factory=dict)
     # Each job's calls as far as the generation cap goes (benchkit.report.caps).
     caps: dict[str, JobCaps] = field(default_factory=dict)
+    # The lines of each job's calls.jsonl that could not be read, by job.
+    unreadable: dict[str, list[int]] = field(default_factory=dict)
     # Factors the study declares the application's choice (study.application_factors).
     application: list[str] = field(default_factory=list)
 
@@ -410,6 +412,7 @@ def build_sweep(
     cap_limit: float = 0.05,
     stalls: Mapping[str, JobStalls] | None = None,
     caps: Mapping[str, JobCaps] | None = None,
+    unreadable: Mapping[str, list[int]] | None = None,
     application: Sequence[str] = (),
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
@@ -504,6 +507,7 @@ def build_sweep(
         unplanned=unplanned,
         stalls=dict(stalls or {}),
         caps=dict(caps or {}),
+        unreadable=dict(unreadable or {}),
         application=list(application),
     )
 

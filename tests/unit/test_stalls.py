@@ -137,3 +137,21 @@ def test_unreadable_lines_are_skipped(tmp_path: Path) -> None:
     p.write_text('{"a": 1}\nnot json\n[1]\n')
     assert read_jsonl(p) == [{"a": 1}]
     assert read_jsonl(tmp_path / "missing.jsonl") == []
+
+
+def test_a_cut_calls_file_is_named_not_skipped_silently(tmp_path: Path) -> None:
+    """A calls.jsonl whose line was cut short (or edited): the report names the job and the
+    line, since those calls are in no figure drawn from the calls."""
+    src = tmp_path / "sweep"
+    shutil.copytree(DATA, src, ignore=shutil.ignore_patterns("README.md"))
+    calls = src / "4" / "calls.jsonl"
+    lines = calls.read_text().splitlines()
+    lines[9] = lines[9][: len(lines[9]) // 2]
+    calls.write_text("\n".join(lines) + "\n")
+    a = analyse_folder(src)
+    (c,) = [c for c in a.caveats if c["kind"] == "unreadable_calls"]
+    assert c["jobs"] == [{"job": "4", "lines": [10]}]
+    from benchkit.report.i18n import caveat_sentence
+
+    text = caveat_sentence(c, "en")
+    assert "job 4, line 10" in text and "could not be read" in text
