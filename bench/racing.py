@@ -193,11 +193,18 @@ def load_seed() -> Grid:
 
 
 def with_values(
-    sw: an.Sweep, means: Mapping[str, float], spans: Mapping[str, Mapping[str, float]]
+    sw: an.Sweep,
+    means: Mapping[str, float],
+    spans: Mapping[str, Mapping[str, float]],
+    race: RaceOutcome | None = None,
 ) -> an.Sweep:
     """The sweep with each job's objective replaced by `means[job]` and its per-unit times by
-    `spans[job]`; the rest of the table (other metrics, status, setup) as recorded."""
+    `spans[job]`; the rest of the table (other metrics, status, setup) as recorded. With
+    `race`, its decisions as racing.json would give them to the report (each stopped point
+    against the best that stopped it, the race's final best)."""
     out = copy.copy(sw)
+    if race is not None:
+        out.race_stopped, out.race_best = dict(race.stopped_by), race.best
     out.df = sw.df.copy()
     out.cells = []
     m = sw.metric
@@ -339,7 +346,7 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
             ("paired", paired_estimates(measured, race.best)),
             ("imputed", imputed_means(measured)),
         ):
-            got = verdicts(with_values(g.sweep, means, measured), g.projection_units)
+            got = verdicts(with_values(g.sweep, means, measured, race), g.projection_units)
             diff = [k for k in full_cache if got.get(k) != full_cache[k]]
             for k in diff:
                 differ[how][k] = differ[how].get(k, 0) + 1

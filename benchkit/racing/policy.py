@@ -272,18 +272,50 @@ def best_of(values: Mapping[str, Mapping[str, float]], candidates: Sequence[str]
     return min(candidates, key=score)
 
 
+def knee_series(points: Mapping[str, Mapping[str, object]], best: str) -> list[str]:
+    """The points that differ from `best` in the slot count only: the series whose knee the
+    slots verdict takes."""
+    keys = {k for v in points.values() for k in v}
+    return [
+        p
+        for p in points
+        if p != best
+        and [k for k in keys if points[p].get(k) != points[best].get(k)] == [KNEE_FACTOR]
+    ]
+
+
+def series_noise(
+    values: Mapping[str, Mapping[str, float]], series: Sequence[str], best: str, units: int
+) -> float | None:
+    """The knee's noise as the report will take it on the full grid
+    (benchkit.report.verdicts.slots._series_noise): the largest spread of the series' paired
+    log-ratios against the best, as a 95% half-width on `units` units (the workload's). A
+    count of the series within it of the best is "no different" there, so the race may not
+    stop it on the margin alone. None with no pair of three units."""
+    sds = [statistics.stdev(x) for p in series if len(x := _logs(values[p], values[best])) >= 3]
+    if not sds or units < 2:
+        return None
+    return math.exp(_t_quantile(0.975, units - 1) * max(sds) / math.sqrt(units)) - 1
+
+
 def decide(
     values: Mapping[str, Mapping[str, float]],
     settings: RaceSettings,
     stopped: Sequence[str] = (),
     pairs: Sequence[tuple[str, str]] = (),
     thresholds: Sequence[float] = (),
+    points: Mapping[str, Mapping[str, object]] | None = None,
+    total_units: int = 0,
 ) -> RoundDecision:
     """One round: the best of the points not yet stopped, and each other point's status.
 
     `values` maps point -> {unit: objective value} (units in measuring order); points in
     `stopped` stay stopped; a point settled earlier is compared again, and runs again if it
-    is no longer within the margin."""
+    is no longer within the margin. With `points` (point -> factor values) and the
+    workload's `total_units`, a slot count of the best's series is stopped only when worse
+    than the best by more than the margin and the series' noise (`series_noise`), and a
+    verdict pair of that series is decided against that noise too: the knee takes a count
+    within it as no different from the best."""
     alive = [p for p in values if p not in stopped and values[p]]
     status = {p: STOPPED for p in stopped if p in values}
     if not alive:
@@ -295,10 +327,13 @@ def decide(
     pair_logs = {pair: _logs(values[pair[1]], values[pair[0]]) for pair in pairs}
     # One prior for the round: every comparison with the best and every verdict pair.
     prior = _prior([*logs.values(), *pair_logs.values()])
-    bound = math.log1p(settings.margin)
+    series = knee_series({p: points[p] for p in values}, best) if points else []
+    noise = series_noise(values, series, best, total_units) if series else None
+    wide = math.log1p(max(settings.margin, noise or 0.0))
     worse_p: dict[str, float] = {}
     within_p: dict[str, float] = {}
     comps: dict[str, Comparison] = {}
+    margin = math.log1p(settings.margin)
     for p in others:
         xs = logs[p]
         n = len(xs)
@@ -308,9 +343,9 @@ def decide(
         else:
             sd, dof = _spread(xs, prior)
             se = max(sd, 1e-9) / math.sqrt(n)
-            worse_p[p] = t_sf((mean - bound) / se, dof)
+            worse_p[p] = t_sf((mean - (wide if p in series else margin)) / se, dof)
             # Two one-sided tests: inside (-bound, +bound) with the same confidence.
-            within_p[p] = max(t_sf((bound - mean) / se, dof), t_sf((mean + bound) / se, dof))
+            within_p[p] = max(t_sf((margin - mean) / se, dof), t_sf((mean + margin) / se, dof))
         comps[p] = Comparison(p, best, n, math.exp(mean), worse_p[p])
     alpha = 1 - settings.confidence
     adj_worse, reject_worse = holm(worse_p, alpha)
@@ -324,10 +359,17 @@ def decide(
             status[p] = SETTLED
         else:
             status[p] = RUNNING
+    knee_bounds = [*thresholds, *([noise] if noise else [])]
     open_pairs = [
         pair
         for pair in pairs
-        if not pair_decided(values, pair, thresholds, settings.confidence, prior)
+        if not pair_decided(
+            values,
+            pair,
+            knee_bounds if best in pair and set(pair) & set(series) else thresholds,
+            settings.confidence,
+            prior,
+        )
     ]
     needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
     return RoundDecision(best, status, comps, needed)
@@ -455,6 +497,8 @@ class RaceOutcome:
     rounds: int
     # How many times each point's job was launched (its first round and each extension).
     launches: dict[str, int] = field(default_factory=dict)
+    # Each stopped point -> the best it was stopped against (what racing.json records).
+    stopped_by: dict[str, str] = field(default_factory=dict)
 
     def share_of(self, full_s: float) -> float:
         return self.spent_s / full_s if full_s else 0.0
@@ -481,6 +525,7 @@ def simulate(
     units = first_round(list(per_unit), settings, total, slots or {})
     launches = dict.fromkeys(per_unit, 1)
     stopped: list[str] = []
+    stopped_by: dict[str, str] = {}
     rounds = 0
     while True:
         rounds += 1
@@ -490,8 +535,10 @@ def simulate(
             if points
             else []
         )
-        decision = decide(values, settings, stopped, pairs, thresholds)
+        decision = decide(values, settings, stopped, pairs, thresholds, points, total)
         stopped = [p for p, s in decision.status.items() if s == STOPPED]
+        for p in stopped:
+            stopped_by.setdefault(p, decision.best)
         spent = sum(sum(cost[p][: units[p]]) for p in per_unit)
         if start_s:
             spent += sum(launches[p] * start_s.get(p, 0.0) for p in per_unit)
@@ -506,6 +553,7 @@ def simulate(
                 spent,
                 rounds,
                 launches,
+                stopped_by,
             )
         units.update(want)
         for p in want:

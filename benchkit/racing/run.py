@@ -158,7 +158,15 @@ class Race:
         if not alive:
             return {}
         pairs = verdict_pairs({p: self.factors[p] for p in values}, best_of(values, alive))
-        self.decision = decide(values, self.settings, self.stopped, pairs, self.thresholds)
+        self.decision = decide(
+            values,
+            self.settings,
+            self.stopped,
+            pairs,
+            self.thresholds,
+            {p: self.factors[p] for p in values},
+            self.total_units,
+        )
         self.stopped = [p for p, s in self.decision.status.items() if s == STOPPED]
         for p in self.stopped:
             if p not in self.stopped_by and p in self.decision.comparisons:

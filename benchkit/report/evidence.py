@@ -152,11 +152,27 @@ def paired_noise(
     """The relative 95% half-width of the ratio between two single runs, from the units both
     replayed: per unit, log(b's time / a's time); the spread of those logs over the units says
     how consistent the ratio is. None with fewer than `min_units` shared units."""
+    spread = paired_spread(a, b, min_units)
+    if spread is None:
+        return None
+    sd, n = spread
+    return noise_at(sd, n, t95)
+
+
+def paired_spread(
+    a: Mapping[str, float], b: Mapping[str, float], min_units: int = 3
+) -> tuple[float, int] | None:
+    """The standard deviation of log(b's time / a's time) over the units both replayed, and
+    how many units that is; None with fewer than `min_units`."""
     logs = [math.log(b[u] / a[u]) for u in a.keys() & b.keys() if a[u] > 0 and b[u] > 0]
     if len(logs) < min_units:
         return None
-    half = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(half) - 1
+    return statistics.stdev(logs), len(logs)
+
+
+def noise_at(sd: float, n: int, t95: Any) -> float:
+    """The relative 95% half-width of a paired ratio whose log spread is `sd`, on `n` units."""
+    return math.exp(t95(n - 1) * sd / math.sqrt(n)) - 1
 
 
 # -------------------------------------------------------------------------- contamination

@@ -185,6 +185,7 @@ def analyse_folder(
             caps=capped,
             unreadable=unreadable,
             application=study.application_factors,
+            race=racing.decisions(source),
         )
 
     stalls, capped, unreadable = from_calls(results)

@@ -37,6 +37,21 @@ def load_race(source: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("points"), dict) else None
 
 
+def decisions(source: Path) -> tuple[dict[str, str], str | None]:
+    """A raced sweep's decisions for the verdicts: each stopped job -> the job it was
+    stopped against, and the race's final best ({} and None for a sweep that did not race)."""
+    race = load_race(source)
+    if race is None:
+        return {}, None
+    stopped = {
+        str(job): str(p["best"])
+        for job, p in race["points"].items()
+        if isinstance(p, dict) and p.get("status") == "stopped" and p.get("best") is not None
+    }
+    best = race.get("best")
+    return stopped, None if best is None else str(best)
+
+
 def restate(df: pd.DataFrame, results: Sequence[JobResult], metric: str) -> dict[str, float]:
     """In a raced sweep, each complete job's objective on the units of the whole race, set in
     `df`; returns the values set (job -> value), {} when the sweep did not race."""

@@ -276,6 +276,11 @@ class Sweep:
     noise: float | None = None
     # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
     spans: dict[str, dict[str, float]] = field(default_factory=dict)
+    # A raced sweep: job -> the job it was stopped against, for each job the racing sweeper
+    # stopped (racing.json), and the race's final best. The race decided those pairs on its
+    # paired test with the study's confidence; the report keeps its decision.
+    race_stopped: dict[str, str] = field(default_factory=dict)
+    race_best: str | None = None
     # Jobs whose setup differs in something no swept factor explains (evidence.contamination).
     contaminated: list[Contamination] = field(default_factory=list)
     cap_limit: float = 0.05
@@ -320,9 +325,23 @@ class Sweep:
                     self.spans.get(base.jobs[0], {}), self.spans.get(other.jobs[0], {}), t95
                 )
                 basis = "per_unit" if single is not None else "plain"
-        return ev.judge(
+        j = ev.judge(
             a, b, min_effect=self.min_effect, single_noise=single, noise_basis=basis, t95=t95
         )
+        if basis == "per_unit" and self.stopped_by_race(base, other) and j.rel > 0:
+            # Its own few units give a wide interval, but the race stopped it as worse than
+            # this point by more than its margin, on a paired test that borrowed the other
+            # pairs' spread: that decision is the evidence, not "inside the noise".
+            return ev.Judgement("worse", j.rel, j.noise, "race")
+        return j
+
+    def stopped_by_race(self, base: Cell, other: Cell) -> bool:
+        """Did the racing sweeper stop `other` against `base` (or against a point `base`
+        followed as the race's best)?"""
+        if len(base.jobs) != 1 or len(other.jobs) != 1:
+            return False
+        against = self.race_stopped.get(other.jobs[0])
+        return against is not None and base.jobs[0] in (against, self.race_best)
 
     def taint(self, cells: Iterable[Cell]) -> list[Contamination]:
         """Contamination among the jobs of `cells`."""
@@ -414,6 +433,7 @@ def build_sweep(
     caps: Mapping[str, JobCaps] | None = None,
     unreadable: Mapping[str, list[int]] | None = None,
     application: Sequence[str] = (),
+    race: tuple[Mapping[str, str], str | None] = ({}, None),
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
@@ -491,6 +511,8 @@ def build_sweep(
         objective=objective,
         noise=noise,
         spans={k: dict(v) for k, v in (spans or {}).items()},
+        race_stopped=dict(race[0]),
+        race_best=race[1],
         contaminated=ev.contamination(
             {
                 j: {

@@ -101,3 +101,44 @@ def test_a_resample_of_a_grid_without_unit_noise_keeps_its_verdicts(
     assert full  # the grid has verdicts to keep
     for seed in range(3):
         assert racing.resampled(flat, full, random.Random(seed)) == []
+
+
+def test_a_race_on_a_recorded_gpu_grid_reaches_its_verdicts() -> None:
+    # The Vulkan-against-CUDA study (9 points x 8 units) raced on its own units in five
+    # orders: the report, reading the race's decisions as racing.json gives them (each stopped
+    # point against the best that stopped it), reaches the full grid's verdicts every time.
+    folder = racing.REPO / "docs" / "studies" / "h200-vulkan-vs-cuda" / "results"
+    if not folder.exists():
+        pytest.skip("the Vulkan study is not in this checkout")
+    grid = racing.load_folder(folder, "h200-vulkan-vs-cuda")
+    points = {j: dict(c.values) for c in grid.sweep.cells for j in c.jobs}
+    slots = {j: racing.slot_count(grid.sweep, points[j]) for j in points}
+    full = racing.verdicts(
+        racing.with_values(
+            grid.sweep,
+            {j: statistics.fmean(v.values()) for j, v in grid.values.items()},
+            grid.values,
+        ),
+        grid.projection_units,
+    )
+    rng = random.Random(1)
+    for _ in range(5):
+        order = list(grid.units)
+        rng.shuffle(order)
+        per_unit = {j: [grid.values[j][u] for u in order] for j in grid.values}
+        cost = {j: [grid.cost[j][u] for u in order] for j in grid.values}
+        race = racing.simulate(
+            per_unit,
+            cost,
+            RaceSettings(),
+            points,
+            racing.thresholds(grid.sweep),
+            grid.start_s,
+            slots,
+        )
+        measured = {j: {u: grid.values[j][u] for u in order[: race.units[j]]} for j in grid.values}
+        means = racing.paired_estimates(measured, race.best)
+        got = racing.verdicts(
+            racing.with_values(grid.sweep, means, measured, race), grid.projection_units
+        )
+        assert got == full

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from benchkit.report import evidence as ev
 from benchkit.report.numbers import (
     Beyond,
     Faster,
@@ -23,6 +24,7 @@ from benchkit.report.sweep import (
     Cell,
     Sweep,
     norm,
+    t95,
 )
 from benchkit.report.verdicts.common import (
     Verdict,
@@ -221,23 +223,31 @@ def _faster(
 
 def _series_noise(sw: Sweep, primary: Sequence[Cell], cost: Sequence[float | None]) -> float | None:
     """The noise the knee is judged against when single runs are compared on their per-unit
-    times: the largest paired per-unit noise of the series' counts against the best count.
-    Each pair's estimate rests on a few units and varies from pair to pair; the knee calls
-    a count no different from the best when any pair of the series shows that much noise,
-    the cautious side, since "no different" makes the verdict provisional, never settled."""
+    times: the largest paired per-unit spread of the series' counts against the best count,
+    as the 95% half-width on the most units any of those pairs shares. Each pair's spread
+    rests on a few units and varies from pair to pair; the knee calls a count no different
+    from the best when any pair of the series shows that much noise, the cautious side, since
+    "no different" makes the verdict provisional, never settled. In a raced sweep a count
+    measured on fewer units is not noisier for that: its spread is projected to the units the
+    others had (a count the race stopped included, as the race itself takes it:
+    benchkit.racing.policy.series_noise)."""
     ok = [i for i, c in enumerate(cost) if c is not None]
     if not ok:
         return None
     best = min(ok, key=lambda i: float(cost[i] or 0.0))
-    found = [
-        j.noise
-        for i in ok
-        if i != best
-        and (j := sw.judge(primary[best], primary[i])) is not None
-        and j.basis == "per_unit"
-        and j.noise is not None
-    ]
-    return max(found) if found else None
+    spreads = []
+    for i in ok:
+        j = None if i == best else sw.judge(primary[best], primary[i])
+        if j is None or j.basis not in ("per_unit", "race"):
+            continue
+        spread = ev.paired_spread(
+            sw.spans.get(primary[best].jobs[0], {}), sw.spans.get(primary[i].jobs[0], {})
+        )
+        if spread is not None:
+            spreads.append(spread)
+    if not spreads:
+        return None
+    return ev.noise_at(max(sd for sd, _ in spreads), max(n for _, n in spreads), t95)
 
 
 def _flat_from(
