@@ -338,9 +338,7 @@ def to_json(obj: Any) -> Any:
             if f.name == "extra":
                 continue
             v = getattr(obj, f.name)
-            if v is None and (
-                f.name in _ABSENT_WHEN_NONE or isinstance(obj, Provenance)
-            ):
+            if v is None and (f.name in _ABSENT_WHEN_NONE or isinstance(obj, Provenance)):
                 continue  # a provenance block the job did not have stays absent
             out[f.name] = to_json(v)
         out.update(getattr(obj, "extra", {}) or {})

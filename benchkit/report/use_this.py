@@ -76,7 +76,7 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
     """The recommended point's commands, and what to run next while it is not settled.
     `program` starts every benchkit command (default: `benchkit_program()`)."""
     prog = program or benchkit_program()
-    proj = a.verdict("projection")
+    proj = a.verdict("projection") or a.verdict("capacity")
     named = proj is not None and proj.verdict is not None and proj.point
     point = dict(proj.point) if named and proj is not None and proj.point else None
     verdicts = factor_verdicts(a)
