@@ -20,7 +20,9 @@ from benchkit.report.lang import N_
 DEFINITIONS: dict[str, str] = {
     "offered_rps": N_(
         "Offered rate: calls per second the arrival process sends (load.rate; for a recorded "
-        "trace, its arrivals over its span at load.speed)."
+        "trace, its arrivals over its span at load.speed). A Poisson schedule of few calls "
+        "offers more or less than that by chance: scheduled_rps is the rate its arrivals "
+        "actually had (arrivals - 1 over the time from the first to the last)."
     ),
     "achieved_rps": N_(
         "Achieved rate: calls completed / wall_s. Below the offered rate when the server "
@@ -53,6 +55,7 @@ class OpenLoopMetrics(TypedDict):
 
     process: str
     offered_rps: float
+    scheduled_rps: float | None
     achieved_rps: float | None
     arrivals_planned: int
     arrivals_sent: int
@@ -109,6 +112,13 @@ def meets(rec: CallRecord, limits: Mapping[str, float]) -> bool:
     return True
 
 
+def _scheduled(records: Sequence[CallRecord]) -> float | None:
+    """The rate the sent arrivals' schedule really had: gaps over the span they covered."""
+    due = [r.t_scheduled for r in records if r.t_scheduled is not None]
+    span = max(due) - min(due) if len(due) > 1 else 0.0
+    return (len(due) - 1) / span if span > 0 else None
+
+
 def e2e_percentiles(records: Sequence[CallRecord]) -> dict[str, float | None]:
     return percentiles([v for r in records if r.ok and (v := call_value(r, "e2e_ms")) is not None])
 
@@ -125,6 +135,7 @@ def open_loop_metrics(
     return {
         "process": p.process,
         "offered_rps": p.offered_rps,
+        "scheduled_rps": _scheduled(records),
         "achieved_rps": len(done) / wall_s if wall_s > 0 else None,
         "arrivals_planned": p.arrivals_planned,
         "arrivals_sent": p.arrivals_sent,

@@ -52,6 +52,7 @@ class OpenLoop:
 
     process: str | None = None
     offered_rps: float | None = None
+    scheduled_rps: float | None = None
     achieved_rps: float | None = None
     arrivals_planned: int | None = None
     arrivals_sent: int | None = None

@@ -51,7 +51,7 @@ def capacity_value(v: Verdict, lang: str) -> str:
         return fmt.DASH
     n = of(CapacityNumbers, v.numbers)
     best = next((s for s in n.settings or [] if s["setting"] == v.verdict), None)
-    where = i18n.point_text(v.verdict, lang)
+    where = " / ".join(i18n.point_text(s["setting"], lang) for s in _tied(v, n))
     if best is None:
         return where
     return tr(
@@ -72,15 +72,27 @@ def capacity_sentence(v: Verdict, lang: str) -> str:
     if v.verdict is None:
         parts.append(tr(lang, "No setting held the SLO at any load tried."))
         return " ".join(parts)
-    parts.append(
-        tr(
-            lang,
-            "{setting} holds the most load under it: {capacity}.",
-            setting=i18n.point_text(v.verdict, lang),
-            capacity=capacity_text(_of(settings, v.verdict), n.axis, lang),
+    tied = _tied(v, n)
+    capacity = capacity_text(_of(settings, v.verdict), n.axis, lang)
+    if len(tied) > 1:
+        parts.append(
+            tr(
+                lang,
+                "{settings} hold the same load under it: {capacity}.",
+                settings=" / ".join(i18n.point_text(s["setting"], lang) for s in tied),
+                capacity=capacity,
+            )
         )
-    )
-    if n.runner_up is not None:
+    else:
+        parts.append(
+            tr(
+                lang,
+                "{setting} holds the most load under it: {capacity}.",
+                setting=i18n.point_text(v.verdict, lang),
+                capacity=capacity,
+            )
+        )
+    if n.runner_up is not None and len(tied) == 1:
         parts.append(
             tr(
                 lang,
@@ -98,6 +110,16 @@ def capacity_sentence(v: Verdict, lang: str) -> str:
         )
     )
     return " ".join(parts)
+
+
+def _tied(v: Verdict, n: CapacityNumbers) -> list[SettingCapacity]:
+    """The winner and every setting that held the same load (the winner first)."""
+    settings = n.settings or []
+    best = next((s for s in settings if s["setting"] == v.verdict), None)
+    if best is None:
+        return []
+    same = [s for s in settings if s is not best and s["capacity"] == best["capacity"]]
+    return [best, *same] if "capacity_tie" in v.reasons else [best]
 
 
 def _of(settings: list[SettingCapacity], point: Mapping[str, object]) -> SettingCapacity:

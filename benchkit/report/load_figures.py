@@ -77,6 +77,9 @@ def _latency(n: CapacityNumbers, out_dir: Path, lang: str) -> str | None:
                 color="0.3",
             )
         ax.set_yscale("log")
+        loads = [_x(r, n.axis) for s in settings for r in s["rows"]]
+        if min(loads) > 0 and max(loads) / min(loads) >= 8:
+            ax.set_xscale("log")  # rates swept by doubling are evenly spaced
         ax.set_xlabel(tr(text, "offered load (calls/s)"))
         ax.set_ylabel(tr(text, "time to first token (ms, queueing included)"))
         ax.set_title(tr(text, "TTFT p50 / p95 / p99; x: pass ended at a bound"), fontsize=9)

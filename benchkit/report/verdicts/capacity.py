@@ -68,7 +68,7 @@ def capacity_verdict(sw: Sweep) -> Verdict | None:
                        [*reasons, "no_comparison"])  # fmt: skip
     if not sw.objective.slo:
         reasons.append("no_slo")
-    ranked = sorted(settings, key=lambda s: -_rank(s))
+    ranked = sorted(settings, key=_order_key)
     best = ranked[0]
     if any(not s["bracketed"] for s in settings):
         # An unbracketed capacity is a floor: the setting may hold more than was tried.
@@ -105,6 +105,12 @@ def capacity_verdict(sw: Sweep) -> Verdict | None:
 def _rank(s: SettingCapacity) -> float:
     """Capacity first; a setting that held no load ranks last."""
     return -math.inf if s["capacity"] is None else float(s["capacity"])
+
+
+def _order_key(s: SettingCapacity) -> tuple[float, float]:
+    """Capacity, then goodput in tokens at it: settings that held the same load are named in
+    that order (the tie itself keeps the verdict provisional)."""
+    return (-_rank(s), -(s["goodput_tok_s"] or 0.0))
 
 
 def _order(v: Any) -> tuple[int, float, str]:

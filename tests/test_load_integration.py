@@ -1,0 +1,82 @@
+"""Open-loop load, for real: `python -m benchkit -m load=poisson load.rate=... slots=1,2`
+against real llama-server (the CPU build and the synthetic model benchkit writes), then the
+report's capacity per setting.
+
+Three rates, the highest far past what two cores serve: ten calls arriving within a fifth of
+a second queue in the server, so time to first token must grow there, whatever this machine's
+speed. Kept short (ten calls a point) for CI's two cores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.test_sweep_integration import results_of, run_benchkit
+
+RATES = (2.0, 8.0, 64.0)
+
+
+@pytest.mark.slow
+def test_real_rate_sweep_over_two_slot_counts(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    proc = run_benchkit(
+        "-m",
+        "load=poisson",
+        f"load.rate={','.join(str(r) for r in RATES)}",
+        "load.requests=10",
+        "slots=1,2",
+        "workload=first",
+        "+study.slo.ttft_ms_p95=1500",
+        "quality.probe=false",
+        f"hydra.sweep.dir={sweep}",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = results_of(sweep)
+    assert len(results) == 6
+    by: dict[tuple[int, float], dict[str, object]] = {}
+    for res in results.values():
+        assert res["status"] == "complete", res["reason"]
+        f, m = res["factors"], res["metrics"]
+        assert f["load"] == "poisson" and f["rate"] in RATES
+        ol = m["open_loop"]
+        # Offered and achieved rates recorded, every arrival sent, each call on the clock of
+        # its schedule (the calls file says when each was due).
+        assert ol["offered_rps"] == f["rate"] and ol["achieved_rps"] > 0
+        assert ol["arrivals_planned"] == 10 and ol["calls_unfinished"] == 0
+        assert ol["arrivals_sent"] == 10 and ol["ended"] is None
+        assert m["calls_completed"] == 10 and m["calls_failed"] == 0
+        assert ol["slo_per_call"] == "ttft_ms <= 1500" and ol["calls_met_slo"] is not None
+        assert m["e2e_ms"]["p95"] >= m["ttft_ms"]["p95"]
+        job = next(n for n, r in results.items() if r is res)
+        calls = [json.loads(x) for x in (sweep / str(job) / "calls.jsonl").read_text().split("\n")
+                 if x]  # fmt: skip
+        assert len(calls) == 10 and all(c["t_sent"] >= c["t_scheduled"] for c in calls)
+        by[(int(f["slots"]), float(f["rate"]))] = m
+    for slots in (1, 2):
+        low, high = by[(slots, RATES[0])], by[(slots, RATES[-1])]
+        # Past what the server holds: it falls behind the offered rate, and the wait shows
+        # as time to first token.
+        assert high["open_loop"]["achieved_rps"] < high["open_loop"]["offered_rps"]
+        assert high["ttft_ms"]["p95"] > low["ttft_ms"]["p95"], (slots, low, high)
+    # The report names each setting's capacity under the SLO.
+    md = (sweep / "report" / "report.md").read_text()
+    section = md.split("## Capacity under the SLO (open-loop load)", 1)[1].split("\n## ", 1)[0]
+    assert "ttft\\_ms\\_p95 \\<= 1500" in section
+    for name in ("1 slot", "2 slots"):
+        line = next(x for x in section.splitlines() if x.startswith(f"| {name} |") or
+                    x.startswith(f"| **{name}** |"))  # fmt: skip
+        assert re.search(r"\| (at least |below )?\d[\d.,]* calls/s", line), line
+    verdicts = json.loads((sweep / "report" / "verdicts.json").read_text())
+    cap = next(v for v in verdicts if v["factor"] == "capacity")
+    settings = cap["numbers"]["settings"]
+    assert sorted(s["setting"]["slots"] for s in settings) == [1, 2]
+    assert all(len(s["rows"]) == 3 for s in settings)
+    assert (sweep / "report" / "capacity.png").stat().st_size > 0
+    assert (sweep / "report" / "pareto.png").stat().st_size > 0
+    summary = (sweep / "report" / "summary.txt").read_text()
+    assert "capacity under the SLO" in summary
