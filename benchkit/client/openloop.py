@@ -32,7 +32,7 @@ from benchkit.workload import Call, Unit
 LEAD_S = 0.02
 # A coarse sleep wakes up to about a millisecond late (the selector's timeout is in whole
 # milliseconds): it ends this early and the rest is waited for by yielding to the loop.
-SPIN_S = 0.002
+SPIN_S = 0.0012
 
 # Each call's connection is opened this long before the call is due.
 PREOPEN_S = 0.01
