@@ -11,7 +11,7 @@ import pandas as pd
 from benchkit.report import evidence as ev
 from benchkit.report.numbers import CapacityNumbers, of
 from benchkit.report.sweep import build_sweep
-from benchkit.report.verdicts.capacity import capacity_verdict
+from benchkit.report.verdicts.capacity import capacity_verdict, next_loads
 
 SLO = {"ttft_ms_p95": 1000.0}
 
@@ -109,3 +109,23 @@ def test_no_capacity_where_the_lowest_load_already_broke_the_slo() -> None:
     n = of(CapacityNumbers, v.numbers)
     assert all(s["below_lowest"] and s["capacity"] is None for s in n.settings or [])
     assert "capacity_tie" not in v.reasons
+
+
+def test_the_next_loads_bisect_each_capacity_until_it_is_bracketed_closely() -> None:
+    v = verdict(
+        [
+            row(0, 1, 1.0, 200),
+            row(1, 1, 2.0, 400),
+            row(2, 1, 4.0, 5000),  # bracketed by 2 and 4: halfway (geometric) is 2.83
+            row(3, 2, 1.0, 150),
+            row(4, 2, 2.0, 300),
+            row(5, 2, 4.0, 500),  # held at the highest tried: twice it
+        ]
+    )
+    assert next_loads(of(CapacityNumbers, v.numbers)) == [2.83, 8.0]
+    below = verdict([row(i, s, 1.0, 5000) for i, s in enumerate((1, 2))])
+    assert next_loads(of(CapacityNumbers, below.numbers)) == [0.5]
+    close = verdict(
+        [row(0, 1, 1.0, 200), row(1, 1, 1.2, 5000), row(2, 2, 1.0, 200), row(3, 2, 1.2, 5000)]
+    )
+    assert next_loads(of(CapacityNumbers, close.numbers)) == []  # 1.2 / 1.0 <= BRACKET

@@ -34,6 +34,9 @@ from benchkit.report.verdicts.common import (
 
 # The load factors, in the order one is taken as the axis.
 AXES = ("rate", "speed")
+# A capacity bracketed by loads at most this far apart (the one that broke it over the one
+# that held) is searched no further: a quarter of the load is finer than most SLOs need.
+BRACKET = 1.25
 
 
 def load_axis(sw: Sweep) -> str | None:
@@ -198,3 +201,29 @@ def _num(v: object) -> float | None:
 def _mean(rows: Sequence[dict[str, Any]], key: str) -> float | None:
     vals = [float(r[key]) for r in rows if _is_num(r.get(key))]
     return sum(vals) / len(vals) if vals else None
+
+
+def next_loads(n: CapacityNumbers) -> list[float]:
+    """The next round of a bisection on the load, per setting: geometrically halfway between
+    its capacity and the lowest load that broke it, while those are more than BRACKET apart;
+    twice the highest load where even that held; half the lowest where even that broke.
+    Loads already tried are not proposed again; three significant digits."""
+    tried = {r["load"] for s in n.settings or [] for r in s["rows"]}
+    new: list[float] = []
+    for s in n.settings or []:
+        loads = [r["load"] for r in s["rows"]]
+        if not loads:
+            continue
+        if s["capacity"] is None:
+            want = min(loads) / 2
+        elif not s["bracketed"]:
+            want = max(loads) * 2
+        else:
+            broke = min(x for x in loads if x > s["capacity"])
+            if broke / s["capacity"] <= BRACKET:
+                continue
+            want = math.sqrt(broke * s["capacity"])
+        want = float(f"{want:.3g}")
+        if want not in tried and want not in new:
+            new.append(want)
+    return sorted(new)
