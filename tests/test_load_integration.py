@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +82,30 @@ def test_real_rate_sweep_over_two_slot_counts(tmp_path: Path) -> None:
     assert (sweep / "report" / "pareto.png").stat().st_size > 0
     summary = (sweep / "report" / "summary.txt").read_text()
     assert "capacity under the SLO" in summary
+
+
+@pytest.mark.slow
+def test_real_capacity_search_bisects_the_rate_and_reuses_what_it_measured(
+    tmp_path: Path,
+) -> None:
+    sweep = tmp_path / "search"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchkit.search", "--rounds", "2",
+         "load=poisson", "load.rate=4,64", "load.requests=8", "slots=1", "workload=first",
+         "+study.slo.ttft_ms_p95=300", "quality.probe=false", f"hydra.sweep.dir={sweep}"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=1800, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = list(results_of(sweep).values())
+    rates = sorted({float(r["factors"]["rate"]) for r in results})
+    # Round 2 added one load: halfway between held and broken (16), or twice the highest
+    # held (128), or half the lowest broken (2), whichever this machine's capacity called for.
+    assert len(rates) == 3 and {4.0, 64.0} < set(rates), rates
+    assert set(rates) - {4.0, 64.0} <= {2.0, 16.0, 128.0}
+    # Round 1's two points were reused, not measured again.
+    reused = [r for r in results if r["provenance"].get("reused_from")]
+    assert len(reused) == 2, [r["provenance"].get("reused_from") for r in results]
+    assert "search: round 2 of at most 2" in proc.stderr
+    verdicts = json.loads((sweep / "report" / "verdicts.json").read_text())
+    cap = next(v for v in verdicts if v["factor"] == "capacity")
+    assert [r["load"] for r in cap["numbers"]["settings"][0]["rows"]] == rates
