@@ -33,8 +33,8 @@ DEFINITIONS: dict[str, str] = {
         "the server included (p50, p90, p95, p99 over completed calls)."
     ),
     "schedule_lag_ms": N_(
-        "How late the client sent each call: time sent - time its arrival was due (the "
-        "connection's opening included). The client's own error in the offered load."
+        "How late the client sent each call: time sent - time its arrival was due (its "
+        "connection is opened just before). The client's own error in the offered load."
     ),
     "goodput_rps": N_(
         "Goodput: completed calls that met every per-call limit of the study's SLO (its "
