@@ -30,12 +30,15 @@ from benchkit.workload import Call, Unit
 
 # The first arrival is this far after the schedule is laid, so it is not late from the start.
 LEAD_S = 0.02
-# A coarse sleep wakes up to about a millisecond late (the selector's timeout is in whole
-# milliseconds): it ends this early and the rest is waited for by yielding to the loop.
-SPIN_S = 0.0012
+# A coarse sleep wakes up to about a millisecond late (the selector's timeout is rounded up
+# to whole milliseconds) and later still after the machine idled: it ends this early and the
+# rest is waited for by yielding to the loop. 1.2 ms left a third of the calls at 2 calls/s
+# 0.3 to 0.8 ms late; 2 ms sends them within 0.05 ms (docs/perf/README.md, section 8).
+SPIN_S = 0.002
 
-# Each call's connection is opened this long before the call is due.
-PREOPEN_S = 0.01
+# Each call starts this long before it is due: its request is built and its connection
+# opened, then it waits (_wait_to_send) and goes at its time.
+PREPARE_S = 0.01
 
 ENDED_IN_FLIGHT = "max_in_flight"
 ENDED_PASS_LENGTH = "max_pass_s"
@@ -82,6 +85,10 @@ class OpenLoopReplayer(Replayer):
             free.append(worker)
             self._show()
 
+    async def _wait_to_send(self, worker: int) -> bool:
+        await self._sleep_until(self._due[worker])
+        return True
+
     async def _sleep_until(self, due: float) -> None:
         wait = due - self.now() - SPIN_S
         if wait > 0:
@@ -100,7 +107,9 @@ class OpenLoopReplayer(Replayer):
             if due > deadline:
                 self.ended, self.ended_at = ENDED_PASS_LENGTH, deadline
                 break
-            await self._sleep_until(due - PREOPEN_S)
+            # The call starts early: its request is built and its connection opened before it
+            # is due, and it waits in _wait_to_send, so neither is in its lag.
+            await self._sleep_until(due - PREPARE_S)
             if self.interrupted is not None:
                 break
             if not free:
@@ -109,11 +118,6 @@ class OpenLoopReplayer(Replayer):
                     self.ended, self.ended_at = ENDED_IN_FLIGHT, self.now()
                     break
             worker = free.pop()
-            if self._pool is not None:
-                # Connected before it is due: the connection's opening is not the call's lag.
-                with contextlib.suppress(httpx.HTTPError, OSError):
-                    await self._pool.conns[worker].open(timeouts.REPLAY_CONNECT_S)
-            await self._sleep_until(due)
             self._due[worker] = due
             self._in_flight += 1
             self.sent += 1

@@ -264,6 +264,12 @@ class Replayer:
         rec.ok = rec.error is None
         return rec
 
+    async def _wait_to_send(self, worker: int) -> bool:
+        """Where a call ready to go (its request built, its connection open) waits until it is
+        due: open-loop load (benchkit.client.openloop) holds it here; a closed-loop call goes at
+        once. True when it waited."""
+        return False
+
     async def _stream(
         self,
         client: httpx.AsyncClient,
@@ -273,6 +279,8 @@ class Replayer:
         stall: float,
     ) -> None:
         try:
+            if await self._wait_to_send(rec.worker):
+                rec.t_sent = self.now()
             async with client.stream("POST", self.base_url + path, json=body) as resp:
                 rec.http_status = resp.status_code
                 if resp.status_code != 200:
@@ -338,6 +346,8 @@ class Replayer:
         """Send the request (stamping rec.t_sent) and read the response head."""
         for attempt in (0, 1):
             await conn.open(timeouts.REPLAY_CONNECT_S)
+            if attempt == 0:
+                await self._wait_to_send(rec.worker)
             reused = conn.requests > 0
             try:
                 with conn.stall_guard(stall):
