@@ -2,14 +2,16 @@
 setting, the most load whose SLO holds, by bisection on the load (as SGLang's auto-benchmark
 and guidellm's sweep do), within a budget.
 
-Each round is one open-loop sweep into one folder (`python -m benchkit -m OVERRIDES
-hydra.sweep.dir=DIR`): the first over the loads given, each later one over those tried and
-the loads the report's capacity verdict proposes next (report/verdicts/capacity.py,
+Each round is one open-loop sweep (`python -m benchkit -m OVERRIDES
+hydra.sweep.dir=DIR/round-N`): the first over the loads given, each later one over those tried
+and the loads the report's capacity verdict proposes next (report/verdicts/capacity.py,
 `next_loads`: halfway between held and broken, twice the highest held, half the lowest
-broken). Complete jobs are reused, so a round measures only its new loads. It stops when every
-capacity is bracketed within 25%, after `--rounds` rounds, or before a round the time left
-in `--budget-min` would not cover (the last round's time is the estimate); the folder's report
-is the answer, as after any sweep.
+broken), reusing the round before's complete jobs (`resume_from`), so a round measures only
+its new loads and its folder holds them all. (One folder for every round would not do: new
+loads renumber the points, and a job would overwrite another point's result before it was
+reused.) It stops when every capacity is bracketed within 25%, after `--rounds` rounds, or
+before a round the time left in `--budget-min` would not cover (the last round's time is the
+estimate); the last round's report is the answer, as after any sweep.
 """
 
 from __future__ import annotations
@@ -55,9 +57,10 @@ def plan(overrides: Sequence[str]) -> tuple[list[str], str, Path]:
 
 
 def search(overrides: Sequence[str], rounds: int, budget_min: float | None) -> int:
-    args, key, folder = plan(overrides)
+    args, key, base = plan(overrides)
     t0 = time.monotonic()
     last = 0.0
+    folder = base / "round-1"
     for n in range(1, rounds + 1):
         left = None if budget_min is None else budget_min * 60 - (time.monotonic() - t0)
         if left is not None and n > 1 and last > left:
@@ -65,6 +68,10 @@ def search(overrides: Sequence[str], rounds: int, budget_min: float | None) -> i
             break
         _log.info(f"search: round {n} of at most {rounds}")
         started = time.monotonic()
+        folder = base / f"round-{n}"
+        if n > 1:  # the round before's jobs, in place of any folder given to reuse
+            args = [o for o in args if _key(o) != "resume_from"]
+            args.append(f"resume_from={base / f'round-{n - 1}'}")
         cmd = [sys.executable, "-m", "benchkit", "-m", *args, f"hydra.sweep.dir={folder}"]
         done = subprocess.run(cmd, check=False)
         last = time.monotonic() - started

@@ -96,6 +96,8 @@ def test_real_capacity_search_bisects_the_rate_and_reuses_what_it_measured(
         capture_output=True, text=True, cwd=tmp_path, timeout=1800, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(p.name for p in sweep.iterdir()) == ["round-1", "round-2"]
+    sweep = sweep / "round-2"  # the last round's folder holds every load tried
     results = list(results_of(sweep).values())
     rates = sorted({float(r["factors"]["rate"]) for r in results})
     # Round 2 added one load: halfway between held and broken (16), or twice the highest

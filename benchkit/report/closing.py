@@ -100,8 +100,8 @@ def step_text(s: NextStep, lang: str) -> str:
     if s.kind is StepKind.loads:
         return tr(
             lang,
-            "A capacity is not bracketed closely yet: the loads tried and {points}, into the "
-            "same folder (complete jobs are reused):",
+            "A capacity is not bracketed closely yet: the loads tried and {points}, reusing "
+            "this sweep's complete jobs:",
             points=points,
         )
     if s.kind is StepKind.more_slots:

@@ -140,9 +140,8 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
 
 def capacity_step(a: Analysed, prog: str, swept: list[str] | None) -> NextStep | None:
     """The next round of the capacity search (open-loop load): the loads `next_loads`
-    proposes (report/verdicts/capacity.py), in one sweep with the loads tried, into the same
-    folder, so the complete jobs are reused and the next report brackets each capacity more
-    closely."""
+    proposes (report/verdicts/capacity.py), in one sweep with the loads tried that reuses this
+    folder's complete jobs, so the next report brackets each capacity more closely."""
     v = a.verdict("capacity")
     if v is None or (swept is None and not a.results):
         return None
@@ -153,9 +152,9 @@ def capacity_step(a: Analysed, prog: str, swept: list[str] | None) -> NextStep |
         return None
     key = f"load.{n.axis}"
     loads = ",".join(f"{x:g}" for x in sorted(tried + new))
-    args = _set(swept or _single_overrides(a), key, loads)
-    if swept is not None:
-        args = [*args, f"hydra.sweep.dir={a.source}"]
+    # A new folder that reuses this one's jobs: into this folder, the new loads would renumber
+    # the points and a job would overwrite another point's result before it was reused.
+    args = _set(_set(swept or _single_overrides(a), key, loads), "resume_from", str(a.source))
     return NextStep(StepKind.loads, _sweep(prog, args), [{n.axis: x} for x in sorted(new)])
 
 
