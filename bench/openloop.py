@@ -47,13 +47,13 @@ SCRIPT = {"ttft_ms": 50.0, "itl_ms": 5.0, "tokens": 16, "chunk_tokens": [1]}
 
 def client(argv: list[str]) -> int:
     """One open-loop pass of benchkit's client (run as its own process by `main`)."""
+    from run_benchkit import workload
+
+    from benchkit.client.arrivals import schedule
     from benchkit.client.openloop import OpenLoopReplayer
     from benchkit.client.replay import RecordSink
-    from benchkit.config import LoadConfig, LoadProcess
-    from benchkit.client.arrivals import schedule
-    from benchkit.config import OutputPolicy
+    from benchkit.config import LoadConfig, LoadProcess, OutputPolicy
     from benchkit.server.plan import ReplaySpec
-    from run_benchkit import workload
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
@@ -82,13 +82,16 @@ def client(argv: list[str]) -> int:
     return 0
 
 
-def _peer_cmd(tool: str, url: str, process: str, rate: float, n: int, out: Path, tok: Path) -> list[str]:
+def _peer_cmd(
+    tool: str, url: str, process: str, rate: float, n: int, out: Path, tok: Path
+) -> list[str]:
     """guidellm and AIPerf at a fixed request rate (their own open-loop modes)."""
     if tool == "guidellm":
         kind = "poisson" if process == "poisson" else "constant"
+        backend = f"kind=openai_http,target={url},model=scripted"
         return [
             str(peers.venv_bin("guidellm")), "run",
-            "--backend", f"kind=openai_http,target={url},model=scripted,request_format=/v1/completions",
+            "--backend", f"{backend},request_format=/v1/completions",
             "--profile", f"kind={kind},rate={rate}",
             "--constraint", f"kind=max_requests,count={n}",
             "--data", f"kind=synthetic_text,prompt_tokens=32,output_tokens={SCRIPT['tokens']}",
@@ -140,7 +143,9 @@ def run_one(tool: str, srv: harness.Server, process: str, rate: float, work: Pat
     cpu = sampler.at(last_out) - sampler.at(first)
     row.update(
         received=len(served),
-        achieved_rps=harness.r((len(served) - 1) / (last_in - first), 3) if last_in > first else None,
+        achieved_rps=harness.r((len(served) - 1) / (last_in - first), 3)
+        if last_in > first
+        else None,
         cpu_ms_per_request=harness.r(1000 * cpu / len(served), 3),
         cpu_share=harness.r(cpu / (last_out - first), 4),
     )
@@ -182,7 +187,9 @@ def markdown(doc: dict[str, Any]) -> str:
         cells = []
         for c in cols:
             v = row.get(c)
-            cells.append(f"{v[0]:.2f}" if c == "load_avg_start" and v else ("–" if v is None else str(v)))
+            cells.append(
+                f"{v[0]:.2f}" if c == "load_avg_start" and v else ("–" if v is None else str(v))
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -205,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
             if peers.venv_bin(tool).exists():
                 tools.append(tool)
             else:
-                notes[tool] = f"not run: {peers.venv_bin(tool)} is not installed (peers.ensure_venv)"
+                notes[tool] = (
+                    f"not run: {peers.venv_bin(tool)} is not installed (peers.ensure_venv)"
+                )
     rows = []
     srv = harness.Server()
     try:
