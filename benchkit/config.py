@@ -72,6 +72,17 @@ class NgramMode(StrEnum):
     cache = "cache"
 
 
+class LoadProcess(StrEnum):
+    """How calls arrive (benchkit.client.arrivals): `closed` is the units mode (each slot
+    takes the next unit when it is free); the others are open-loop load, calls sent on a
+    schedule whatever the server is doing."""
+
+    closed = "closed"
+    poisson = "poisson"  # exponential gaps at load.rate calls/s, seeded by load.seed
+    constant = "constant"  # one call every 1/load.rate s
+    trace = "trace"  # the workload's recorded arrival times, load.speed times as fast
+
+
 class CtxPolicy(StrEnum):
     """How each slot's context is sized (benchkit.server.plan.context_size)."""
 
@@ -165,6 +176,29 @@ class WorkloadConfig:
     cap: int | None = None
     # Replay only the first N units when set.
     units: int | None = None
+
+
+@dataclass
+class LoadConfig:
+    """Open-loop load (`load=poisson load.rate=0.5,1,2`): calls arrive by a process, not when
+    a slot frees; queueing in the server then shows as time to first token. `load=closed`
+    (the default) is the units mode every study before it measured."""
+
+    process: LoadProcess = LoadProcess.closed
+    # Calls per second offered (poisson, constant).
+    rate: float | None = None
+    # trace: how many times faster than recorded the arrivals come (2: traffic doubled).
+    speed: float = 1.0
+    # The Poisson schedule's seed: the same seed, rate and count give the same arrival times.
+    seed: int = 0
+    # Arrivals per pass; unset: one per call of the workload (workload.units limits them),
+    # taken in the workload's order and round again when more are asked.
+    requests: int | None = None
+    # The pass ends, as overloaded, when an arrival finds this many calls in flight.
+    max_in_flight: int = 64
+    # The pass ends, as overloaded, this long after its first arrival; arrivals not yet sent
+    # are not sent and the calls in flight are stopped.
+    max_pass_s: float = 300.0
 
 
 @dataclass
@@ -361,6 +395,7 @@ class BenchConfig:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     quality: QualityConfig = field(default_factory=QualityConfig)
     replay: ReplayConfig = field(default_factory=ReplayConfig)
+    load: LoadConfig = field(default_factory=LoadConfig)
     slots: int = 4
     mtp: bool = False
     repeats: int = 1
@@ -391,6 +426,7 @@ GROUPS: dict[str, type[Any]] = {
     "server": ServerConfig,
     "study": StudyConfig,
     "spec": SpecConfig,
+    "load": LoadConfig,
 }
 
 

@@ -18,12 +18,13 @@ from typing import Any
 
 import httpx
 
-from benchkit import log, reuse
+from benchkit import job_load, log, reuse
 from benchkit.client import warmup
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Terminated, Unavailable, UserError, interrupt_reason
 from benchkit.job_folder import failure_reason, free_room, keep_room
+from benchkit.job_load import measured
 
 # The result a job assembles, its context and factors (benchkit/job_record.py); JobContext,
 # factors_of and new_result stay importable from here for the entry points.
@@ -157,6 +158,8 @@ def summary(label: str, written: Mapping[str, Any]) -> str:
             f"{val('s_per_unit_slot_latency', '.2f', 's/unit')} (slot latency), "
             f"decode {val('decode_tok_s', ',.0f', 'tok/s')} aggregate"
         )
+    if isinstance(m.get("open_loop"), dict):
+        detail = job_load.summary(m)
     why = f" ({written['reason']})" if written.get("reason") else ""
     reused = (written.get("provenance") or {}).get("reused_from")
     how = f" (reused from {reused})" if reused else ""
@@ -178,6 +181,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     # one sentence, and no server starts.
     task = _load_task(cfg)
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
+    job_load.check(cfg, workload)  # an open-loop load without a schedule: before any build
     prov["sampling"]["sent"] = dict(replay.sampling)
     units = list(workload.units)[: replay.units] if replay.units else list(workload.units)
     # workload.units=N replays the first N units only: the write-up must say so.
@@ -196,7 +200,8 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
             reuse.take(*earlier, ctx, result)
             return
     prior = None
-    if engine.started_here and cfg.resume and replay.repeats == 1:
+    # A pass stopped part-way is extended by units; an open-loop pass has a schedule instead.
+    if engine.started_here and cfg.resume and replay.repeats == 1 and not job_load.open_loop(cfg):
         per_unit = {u.id: len(u.calls) for u in units}
         prior = find_prior(ctx.job_dir, extend_key, len(units), per_unit)
         first = {u.id for u in units[: len(prior.units)]} if prior else set()
@@ -290,11 +295,12 @@ def _measure(
                 block = warmup.for_job(cfg, srv, launch.info.get("ctx_per_slot"), units, vocab)
                 prov["warmup"] = warmup.merged(prov.get("warmup"), block)
                 before = engine.counters(srv) if engine.started_here else None
-                replayer = Replayer(
+                replayer = job_load.make_replayer(
+                    cfg,
+                    replay_spec,
+                    to_replay,
                     base_url=srv.base_url,
                     alias=srv.spec.alias,
-                    spec=replay_spec,
-                    workload=to_replay,
                     n_vocab=vocab,
                     sink=sink,
                     headers=srv.headers(),
@@ -435,6 +441,10 @@ def resume_key(
     conf = to_plain(cfg)
     # Whether and from where to reuse change nothing that is measured.
     conf.pop("resume", None)
+    # Closed-loop load came before the load group: unchanged, it must not change their keys.
+    load_conf = conf.get("load")
+    if isinstance(load_conf, dict) and load_conf.get("process") == "closed":
+        conf.pop("load", None)
     conf.pop("resume_from", None)
     workload_conf = conf.get("workload")
     if not with_units and isinstance(workload_conf, dict):
@@ -478,7 +488,8 @@ def _finish(
         }
     per_unit = {u.id: len(u.calls) for u in units}
     calls_per_pass = sum(per_unit.values())
-    records = [*(prior.records if prior else []), *(r for o in outcomes for r in o.records)]
+    # The calls an open-loop pass stopped at its bound are counted apart (job_load), not failed.
+    records = [*(prior.records if prior else []), *measured(r for o in outcomes for r in o.records)]
     metrics = compute_metrics(
         records,
         wall_s=sum(o.wall_s for o in outcomes) + (prior.wall_s if prior else 0.0),
@@ -491,7 +502,7 @@ def _finish(
         result["passes"] = [
             dict(
                 compute_metrics(
-                    o.records,
+                    measured(o.records),
                     wall_s=o.wall_s,
                     units_planned=len(units),
                     calls_planned=calls_per_pass,
@@ -526,3 +537,5 @@ def _finish(
         )
     else:
         result["status"], result["reason"] = "complete", None
+    if job_load.open_loop(cfg):
+        job_load.finish(result, outcomes, cfg)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from benchkit.client.warmup import WarmupBlock
-from benchkit.config import BenchConfig, to_plain
+from benchkit.config import BenchConfig, LoadProcess, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
 from benchkit.quality.task import TaskBlock
 from benchkit.results import SCHEMA_VERSION
@@ -211,7 +211,17 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
         "repeats": cfg.repeats,
         "spec": cfg.spec.type.value,
     }
+    if cfg.load.process is not LoadProcess.closed:
+        # The load axis: the rate offered, or how much faster than recorded a trace runs.
+        f["load"] = cfg.load.process.value
+        if cfg.load.process is LoadProcess.trace:
+            f["speed"] = cfg.load.speed
+        else:
+            f["rate"] = cfg.load.rate
     for group, choice in ctx.choices.items():
+        # Closed-loop jobs name no load: their factors read as before open-loop load existed.
+        if group == "load" and cfg.load.process is LoadProcess.closed:
+            continue
         if not group.startswith("hydra") and group not in f:
             f[group] = choice
     return f

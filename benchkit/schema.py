@@ -47,6 +47,30 @@ class Percentiles:
 
 
 @dataclass(frozen=True)
+class OpenLoop:
+    """An open-loop pass's `metrics.open_loop` block (benchkit.measure_load)."""
+
+    process: str | None = None
+    offered_rps: float | None = None
+    scheduled_rps: float | None = None
+    achieved_rps: float | None = None
+    arrivals_planned: int | None = None
+    arrivals_sent: int | None = None
+    calls_unfinished: int | None = None
+    peak_in_flight: int | None = None
+    max_in_flight: int | None = None
+    ended: str | None = None
+    schedule_lag_ms_p50: float | None = None
+    schedule_lag_ms_p99: float | None = None
+    schedule_lag_ms_max: float | None = None
+    slo_per_call: str | None = None
+    calls_met_slo: int | None = None
+    goodput_rps: float | None = None
+    goodput_tok_s: float | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Metrics:
     """The `metrics` block (measure.DEFINITIONS says how each is measured)."""
 
@@ -89,6 +113,9 @@ class Metrics:
     j_per_unit: float | None = None
     gpu_busy_share: float | None = None
     server_cpu_share: float | None = None
+    # Open-loop load only (absent otherwise): end-to-end latency and the schedule's figures.
+    e2e_ms: Percentiles | None = None
+    open_loop: OpenLoop | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -299,6 +326,11 @@ def _build(tp: Any, value: Any) -> Any:
     return value
 
 
+# Blocks a result without them leaves out rather than writing null: a closed-loop job's
+# metrics read as they did before open-loop load.
+_ABSENT_WHEN_NONE = ("passes", "quality", "task", "e2e_ms", "open_loop")
+
+
 def to_json(obj: Any) -> Any:
     """The JSON object of a dataclass of this module: fields in order, `extra` merged back."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -307,9 +339,7 @@ def to_json(obj: Any) -> Any:
             if f.name == "extra":
                 continue
             v = getattr(obj, f.name)
-            if v is None and (
-                f.name in ("passes", "quality", "task") or isinstance(obj, Provenance)
-            ):
+            if v is None and (f.name in _ABSENT_WHEN_NONE or isinstance(obj, Provenance)):
                 continue  # a provenance block the job did not have stays absent
             out[f.name] = to_json(v)
         out.update(getattr(obj, "extra", {}) or {})

@@ -70,6 +70,10 @@ class CallRecord(StreamFacts):
     # What measured this call: transport.CLIENT_RAW (kernel receive times), CLIENT_RAW_READ_TIME
     # (the raw path, but some read was timed when read) or CLIENT_HTTPX.
     client: str = CLIENT_HTTPX
+    # Open-loop load (benchkit.client.openloop) only: when the schedule said to send it, and
+    # whether the pass ended (overloaded) before it finished: such a call is not a failure.
+    t_scheduled: float | None = None
+    cut: bool = False
 
     @property
     def hit_cap(self) -> bool:
@@ -77,6 +81,25 @@ class CallRecord(StreamFacts):
         if self.finish_reason != "length":
             return False
         return self.cap <= 0 or (self.completion_tokens or 0) >= self.cap
+
+
+OPEN_LOOP_FIELDS = ("t_scheduled", "cut")
+
+
+@dataclass(frozen=True)
+class OpenLoopPass:
+    """What an open-loop pass (benchkit.client.openloop) did with its schedule."""
+
+    process: str
+    offered_rps: float
+    arrivals_planned: int
+    arrivals_sent: int
+    peak_in_flight: int
+    max_in_flight: int
+    # Which bound ended the pass (`max_in_flight`, `max_pass_s`), or None: every arrival was
+    # sent and every call finished.
+    ended: str | None
+    ended_at: float | None
 
 
 @dataclass
@@ -89,6 +112,7 @@ class ReplayOutcome:
     user_interrupt: bool = False  # Ctrl-C: the sweep must stop after this job is written
     client: str = CLIENT_HTTPX  # the path this pass's calls took (see CallRecord.client)
     client_fallback: str | None = None  # why httpx rather than the raw path, if it was
+    open_loop: OpenLoopPass | None = None  # an open-loop pass's schedule and bounds
 
 
 class RecordSink:
@@ -99,7 +123,12 @@ class RecordSink:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def write(self, rec: CallRecord) -> None:
-        data = (json.dumps(asdict(rec), separators=(",", ":"), sort_keys=True) + "\n").encode()
+        obj = asdict(rec)
+        # The open-loop fields stay out of a closed-loop pass's lines, which read as before.
+        for key in OPEN_LOOP_FIELDS:
+            if obj[key] is None or obj[key] is False:
+                del obj[key]
+        data = (json.dumps(obj, separators=(",", ":"), sort_keys=True) + "\n").encode()
         before = os.fstat(self._fd).st_size
         written = os.write(self._fd, data)
         if written < len(data):
@@ -235,6 +264,12 @@ class Replayer:
         rec.ok = rec.error is None
         return rec
 
+    async def _wait_to_send(self, worker: int) -> bool:
+        """Where a call ready to go (its request built, its connection open) waits until it is
+        due: open-loop load (benchkit.client.openloop) holds it here; a closed-loop call goes at
+        once. True when it waited."""
+        return False
+
     async def _stream(
         self,
         client: httpx.AsyncClient,
@@ -244,6 +279,8 @@ class Replayer:
         stall: float,
     ) -> None:
         try:
+            if await self._wait_to_send(rec.worker):
+                rec.t_sent = self.now()
             async with client.stream("POST", self.base_url + path, json=body) as resp:
                 rec.http_status = resp.status_code
                 if resp.status_code != 200:
@@ -309,6 +346,8 @@ class Replayer:
         """Send the request (stamping rec.t_sent) and read the response head."""
         for attempt in (0, 1):
             await conn.open(timeouts.REPLAY_CONNECT_S)
+            if attempt == 0:
+                await self._wait_to_send(rec.worker)
             reused = conn.requests > 0
             try:
                 with conn.stall_guard(stall):

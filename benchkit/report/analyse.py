@@ -47,6 +47,7 @@ from benchkit.report.verdicts.builds import build_summary as build_summary
 from benchkit.report.verdicts.builds import compare_builds as compare_builds
 from benchkit.report.verdicts.builds import identity_problem as identity_problem
 from benchkit.report.verdicts.builds import job_build as job_build
+from benchkit.report.verdicts.capacity import capacity_verdict as capacity_verdict
 from benchkit.report.verdicts.common import Verdict as Verdict
 from benchkit.report.verdicts.drafting import drafting_verdict as drafting_verdict
 from benchkit.report.verdicts.drafting import mtp_effect_at as mtp_effect_at
@@ -64,6 +65,11 @@ from benchkit.report.verdicts.validity import validity_verdict as validity_verdi
 def analyse(sw: Sweep, projection_units: int) -> list[Verdict]:
     """Every verdict the sweep supports, in report order: a factor the run could not have
     exercised (exercise.py) keeps its numbers but has no verdict."""
+    capacity = capacity_verdict(sw)
+    if capacity is not None:
+        # Open-loop load: per-unit seconds follow the arrival schedule, not the setting, so
+        # the closed-loop verdicts (knee, MTP, projection) have nothing to judge.
+        return [capacity, repeats_verdict(sw), validity_verdict(sw)]
     b = backend_verdict(sw)
     s = exercised(sw, slots_verdict(sw, b))
     m = exercised(sw, mtp_verdict(sw, s, b))

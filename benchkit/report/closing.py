@@ -97,6 +97,13 @@ def step_text(s: NextStep, lang: str) -> str:
             "has a confidence interval:",
             points=points,
         )
+    if s.kind is StepKind.loads:
+        return tr(
+            lang,
+            "A capacity is not bracketed closely yet: the loads tried and {points}, reusing "
+            "this sweep's complete jobs:",
+            points=points,
+        )
     if s.kind is StepKind.more_slots:
         return tr(
             lang,

@@ -36,7 +36,7 @@ OBJECTIVES = {"throughput": THROUGHPUT, "latency": SLOT_LATENCY}
 LOWER_IS_BETTER = (
     THROUGHPUT,
     SLOT_LATENCY,
-    *(f"{m}_p{q}" for m in ("ttft_ms", "itl_ms") for q in (50, 90, 95, 99)),
+    *(f"{m}_p{q}" for m in ("ttft_ms", "itl_ms", "e2e_ms") for q in (50, 90, 95, 99)),
 )
 # Drift from the reference (benchkit.report.quality) a study may limit like an SLO
 # (`study.quality.limit`): mean KL divergence, the share of probes whose answer changed.

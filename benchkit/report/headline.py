@@ -9,6 +9,7 @@ from functools import partial
 from benchkit.report import factor_words as fw
 from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict
+from benchkit.report.capacity_words import capacity_clause
 from benchkit.report.i18n import (
     backend_name,
     drafter,
@@ -55,6 +56,8 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
     only at 1 slot; about 4.8 h per 100 units'. Provisional parts say so."""
     clauses: list[Clause] = []
     b, s, p = (verdicts.get(k) for k in ("backend", "slots", "projection"))
+    if (cv := verdicts.get("capacity")) is not None and cv.verdict is not None:
+        clauses.append(partial(_said, capacity_clause(cv, lang), lang))
     if b is not None and b.verdict is not None:
         clauses.append(partial(_backend_clause, b, lang))
     if s is not None and s.verdict is not None:

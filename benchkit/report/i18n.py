@@ -20,6 +20,7 @@ from benchkit.report.lang import clauses, grammar, marked, tr, trc, trc_marked, 
 from benchkit.report.lang import span as lang_span
 from benchkit.report.numbers import (
     BackendNumbers,
+    CapacityNumbers,
     Capped,
     DraftingNumbers,
     FactorNumbers,
@@ -378,9 +379,16 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         noisy = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers
         return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
     if reason == "contaminated":
-        judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
+        judged = (
+            BackendNumbers
+            | SlotsNumbers
+            | DraftingNumbers
+            | ProjectionNumbers
+            | FactorNumbers
+            | CapacityNumbers
+        )
         return contamination_text((n.contaminated if isinstance(n, judged) else None) or [], lang)
-    capping = SlotsNumbers | ProjectionNumbers | FactorNumbers
+    capping = SlotsNumbers | ProjectionNumbers | FactorNumbers | CapacityNumbers
     if reason == "capped" and isinstance(n, capping) and n.capped:
         return capped_text(n.capped, lang)
     if reason == "stalled":
@@ -388,7 +396,12 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         from benchkit.report.stall_words import stalled_text
 
         stalled = (
-            BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
+            BackendNumbers
+            | SlotsNumbers
+            | DraftingNumbers
+            | ProjectionNumbers
+            | FactorNumbers
+            | CapacityNumbers
         )
         return stalled_text((n.stalled if isinstance(n, stalled) else None) or [], lang)
     if reason == "not_exercised":
@@ -400,6 +413,28 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return no_noise_text(n.units if isinstance(n, FactorNumbers) else None, lang)
     if reason == "slo_none":
         return tr(lang, "no point met the study's SLO")
+    if isinstance(n, CapacityNumbers):
+        return _capacity_reason(reason, n, lang)
+    return reason
+
+
+def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
+    """Why a capacity verdict is provisional (report/verdicts/capacity.py)."""
+    settings = n.settings or []
+    if reason == "not_bracketed":
+        open_ = [point_text(s["setting"], lang) for s in settings if not s["bracketed"]]
+        return tr(
+            lang,
+            "the loads tried did not bracket the capacity of {settings}: measure higher (or "
+            "lower) loads",
+            settings=" / ".join(open_),
+        )
+    if reason == "capacity_marginal":
+        return tr(lang, "a capacity within the noise of the SLO's limit")
+    if reason == "capacity_tie":
+        return tr(lang, "settings held the same load: loads between those tried would tell")
+    if reason == "no_slo":
+        return tr(lang, "no SLO declared (study.slo): capacity is the most load kept up with")
     return reason
 
 
@@ -439,6 +474,8 @@ def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> st
         return f"CV ≤ {fmt.pct(value.get('max_cv'), 1)}"
     if factor == "validity":
         return status_word(str(value), lang)
+    if factor == "capacity" and isinstance(value, Mapping):
+        return point_text(value, lang)
     if factor.startswith("claim:"):
         return claim_status(str(value), lang)
     if isinstance(value, Mapping) and "state" in value and "kind" in value:

@@ -30,6 +30,10 @@ REASON_WORDS = {
     "knee_not_reached": NC_("verdict reason", "no slot count beyond the knee measured"),
     "not_exercised": NC_("verdict reason", "the run did not exercise the factor"),
     "no_noise_estimate": NC_("verdict reason", "no noise estimate for single runs"),
+    "not_bracketed": NC_("verdict reason", "a capacity the loads tried did not bracket"),
+    "capacity_marginal": NC_("verdict reason", "a capacity within the noise of the SLO"),
+    "capacity_tie": NC_("verdict reason", "settings that held the same load"),
+    "no_slo": NC_("verdict reason", "no SLO declared"),
 }
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3

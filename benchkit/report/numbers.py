@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict, TypeVar
 
+from benchkit.report.load_numbers import SettingCapacity
+
 # A factor's value as results and the planned space hold it (backend name, slot count, MTP
 # on/off, a drafter's name, ...).
 FactorValue = str | int | float | bool | None
@@ -508,8 +510,22 @@ class BuildNumbers(_Numbers):
         return {**{k: out.pop(k) for k in first if k in out}, **out}
 
 
+@dataclass(frozen=True)
+class CapacityNumbers(_Numbers):
+    """Open-loop load: each server setting's capacity under the SLO (report/load_numbers.py)."""
+
+    axis: str = "rate"  # the load factor: `rate` (calls/s) or `speed` (a trace's)
+    objective: ObjectiveJson | None = None
+    settings: list[SettingCapacity] | None = None
+    runner_up: Point | None = None
+    contaminated: Contaminated | None = None
+    stalled: Stalled | None = None
+    capped: Capped | None = None
+
+
 VerdictNumbers = (
-    BackendNumbers
+    CapacityNumbers
+    | BackendNumbers
     | SlotsNumbers
     | DraftingNumbers
     | RepeatsNumbers

@@ -39,7 +39,8 @@ class Recommendation:
 
 def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
     """The recommendation the verdicts support (`by`: verdicts by factor)."""
-    proj = by.get("projection")
+    # The projection's point; under open-loop load, the capacity verdict's (no projection).
+    proj = by.get("projection") or by.get("capacity")
     point = proj.point if proj is not None and proj.verdict is not None else None
     if not point:
         return Recommendation(None, NONE)

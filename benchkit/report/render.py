@@ -25,7 +25,7 @@ import yaml
 from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
-from benchkit.report import energy, figures, ledger, racing
+from benchkit.report import energy, figures, ledger, load_figures, racing
 from benchkit.report import groundtruth as gt
 from benchkit.report import groundtruth_words as gt_words
 from benchkit.report.closing import SUMMARY_FILE, summary_lines, use_this_view
@@ -203,6 +203,7 @@ def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> 
             if v.factor == "mtp" or v.factor.startswith("spec=")
         },
         "build": figures.build_figure(build, folder, lang),
+        **load_figures.capacity_figures(a.verdict("capacity"), folder, lang),
     }
     for k, v in made.items():
         if v:

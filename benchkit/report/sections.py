@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
 from benchkit.report import factor_words, i18n, sentences
+from benchkit.report.capacity_words import capacity_section
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr
 from benchkit.report.numbers import (
@@ -213,6 +214,8 @@ def factor_sections(
 ) -> list[dict[str, object]]:
     """The factor sections in report order: backend, slots, drafting, build, repeats, projection."""
     sections: list[dict[str, object]] = []
+    if (c := by.get("capacity")) is not None:
+        sections.append(capacity_section(c, lang, figs))
     if (b := by.get("backend")) is not None:
         sections.append(_backend_section(a, b, lang, figs))
     if (s := by.get("slots")) is not None:
@@ -225,7 +228,8 @@ def factor_sections(
     if build is not None:
         sections.append(_build_section(build, baseline, lang, figs))
     sections.append(_repeats_section(by["repeats"], a.study.knee_gain, lang))
-    sections.append(_projection_section(by["projection"], lang, unit))
+    if "projection" in by:  # none for open-loop load: per-unit time follows the schedule
+        sections.append(_projection_section(by["projection"], lang, unit))
     return sections
 
 

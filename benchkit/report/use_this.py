@@ -23,16 +23,18 @@ from benchkit.report.conditions import command_lines
 from benchkit.report.folder import MULTIRUN_FILE, Analysed
 from benchkit.report.numbers import (
     BackendNumbers,
+    CapacityNumbers,
     DraftingNumbers,
     FactorValue,
     Point,
     SlotsNumbers,
     of,
 )
+from benchkit.report.verdicts.capacity import next_loads
 from benchkit.results import JobResult
 
 # The factor verdicts a recommendation rests on (as the summary's "settled" counts them).
-FACTORS = ("backend", "slots", "mtp")
+FACTORS = ("backend", "slots", "mtp", "capacity")
 # The verdicts that hold margins judged against the noise.
 JUDGED = (BackendNumbers, SlotsNumbers, DraftingNumbers)
 # Repeats that give a point a confidence interval for the noise rule.
@@ -46,6 +48,7 @@ class StepKind(Enum):
     repeats = "repeats"  # a verdict rests on a margin inside one run's noise
     more_slots = "more_slots"  # the largest slot count was still the best
     other_slots = "other_slots"  # only one slot count completed
+    loads = "loads"  # a capacity the loads tried did not bracket, or bracket closely enough
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
     """The recommended point's commands, and what to run next while it is not settled.
     `program` starts every benchkit command (default: `benchkit_program()`)."""
     prog = program or benchkit_program()
-    proj = a.verdict("projection")
+    proj = a.verdict("projection") or a.verdict("capacity")
     named = proj is not None and proj.verdict is not None and proj.point
     point = dict(proj.point) if named and proj is not None and proj.point else None
     verdicts = factor_verdicts(a)
@@ -119,6 +122,9 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         steps.append(
             NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(REPEATS))), noisy)
         )
+    loads = capacity_step(a, prog, swept)
+    if loads is not None:
+        steps.append(loads)
     slots = a.verdict("slots")
     if slots is not None and slots.verdict is not None:
         counts = [r["slots"] for r in of(SlotsNumbers, slots.numbers).rows or []]
@@ -130,6 +136,26 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
             more = [*counts, 2 * max(counts)]
             steps.append(_slots_step(StepKind.more_slots, prog, swept, a, counts, more))
     return steps
+
+
+def capacity_step(a: Analysed, prog: str, swept: list[str] | None) -> NextStep | None:
+    """The next round of the capacity search (open-loop load): the loads `next_loads`
+    proposes (report/verdicts/capacity.py), in one sweep with the loads tried that reuses this
+    folder's complete jobs, so the next report brackets each capacity more closely."""
+    v = a.verdict("capacity")
+    if v is None or (swept is None and not a.results):
+        return None
+    n = of(CapacityNumbers, v.numbers)
+    tried = sorted({r["load"] for s in n.settings or [] for r in s["rows"]})
+    new = next_loads(n)
+    if not new:
+        return None
+    key = f"load.{n.axis}"
+    loads = ",".join(f"{x:g}" for x in sorted(tried + new))
+    # A new folder that reuses this one's jobs: into this folder, the new loads would renumber
+    # the points and a job would overwrite another point's result before it was reused.
+    args = _set(_set(swept or _single_overrides(a), key, loads), "resume_from", str(a.source))
+    return NextStep(StepKind.loads, _sweep(prog, args), [{n.axis: x} for x in sorted(new)])
 
 
 def _slots_step(

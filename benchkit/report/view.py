@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
+from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
 from benchkit.quality.drift import Drift
 from benchkit.report import analyse as an
 from benchkit.report import (
@@ -27,6 +28,7 @@ from benchkit.report import (
     recommend,
     sentences,
 )
+from benchkit.report.capacity_words import capacity_value
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.numbers import FactorNumbers, Light, ProjectionNumbers, ValidityNumbers, of
@@ -91,6 +93,8 @@ def summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, st
             continue
         if isinstance(v.numbers, FactorNumbers):
             value = factor_words.verdict_value(v, lang)
+        elif v.factor == "capacity":
+            value = capacity_value(v, lang)
         elif getattr(v.numbers, "not_exercised", None):
             value = tr(lang, "not exercised")
         else:
@@ -116,7 +120,8 @@ def status_and_summary(
     (noise, contamination, runaway outputs): never "complete" beside them."""
     study = a.study
     validity = by["validity"]
-    proj = by["projection"]
+    # Open-loop load has no projection: its capacity verdict names the point instead.
+    proj = by.get("projection")
     unsettled = [
         i18n.factor_name(f, lang)
         for f, v in by.items()
@@ -148,7 +153,8 @@ def status_and_summary(
     rec = recommend.recommendation(by)
     rec_point = rec.point
     point = i18n.point_text(rec_point, lang) if rec_point else ""
-    apps = sorted({x["factor"] for x in of(ProjectionNumbers, proj.numbers).application or []})
+    pn = of(ProjectionNumbers, proj.numbers) if proj is not None else None
+    apps = sorted({x["factor"] for x in (pn.application or [] if pn else [])})
     if point and apps:
         point = tr(
             lang,
@@ -159,7 +165,7 @@ def status_and_summary(
     if rec.state == recommend.SETTLED:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
-            + sentences.better_point_text(proj, lang)
+            + (sentences.better_point_text(proj, lang) if proj is not None else "")
         ]
     elif rec.state == recommend.PROVISIONAL:
         summary = [
@@ -170,7 +176,7 @@ def status_and_summary(
                 point=point,
                 factors=", ".join(unsettled),
             )
-            + sentences.better_point_text(proj, lang)
+            + (sentences.better_point_text(proj, lang) if proj is not None else "")
         ]
     elif rec.state == recommend.BEST_SO_FAR:
         summary = [
@@ -183,9 +189,12 @@ def status_and_summary(
         ]
     else:
         summary = [tr(lang, "No recommendation: the data do not single out a setting.")]
-    summary.append(
-        tr(lang, "Projection: {text}", text=sentences.projection_sentence(proj, lang, unit))
-    )
+    if proj is not None:
+        summary.append(
+            tr(lang, "Projection: {text}", text=sentences.projection_sentence(proj, lang, unit))
+        )
+    elif (cap := by.get("capacity")) is not None:
+        summary.append(tr(lang, "Capacity: {text}", text=capacity_value(cap, lang)))
     if validity.status != an.COMPLETE:
         summary.append(
             tr(
@@ -389,7 +398,10 @@ def view_model(
         "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
         if derived
         else [],
-        "definitions": i18n.definitions(DEFINITIONS, lang),
+        # Open-loop load's own figures, where its capacity verdict is in the report.
+        "definitions": i18n.definitions(
+            {**DEFINITIONS, **(LOAD_DEFINITIONS if "capacity" in by else {})}, lang
+        ),
         "caveats": caveats,
         "claims": claims,
         "corrections": corr,
@@ -460,6 +472,15 @@ def _objective_note(a: Analysed, lang: str) -> str:
             for k, v in a.sweep.objective.slo.items()
         )
         slo = tr(lang, "; a point must also keep {limits}", limits=limits)
+    if a.verdict("capacity") is not None:
+        # Open-loop load: the load a setting holds is judged, not its time per unit.
+        return tr(
+            lang,
+            "Calls arrived at set rates (open-loop load), so seconds per unit follow the "
+            "arrival schedule and decide nothing here: the capacity verdict judges the most "
+            "load each setting held{slo}.",
+            slo=slo,
+        )
     # TRANSLATORS: a particle after {objective} goes inside the ** markers: CommonMark does
     # not close bold between ")" and a letter.
     return tr(

@@ -34,6 +34,7 @@ FACTORS = {
     "build": NC_("factor", "build"),
     "repeats": NC_("factor", "repeats"),
     "validity": NC_("factor", "validity"),
+    "capacity": NC_("factor", "capacity under the SLO"),
 }
 
 

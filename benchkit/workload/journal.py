@@ -53,6 +53,7 @@ class JournalEntry(TypedDict, total=False):
     checked before it is used: a journal is a file anyone could have edited."""
 
     n: int  # order of arrival over all units
+    arrival_s: float  # seconds from the recorder's start to the call's arrival
     unit: str
     seq: int  # order of arrival within the unit
     role: str
@@ -97,6 +98,7 @@ class FixtureCall(TypedDict):
     completion_tokens: int
     prompt_tokens: NotRequired[int]
     sampling: NotRequired[dict[str, object]]
+    arrival_s: NotRequired[float]
 
 
 def journal_header(upstream: str, *, lengths_only: bool) -> JournalHeader:
@@ -273,6 +275,9 @@ def fixture_calls(
             call["prompt_tokens"] = pt
         if e.get("sampling"):
             call["sampling"] = e["sampling"]
+        at = e.get("arrival_s")
+        if isinstance(at, int | float) and not isinstance(at, bool) and at >= 0:
+            call["arrival_s"] = float(at)
         out.append((kind, call))
     return out, dropped, notes
 

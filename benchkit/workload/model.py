@@ -30,7 +30,7 @@ FIXTURE_CALLS_FILE = "calls.jsonl"
 
 _FIXTURE_FIELDS = ("format", "name", "kind", "cap", "output_policy", "description", "recipe")
 _CALL_REQUIRED = ("unit", "seq", "role", "prompt", "max_tokens", "completion_tokens")
-_CALL_OPTIONAL = ("prompt_tokens", "sampling")
+_CALL_OPTIONAL = ("prompt_tokens", "sampling", "arrival_s")
 _PROMPT_FIELD = {"tokens": "segments", "text": "text", "chat": "messages"}
 
 
@@ -58,6 +58,8 @@ class Call:
     line: int
     # The call's other request fields as recorded, sent as they are.
     sampling: Mapping[str, object] | None = field(default=None, compare=False)
+    # When the call arrived, in seconds from the recording's start (load=trace replays it).
+    arrival_s: float | None = None
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -373,6 +375,7 @@ class _Raw:
     prompt_tokens: int | None
     sampling: Mapping[str, object] | None
     line: int
+    arrival_s: float | None = None
 
 
 def _parse_calls(path: str, data: bytes, kind: str, cap: int) -> list[Call]:
@@ -429,6 +432,7 @@ def _parse_calls(path: str, data: bytes, kind: str, cap: int) -> list[Call]:
             recorded_prompt_tokens=r.prompt_tokens,
             line=r.line,
             sampling=r.sampling,
+            arrival_s=r.arrival_s,
         )
         for r in raws
     ]
@@ -461,6 +465,9 @@ def _parse_call(line: str, kind: str, cap: int, lineno: int) -> _Raw:
     sampling = obj.get("sampling")
     if "sampling" in obj and not isinstance(sampling, dict):
         raise _Bad(f"sampling is {_typename(sampling)}; expected an object")
+    arrival = obj.get("arrival_s")
+    if arrival is not None and (type(arrival) not in (int, float) or arrival < 0):
+        raise _Bad(f"arrival_s is {_typename(arrival)}; expected seconds >= 0 (or no field)")
 
     prompt = obj["prompt"]
     want = _PROMPT_FIELD[kind]
@@ -497,6 +504,7 @@ def _parse_call(line: str, kind: str, cap: int, lineno: int) -> _Raw:
         prompt_tokens=recorded,
         sampling=sampling,
         line=lineno,
+        arrival_s=None if arrival is None else float(arrival),
     )
 
 

@@ -226,6 +226,8 @@ class Recorder:
         self.journal = journal
         self.lengths_only = lengths_only
         self.arrivals = 0
+        # Arrival times are kept from here, so load=trace can replay the traffic's timing.
+        self._t_start = time.perf_counter()
         self._seq: dict[str, int] = {}
         self._in_flight = 0
         self._idle = asyncio.Event()
@@ -330,6 +332,7 @@ class Recorder:
         self._seq[unit] = seq + 1
         entry: JournalEntry = {
             "n": self.arrivals,
+            "arrival_s": round(time.perf_counter() - self._t_start, 6),
             "unit": unit,
             "seq": seq,
             "role": role,

@@ -323,7 +323,7 @@ def _noise(
 def is_setting(v: Verdict) -> bool:
     """A verdict that settles part of the recommendation: backend, slots, drafting, and every
     factor verdict of a setting (not an application choice)."""
-    if v.factor in ("backend", "slots", "mtp") or v.factor.startswith("spec="):
+    if v.factor in ("backend", "slots", "mtp", "capacity") or v.factor.startswith("spec="):
         return True
     return isinstance(v.numbers, FactorNumbers) and v.numbers.kind == "setting"
 

@@ -326,6 +326,18 @@ def test_stream_passes_through_byte_for_byte_as_it_arrives(tmp_path: Path) -> No
     )
     assert (e["completion_tokens"], e["completion_source"], e["prompt_tokens"]) == (2, "usage", 7)
     assert e["finish_reason"] == "stop" and e["ttft_ms"] is not None
+    # When it arrived, from the proxy's start: what load=trace replays.
+    assert isinstance(e["arrival_s"], float) and e["arrival_s"] >= 0
+
+
+def test_arrival_times_go_into_the_fixture_and_back(tmp_path: Path) -> None:
+    j = write_journal(
+        tmp_path / "j.jsonl",
+        [entry(0, "a", arrival_s=0.5), entry(1, "a", seq=1, arrival_s=2.25), entry(2, "b")],
+    )
+    w = convert(j, tmp_path / "fx").workload
+    assert [c.arrival_s for c in w.calls] == [0.5, 2.25, None]
+    assert [c.get("arrival_s") for c in calls_of(tmp_path / "fx")] == [0.5, 2.25, None]
 
 
 def test_body_field_unit_is_stripped_and_lengths_only_keeps_no_text(tmp_path: Path) -> None:

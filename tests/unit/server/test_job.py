@@ -145,20 +145,22 @@ def test_a_complete_job_is_reused_without_starting_a_server(
 
 
 def test_resume_key_leaves_an_unset_replay_client_out(compose_cfg: Compose) -> None:
-    """Jobs measured before `replay_client`, `cache_dir`, `llama_quantize` and the drift probe
-    (`quality`, `study.quality`) existed keep their keys (they can be resumed); setting
-    replay_client is a different measurement, so a different key; where the cache lives is
-    not."""
+    """Jobs measured before `replay_client`, `cache_dir`, `llama_quantize`, the drift probe
+    (`quality`, `study.quality`) and open-loop load (`load`, closed by default) existed keep
+    their keys (they can be resumed); setting replay_client or an open-loop load is a
+    different measurement, so a different key; where the cache lives is not."""
     cfg = compose_cfg()
     assert cfg.replay_client is None
     conf = to_plain(cfg)
-    for key in ("resume", "resume_from", "replay_client", "cache_dir", "llama_quantize", "quality"):
+    keys = ("resume", "resume_from", "replay_client", "cache_dir", "llama_quantize", "quality")
+    for key in (*keys, "load"):
         conf.pop(key)
     conf["study"].pop("quality")  # type: ignore[attr-defined]
     blob = json.dumps([conf, "fp", "build"], sort_keys=True, default=str)
     before = hashlib.sha256(blob.encode()).hexdigest()[:20]
     assert job.resume_key(cfg, "fp", "build") == before
     assert job.resume_key(compose_cfg("replay_client=httpx"), "fp", "build") != before
+    assert job.resume_key(compose_cfg("load=poisson"), "fp", "build") != before
     moved = compose_cfg("cache_dir=/tmp/elsewhere", "llama_quantize=/opt/llama-quantize")
     assert job.resume_key(moved, "fp", "build") == before
 
