@@ -19,9 +19,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import racing as br  # noqa: E402
+import racing as br
 
-from benchkit.racing.policy import RaceSettings, first_round, simulate  # noqa: E402
+from benchkit.racing.policy import RaceSettings, first_round, simulate
 
 
 def clairvoyant_units(

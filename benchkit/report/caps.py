@@ -84,12 +84,17 @@ def job_caps(job: str, calls: Iterable[Mapping[str, object]]) -> JobCaps:
 
 
 def differing(own: JobCaps, peers: Sequence[JobCaps]) -> Differing:
-    """`own`'s capped calls that are not capped alike in every peer (with no peer, every
-    capped call differs: there is nothing to compare with)."""
+    """`own`'s capped calls that are not capped alike in every peer that made the same call
+    (with no peer, every capped call differs: there is nothing to compare with). A call no
+    peer made (a raced sweep stops points after their first units, so a point with more
+    units has calls the others never sent) is compared with nothing and counted neither way."""
     others = [p for p in peers if p.job != own.job]
     keys, common = [], []
     for k in sorted(own.capped):
-        if others and all(p.alike_in(k) for p in others):
+        made = [p for p in others if k in p.calls]
+        if others and not made:
+            continue
+        if made and all(p.alike_in(k) for p in made):
             common.append(k)
         else:
             keys.append(k)

@@ -38,7 +38,7 @@ LEDGER_VERSION = 1
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 3
+RULES_VERSION = 4
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -61,6 +61,12 @@ RULES: dict[int, str] = {
         "recommended setting; a drafter compared "
         "only on another series than the one the other verdicts single out is judged on that "
         "series, named as such and provisional"
+    ),
+    4: N_(
+        "in a raced sweep a point the race stopped is worse than the best that stopped it (the "
+        "race's paired test, not its own few units' interval), the series noise a knee is "
+        "judged against is the largest pair spread on the most units a pair of the series "
+        "shares, and a capped call counts only against peers that made the same call"
     ),
 }
 # Verdicts reported in their own sections rather than corrected; every other factor (backend,

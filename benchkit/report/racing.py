@@ -126,7 +126,32 @@ def point_line(race: Mapping[str, Any], job: str, lang: str) -> str | None:
             "undecided after {units}: the race reached its unit limit or its budget first",
             units=units,
         )
+    if status is None and int(p.get("units") or 0) > 0:
+        return tr(lang, "measured on {units}; the race stopped before deciding it", units=units)
+    if status is None:
+        return tr(lang, "not measured yet: the race stopped before its turn")
     return None
+
+
+def _unfinished(race: Mapping[str, Any], lang: str) -> str | None:
+    """The race's cost line when it was stopped (Ctrl-C, a lease's end) before it had decided
+    every point: what it has spent so far, and no saving, since the points it has not yet
+    measured are not in its estimate of the full grid."""
+    points = [p for p in race["points"].values() if isinstance(p, dict)]
+    if all(p.get("status") is not None for p in points):
+        return None
+    measured = sum(1 for p in points if int(p.get("units") or 0) > 0)
+    return tr(
+        lang,
+        "The race did not finish: it was stopped in round {round} with {measured} of {points} "
+        "points measured and not every point decided, after {spent} of machine time, server "
+        "starts included. What it saves against the full grid is stated once it ends: run the "
+        "same command again to go on.",
+        round=int(race.get("rounds") or 1),
+        measured=measured,
+        points=len(points),
+        spent=fmt.hours(float(race.get("machine_s") or race.get("spent_s") or 0.0), lang),
+    )
 
 
 def racing_view(source: Path, lang: str) -> dict[str, object] | None:
@@ -137,7 +162,10 @@ def racing_view(source: Path, lang: str) -> dict[str, object] | None:
     spent, full = float(race.get("spent_s") or 0.0), float(race.get("full_grid_s") or 0.0)
     machine = float(race.get("machine_s") or 0.0)
     full_machine = float(race.get("full_grid_machine_s") or 0.0)
-    if machine and full_machine:
+    unfinished = _unfinished(race, lang)
+    if unfinished is not None:
+        cost = unfinished
+    elif machine and full_machine:
         # A race launches a point once a round, the full grid once: starts are counted.
         cost = tr(
             lang,
@@ -184,6 +212,8 @@ def racing_view(source: Path, lang: str) -> dict[str, object] | None:
         )
         + ".",  # the last clause's full stop, in both languages
     ]
+    # The clauses open a paragraph of their own.
+    summary[1] = summary[1][:1].upper() + summary[1][1:]
     rows = []
     for job in sorted(race["points"], key=lambda j: int(j) if j.isdigit() else 0):
         line = point_line(race, job, lang)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from benchkit.racing.observe import RACING_FILE
 from benchkit.report import analyse as an
 from benchkit.report.conditions import command_lines
 from benchkit.report.folder import MULTIRUN_FILE, Analysed
@@ -110,7 +111,9 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
     verdicts = factor_verdicts(a)
     missing = [m.point for m in a.sweep.missing]
     if missing and swept is not None:
-        args = [*swept, f"hydra.sweep.dir={a.source}"]
+        # A raced sweep resumes as a race: the basic sweeper would run every point whole.
+        race = ["hydra/sweeper=racing"] if (a.source / RACING_FILE).exists() else []
+        args = [*race, *swept, f"hydra.sweep.dir={a.source}"]
         steps.append(NextStep(StepKind.resume, _sweep(prog, args), missing))
     noisy: list[Point] = []
     for v in verdicts:

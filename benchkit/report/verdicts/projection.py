@@ -165,7 +165,19 @@ def _better_point(
     return {
         "point": dict(best_cell.values),
         "faster_by": 1 - best_v / rec_v,
-        "inside_noise": j is not None and (j.inside_noise or j.basis == "ci"),
+        # Inside the pair's own noise, or the knee's: the series' noise the slots verdict
+        # took the knee on (rules v3), which a single pair's judgement does not carry.
+        "inside_noise": j is not None
+        and (
+            j.inside_noise
+            or j.basis == "ci"
+            or (
+                why == "knee"
+                and 1 - best_v / rec_v > sw.min_effect
+                and slots is not None
+                and "inside_noise" in slots.reasons
+            )
+        ),
         "below_min_effect": j is not None and j.basis == "min_effect",
         "min_effect": sw.min_effect,
         "why": why,
