@@ -62,6 +62,9 @@ cp -n .device/sdist/*.tar.gz "$BENCHKIT_CACHE/sdist/" 2>/dev/null
 [ -x "$VK/llama-server" ] || ! ls .device/vulkan/*.tar.xz >/dev/null 2>&1 || tar xJf .device/vulkan/*.tar.xz -C "$ROOT"
 [ -x "$VK/llama-server" ] && ldd "$VK/llama-server" | grep -q "not found" && export LD_LIBRARY_PATH=$VK
 if [ ! -d "$SWEEP" ] && [ -f ".device/resume/$NAME.tgz" ]; then tar xzf ".device/resume/$NAME.tgz" -C /root; fi
+# A fresh checkout has no .device/resume: the published study's results are the sweep folder.
+PUBLISHED=docs/studies/h100-vulkan-vs-cuda-warm/results
+if [ ! -d "$SWEEP" ] && [ -f "$PUBLISHED/racing.json" ]; then cp -r "$PUBLISHED" "$SWEEP"; fi
 mkdir -p "$GT"
 CARD=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$CARD" in *H100*) HW=h100 ;; *H200*) HW=h200 ;; *) say "unknown card $CARD"; exit 1 ;; esac

@@ -1,0 +1,43 @@
+"""Numbers the README quotes that are not verbatim in the generated report, computed from
+results/ alone (standard library only). Run: python docs/studies/h100-vulkan-vs-cuda-warm/figures_check.py"""
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+
+def main() -> None:
+    print("job  backend slots mtp  status      units  s/unit(tp)  warm-up s (calls)  launch s")
+    walls = {}
+    for d in sorted((p for p in RESULTS.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)):
+        r = json.loads((d / "result.json").read_text())
+        f, m, p = r["factors"], r["metrics"], r["provenance"]
+        w = p.get("warmup") or {}
+        wall = m.get("wall_s") or 0.0
+        took = p.get("job_seconds") or 0.0
+        walls[(f["backend"], f["slots"])] = m.get("s_per_unit_throughput")
+        print(
+            f"{d.name:>3}  {f['backend']:<7} {f['slots']:>5} {str(f['mtp']):<5} {r['status']:<11}"
+            f" {m.get('units_completed') or 0:>5}  {m.get('s_per_unit_throughput') or 0:>9.2f}"
+            f"  {w.get('seconds') or 0:>9.1f} ({w.get('calls')})  {took - wall:>8.1f}"
+        )
+    print("\nVulkan / CUDA, seconds per unit (throughput basis), each job's own units:")
+    for s in sorted({k[1] for k in walls}):
+        v, c = walls.get(("vulkan", s)), walls.get(("cuda", s))
+        if v and c:
+            print(f"  {s:>2} slots: {v / c:.2f}x")
+    race = json.loads((RESULTS / "racing.json").read_text())
+    print(
+        f"\nracing.json: machine_s {race['machine_s']:.0f} s over {sum(race['launches'].values())}"
+        f" launches of {sum(1 for n in race['launches'].values() if n)} jobs"
+    )
+    lease = sorted(RESULTS.glob("lease-*.log"))
+    for log in lease:
+        lines = [x for x in log.read_text().splitlines() if "call starts" in x or "call ends" in x]
+        print(f"{log.name}: " + " / ".join(x.split("] ", 1)[1] for x in lines))
+
+
+if __name__ == "__main__":
+    main()
