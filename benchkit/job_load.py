@@ -16,6 +16,7 @@ from benchkit.client.arrivals import schedule
 from benchkit.client.openloop import OpenLoopReplayer
 from benchkit.client.replay import CallRecord, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, LoadProcess
+from benchkit.errors import UserError
 from benchkit.job_record import JobResult
 from benchkit.measure_load import e2e_percentiles, open_loop_metrics
 from benchkit.server.plan import ReplaySpec
@@ -29,7 +30,15 @@ def open_loop(cfg: BenchConfig) -> bool:
 def check(cfg: BenchConfig, workload: Workload) -> None:
     """Refuse an open-loop setting that cannot give a schedule, before any server starts."""
     if open_loop(cfg):
-        schedule(cfg.load, workload, cfg.workload.units)
+        sched = schedule(cfg.load, workload, cfg.workload.units)
+        span = sched.offsets[-1] if sched.offsets else 0.0
+        if span > cfg.load.max_pass_s:
+            # Cut short by its own bound, every point would read as overloaded.
+            raise UserError(
+                f"load.max_pass_s={cfg.load.max_pass_s:g} is shorter than the {span:,.0f} s "
+                f"its schedule of {len(sched.offsets)} arrivals spans: raise load.max_pass_s "
+                "above it, or lower load.requests."
+            )
 
 
 def make_replayer(cfg: BenchConfig, spec: ReplaySpec, workload: Workload, **kw: Any) -> Replayer:

@@ -180,7 +180,8 @@ def test_the_report_shows_the_history_wherever_a_ledger_exists(tmp_path: Path) -
     assert "No ledger" not in section
     assert section.lstrip().startswith(
         "No verdict has changed since the earlier publication (2026-12-03): value, status and "
-        "reasons are the same, though the verdict rules changed since (v2 → v3)."
+        "reasons are the same, though the verdict rules changed since "
+        f"(v2 → v{ledger.RULES_VERSION})."
     )
     assert beside.read_text() == before
 
@@ -196,7 +197,10 @@ def test_the_report_shows_the_history_wherever_a_ledger_exists(tmp_path: Path) -
     )
     assert "jobs on another setup added" in published
     assert rendered.startswith("| this report | parallel slots | 16 slots (")
-    assert "jobs on another setup removed" in rendered and "rules v2 → v3" in rendered
+    assert (
+        "jobs on another setup removed" in rendered
+        and f"rules v2 → v{ledger.RULES_VERSION}" in rendered
+    )
 
     # The results folder's own history/ is read too, with no ledger beside it.
     beside.rename(results / "history.ledger.jsonl")

@@ -53,6 +53,7 @@ class OpenLoopReplayer(Replayer):
         self.schedule = schedule
         self.max_pass_s = max_pass_s
         self.ended: str | None = None  # which bound ended the pass (ENDED_*), if one did
+        self.cut_at_bound = False  # arrivals left unsent past load.max_pass_s
         self.ended_at: float | None = None
         self.sent = 0
         self.peak_in_flight = 0
@@ -105,7 +106,9 @@ class OpenLoopReplayer(Replayer):
         for offset, call in zip(self.schedule.offsets, self.schedule.calls, strict=True):
             due = start + offset
             if due > deadline:
-                self.ended, self.ended_at = ENDED_PASS_LENGTH, deadline
+                # The rest of the schedule lies past the bound: not sent. The calls already
+                # sent (one may still wait for its time) run on until the deadline.
+                self.cut_at_bound = True
                 break
             # The call starts early: its request is built and its connection opened before it
             # is due, and it waits in _wait_to_send, so neither is in its lag.
@@ -157,6 +160,8 @@ class OpenLoopReplayer(Replayer):
                     )
                     if pending:
                         self.ended, self.ended_at = ENDED_PASS_LENGTH, self.now()
+                if self.cut_at_bound and self.ended is None and self.interrupted is None:
+                    self.ended, self.ended_at = ENDED_PASS_LENGTH, self.now()
             finally:
                 if tasks and self.ended is None:
                     self.ended_at = self.now()  # a dead server or an interrupt: stopped here

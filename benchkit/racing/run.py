@@ -69,6 +69,16 @@ class Race:
                 "hydra/sweeper=racing compares points unit by unit: race on throughput or "
                 "latency, or use the basic sweeper."
             )
+        open_loop = sorted(
+            {o for ov in grid for o in ov if o.startswith("load=") and o != "load=closed"}
+        )
+        if open_loop:
+            # An open-loop pass's time per unit follows its arrival schedule, not the setting.
+            raise UserError(
+                f"hydra/sweeper=racing races seconds per unit, which under {open_loop[0]} "
+                "follow the arrival schedule: sweep an open-loop load with the basic sweeper "
+                "(drop hydra/sweeper=racing), or race closed-loop units (load=closed)."
+            )
         noise = study.get("noise")
         self.thresholds = [settings.margin, *([float(noise)] if noise else [])]
         n = len(load_workload(fixture).units)

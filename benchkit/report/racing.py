@@ -205,8 +205,10 @@ def racing_view(source: Path, lang: str) -> dict[str, object] | None:
                 ),
                 tr(
                     lang,
-                    "a stopped point's objective is stated on the units of the whole race, "
-                    "from its ratio to the other points on the units it ran",
+                    "each point's objective in the verdicts and tables is stated on the units of "
+                    "the whole race, from its ratio to the other points on the units it ran (its "
+                    "own first units differ in difficulty); result.json and the energy table keep "
+                    "each job's own wall clock over its own units",
                 ),
             ],
         )

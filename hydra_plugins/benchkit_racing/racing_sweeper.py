@@ -16,6 +16,7 @@ What the race decided is written to `racing.json` in the sweep folder, for the r
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -82,9 +83,27 @@ class RacingSweeper(BasicSweeper):
             settle=settle,
         )
 
-    def sweep(self, arguments: list[str]) -> Any:
-        from benchkit.racing.observe import RACING_FILE
+    def _race(
+        self, grid: Sequence[Sequence[str]], swept: list[str], sweep_dir: Path, composed: list[Any]
+    ) -> Any:
+        """The race over `grid`; a setting that cannot race is a UserError sentence."""
         from benchkit.racing.run import Race
+
+        first = composed[0]
+        return Race(
+            grid=[list(g) for g in grid],
+            swept=swept,
+            sweep_dir=sweep_dir,
+            settings=self.settings,
+            study=OmegaConf.to_container(first.study, resolve=True),  # type: ignore[arg-type]
+            fixture=str(first.workload.fixture),
+            units_override=first.workload.get("units"),
+            slots=[int(c.get("slots") or 1) for c in composed],
+        )
+
+    def sweep(self, arguments: list[str]) -> Any:
+        from benchkit.errors import UserError
+        from benchkit.racing.observe import RACING_FILE
         from benchkit.sweep_progress import write_plan
 
         assert self.config is not None and self.launcher is not None
@@ -112,17 +131,10 @@ class RacingSweeper(BasicSweeper):
             loader.load_sweep_config(master_config=self.config, sweep_overrides=list(g))
             for g in grid
         ]
-        first = composed[0]
-        race = Race(
-            grid=[list(g) for g in grid],
-            swept=swept,
-            sweep_dir=sweep_dir,
-            settings=self.settings,
-            study=OmegaConf.to_container(first.study, resolve=True),  # type: ignore[arg-type]
-            fixture=str(first.workload.fixture),
-            units_override=first.workload.get("units"),
-            slots=[int(c.get("slots") or 1) for c in composed],
-        )
+        try:
+            race = self._race(grid, swept, sweep_dir, composed)
+        except UserError as e:
+            raise HydraException(str(e)) from None
         returns = []
         try:
             while True:
