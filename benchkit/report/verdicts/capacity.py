@@ -15,7 +15,7 @@ verdicts provisional. Without an SLO the capacity is the most load the server ke
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.report.load_numbers import CapacityRow, SettingCapacity
@@ -198,8 +198,8 @@ def _num(v: object) -> float | None:
     return float(v) if _is_num(v) else None
 
 
-def _mean(rows: Sequence[dict[str, Any]], key: str) -> float | None:
-    vals = [float(r[key]) for r in rows if _is_num(r.get(key))]
+def _mean(rows: Sequence[Mapping[str, object]], key: str) -> float | None:
+    vals = [float(str(r[key])) for r in rows if _is_num(r.get(key))]
     return sum(vals) / len(vals) if vals else None
 
 
