@@ -94,9 +94,8 @@ def _hydra_main(cfg: DictConfig) -> float | None:
             job_num=hc.job.num if sweep else 0,
         )
     except KeyboardInterrupt as exc:
-        _log.info(
-            f"{interrupt_reason(exc)}: {job_dir} was written as incomplete. {resume_hint(hc)}"
-        )
+        status = getattr(exc, "job_status", "incomplete")
+        _log.info(f"{interrupt_reason(exc)}: {job_dir} was written as {status}. {resume_hint(hc)}")
         sys.exit(143 if isinstance(exc, Terminated) else 130)
     # In a sweep the task returns normally whatever the job's status: a launcher (basic,
     # joblib, submitit) hands every job back and the sweep report renders once they all

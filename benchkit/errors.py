@@ -37,3 +37,11 @@ def interrupt_reason(exc: BaseException) -> str:
     if isinstance(exc, Terminated):
         return "stopped by SIGTERM"
     return "interrupted by the user (Ctrl-C)"
+
+
+def interrupt_for(reason: str | None, status: str) -> KeyboardInterrupt:
+    """A job's interrupt passed on as it came (SIGTERM stays SIGTERM for the exit code), with
+    the status the job was written with (`job_status`) for the sweep's last line."""
+    exc = Terminated() if reason == interrupt_reason(Terminated()) else KeyboardInterrupt()
+    exc.job_status = status  # type: ignore[attr-defined]
+    return exc

@@ -18,11 +18,11 @@ from typing import Any
 
 import httpx
 
-from benchkit import job_load, log, reuse
+from benchkit import job_extend, job_load, log, reuse
 from benchkit.client import warmup
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
-from benchkit.errors import Terminated, Unavailable, UserError, interrupt_reason
+from benchkit.errors import Unavailable, UserError, interrupt_for, interrupt_reason
 from benchkit.job_folder import failure_reason, free_room, keep_room
 from benchkit.job_load import measured
 
@@ -97,8 +97,13 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     interrupted = False
     try:
         _run(cfg, ctx, result)
+    except _ExtensionStopped as stop:
+        # The earlier run's files are back as they were: nothing of the extension is written.
+        free_room(job_dir)
+        _log.info(stop.note)
+        raise interrupt_for(stop.reason, "complete" if stop.complete else "incomplete") from None
     except _UserInterrupt:
-        interrupted = True  # result already holds the partial measurement, as incomplete
+        interrupted = True  # result holds the measurement: incomplete unless every unit ended
     except Unavailable as exc:
         result["status"], result["reason"] = "unavailable", str(exc)
     except (UserError, ServerError) as exc:
@@ -136,9 +141,8 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
         _log.error(f"job {ctx.label}: {write_problem(exc, job_dir / RESULT_FILE, 'result')}")
     _log.info(summary(ctx.label, written))
     if interrupted:
-        # Passed on as it came: SIGTERM stays SIGTERM for the exit code.
-        terminated = result["reason"] == interrupt_reason(Terminated())
-        raise Terminated if terminated else KeyboardInterrupt
+        why = result["reason"] or prov.get("stopped")
+        raise interrupt_for(why if isinstance(why, str) else None, str(written.get("status")))
     return written
 
 
@@ -167,7 +171,17 @@ def summary(label: str, written: Mapping[str, Any]) -> str:
 
 
 class _UserInterrupt(Exception):
-    """Ctrl-C during the replay: the job is written as incomplete, then the sweep stops."""
+    """Ctrl-C during the replay or the probe after it: the job is written (incomplete unless
+    every unit had ended), then the sweep stops."""
+
+
+class _ExtensionStopped(Exception):
+    """Ctrl-C during a race's extension before its units ended: the earlier run is put back as
+    it was (job_extend.Kept) and nothing of the extension is written."""
+
+    def __init__(self, reason: str, note: str, complete: bool) -> None:
+        super().__init__(reason)
+        self.reason, self.note, self.complete = reason, note, complete
 
 
 def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
@@ -211,9 +225,13 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
         # Stopped by Ctrl-C after its last unit had completed: nothing is left to measure.
         keep_calls(ctx.job_dir / CALLS_FILE, prior)
         _finish(result, [], units, 1, None, cfg, prior)
-        result["metrics"].update(
-            telemetry_absent("the job was finished from the calls of an interrupted pass")
-        )
+        if not job_extend.carry_finished(result, prior):
+            result["metrics"].update(
+                telemetry_absent(
+                    "the job was finished from the calls of an interrupted pass that recorded "
+                    "no telemetry over it"
+                )
+            )
         return
     models = engine.models()
     prov["model"].update(models.info)
@@ -266,6 +284,9 @@ def _measure(
     )
     calls_path = ctx.job_dir / CALLS_FILE
     to_replay, replay_spec = workload, replay
+    # What the folder held before the extension: put back if it is interrupted in a unit.
+    kept = job_extend.Kept.take(ctx.job_dir) if prior is not None else None
+    stopped: str | None = None
     if prior is None:
         calls_path.unlink(missing_ok=True)
     else:
@@ -316,11 +337,15 @@ def _measure(
                     server_side.append(since(before, engine.counters(srv)))
                 # After the last pass's counters are read: the probe is in no timed figure.
                 if rep == replay.repeats - 1 and not outcome.interrupted:
-                    result["quality"] = _probe(cfg, ctx, engine, srv, workload, vocab, outcome)
-                    if task is not None:
-                        result["task"] = _task(cfg, ctx, engine, srv, task)
+                    try:
+                        result["quality"] = _probe(cfg, ctx, engine, srv, workload, vocab, outcome)
+                        if task is not None:
+                            result["task"] = _task(cfg, ctx, engine, srv, task)
+                    except KeyboardInterrupt as exc:
+                        # The timed pass had ended: its figures are written, the probe's not.
+                        stopped = interrupt_reason(exc)
                 end_problem = srv.end_problem()
-            if outcome.interrupted or end_problem:
+            if outcome.interrupted or end_problem or stopped:
                 break
     finally:
         sink.close()
@@ -328,6 +353,28 @@ def _measure(
             tel.close()
     _finish(result, outcomes, units, replay.repeats, end_problem, cfg, prior)
     m = result["metrics"]
+    if stopped:
+        prov["stopped"] = stopped
+    cut = result["status"] == "incomplete" and any(o.interrupted for o in outcomes)
+    if kept is not None and prior is not None and cut:
+        # Cut in a unit: the earlier run's measurement stands as it was; the extension's
+        # units are measured again by the next run (a unit it finished here too).
+        kept.restore(ctx.job_dir)
+        reason = str(result["reason"])
+        raise _ExtensionStopped(
+            reason,
+            f"job {ctx.label}: {reason} during its extension to {len(units)} units; its "
+            f"earlier {len(prior.units)}-unit measurement is kept as it was",
+            prior.result.get("status") == "complete",
+        )
+    if tel is not None and prior is not None:
+        # The earlier run's samples, energy and CPU time beside this run's: the job's own.
+        earlier = job_extend.earlier_pass(prior, ctx.job_dir)
+        if earlier is None:
+            tel.reason = "the run this job extends has no telemetry over its units"
+            tel.passes.clear()
+        else:
+            tel.passes.insert(0, earlier)
     if tel is None:
         m.update(
             telemetry_absent(
@@ -340,12 +387,15 @@ def _measure(
         completed = m.get("units_completed")
         m.update(tel.metrics(completed if isinstance(completed, int) else 0))
         if tel.passes and any(p.samples for p in tel.passes):
-            tel.write_samples(ctx.job_dir / TELEMETRY_FILE)
+            # An extension's runs are one pass of the job, on one clock.
+            tel.write_samples(ctx.job_dir / TELEMETRY_FILE, one_pass=prior is not None)
         # The server's own counters from /metrics, per pass, beside the client's measurements.
         m["server"] = server_side[0] if len(server_side) == 1 else server_side
+        if prior is not None and len(server_side) == 1:
+            m["server"] = job_extend.joined_counters(prior, server_side[0])
         one = server_side[0] if len(server_side) == 1 else None
         m["server_steps_per_s"], m["seqs_per_step"] = server_rates(one, m.get("wall_s"))
-    if any(o.user_interrupt for o in outcomes):
+    if any(o.user_interrupt for o in outcomes) or stopped:
         raise _UserInterrupt
 
 
@@ -518,7 +568,7 @@ def _finish(
     result["provenance"]["replay_started_utc"] = started
     failed = [r for r in records if not r.ok]
     interrupted = next((o.interrupted for o in outcomes if o.interrupted), None)
-    if interrupted:
+    if interrupted and metrics["units_completed"] < metrics["units_planned"]:
         result["status"], result["reason"] = "incomplete", interrupted
     elif end_problem:
         result["status"], result["reason"] = "failed", end_problem
@@ -537,5 +587,7 @@ def _finish(
         )
     else:
         result["status"], result["reason"] = "complete", None
+    if interrupted and result["status"] != "incomplete":
+        result["provenance"]["stopped"] = interrupted  # after its last unit: the sweep stops
     if job_load.open_loop(cfg):
         job_load.finish(result, outcomes, cfg)

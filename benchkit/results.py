@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from benchkit import schema
 from benchkit.errors import UserError
 from benchkit.schema import SCHEMA_VERSION as SCHEMA_VERSION  # where writers take it from
 from benchkit.schema import Result
+from benchkit.telemetry import drop_partial
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,7 +148,8 @@ def load_result(path: Path) -> JobResult:
         if not isinstance(data[key], dict):
             raise UserError(f"{path}: '{key}' must be an object, not {type(data[key]).__name__}.")
     _check_times(path, data["metrics"])
-    loaded = JobResult(path=path, data=data)
+    # Figures a partial sampler gave are not the job's: left out as it is read.
+    loaded = JobResult(path=path, data=cast(dict[str, Any], drop_partial(data)))
     try:
         loaded.result  # noqa: B018 - typed once here, so a bad block is this sentence, not a traceback later
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

@@ -275,12 +275,14 @@ class JobTelemetry:
         if self.reader is not None:
             self.reader.close()
 
-    def write_samples(self, path: Path) -> None:
-        """telemetry.jsonl: one line per sample, `pass` naming the replay pass."""
+    def write_samples(self, path: Path, one_pass: bool = False) -> None:
+        """telemetry.jsonl: one line per sample, `pass` naming the replay pass (`one_pass`:
+        pass 0 throughout, for a race's extension, whose runs are one pass on one clock)."""
         with path.open("w") as fh:
             for i, p in enumerate(self.passes):
                 for s in p.samples:
-                    fh.write(json.dumps({"pass": i, **s}, separators=(",", ":")) + "\n")
+                    row = {"pass": 0 if one_pass else i, **s}
+                    fh.write(json.dumps(row, separators=(",", ":")) + "\n")
 
     def metrics(self, units_completed: int) -> TelemetryMetrics:
         return summarise(self.passes, units_completed, self.reader, self.reason, self.interval_s)
@@ -313,6 +315,9 @@ def summarise(
     cpu = [p.server_cpu_s for p in passes]
     busiest = [p.server_busiest_thread_s for p in passes]
     have_cpu = bool(passes) and all(c is not None for c in cpu) and seconds > 0
+    # A pass whose busiest thread was not read (an interrupted run's kept units) leaves the
+    # job's share unknown rather than understated.
+    have_busiest = have_cpu and all(b is not None for b in busiest)
     sampler_cpu = sum(p.sampler_cpu_s for p in passes)
     bases = sorted({p.energy_basis for p in passes if p.energy_basis})
     return {
@@ -326,7 +331,7 @@ def summarise(
         "mem_busy_share": sum(mem) / len(mem) / 100 if mem else None,
         "server_cpu_share": (sum(c for c in cpu if c is not None) / seconds if have_cpu else None),
         "server_busiest_thread_share": (
-            sum(b for b in busiest if b is not None) / seconds if have_cpu else None
+            sum(b for b in busiest if b is not None) / seconds if have_busiest else None
         ),
         "telemetry": {
             "source": None if reader is None else reader.source,
@@ -384,3 +389,50 @@ def _is_sample_row(row: object) -> TypeGuard[SampleRow]:
     return as_float(row.get("t")) is not None and all(
         v is None or as_float(v) is not None for k, v in row.items() if k in readings
     )
+
+
+# A sampler runs from before a pass's first request to after its last response: its window is
+# never much shorter than the pass's wall clock. Shorter, it saw only part of the job.
+COVER = 0.95
+# The metrics a sampler gives, and those the server's counters give.
+SAMPLED_KEYS = (
+    "energy_j", "j_per_unit", "gpu_busy_share", "mem_busy_share", "server_cpu_share",
+    "server_busiest_thread_share",
+)  # fmt: skip
+COUNTED_KEYS = ("server_steps_per_s", "seqs_per_step", "server_prompt_tok_s", "server_decode_tok_s")
+
+
+def covers(window_s: object, wall_s: object) -> bool:
+    """Whether a telemetry window spans a wall clock (COVER)."""
+    return (
+        isinstance(window_s, int | float)
+        and isinstance(wall_s, int | float)
+        and wall_s > 0
+        and window_s >= COVER * wall_s
+    )
+
+
+def is_partial(metrics: object) -> bool:
+    """Whether a result's telemetry sampled only part of its wall clock (a race's extension
+    written before benchkit joined the earlier run's telemetry to its own)."""
+    if not isinstance(metrics, Mapping):
+        return False
+    info = metrics.get("telemetry")
+    if not isinstance(info, Mapping) or not info.get("samples"):
+        return False
+    return not covers(info.get("window_s"), metrics.get("wall_s"))
+
+
+def drop_partial(data: dict[str, object]) -> dict[str, object]:
+    """A loaded result with the figures of a partial sampler left out (None): energy, power,
+    busy shares; for an extended job also the server's counters, read over the same last run.
+    They are not the job's; the report says which jobs (caveat `partial_telemetry`)."""
+    m = data.get("metrics")
+    if not isinstance(m, dict) or not is_partial(m):
+        return data
+    out = {**m, **{k: None for k in SAMPLED_KEYS if k in m}, "power_w": {"mean": None, "max": None}}
+    prov = data.get("provenance")
+    if isinstance(prov, dict) and prov.get("extended"):
+        out.update({k: None for k in COUNTED_KEYS if k in m})
+        out["server"] = None
+    return {**data, "metrics": out}

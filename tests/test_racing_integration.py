@@ -111,11 +111,20 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
+    # An extension cut in its unit leaves the earlier run as it was (its calls, its result);
+    # one that ended before the signal is complete with its extra unit.
+    for j in ("0", "1"):
+        r = result(sweep / j)
+        calls = lines(sweep / j / "calls.jsonl")
+        assert r["status"] == "complete", (j, r["reason"])
+        assert calls[:9] == first_round[j]
+        assert r["metrics"]["units_completed"] == len(calls) // 3 in (3, 4), (j, len(calls))
 
     # The same command again, into the same folder: the race goes on where it stopped.
     p = run(*args, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     race = _race(sweep)
+    assert race["finished"] is True  # ended by its own rule (max_units), not stopped
     points = race["points"]
     by_mtp = {j: pt["factors"]["mtp"].lower() == "true" for j, pt in points.items()}
     extended: list[str] = []
@@ -142,6 +151,14 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
             runs = r["provenance"]["extended"]
             assert len(runs[0]["units"]) == 3
             assert sum(len(x["units"]) for x in runs) == 4
+            # Telemetry and the server's counters are the whole job's, both runs joined: the
+            # sampler's windows span its wall clock, and the tokens the server counted are
+            # the tokens every call of both runs was answered with.
+            m = r["metrics"]
+            assert m["telemetry"]["window_s"] >= 0.95 * m["wall_s"], m["telemetry"]
+            assert m["server_cpu_share"] is not None
+            assert m["server"]["tokens_predicted"] == sum(c["completion_tokens"] for c in calls)
+            assert m["server"]["prompt_tokens"] == m["prompt_tokens_evaluated"]
     assert len(extended) == 1, extended
     # Equal when the MTP pairs stayed open to max_units (3 units may not place the ratio against
     # the margin's bounds).

@@ -89,6 +89,9 @@ class Race:
         self.stopped_by: dict[str, Comparison] = {}
         self.failed: list[str] = []
         self.decision: RoundDecision | None = None
+        # Whether the race ended by its own rule (every point decided, or its unit limit or
+        # budget reached), not stopped from outside (Ctrl-C, a lease's end) between rounds.
+        self.finished = False
         # Each point's launches and their seconds (server start and teardown included): the
         # machine time the race really took. Kept in racing.json, so a race resumed after
         # Ctrl-C still counts the launches of its first run.
@@ -137,6 +140,7 @@ class Race:
         while True:
             want = self._round()
             if not want:
+                self.finished = True
                 return []
             todo = {p: n for p, n in want.items() if not self._has(p, n)}
             if todo:
@@ -226,7 +230,7 @@ class Race:
             status = d.status.get(p) if d else None
             if p in self.failed:
                 status = "failed"
-            elif status == RUNNING:
+            elif status == RUNNING and self.finished:
                 status = UNDECIDED  # max_units or the budget ended the race first
             c = self.stopped_by.get(p) or (d.comparisons.get(p) if d else None)
             points[p] = {
@@ -246,6 +250,7 @@ class Race:
             "thresholds": self.thresholds,
             "total_units": self.total_units,
             "rounds": self.round,
+            "finished": self.finished,
             "best": d.best if d else None,
             "points": points,
             "spent_s": self.spent_s(),

@@ -26,6 +26,7 @@ from benchkit.report.lang import tr, trc, trn
 from benchkit.report.stall_words import say_stalls, stall_jobs
 from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.report.verdicts.builds import _days_between, build_identity, build_summary
+from benchkit.telemetry import is_partial
 
 Caveat = dict[str, Any]
 
@@ -282,6 +283,25 @@ def _say_unreadable_calls(c: Mapping[str, Any], lang: str) -> str:
         "edited, and those calls are in no figure drawn from the calls (stalls, caps, per-unit "
         "noise, output rates); restore the file or measure the job again.",
         items=items,
+    )
+
+
+def _detect_partial_telemetry(src: Data) -> list[Caveat]:
+    jobs = sorted(
+        (j for j, d in src.by_job.items() if is_partial(d.get("metrics"))),
+        key=lambda j: (len(j), j),
+    )
+    return [{"kind": "partial_telemetry", "jobs": jobs}] if jobs else []
+
+
+def _say_partial_telemetry(c: Mapping[str, Any], lang: str) -> str:
+    return tr(
+        lang,
+        "The GPU and server-process telemetry of {jobs} covers only part of the wall clock (the "
+        "last run of a job a race extended, written before benchkit joined the earlier run's "
+        "telemetry and server counters to the extension's): energy, power, busy shares and the "
+        "server's sequences per step are not stated there.",
+        jobs=jobs_text(c["jobs"], lang),
     )
 
 
@@ -546,6 +566,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(("contaminated",), _detect_contaminated, _say_contaminated),
     Kind(("stall",), _detect_stall, say_stalls),
     Kind(("unreadable_calls",), _detect_unreadable_calls, _say_unreadable_calls),
+    Kind(("partial_telemetry",), _detect_partial_telemetry, _say_partial_telemetry),
     Kind(("client_httpx",), _detect_client_httpx, _say_client_httpx),
     Kind(("synthetic_model",), _detect_synthetic_model, _say_synthetic_model),
 )

@@ -120,17 +120,36 @@ def point_line(race: Mapping[str, Any], job: str, lang: str) -> str | None:
         )
     if status == "best":
         return tr(lang, "best point, measured on {units}", units=units)
+    if status == "undecided" and _stopped_early(race, list(race["points"].values())):
+        status = "running"  # an older racing.json: its race was stopped, not ended
     if status == "undecided":
         return tr(
             lang,
             "undecided after {units}: the race reached its unit limit or its budget first",
             units=units,
         )
-    if status is None and int(p.get("units") or 0) > 0:
+    if status in (None, "running") and int(p.get("units") or 0) > 0:
         return tr(lang, "measured on {units}; the race stopped before deciding it", units=units)
     if status is None:
         return tr(lang, "not measured yet: the race stopped before its turn")
     return None
+
+
+def _stopped_early(race: Mapping[str, Any], points: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the race was stopped before its own rule ended it. racing.json says so
+    (`finished`); one written before it did is read from its points: a point never decided, or
+    one called undecided below the unit limit of a race with no budget (the only ends that
+    leave a point undecided), was still running when the race was stopped."""
+    finished = race.get("finished")
+    if isinstance(finished, bool):
+        return not finished
+    if any(p.get("status") is None for p in points):
+        return True
+    settings = race.get("settings") or {}
+    cap = min(int(race.get("total_units") or 0), int(settings.get("max_units") or 10**9))
+    return settings.get("budget_s") is None and any(
+        p.get("status") == "undecided" and int(p.get("units") or 0) < cap for p in points
+    )
 
 
 def _unfinished(race: Mapping[str, Any], lang: str) -> str | None:
@@ -138,7 +157,7 @@ def _unfinished(race: Mapping[str, Any], lang: str) -> str | None:
     every point: what it has spent so far, and no saving, since the points it has not yet
     measured are not in its estimate of the full grid."""
     points = [p for p in race["points"].values() if isinstance(p, dict)]
-    if all(p.get("status") is not None for p in points):
+    if not _stopped_early(race, points):
         return None
     measured = sum(1 for p in points if int(p.get("units") or 0) > 0)
     return tr(

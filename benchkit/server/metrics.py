@@ -357,3 +357,47 @@ def since(before: ServerCounters | None, after: ServerCounters | None) -> Server
             )
         )
     return out
+
+
+def plus(first: ServerCounters | None, second: ServerCounters | None) -> ServerCounters | None:
+    """The counters of two runs of one job (a race's extension after the run it extends):
+    totals summed, averages recomputed from their totals, gauges the larger reading; None when
+    either run's counters are unknown (half a job's counters are not the job's)."""
+    if first is None or second is None:
+        return None
+    out: ServerCounters = {**second}
+    for key in _MONOTONIC:
+        a, b = first.get(key), second.get(key)
+        both = isinstance(a, int | float) and isinstance(b, int | float)
+        out[key] = a + b if both else None  # type: ignore[literal-required,operator]
+    n_a, n_b = first.get("n_decode") or 0, second.get("n_decode") or 0
+    busy_a, busy_b = first.get("busy_slots_per_decode"), second.get("busy_slots_per_decode")
+    if busy_a is not None and busy_b is not None and n_a + n_b > 0:
+        out["busy_slots_per_decode"] = (busy_a * n_a + busy_b * n_b) / (n_a + n_b)
+    else:
+        out["busy_slots_per_decode"] = None
+    tokens_max = [
+        v for v in (first.get("n_tokens_max"), second.get("n_tokens_max")) if v is not None
+    ]
+    out["n_tokens_max"] = max(tokens_max) if tokens_max else None
+    if any(c.get(k) is not None for c in (first, second) for k in ("draft_tokens", "draft_steps")):
+        pa = first.get("draft_accepted_by_position") or []
+        pb = second.get("draft_accepted_by_position") or []
+        positions = {
+            i: (pa[i] if i < len(pa) else 0) + (pb[i] if i < len(pb) else 0)
+            for i in range(max(len(pa), len(pb)))
+        }
+
+        def total(key: str) -> int | None:
+            a, b = first.get(key), second.get(key)
+            return a + b if isinstance(a, int) and isinstance(b, int) else None
+
+        out.update(
+            draft_fields(
+                total("draft_tokens"),
+                total("draft_tokens_accepted"),
+                total("draft_steps"),
+                positions,
+            )
+        )
+    return out

@@ -82,3 +82,30 @@ def test_sigterm_stops_like_ctrl_c_and_leaves_no_server(tmp_path: Path, tag: str
     r = result(run_dir)
     assert r["status"] == "incomplete" and r["reason"] == "stopped by SIGTERM"
     no_zombies_or_orphans(tag)
+
+
+def test_sigint_in_the_probe_keeps_the_timed_pass(tmp_path: Path, tag: str) -> None:
+    """Ctrl-C after the timed pass, in the drift probe: the pass is whole, so the job is written
+    complete with its telemetry and server counters (the H100 study's job 10 lost both, finished
+    later from its calls alone), the sweep stops, and the next run reuses the job."""
+    folder = tmp_path / "sweeps" / f"{tag}p"
+    # A probe long enough to be interrupted in: 64 prompts of 48 tokens.
+    args = ("-m", "slots=1", "workload.units=1", "quality.prompts=64", "quality.tokens=48")
+    proc = start(*args, f"hydra.sweep.dir={folder}", cwd=tmp_path)
+    log = folder / "0" / "benchkit.log"
+    wait_for(lambda: log.exists() and "drift probe" in log.read_text(), 600, "the drift probe")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "was written as complete" in err, err[-2000:]
+    r = result(folder / "0")
+    assert r["status"] == "complete" and r["reason"] is None
+    assert "Ctrl-C" in r["provenance"]["stopped"]
+    m = r["metrics"]
+    assert m["units_completed"] == m["units_planned"] == 1
+    assert m["server_cpu_share"] is not None and m["telemetry"]["window_s"] > 0
+    assert m["server"]["tokens_predicted"] == m["completion_tokens"]
+    assert "quality" not in r or not r["quality"]
+    p = run(*args, f"hydra.sweep.dir={folder}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert result(folder / "0")["provenance"]["reused_from"] == str(folder / "0")
