@@ -3,13 +3,17 @@
 # NVIDIA machine (an H100 or an H200: the card is read here and named in hardware=), a bare
 # machine with no network, one 10-minute call at a time. Call it again and it goes on where
 # the last call stopped: on the same warm machine from /root/gpu-backends; on a fresh one from
-# .device/resume/gpu-backends.tgz, a copy of the last call's $OUT/gpu-backends.tgz (the race
+# .device/resume/gpu-backends-<card>.tgz, a copy of the last call's $OUT/gpu-backends.tgz (the race
 # replays its rounds and reuses every complete job; only what is left is measured).
 #   LEASE_S=560 bash scripts/gpu-backends.sh
 # Carried: .gl/*.deb (the Vulkan loader and GL dispatch libraries NVIDIA's Vulkan driver
-# loads), .device/whl (wheels the image lacks), .device/sdist (the pinned llama.cpp sdist, for
-# the CUDA build), .device/vulkan/*.tar.xz (`python -m benchkit.provide vulkan --portable
-# --pack FILE` on the CPU machine), .device/resume (optional).
+# loads), .device/whl (wheels the image lacks), the pinned llama.cpp source for the CUDA build
+# (.device/sdist, or .device/src: the same tree without its vocab .gguf files, docs and
+# conversion scripts, 8.6 MiB against 36 MiB, since the tracked tree and the Vulkan pack leave
+# a call's 64 MiB no room for the sdist), or a CUDA build made on an earlier machine
+# (.device/cuda/*.tar.xz, which this script writes to $OUT after building: both cards are
+# sm_90), .device/vulkan/*.tar.xz (`python -m benchkit.provide vulkan --portable --pack FILE`
+# on the CPU machine), .device/resume/gpu-backends-<card>.tgz (optional).
 # Each call: the libraries and wheels; once per machine: the Vulkan build unpacked, CUDA built
 # here (nothing is measured while it builds), the synthetic model written; once per backend:
 # llama-bench and llama-batched-bench on that backend's binary (ground truth); then the race
@@ -57,17 +61,21 @@ python3 -c "import jinja2, httpx, hydra, gguf, pynvml, prometheus_client, numpy,
 python3 -c "import pandas, matplotlib" 2>/dev/null || say "no pandas/matplotlib here: no closing report"
 mkdir -p "$BENCHKIT_CACHE/sdist" "$ROOT"
 cp -n .device/sdist/*.tar.gz "$BENCHKIT_CACHE/sdist/" 2>/dev/null
+# The slim source goes where benchkit.server.source extracts the sdist (it then skips the sdist).
+[ -f "$ROOT/src/llama.cpp/CMakeLists.txt" ] || ! ls .device/src/*.tar.xz >/dev/null 2>&1 \
+  || { mkdir -p "$ROOT/src" && tar xJf .device/src/*.tar.xz -C "$ROOT/src"; }
+[ -x "$CU/llama-server" ] || ! ls .device/cuda/*.tar.xz >/dev/null 2>&1 || tar xJf .device/cuda/*.tar.xz -C "$ROOT"
 # The Vulkan build travels in a later call than the sdist (both together are over a call's
 # 64 MiB): without it this call builds CUDA, writes the model and measures CUDA's ground truth.
 [ -x "$VK/llama-server" ] || ! ls .device/vulkan/*.tar.xz >/dev/null 2>&1 || tar xJf .device/vulkan/*.tar.xz -C "$ROOT"
 [ -x "$VK/llama-server" ] && ldd "$VK/llama-server" | grep -q "not found" && export LD_LIBRARY_PATH=$VK
-if [ ! -d "$SWEEP" ] && [ -f ".device/resume/$NAME.tgz" ]; then tar xzf ".device/resume/$NAME.tgz" -C /root; fi
-# A fresh checkout has no .device/resume: the published study's results are the sweep folder.
-PUBLISHED=docs/studies/h100-vulkan-vs-cuda-warm/results
-if [ ! -d "$SWEEP" ] && [ -f "$PUBLISHED/racing.json" ]; then cp -r "$PUBLISHED" "$SWEEP"; fi
-mkdir -p "$GT"
 CARD=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$CARD" in *H100*) HW=h100 ;; *H200*) HW=h200 ;; *) say "unknown card $CARD"; exit 1 ;; esac
+# Each card its own study: resumed from its own copy, or from its own published results.
+if [ ! -d "$SWEEP" ] && [ -f ".device/resume/$NAME-$HW.tgz" ]; then tar xzf ".device/resume/$NAME-$HW.tgz" -C /root; fi
+PUBLISHED=docs/studies/$HW-vulkan-vs-cuda-warm/results
+if [ ! -d "$SWEEP" ] && [ -f "$PUBLISHED/racing.json" ]; then cp -r "$PUBLISHED" "$SWEEP"; fi
+mkdir -p "$GT"
 [ -f "$GT/card" ] && [ "$(cat "$GT/card")" != "$HW" ] && { say "the resumed sweep ran on $(cat "$GT/card"), this machine is $HW: a study on one card does not go on on another"; exit 1; }
 echo "$HW" > "$GT/card"
 
@@ -98,6 +106,11 @@ if [ ! -x "$CU/llama-server" ]; then
   M=$(model_path); say "model $M ready"
   wait $bp || { say "CUDA build failed"; tail -5 "$OUT/build-cuda.log"; }
   echo "build_s $(( $(date +%s) - t ))" | tee -a "$GT/machine.txt"
+  # The build, for the next bare machine (its CUDA libraries are the image's, not packed).
+  [ -x "$CU/llama-server" ] && (cd "$ROOT" && tar cJf "$OUT/llama-cuda-b11434-sm90.tar.xz" \
+    build-cuda/benchkit-build.json build-cuda/bin/llama-server build-cuda/bin/llama-bench \
+    build-cuda/bin/llama-batched-bench build-cuda/bin/llama-perplexity build-cuda/bin/*.so*) \
+    && say "CUDA build packed: $(du -h "$OUT/llama-cuda-b11434-sm90.tar.xz" | cut -f1)"
 fi
 M=$(model_path)
 
