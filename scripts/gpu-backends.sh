@@ -11,8 +11,8 @@
 # (.device/sdist, or .device/src: the same tree without its vocab .gguf files, docs and
 # conversion scripts, 8.6 MiB against 36 MiB, since the tracked tree and the Vulkan pack leave
 # a call's 64 MiB no room for the sdist), or a CUDA build made on an earlier machine
-# (.device/cuda/*.tar.xz, which this script writes to $OUT after building: both cards are
-# sm_90), .device/vulkan/*.tar.xz (`python -m benchkit.provide vulkan --portable --pack FILE`
+# (.device/cuda/*.tar.xz; its packed bin/ came to over the 16 MiB a returned file may be, so
+# none travels yet), .device/vulkan/*.tar.xz (`python -m benchkit.provide vulkan --portable --pack FILE`
 # on the CPU machine), .device/resume/gpu-backends-<card>.tgz (optional).
 # Each call: the libraries and wheels; once per machine: the Vulkan build unpacked, CUDA built
 # here (nothing is measured while it builds), the synthetic model written; once per backend:
@@ -106,11 +106,6 @@ if [ ! -x "$CU/llama-server" ]; then
   M=$(model_path); say "model $M ready"
   wait $bp || { say "CUDA build failed"; tail -5 "$OUT/build-cuda.log"; }
   echo "build_s $(( $(date +%s) - t ))" | tee -a "$GT/machine.txt"
-  # The build, for the next bare machine (its CUDA libraries are the image's, not packed).
-  [ -x "$CU/llama-server" ] && (cd "$ROOT" && tar cJf "$OUT/llama-cuda-b11434-sm90.tar.xz" \
-    build-cuda/benchkit-build.json build-cuda/bin/llama-server build-cuda/bin/llama-bench \
-    build-cuda/bin/llama-batched-bench build-cuda/bin/llama-perplexity build-cuda/bin/*.so*) \
-    && say "CUDA build packed: $(du -h "$OUT/llama-cuda-b11434-sm90.tar.xz" | cut -f1)"
 fi
 M=$(model_path)
 

@@ -10,24 +10,31 @@ RESULTS = HERE / "results"
 
 def main() -> None:
     print("job  backend slots mtp  status      units  s/unit(tp)  warm-up s (calls)  launch s")
-    walls = {}
+    walls, energy = {}, {}
     for d in sorted((p for p in RESULTS.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)):
         r = json.loads((d / "result.json").read_text())
         f, m, p = r["factors"], r["metrics"], r["provenance"]
         w = p.get("warmup") or {}
         wall = m.get("wall_s") or 0.0
         took = p.get("job_seconds") or 0.0
-        walls[(f["backend"], f["slots"])] = m.get("s_per_unit_throughput")
+        walls[(f["backend"], int(f["slots"]), str(f["mtp"]))] = m.get("s_per_unit_throughput")
+        # benchkit's rule (telemetry.is_partial): a sampler window short of the wall clock saw
+        # part of the job (job 4: an extension written before its runs' telemetry was joined).
+        window = (m.get("telemetry") or {}).get("window_s") or 0.0
+        whole = window >= 0.95 * wall
+        energy[(f["backend"], int(f["slots"]), str(f["mtp"]))] = m.get("j_per_unit") if whole else None
         print(
             f"{d.name:>3}  {f['backend']:<7} {f['slots']:>5} {str(f['mtp']):<5} {r['status']:<11}"
             f" {m.get('units_completed') or 0:>5}  {m.get('s_per_unit_throughput') or 0:>9.2f}"
             f"  {w.get('seconds') or 0:>9.1f} ({w.get('calls')})  {took - wall:>8.1f}"
         )
-    print("\nVulkan / CUDA, seconds per unit (throughput basis), each job's own units:")
-    for s in sorted({k[1] for k in walls}):
-        v, c = walls.get(("vulkan", s)), walls.get(("cuda", s))
+    print("\nVulkan / CUDA, each job's own units: seconds per unit (throughput basis); J per unit")
+    for s, mtp in sorted({(k[1], k[2]) for k in walls}):
+        v, c = walls.get(("vulkan", s, mtp)), walls.get(("cuda", s, mtp))
+        ev, ec = energy.get(("vulkan", s, mtp)), energy.get(("cuda", s, mtp))
         if v and c:
-            print(f"  {s:>2} slots: {v / c:.2f}x")
+            j = f"{ev / ec:.2f}x" if ev and ec else "n/a"
+            print(f"  {s:>2} slots, MTP {mtp:<5}: {v / c:.2f}x; energy {j}")
     race = json.loads((RESULTS / "racing.json").read_text())
     print(
         f"\nracing.json: machine_s {race['machine_s']:.0f} s over {sum(race['launches'].values())}"
