@@ -26,6 +26,8 @@ GROUND_TRUTH_DIR = "ground-truth"
 
 class RooflineRow(TypedDict):
     job: str
+    # The job's point as the report names it (its varying factors), set where it is rendered.
+    point: str
     slots: object
     bits_per_weight: float
     gb_per_token: float
@@ -143,6 +145,7 @@ def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
         rows.append(
             {
                 "job": r.job_dir.name,
+                "point": "",
                 "slots": r.factors.get("slots"),
                 "bits_per_weight": bits,
                 "gb_per_token": bytes_per_token / 1e9,

@@ -336,9 +336,15 @@ def _factor_lines(
             if job is None:
                 continue
             speculative = f in SPECULATIVE_FACTORS and v.lower() not in ("false", "none")
+            setting = point_text({f: points[job][f]}, lang)
+            held = {k: points[job][k] for k in varying if k != f}
+            if held:
+                # Measured at the reference's other factors only: said, so that '16 slots'
+                # is not read as every 16-slot point.
+                setting = f"{setting} ({point_text(held, lang)})"
             lines.append(
                 factor_line(
-                    fmt.md_cell(point_text({f: points[job][f]}, lang)),
+                    fmt.md_cell(setting),
                     speculative,
                     drift[job],
                     lang,

@@ -173,11 +173,16 @@ def _measured_utc(results: Sequence[JobResult]) -> str | None:
 
 def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     """Roofline per job and agreement with llama.cpp's own benchmarks, where known."""
-    vm["roofline"] = gt.roofline_rows(a.results)
-    truth = gt.load_ground_truth(source)
-    vm["ground_truth"] = truth
     lang = a.study.lang
     label = partial(point_text, lang=lang)
+    roofline = gt.roofline_rows(a.results)
+    factors = {r.job_dir.name: r.factors for r in a.results}
+    for row in roofline:
+        # Named by every factor the sweep varies: slots alone repeat across backends and MTP.
+        row["point"] = label({k: factors[row["job"]].get(k) for k in a.sweep.varying})
+    vm["roofline"] = roofline
+    truth = gt.load_ground_truth(source)
+    vm["ground_truth"] = truth
     agreement = gt.agreement_rows(a.results, truth, label) if truth else []
     vm["agreement"] = [dict(r, flag_text=gt_words.flag_text(r["flag"], lang)) for r in agreement]
     vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
