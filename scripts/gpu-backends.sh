@@ -20,7 +20,7 @@
 #   hydra/sweeper=racing mtp=false,true slots=1,16,2,4,8 backend=vulkan,cuda
 # (MTP off first: the backend comparison is the headline; each slot count on both backends
 # before the next, 1 and 16 slots first, so a call cut short leaves pairs to compare; Vulkan
-# at 1 slot first, where the old study's cold start was), stopped with SIGINT before the
+# at 1 slot first, where the old study's cold start was), stopped with SIGTERM before the
 # call's limit (GT_RESERVE seconds kept for the ground truth after it).
 # Out ($OUT): gpu-backends.tgz (the sweep folder with ground-truth/, models excluded),
 # sweep.log, lease.log, build-cuda.log.
@@ -133,7 +133,9 @@ if [ ! -x "$VK/llama-server" ]; then
   say "no race this call: the Vulkan build has not travelled yet"
 elif [ "$(left)" -gt $(( 100 + ${GT_RESERVE:-0} )) ]; then
   say "race for $(( $(left) - 45 - ${GT_RESERVE:-0} )) s"
-  timeout --signal=INT --kill-after=30 $(( $(left) - 45 - ${GT_RESERVE:-0} )) python3 -m benchkit -m \
+  # SIGTERM, which benchkit stops on as on Ctrl-C, so an interrupted job's reason says
+  # "stopped by SIGTERM" (with SIGINT it said "interrupted by the user (Ctrl-C)").
+  timeout --signal=TERM --kill-after=30 $(( $(left) - 45 - ${GT_RESERVE:-0} )) python3 -m benchkit -m \
     hydra/sweeper=racing study=gpu-backends hardware=$HW model=$MODEL workload=gpu-16 \
     server.flash_attn=on mtp=false,true slots=1,16,2,4,8 backend=vulkan,cuda \
     hydra.sweep.dir="$SWEEP" >> "$OUT/sweep.log" 2>&1
