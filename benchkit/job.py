@@ -386,6 +386,8 @@ def _measure(
         # GPU energy, power, busy shares and the server's CPU time over the replay passes.
         completed = m.get("units_completed")
         m.update(tel.metrics(completed if isinstance(completed, int) else 0))
+        if prior is not None:
+            job_extend.join_devices(m, prior)
         if tel.passes and any(p.samples for p in tel.passes):
             # An extension's runs are one pass of the job, on one clock.
             tel.write_samples(ctx.job_dir / TELEMETRY_FILE, one_pass=prior is not None)

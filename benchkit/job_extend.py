@@ -145,3 +145,19 @@ class Kept:
                 path.unlink(missing_ok=True)
             else:
                 path.write_bytes(data)
+
+
+def join_devices(metrics: dict[str, object], prior: Prior) -> None:
+    """Both runs' cards in the job's telemetry block, the earlier run's first: a race resumed
+    on another lent machine measures one point's units on two cards, and the report names a
+    job whose cards differ from the rest (evidence.gpu_of)."""
+    tel = metrics.get("telemetry")
+    old = (prior.result.get("metrics") or {}).get("telemetry") or {}
+    earlier = old.get("devices") if isinstance(old, dict) else None
+    if not isinstance(tel, dict) or not isinstance(earlier, list):
+        return
+    got = tel.get("devices")
+    mine: list[object] = list(got) if isinstance(got, list) else []
+    seen = {d.get("uuid") for d in mine if isinstance(d, dict)}
+    before = [d for d in earlier if isinstance(d, dict) and d.get("uuid") not in seen]
+    tel["devices"] = [*before, *mine]

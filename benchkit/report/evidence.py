@@ -28,6 +28,7 @@ from typing import Any, TypeGuard
 from benchkit.errors import UserError
 from benchkit.report.numbers import Contamination, ObjectiveJson, SloBreak
 from benchkit.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
+from benchkit.telemetry import is_partial
 
 THROUGHPUT = "s_per_unit_throughput"
 SLOT_LATENCY = "s_per_unit_slot_latency"
@@ -181,10 +182,37 @@ def noise_at(sd: float, n: int, t95: Any) -> float:
 ATTRIBUTES = {
     "build": None,
     "model": "model",
+    # The file itself, compared only between jobs that recorded it: a job whose record lacks
+    # it (finished from an interrupted run's calls) ran an unknown file, not another one.
+    "model_file": "model",
     "sampling": "sampling",
     "workload": "workload",
     "hardware": "hardware",
+    # The physical card (its UUID): two boards of one model are two machines, and a sweep
+    # resumed on a lent machine runs its later jobs on another (the H100 study's second
+    # session). Unknown where no telemetry named it.
+    "gpu": "hardware",
 }
+
+
+def gpu_of(result: Result) -> str:
+    """The cards a job's telemetry named (name and UUID), '' where none did. A job a race
+    extended whose telemetry covers its last run alone (an older benchkit) says that its
+    earlier run's card is not recorded."""
+    tel = result.metrics.extra.get("telemetry")
+    devices = tel.get("devices") if isinstance(tel, dict) else None
+    if not isinstance(devices, list) or not devices:
+        return ""
+    cards = " + ".join(
+        f"{d.get('name') or 'GPU'} {str(d.get('uuid') or '')[:12]}".strip()
+        for d in devices
+        if isinstance(d, dict)
+    )
+    extended = result.provenance.extra.get("extended")
+    metrics = {"wall_s": result.metrics.wall_s, "telemetry": tel}
+    if extended and is_partial(metrics):
+        return f"{cards} and, for its earlier units, a card not recorded"
+    return cards
 
 
 def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
@@ -198,6 +226,8 @@ def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
         model.name or "",
         model.quant or "",
         f"{model.size_gb:g} GB" if model.size_gb is not None else "",
+    ]
+    file_bits = [
         (model.path or "").rsplit("/", 1)[-1],
         f"{model.file_bytes:,} bytes" if model.file_bytes is not None else "",
         str(model.extra.get("sha256") or "")[:12],
@@ -208,6 +238,8 @@ def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
     return {
         "build": build_id or "",
         "model": ", ".join(b for b in model_bits if b),
+        "model_file": ", ".join(b for b in file_bits if b),
+        "gpu": gpu_of(result),
         "sampling": sampling,
         "workload": " ".join(b for b in (wl.fixture or "", wl.fingerprint or "") if b),
         "hardware": str(prov.hardware.get("name") or ""),

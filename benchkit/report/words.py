@@ -91,7 +91,9 @@ OBJECTIVE_WORDS = {
 # What differed in a job that ran on another setup than the rest.
 ATTRIBUTES = {
     "build": NC_("run attribute", "llama-server build"),
-    "model": NC_("run attribute", "model file"),
+    "model": NC_("run attribute", "model"),
+    "model_file": NC_("run attribute", "model file"),
+    "gpu": NC_("run attribute", "GPU"),
     "sampling": NC_("run attribute", "sampling"),
     "workload": NC_("run attribute", "workload"),
     "hardware": NC_("run attribute", "hardware"),
