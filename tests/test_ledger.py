@@ -208,3 +208,43 @@ def test_the_report_shows_the_history_wherever_a_ledger_exists(tmp_path: Path) -
     (results / "history.ledger.jsonl").rename(results / "history" / "first.ledger.jsonl")
     md = (render_report(results, tmp_path / "history") / "report.md").read_text()
     assert "| this report | parallel slots |" in corrections_section(md)
+
+
+def test_a_post_in_another_language_is_not_an_earlier_publication(tmp_path: Path) -> None:
+    """Published in English then in Korean from the same results (scripts/render-study.sh),
+    the Korean post reads the English ledger beside the results: the English entry just
+    written is the same publication, so the Korean post lists the same current corrections
+    as the English one (it had said no verdict changed)."""
+    study = tmp_path / "study"
+    results = study / "results"
+    shutil.copytree(STUDIES / DECODE / "results", results)
+    en, ko = study / f"{DECODE}.ledger.jsonl", study / f"{DECODE}.ko.ledger.jsonl"
+    render_report(results, tmp_path / "r", overrides=[f"study.ledger={en}"])
+    now = json.loads((tmp_path / "r" / "verdicts.json").read_text())
+    # One earlier publication in each language, whose slots verdict the data now change.
+    earlier = json.loads((LEDGERS / f"{DECODE}.ledger.jsonl").read_text().splitlines()[-1])
+    earlier["verdicts"] = [
+        {k: v[k] for k in ("factor", "verdict", "status", "missing", "reasons", "point")}
+        for v in now
+        if ledger.tracked(v["factor"])
+    ]
+    earlier["rules"] = ledger.RULES_VERSION
+    verdict(earlier, "slots")["reasons"] = ["contaminated"]
+    for path in (en, ko):
+        path.write_text(json.dumps(earlier) + "\n")
+    intro = "Verdicts that changed since an earlier publication of this study:"
+    posts = {}
+    for lang, path in (("en", en), ("ko", ko)):
+        out = render_report(
+            results,
+            tmp_path / f"report-{lang}",
+            publish=tmp_path / f"blog-{lang}",
+            overrides=[f"study.ledger={path}"],
+        )
+        assert out.exists()
+        posts[lang] = corrections_section((tmp_path / f"blog-{lang}" / "index.md").read_text())
+        assert len(path.read_text().splitlines()) == 2  # this publication appended
+    assert posts["en"].lstrip().startswith(intro)
+    # The Korean render is in English here (no study.lang): the same words, the same rows.
+    assert posts["ko"] == posts["en"]
+    assert "this report" not in posts["ko"]

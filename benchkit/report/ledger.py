@@ -20,6 +20,7 @@ rendered without --publish reads `RESULTS/../<study.name>.ledger.jsonl` where it
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
@@ -118,6 +119,9 @@ class Entry(TypedDict):
     claims: NotRequired[list[LedgerClaim]]
     context: NotRequired[dict[str, object]]
     rules: NotRequired[int]
+    # sha256 over the results' result.json files: the same publication in another language
+    # has the same (results_digest).
+    data: NotRequired[str]
 
 
 class Why(TypedDict):
@@ -270,12 +274,18 @@ def _entry_problem(entry: object) -> str | None:
 HISTORY_DIR = "history"
 
 
-def history(source: Path, path: Path | None, study: str) -> list[Entry]:
+def history(
+    source: Path, path: Path | None, study: str, twin: tuple[str, int] | None = None
+) -> list[Entry]:
     """Every earlier publication of this study, oldest first: the ledgers a results folder
     carries in `history/*.ledger.jsonl` (read, never written: a study's past travels with its
     results), the ledger beside the results folder (read: a post published elsewhere, or in
     another language with its own ledger, still knows the study's past), then the study's own
-    ledger. Each entry keeps its own publication date; an entry found twice counts once."""
+    ledger. Each entry keeps its own publication date; an entry found twice counts once.
+    `twin` (this publication's results digest and rules): an entry of the ledger beside with
+    both is this publication in another language, not an earlier one, and is left out (the
+    Korean post of the H100 study said no verdict had changed, against the English post
+    published from the same data a moment before)."""
     entries: list[Entry] = []
     seen: set[tuple[str, str]] = set()
     carried = sorted((source / HISTORY_DIR).glob("*.ledger.jsonl"))
@@ -284,6 +294,8 @@ def history(source: Path, path: Path | None, study: str) -> list[Entry]:
         carried.append(beside)
     for p in [*carried, *([path] if path is not None else [])]:
         for e in load(p, study):
+            if twin is not None and p == beside and (e.get("data"), rules_of(e)) == twin:
+                continue
             key = (str(e.get("published_utc")), json.dumps(e.get("verdicts"), sort_keys=True))
             if key not in seen:
                 seen.add(key)
@@ -309,9 +321,10 @@ def make_entry(
     claims: Sequence[ClaimCheck],
     context: Context,
     headline: str,
+    data: str | None = None,
 ) -> Entry:
     """The ledger line for one publication."""
-    return {
+    entry: Entry = {
         "ledger_version": LEDGER_VERSION,
         "study": study,
         "published_utc": published_utc,
@@ -341,6 +354,9 @@ def make_entry(
         "context": dict(context),
         "rules": RULES_VERSION,
     }
+    if data:
+        entry["data"] = data
+    return entry
 
 
 def _light(v: Verdict) -> dict[str, object]:
@@ -596,3 +612,12 @@ def corrections(
         "last_date": history[-1].get("published_utc") if history else None,
         "rules": [rules_of(history[-1]), rules_of(current)] if history else [],
     }
+
+
+def results_digest(paths: Sequence[Path]) -> str:
+    """sha256 over result.json files (sorted by path): what a publication was made from."""
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(f"\0{path.parent.name}\0".encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()

@@ -108,7 +108,8 @@ def _render_analysed(
     build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
     lang = a.study.lang
     ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name, source)
-    history = ledger.history(source, ledger_file, a.study.name)
+    data = ledger.results_digest([r.path for r in a.results])
+    history = ledger.history(source, ledger_file, a.study.name, (data, ledger.RULES_VERSION))
     verdicts = [*a.verdicts, *([build] if build else [])]
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     by = {v.factor: v for v in verdicts}
@@ -123,6 +124,7 @@ def _render_analysed(
         claims=a.claims,
         context=_context(a),
         headline=headline,
+        data=data,
     )
     corr = ledger.corrections(history, entry, a.study.knee_gain) if ledger_file or history else None
 
