@@ -3,9 +3,19 @@
 # NVIDIA machine (an H100 or an H200: the card is read here and named in hardware=), a bare
 # machine with no network, one 10-minute call at a time. Call it again and it goes on where
 # the last call stopped: on the same warm machine from /root/gpu-backends; on a fresh one from
-# .device/resume/gpu-backends-<card>.tgz, a copy of the last call's $OUT/gpu-backends.tgz (the race
-# replays its rounds and reuses every complete job; only what is left is measured).
+# .device/resume/gpu-backends-<card>.tgz, the last call's $OUT/gpu-backends-<card>.tgz
+# copied there (the race replays its rounds and reuses every complete job; only what is left
+# is measured), or on a fresh checkout from the published results.
 #   LEASE_S=560 bash scripts/gpu-backends.sh
+# Prepared once on the CPU machine, in git-ignored folders (`echo /.device/ >> .git/info/exclude`,
+# the same for /.gl/): .gl with the apt-get download line of /work/.library/device/README.md;
+# .device/whl with `pip download --no-deps --only-binary=:all: --python-version 3.12 ...` (that
+# README's line) of hydra-core 1.3.8, omegaconf 2.3.1, gguf 0.19.0, prometheus-client 0.26.0,
+# nvidia-ml-py 13.615.71 and antlr4-python3-runtime 4.9.3's sdist; .device/vulkan with
+# `python -m benchkit.provide vulkan --portable --pack .device/vulkan/llama-vulkan-portable-b11434.tar.xz`;
+# .device/src with the pinned sdist (`python -m benchkit.provide cpu` caches it under
+# ~/.cache/benchkit/sdist) unpacked, models/*.gguf, docs, .github, media, .devops, ci, gguf-py
+# and conversion removed, and `llama.cpp` packed with tar cJf. Carry all four and .gl.
 # Carried: .gl/*.deb (the Vulkan loader and GL dispatch libraries NVIDIA's Vulkan driver
 # loads), .device/whl (wheels the image lacks), the pinned llama.cpp source for the CUDA build
 # (.device/sdist, or .device/src: the same tree without its vocab .gguf files, docs and
@@ -22,7 +32,7 @@
 # before the next, 1 and 16 slots first, so a call cut short leaves pairs to compare; Vulkan
 # at 1 slot first, where the old study's cold start was), stopped with SIGTERM before the
 # call's limit (GT_RESERVE seconds kept for the ground truth after it).
-# Out ($OUT): gpu-backends.tgz (the sweep folder with ground-truth/, models excluded),
+# Out ($OUT): gpu-backends-<card>.tgz (the sweep folder with ground-truth/, models excluded),
 # sweep.log, lease.log, build-cuda.log.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -96,7 +106,10 @@ if [ -x "$VK/llama-server" ] && ! grep -q "Vulkan0:" "$GT/vulkan-devices.txt" 2>
   { echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"; ldd "$VK/llama-server"; "$VK/llama-server" --list-devices; } > "$GT/vulkan-devices.txt" 2>&1
 fi
 [ -f "$GT/machine.txt" ] || { nvidia-smi --query-gpu=name,memory.total,driver_version,power.limit --format=csv; nproc; } > "$GT/machine.txt"
-cat "$GT/machine.txt"; grep -sE "ggml_vulkan|Vulkan0|not found" "$GT/vulkan-devices.txt"
+# machine.txt is the machine the ground truth ran on (the first); each call records its own
+# card (a resumed sweep's later jobs may run on another lent machine: the report names them).
+{ echo "call $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,uuid,driver_version,power.limit --format=csv,noheader; } | tee -a "$SWEEP/machines.txt"
+grep -sE "ggml_vulkan|Vulkan0|not found" "$GT/vulkan-devices.txt"
 
 # 2. CUDA built here (GPU idle meanwhile: nothing is measured during the build), the model.
 if [ ! -x "$CU/llama-server" ]; then
@@ -113,6 +126,7 @@ M=$(model_path)
 #    so a call cut short has measured the sweep first; the GPU is warm by then for both).
 ground_truth() {
   for b in vulkan cuda; do
+    # Once per study, on the first machine (done names its card); not again on a later one.
     [ -f "$GT/$b/done" ] && continue
     # -ngl 99 on a build that sees no GPU runs on the CPU, for many minutes: not ground truth.
     [ $b = vulkan ] && ! grep -qs "Vulkan0:" "$GT/vulkan-devices.txt" && { say "no Vulkan build here, or it sees no GPU"; continue; }
@@ -123,7 +137,7 @@ ground_truth() {
     "$bin/llama-bench" -m "$M" -ngl 99 -fa 1 -p 1024 -n 64 -r 3 -o json > "$GT/$b/llama-bench.json" 2> "$GT/$b/llama-bench.log"
     "$bin/llama-batched-bench" -m "$M" -ngl 99 -fa on -c 40960 -b 2048 -ub 512 \
       -npp 1024 -ntg 48 -npl 1,2,4,8,16 --output-format jsonl 2> "$GT/$b/batched-bench.log" | grep '^{' > "$GT/$b/batched-bench.jsonl"
-    [ -s "$GT/$b/batched-bench.jsonl" ] && touch "$GT/$b/done"
+    [ -s "$GT/$b/batched-bench.jsonl" ] && nvidia-smi --query-gpu=uuid --format=csv,noheader > "$GT/$b/done"
     cat "$GT/$b/batched-bench.jsonl"
   done
 }
@@ -145,5 +159,5 @@ ground_truth
 nvidia-smi --query-gpu=name,driver_version,power.draw,power.limit --format=csv > "$SWEEP/machine-end.txt" 2>/dev/null
 say "call ends $(date -u +%FT%TZ)"
 cp "$OUT/lease.log" "$SWEEP/lease-$(date +%s).log" 2>/dev/null
-tar czf "$OUT/$NAME.tgz" --exclude='*.gguf' -C /root "$NAME"
-say "packed $(du -h "$OUT/$NAME.tgz" | cut -f1)"
+tar czf "$OUT/$NAME-$HW.tgz" --exclude='*.gguf' -C /root "$NAME"
+say "packed $(du -h "$OUT/$NAME-$HW.tgz" | cut -f1)"
