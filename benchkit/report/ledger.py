@@ -39,7 +39,7 @@ LEDGER_VERSION = 1
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 4
+RULES_VERSION = 5
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -68,6 +68,12 @@ RULES: dict[int, str] = {
         "race's paired test, not its own few units' interval), the series noise a knee is "
         "judged against is the largest pair spread on the most units a pair of the series "
         "shares, and a capped call counts only against peers that made the same call"
+    ),
+    5: N_(
+        "jobs that ran on another card (its UUID in their telemetry) are a setup that differs, "
+        "as another build is; a model file is compared only between jobs that recorded it; "
+        "energy, busy shares and server counters of a sampler that saw part of a job are not "
+        "stated; a race stopped from outside is said to be unfinished"
     ),
 }
 # Verdicts reported in their own sections rather than corrected; every other factor (backend,

@@ -35,6 +35,14 @@ def main() -> None:
         if v and c:
             j = f"{ev / ec:.2f}x" if ev and ec else "n/a"
             print(f"  {s:>2} slots, MTP {mtp:<5}: {v / c:.2f}x; energy {j}")
+    # Job 5 (CUDA, 2 slots, MTP off): 3 units on 2 slots, so the third ran after the first
+    # two, partly alone; its span against theirs is what the slot verdict's noise sees.
+    print("\nJob 5's units: first request, last response, span (s)")
+    rows = [json.loads(x) for x in (RESULTS / "5" / "calls.jsonl").read_text().splitlines() if x]
+    for u in sorted({r["unit"] for r in rows}):
+        t0 = min(r["t_sent"] for r in rows if r["unit"] == u)
+        t1 = max(r["t_done"] for r in rows if r["unit"] == u)
+        print(f"  {u}: {t0:.1f} to {t1:.1f}, {t1 - t0:.1f}")
     race = json.loads((RESULTS / "racing.json").read_text())
     print(
         f"\nracing.json: machine_s {race['machine_s']:.0f} s over {sum(race['launches'].values())}"
