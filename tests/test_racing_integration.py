@@ -134,9 +134,9 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
         assert r["status"] == "complete", (j, r["reason"])
         if mtp:
             assert pt["status"] == "stopped", pt
-            # Stopped after round 1; a unit more when its MTP on/off pair was still open then
-            # (a load stall in 3 units widens the interval), which the report says.
-            assert pt["units_compared"] == 3 and pt["units"] in (3, 4)
+            # Stopped after round 1, or round 2 when its MTP on/off pair was still open after 3
+            # units (a load stall in 3 units widens the interval; seen on a loaded machine).
+            assert pt["units_compared"] in (3, 4) and pt["units"] in (3, 4)
             assert pt["ratio"] > 1.5
             assert r["metrics"]["units_completed"] == pt["units"]
         else:
@@ -171,7 +171,7 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
     assert race["machine_s"] > 0 and race["full_grid_machine_s"] > 0
     report = (sweep / "report" / "report.md").read_text()
     assert "## Racing: points stopped early" in report
-    assert report.count("stopped after 3 units: ") == 2
+    assert report.count("stopped after 3 units: ") + report.count("stopped after 4 units: ") == 2
     assert "slower than MTP off" in report and "(95% confidence)" in report
     assert "for the full grid" in report and "server starts included" in report
     # A stopped point is decided: its job is complete with the units asked of it, and the

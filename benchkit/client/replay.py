@@ -414,9 +414,13 @@ class Replayer:
         try:
             r = await client.get(self.base_url + "/health", timeout=timeouts.PROBE_S)
         except httpx.HTTPError:
-            # A killed process may not have been reaped yet when its connections broke.
-            if not self.alive():
-                return "the server died during the run"
+            # A killed process may not have been reaped yet when its connections broke: on a
+            # loaded machine its exit can take a while (CI saw 'stopped responding' for a
+            # server killed with SIGKILL), so it is given a moment before being called hung.
+            for _ in range(20):
+                if not self.alive():
+                    return "the server died during the run"
+                await asyncio.sleep(0.1)
             return (
                 "the server stopped responding (its /health did not answer within "
                 f"{timeouts.PROBE_S:.0f} s)"
