@@ -197,8 +197,8 @@ ATTRIBUTES = {
 
 def gpu_of(result: Result) -> str:
     """The cards a job's telemetry named (name and UUID), '' where none did. A job a race
-    extended whose telemetry covers its last run alone (an older benchkit) says that its
-    earlier run's card is not recorded."""
+    extended whose telemetry covers its last run alone (an older benchkit) has '?' for its
+    earlier run's card, which is not recorded."""
     tel = result.metrics.extra.get("telemetry")
     devices = tel.get("devices") if isinstance(tel, dict) else None
     if not isinstance(devices, list) or not devices:
@@ -211,7 +211,7 @@ def gpu_of(result: Result) -> str:
     extended = result.provenance.extra.get("extended")
     metrics = {"wall_s": result.metrics.wall_s, "telemetry": tel}
     if extended and is_partial(metrics):
-        return f"{cards} and, for its earlier units, a card not recorded"
+        return f"? + {cards}"  # the earlier run's card first, as a joined extension lists it
     return cards
 
 

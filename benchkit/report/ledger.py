@@ -111,6 +111,8 @@ class Context(TypedDict):
     workload: FactorValue
     sampling: FactorValue
     builds: dict[str, str]
+    # The physical cards the jobs ran on (their telemetry's UUIDs); absent in older entries.
+    cards: NotRequired[str | None]
 
 
 class Entry(TypedDict):

@@ -26,6 +26,7 @@ from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
 from benchkit.report import energy, figures, ledger, load_figures, racing
+from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report import groundtruth_words as gt_words
 from benchkit.report.closing import SUMMARY_FILE, summary_lines, use_this_view
@@ -64,13 +65,17 @@ def _context(a: Analysed) -> ledger.Context:
     """What was measured, for the ledger: a later correction can say what changed."""
     c = a.sweep.constants
     builds = an.build_summary(a.records)
-    return {
+    context: ledger.Context = {
         "model": c.get("model"),
         "hardware": c.get("hardware"),
         "workload": c.get("workload"),
         "sampling": c.get("sampling"),
         "builds": {k: an.build_identity(b) for k, b in builds.items()},
     }
+    cards = sorted({ev.gpu_of(r.result) for r in a.results} - {""})
+    if cards:
+        context["cards"] = ", ".join(cards)
+    return context
 
 
 def render_report(

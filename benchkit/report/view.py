@@ -517,6 +517,10 @@ def _corrections_view(
         )
         return {"intro": intro, "changes": [], "confirmed": []}
     changes = []
+    # Dated to the minute on a day with two publications or more (the H100 study's three on
+    # one day all read '2026-12-06'), else to the day.
+    stamps = {(c.get("date") or "")[:16] for c in corr["changes"]}
+    crowded = {d[:10] for d in stamps if sum(1 for e in stamps if e[:10] == d[:10]) > 1}
     for c in corr["changes"]:
         f = c["factor"]
         label = f.split(":", 1)[1] if f.startswith("claim:") else f
@@ -524,7 +528,8 @@ def _corrections_view(
         new = c["diff"]["presence"] == "new"
         gone = c["diff"]["presence"] == "gone"
         # A render that is not a publication compares the ledger with the results as they are.
-        date = (c.get("date") or "")[:10]
+        stamp = c.get("date") or ""
+        date = stamp[:16].replace("T", " ") if stamp[:10] in crowded else stamp[:10]
         if c["current"] and not published:
             date = tr(lang, "this report")
         changes.append(

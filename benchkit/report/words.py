@@ -107,4 +107,5 @@ CONTEXT_WORDS = {
     "workload": NC_("changed condition", "workload"),
     "model": NC_("changed condition", "model"),
     "hardware": NC_("changed condition", "hardware"),
+    "cards": NC_("changed condition", "cards"),
 }

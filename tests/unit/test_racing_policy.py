@@ -150,6 +150,25 @@ def test_rounds_give_a_point_one_unit_a_slot_at_least() -> None:
     assert want == {"a": 5, "b": 8}
 
 
+def test_rounds_give_every_slot_a_whole_number_of_units() -> None:
+    # 3 units on 2 slots run the third after the first two, mostly alone (the H100 study's
+    # 2-slot job): a round asks a multiple of the slots, within the workload's units.
+    settings = RaceSettings(min_units=3, units_per_round=2)
+    slots = {"a": 2, "b": 3, "c": 6, "d": 5}
+    assert first_round(["a", "b", "c", "d"], settings, 12, slots) == {
+        "a": 4,
+        "b": 3,
+        "c": 6,
+        "d": 5,
+    }
+    values = {"a": point(1.0, 4), "d": point(1.0, 5, shift=3)}
+    d = decide(values, RaceSettings(settle=False))
+    # 4 + 2 on 2 slots; 5 + 5 on 5 slots would be 10, within the 12 units.
+    assert next_round(d, {"a": 4, "d": 5}, settings, 12, {}, 0.0, slots) == {"a": 6, "d": 10}
+    # An earlier round's odd count (a race begun before this rule) is made whole.
+    assert next_round(d, {"a": 3, "d": 10}, settings, 12, {}, 0.0, slots) == {"a": 6, "d": 12}
+
+
 def test_simulate_spends_less_than_the_grid_and_keeps_the_best() -> None:
     grid = {f"p{k}": [DIFFICULTY[i] * f for i in range(12)] for k, f in enumerate([1, 1.3, 2])}
     grid["p0"] = [v * math.exp(JITTER[i]) for i, v in enumerate(grid["p0"])]
@@ -294,3 +313,13 @@ def test_simulate_records_which_best_stopped_each_point() -> None:
     race = simulate(per_unit, per_unit, RaceSettings())
     assert race.status["b"] == STOPPED
     assert race.stopped_by == {"b": "a"}
+
+
+def test_a_noise_of_100_percent_or_more_has_no_lower_bound() -> None:
+    # The H100 study's 2-slot series measured a 120% noise; 1 - 1.2 is no ratio, so only the
+    # upper bound, 2.2x, is a bound: a pair near 1.0x is decided (inside it)...
+    near = {"a": point(1.0, 6), "b": point(1.0, 6, shift=3)}
+    assert pair_decided(near, ("a", "b"), [1.2], 0.95)
+    # ...and one whose interval holds 2.2x is open.
+    at = {"a": point(1.0, 6), "b": point(2.2, 6, shift=3)}
+    assert not pair_decided(at, ("a", "b"), [1.2], 0.95)

@@ -156,7 +156,10 @@ def _better_point(
         return None
     j = sw.judge(cell, best_cell)
     why = "other"
-    if sw.taint([best_cell]):
+    # Another setup sets the faster point apart only where the recommendation's is the usual
+    # one (the H100 study: both ran on the first of two machines, and 'its job ran on a
+    # different setup' was no reason to prefer the other).
+    if sw.taint([best_cell]) and not sw.taint([cell]):
         why = "contaminated"
     elif _capped(sw, best_cell, [cell]) is not None:
         why = "capped"
