@@ -43,6 +43,24 @@ def main() -> None:
         t0 = min(r["t_sent"] for r in rows if r["unit"] == u)
         t1 = max(r["t_done"] for r in rows if r["unit"] == u)
         print(f"  {u}: {t0:.1f} to {t1:.1f}, {t1 - t0:.1f}")
+    # Job 4 (Vulkan, 2 slots, MTP off): 3 units on the first machine, 2 on the second.
+    r4 = json.loads((RESULTS / "4" / "result.json").read_text())
+    runs = r4["provenance"]["extended"]
+    first = json.loads((RESULTS / "5" / "result.json").read_text())  # CUDA's 3 units, machine 1
+    calls = [json.loads(x) for x in (RESULTS / "4" / "calls.jsonl").read_text().splitlines() if x]
+    print("\nJob 4's runs: units, prompt and completion tokens a unit")
+    for run in runs:
+        cs = [c for c in calls if c["unit"] in run["units"]]
+        n = len(run["units"])
+        span = max(c["t_done"] for c in cs) - min(c["t_sent"] for c in cs)
+        print(
+            f"  {run['started_utc']}: {n} units, {sum(c['prompt_tokens'] for c in cs) / n:,.0f}"
+            f" prompt, {sum(c['completion_tokens'] for c in cs) / n:,.0f} completion a unit;"
+            f" first request to last response {span:.2f} s, {span / n:.2f} s a unit"
+        )
+    wall = r4["metrics"]["wall_s"]
+    print(f"  wall_s {wall:.2f} over both runs; CUDA job 5 (3 units, machine 1): "
+          f"{first['metrics']['s_per_unit_throughput']:.2f} s a unit")
     race = json.loads((RESULTS / "racing.json").read_text())
     print(
         f"\nracing.json: machine_s {race['machine_s']:.0f} s over {sum(race['launches'].values())}"
