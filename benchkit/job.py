@@ -23,6 +23,7 @@ from benchkit.client import warmup
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Unavailable, UserError, interrupt_for, interrupt_reason
+from benchkit.job_figures import job_figures, job_telemetry
 from benchkit.job_folder import failure_reason, free_room, keep_room
 from benchkit.job_load import measured
 
@@ -40,7 +41,7 @@ from benchkit.job_record import (
 from benchkit.job_record import factors_of as factors_of
 from benchkit.job_record import new_result as new_result
 from benchkit.knobs import check as check_knobs
-from benchkit.measure import compute_metrics, server_rates
+from benchkit.measure import compute_metrics
 from benchkit.owned import is_write_problem, write_problem
 from benchkit.paths import use_config
 from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
@@ -64,7 +65,7 @@ from benchkit.server.engines import (
 from benchkit.server.metrics import ServerCounters, since
 from benchkit.server.plan import ReplaySpec, new_alias, plan_replay
 from benchkit.server.serve import Server, ServerError, free_port, n_vocab
-from benchkit.telemetry import TELEMETRY_FILE, JobTelemetry, open_reader
+from benchkit.telemetry import JobTelemetry
 from benchkit.telemetry import absent as telemetry_absent
 from benchkit.workload import Unit, Workload, load_workload
 
@@ -352,7 +353,6 @@ def _measure(
         if tel is not None:
             tel.close()
     _finish(result, outcomes, units, replay.repeats, end_problem, cfg, prior)
-    m = result["metrics"]
     if stopped:
         prov["stopped"] = stopped
     cut = result["status"] == "incomplete" and any(o.interrupted for o in outcomes)
@@ -367,36 +367,7 @@ def _measure(
             f"earlier {len(prior.units)}-unit measurement is kept as it was",
             prior.result.get("status") == "complete",
         )
-    if tel is not None and prior is not None:
-        # The earlier run's samples, energy and CPU time beside this run's: the job's own.
-        earlier = job_extend.earlier_pass(prior, ctx.job_dir)
-        if earlier is None:
-            tel.reason = "the run this job extends has no telemetry over its units"
-            tel.passes.clear()
-        else:
-            tel.passes.insert(0, earlier)
-    if tel is None:
-        m.update(
-            telemetry_absent(
-                f"backend={cfg.backend.name.value}: benchkit did not start the server, so "
-                "neither its process nor its GPU is known to be this job's"
-            )
-        )
-    else:
-        # GPU energy, power, busy shares and the server's CPU time over the replay passes.
-        completed = m.get("units_completed")
-        m.update(tel.metrics(completed if isinstance(completed, int) else 0))
-        if prior is not None:
-            job_extend.join_devices(m, prior)
-        if tel.passes and any(p.samples for p in tel.passes):
-            # An extension's runs are one pass of the job, on one clock.
-            tel.write_samples(ctx.job_dir / TELEMETRY_FILE, one_pass=prior is not None)
-        # The server's own counters from /metrics, per pass, beside the client's measurements.
-        m["server"] = server_side[0] if len(server_side) == 1 else server_side
-        if prior is not None and len(server_side) == 1:
-            m["server"] = job_extend.joined_counters(prior, server_side[0])
-        one = server_side[0] if len(server_side) == 1 else None
-        m["server_steps_per_s"], m["seqs_per_step"] = server_rates(one, m.get("wall_s"))
+    job_figures(cfg, ctx, result["metrics"], tel, server_side, prior)
     if any(o.user_interrupt for o in outcomes) or stopped:
         raise _UserInterrupt
 
@@ -473,16 +444,6 @@ def _replay(replayer: Replayer, tel: JobTelemetry | None, srv: Server, t0: float
         return replayer.run()
     finally:
         tel.passes.append(sampler.stop())
-
-
-def job_telemetry(cfg: BenchConfig) -> JobTelemetry:
-    """The job's sampler set-up: the GPU reader for its backend and device, or the reason
-    there is none (the server's CPU time is read either way)."""
-    if not cfg.telemetry.enabled:
-        return JobTelemetry(None, "telemetry.enabled=false", cfg.telemetry.interval_s)
-    indices = None if cfg.hardware.device is None else [cfg.hardware.device]
-    reader, reason = open_reader(cfg.backend.name.value, indices)
-    return JobTelemetry(reader, reason, cfg.telemetry.interval_s)
 
 
 def resume_key(

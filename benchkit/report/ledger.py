@@ -31,51 +31,15 @@ from typing import Any, NotRequired, TypedDict, cast
 from benchkit.errors import UserError
 from benchkit.knobs import STUDY_NAME
 from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
-from benchkit.report.lang import N_
+
+# The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
+from benchkit.report.ledger_rules import RULES as RULES
+from benchkit.report.ledger_rules import RULES_VERSION as RULES_VERSION
 from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1
-# The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
-# published under version 1). A verdict that changed between entries of different rules
-# versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 5
-RULES: dict[int, str] = {
-    1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
-    2: N_(
-        "every verdict is judged on the study's objective (seconds per unit, throughput basis, "
-        "by default), single-run margins are held against noise, and jobs on another setup and "
-        "runaway outputs are named"
-    ),
-    3: N_(
-        "a call far outside its job's own rate is named as a stall, and a verdict resting on a "
-        "job whose stalls added at least the smallest counted effect is provisional, stating "
-        "its comparisons with and without them; output tok/s, per-sequence decode and sequences "
-        "per step, which compare across slot counts, replace the decode-window rate; capped "
-        "calls count against a point only where they differ from the points it is compared "
-        "with; a knee whose margin to the best is inside the measured noise is the fewest such "
-        "count, provisional, the curve flat from there, and a knee is complete only when a "
-        "count beyond it was measured; every swept factor gets a verdict, a factor the run "
-        "could not exercise (slots beyond the units in flight or at one sequence per step, "
-        "batch sizes above every prompt, drafting without drafts) gets none, and an "
-        "application's choice (sampling) is never the "
-        "recommended setting; a drafter compared "
-        "only on another series than the one the other verdicts single out is judged on that "
-        "series, named as such and provisional"
-    ),
-    4: N_(
-        "in a raced sweep a point the race stopped is worse than the best that stopped it (the "
-        "race's paired test, not its own few units' interval), the series noise a knee is "
-        "judged against is the largest pair spread on the most units a pair of the series "
-        "shares, and a capped call counts only against peers that made the same call"
-    ),
-    5: N_(
-        "jobs that ran on another card (its UUID in their telemetry) are a setup that differs, "
-        "as another build is; a model file is compared only between jobs that recorded it; "
-        "energy, busy shares and server counters of a sampler that saw part of a job are not "
-        "stated; a race stopped from outside is said to be unfinished"
-    ),
-}
+
 # Verdicts reported in their own sections rather than corrected; every other factor (backend,
 # slots, mtp, spec=..., projection, build, factor:<name>, ...) is tracked.
 UNTRACKED = ("validity", "repeats")
