@@ -60,7 +60,11 @@ from benchkit.report.folder import analyse_folder  # noqa: E402
 
 SEED = REPO / "fixtures" / "results" / "seed-r9700"
 CPU = REPO / "bench" / "data" / "cpu-sweep"
-STUDIES = sorted((REPO / "docs" / "studies").glob("*/results"))
+# Full grids only: a raced study (racing.json) measured its points on different numbers of
+# units, and replaying it would race the units the race itself chose (the H100 study's).
+STUDIES = sorted(
+    s for s in (REPO / "docs" / "studies").glob("*/results") if not (s / "racing.json").exists()
+)
 UNITS_FILE = "units.json"
 # Verdicts that are judgements; `repeats` and `validity` restate the data, `projection`'s
 # verdict is hours (a number), compared through the point it recommends.
