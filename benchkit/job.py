@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
@@ -246,7 +246,15 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
         )
         launch = engine.plan(build, models, units, target=target)
         prov["server"] = launch.info.copy()
-        _measure(cfg, ctx, result, engine, launch, workload, replay, units, prior, task)
+        # What the folder held before an extension: put back if it is interrupted.
+        kept = job_extend.Kept.take(ctx.job_dir) if prior is not None else None
+        try:
+            _measure(cfg, ctx, result, engine, launch, workload, replay, units, prior, task, kept)
+        except KeyboardInterrupt as exc:
+            # Before its replay (the server starting, its warm-up): the earlier run stands.
+            if kept is None or prior is None:
+                raise
+            _put_back(kept, ctx, prior, len(units), interrupt_reason(exc))
 
 
 def _load_task(cfg: BenchConfig) -> Task | None:
@@ -274,9 +282,11 @@ def _measure(
     units: list[Unit],
     prior: Prior | None = None,
     task: Task | None = None,
+    kept: job_extend.Kept | None = None,
 ) -> None:
     """Start the server once per repeat, replay the units through it, record every call.
-    With a `prior`, only the units after its own are replayed and its calls are kept."""
+    With a `prior`, only the units after its own are replayed and its calls are kept; `kept`
+    is put back if the extension is cut in a unit."""
     prov = result["provenance"]
     _log.info(
         f"job {ctx.label}: {engine.label}, {cfg.slots} slot(s), mtp={cfg.mtp}, "
@@ -285,8 +295,6 @@ def _measure(
     )
     calls_path = ctx.job_dir / CALLS_FILE
     to_replay, replay_spec = workload, replay
-    # What the folder held before the extension: put back if it is interrupted in a unit.
-    kept = job_extend.Kept.take(ctx.job_dir) if prior is not None else None
     stopped: str | None = None
     if prior is None:
         calls_path.unlink(missing_ok=True)
@@ -357,19 +365,25 @@ def _measure(
         prov["stopped"] = stopped
     cut = result["status"] == "incomplete" and any(o.interrupted for o in outcomes)
     if kept is not None and prior is not None and cut:
-        # Cut in a unit: the earlier run's measurement stands as it was; the extension's
-        # units are measured again by the next run (a unit it finished here too).
-        kept.restore(ctx.job_dir)
-        reason = str(result["reason"])
-        raise _ExtensionStopped(
-            reason,
-            f"job {ctx.label}: {reason} during its extension to {len(units)} units; its "
-            f"earlier {len(prior.units)}-unit measurement is kept as it was",
-            prior.result.get("status") == "complete",
-        )
+        _put_back(kept, ctx, prior, len(units), str(result["reason"]))
     job_figures(cfg, ctx, result["metrics"], tel, server_side, prior)
     if any(o.user_interrupt for o in outcomes) or stopped:
         raise _UserInterrupt
+
+
+def _put_back(
+    kept: job_extend.Kept, ctx: JobContext, prior: Prior, units: int, reason: str
+) -> NoReturn:
+    """An extension interrupted before its units ended: the earlier run's measurement stands as
+    it was, and the extension's units are measured again by the next run (a unit it finished
+    here too)."""
+    kept.restore(ctx.job_dir)
+    raise _ExtensionStopped(
+        reason,
+        f"job {ctx.label}: {reason} during its extension to {units} units; its earlier "
+        f"{len(prior.units)}-unit measurement is kept as it was",
+        prior.result.get("status") == "complete",
+    )
 
 
 def _probe(

@@ -11,7 +11,8 @@ it 5x slower, and CI once saw a 3-unit MTP pair too spread to stop in round 1. T
 extension must not hang on timing either: the sweep lists the MTP-off point twice, so its
 twin reuses its result (the resume mechanism: same resume key), the pair's ratio is exactly 1
 on every unit, neither is ever stopped, and with settle=false the race runs them on to
-max_units: the MTP-off job is extended in every run."""
+max_units: the MTP-off job is extended in every run. The workload has 6 units, so the
+extension is 3 units (9 calls) and the Ctrl-C after its first call lands inside it."""
 
 from __future__ import annotations
 
@@ -29,10 +30,10 @@ from tests.reliability.conftest import lines, result, run, start, wait_for
 pytestmark = pytest.mark.slow
 
 RECIPE = {
-    "name": "race-4",
+    "name": "race-6",
     "description": "Four short units for the racing test.",
     "seed": 5,
-    "units": 4,
+    "units": 6,
     "calls_per_unit": [3, 3],
     "roles": ["ask"],
     "system_len": {"mean": 24.0, "sigma": 0.1, "min": 16, "max": 32},
@@ -55,7 +56,7 @@ RECIPE = {
 def _fixture(tmp: Path) -> Path:
     recipe = tmp / "recipe.json"
     recipe.write_text(json.dumps(RECIPE))
-    out = tmp / "race-4"
+    out = tmp / "race-6"
     cmd = [sys.executable, "-m", "benchkit.workload", "synth", "--recipe", str(recipe)]
     subprocess.run(
         [*cmd, "--out", str(out)],
@@ -72,16 +73,17 @@ def _args(fixture: Path, sweep: Path) -> tuple[str, ...]:
         "model=tiny-mtp",
         f"workload.fixture={fixture}",
         "server.mtp_draft_max=8",
-        # Three slots: a round gives a point one unit a slot at least, so the rounds are of
-        # 3 units, then 1 (max_units). At the default 4 slots round 1 would hold every unit
-        # and nothing would be extended.
+        # Three slots: a round gives a point a whole number of units a slot, so the rounds
+        # are of 3 units, then 3 more (max_units 6): the second round's 9 calls leave the
+        # Ctrl-C below time to land inside it (with a 1-unit round CI once saw the race end
+        # first). At the default 4 slots round 1 would hold 4 of the 6 units.
         "slots=3",
         "quality.probe=false",
         "mtp=false,true",
         "telemetry.interval_s=0.2,0.2",
         "hydra.sweeper.min_units=3",
         "hydra.sweeper.units_per_round=1",
-        "hydra.sweeper.max_units=4",
+        "hydra.sweeper.max_units=6",
         "hydra.sweeper.margin=0.5",
         "hydra.sweeper.settle=false",
         f"hydra.sweep.dir={sweep}",
@@ -118,7 +120,7 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
         calls = lines(sweep / j / "calls.jsonl")
         assert r["status"] == "complete", (j, r["reason"])
         assert calls[:9] == first_round[j]
-        assert r["metrics"]["units_completed"] == len(calls) // 3 in (3, 4), (j, len(calls))
+        assert r["metrics"]["units_completed"] == len(calls) // 3 in (3, 6), (j, len(calls))
 
     # The same command again, into the same folder: the race goes on where it stopped.
     p = run(*args, cwd=tmp_path)
@@ -136,12 +138,12 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
             assert pt["status"] == "stopped", pt
             # Stopped after round 1, or round 2 when its MTP on/off pair was still open after 3
             # units (a load stall in 3 units widens the interval; seen on a loaded machine).
-            assert pt["units_compared"] in (3, 4) and pt["units"] in (3, 4)
+            assert pt["units_compared"] in (3, 6) and pt["units"] in (3, 6)
             assert pt["ratio"] > 1.5
             assert r["metrics"]["units_completed"] == pt["units"]
         else:
             assert pt["status"] in ("best", "undecided"), pt
-            assert r["metrics"]["units_completed"] == 4
+            assert r["metrics"]["units_completed"] == 6
             # Extended, never measured again: round 1's calls are still the job's first ones.
             calls = lines(sweep / j / "calls.jsonl")
             assert calls[:9] == first_round[j]
@@ -150,7 +152,7 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
             extended.append(j)
             runs = r["provenance"]["extended"]
             assert len(runs[0]["units"]) == 3
-            assert sum(len(x["units"]) for x in runs) == 4
+            assert sum(len(x["units"]) for x in runs) == 6
             # Telemetry and the server's counters are the whole job's, both runs joined: the
             # sampler's windows span its wall clock, and the tokens the server counted are
             # the tokens every call of both runs was answered with.
@@ -171,7 +173,7 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
     assert race["machine_s"] > 0 and race["full_grid_machine_s"] > 0
     report = (sweep / "report" / "report.md").read_text()
     assert "## Racing: points stopped early" in report
-    assert report.count("stopped after 3 units: ") + report.count("stopped after 4 units: ") == 2
+    assert report.count("stopped after 3 units: ") + report.count("stopped after 6 units: ") == 2
     assert "slower than MTP off" in report and "(95% confidence)" in report
     assert "for the full grid" in report and "server starts included" in report
     # A stopped point is decided: its job is complete with the units asked of it, and the
