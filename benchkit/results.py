@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from benchkit import schema
 from benchkit.errors import UserError
@@ -149,7 +149,7 @@ def load_result(path: Path) -> JobResult:
             raise UserError(f"{path}: '{key}' must be an object, not {type(data[key]).__name__}.")
     _check_times(path, data["metrics"])
     # Figures a partial sampler gave are not the job's: left out as it is read.
-    loaded = JobResult(path=path, data=cast(dict[str, Any], drop_partial(data)))
+    loaded = JobResult(path=path, data=drop_partial(data))
     try:
         loaded.result  # noqa: B018 - typed once here, so a bad block is this sentence, not a traceback later
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired, TypedDict, TypeGuard
+from typing import NotRequired, TypedDict, TypeGuard, TypeVar, cast
 
 # The readers live in benchkit/gpu_readers.py; these names stay importable from here.
 from benchkit.gpu_readers import GPU_BACKENDS as GPU_BACKENDS
@@ -391,6 +391,8 @@ def _is_sample_row(row: object) -> TypeGuard[SampleRow]:
     )
 
 
+# A result.json object as loaded (its own type kept through drop_partial).
+_Result = TypeVar("_Result", bound=Mapping[str, object])
 # A sampler runs from before a pass's first request to after its last response: its window is
 # never much shorter than the pass's wall clock. Shorter, it saw only part of the job.
 COVER = 0.95
@@ -423,7 +425,7 @@ def is_partial(metrics: object) -> bool:
     return not covers(info.get("window_s"), metrics.get("wall_s"))
 
 
-def drop_partial(data: dict[str, object]) -> dict[str, object]:
+def drop_partial(data: _Result) -> _Result:
     """A loaded result with the figures of a partial sampler left out (None): energy, power,
     busy shares; for an extended job also the server's counters, read over the same last run.
     They are not the job's; the report says which jobs (caveat `partial_telemetry`)."""
@@ -435,4 +437,4 @@ def drop_partial(data: dict[str, object]) -> dict[str, object]:
     if isinstance(prov, dict) and prov.get("extended"):
         out.update({k: None for k in COUNTED_KEYS if k in m})
         out["server"] = None
-    return {**data, "metrics": out}
+    return cast(_Result, {**data, "metrics": out})
