@@ -248,3 +248,23 @@ def test_a_post_in_another_language_is_not_an_earlier_publication(tmp_path: Path
     # The Korean render is in English here (no study.lang): the same words, the same rows.
     assert posts["ko"] == posts["en"]
     assert "this report" not in posts["ko"]
+
+
+def test_a_publication_records_the_size_of_its_comparisons(tmp_path: Path) -> None:
+    """The ledger keeps the backend verdict's ratio and value ranges and drafting's on/off
+    range, so that a later publication can show them move (the H200 study's 1.61x at 1 slot
+    had no number in its ledger); an older entry without them reads as not recorded."""
+    out = tmp_path / "r"
+    shutil.copytree(STUDIES / VULKAN / "results", tmp_path / "results")
+    render_report(tmp_path / "results", out)
+    data = json.loads((out / "verdicts.json").read_text(encoding="utf-8"))
+    by = {v["factor"]: v for v in data}
+    light = ledger.Light.of(by["backend"]["numbers"])
+    assert light.ratio_range is not None and light.value_range is not None
+    lo, hi = light.ratio_range["vulkan"]
+    assert 1.0 < lo <= hi
+    assert set(light.value_range) == {"cuda", "vulkan"}
+    on_off = ledger.Light.of(by["mtp"]["numbers"]).on_off_range
+    assert on_off is not None and on_off[0] > 1.0  # MTP hurt: on took longer than off
+    old = verdict(entries(VULKAN, tmp_path)[0], "backend")
+    assert ledger.Light.of(old.get("numbers") or {}).ratio_range is None

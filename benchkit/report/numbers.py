@@ -175,6 +175,8 @@ class BackendNumbers(_Numbers):
     winners: dict[str, int] | None = None
     ties: int | None = None
     ratio_range: dict[str, list[float]] | None = None
+    # Each backend's objective, least and most, across the settings compared.
+    value_range: dict[str, list[float]] | None = None
     compared: int | None = None
     objective: ObjectiveJson | None = None
     noise: list[NoiseEntry] | None = None
@@ -294,6 +296,8 @@ class DraftingNumbers(_Numbers):
     wanted: Point | None = None
     # The largest slot count of the primary series; written once there was a comparison.
     largest: int | None = _null_with("compared")
+    # The on/off ratio of the objective, least and most, across the primary series' settings.
+    on_off_range: list[float] | None = None
     not_exercised: NotExercised | None = None
     compared: bool = _internal()
 
@@ -549,17 +553,47 @@ def of(kind: type[N], numbers: VerdictNumbers) -> N:
 # ------------------------------------------------------------------------------ the ledger
 
 
+# The ranges a verdict that compares settings keeps: `ratio_range` and `value_range` (the
+# backend verdict: each loser's ratio to the winner, each backend's objective, least and
+# most), `on_off_range` (drafting: on over off). A list is [least, most].
+RANGES = ("ratio_range", "value_range", "on_off_range")
+
+
+def _num(x: object) -> float | None:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+
+def _span(x: object) -> list[float] | None:
+    """[least, most] as recorded, or None (not recorded, or not two numbers)."""
+    if not isinstance(x, list) or len(x) != 2:
+        return None
+    lo, hi = _num(x[0]), _num(x[1])
+    return None if lo is None or hi is None else [lo, hi]
+
+
+def spans(x: object) -> dict[str, list[float]] | None:
+    """A recorded range as {name: [least, most]}; None when nothing usable was recorded."""
+    if isinstance(x, Mapping):
+        out = {str(k): s for k, v in x.items() if (s := _span(v)) is not None}
+        return out or None
+    return None
+
+
 @dataclass(frozen=True)
 class Light:
-    """The few numbers the ledger keeps of a verdict, enough to show its value again."""
+    """The few numbers the ledger keeps of a verdict: enough to show its value again, and the
+    size of a comparison (RANGES) so that a later publication can say how much it moved."""
 
     largest: int | None = None
     seconds: float | None = None
     units: int | None = None
     knee_reached: bool | None = None
     median_change: float | None = None
+    ratio_range: dict[str, list[float]] | None = None
+    value_range: dict[str, list[float]] | None = None
+    on_off_range: list[float] | None = None
 
-    KEYS = ("largest", "seconds", "units", "knee_reached", "median_change")
+    KEYS = ("largest", "seconds", "units", "knee_reached", "median_change", *RANGES)
 
     @staticmethod
     def keep(numbers: VerdictNumbers) -> dict[str, object]:
@@ -569,18 +603,17 @@ class Light:
 
     @staticmethod
     def of(numbers: Mapping[str, object]) -> Light:
-        """From a ledger entry's `numbers` (or `keep`'s), old entries included."""
-
-        def num(k: str) -> float | None:
-            x = numbers.get(k)
-            return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
-
+        """From a ledger entry's `numbers` (or `keep`'s), old entries included: a key an
+        entry did not record is None."""
         largest, units = numbers.get("largest"), numbers.get("units")
         knee = numbers.get("knee_reached")
         return Light(
             largest=largest if isinstance(largest, int) else None,
-            seconds=num("seconds"),
+            seconds=_num(numbers.get("seconds")),
             units=units if isinstance(units, int) else None,
             knee_reached=knee if isinstance(knee, bool) else None,
-            median_change=num("median_change"),
+            median_change=_num(numbers.get("median_change")),
+            ratio_range=spans(numbers.get("ratio_range")),
+            value_range=spans(numbers.get("value_range")),
+            on_off_range=_span(numbers.get("on_off_range")),
         )

@@ -102,6 +102,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         winners=winners,
         ties=ties,
         ratio_range={b: [min(v), max(v)] for b, v in ratios.items()},
+        value_range=_value_range(contexts),
         compared=len(contexts),
         objective=sw.objective.to_json(),
         noise=noise if shaky else None,
@@ -112,3 +113,13 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
+
+
+def _value_range(contexts: list[BackendContext]) -> dict[str, list[float]]:
+    """Each backend's objective, least and most, across the settings compared: the size of
+    the comparison the ledger keeps beside the ratios."""
+    values: dict[str, list[float]] = {}
+    for e in contexts:
+        for b, v in e["values"].items():
+            values.setdefault(b, []).append(v)
+    return {b: [min(v), max(v)] for b, v in values.items()}

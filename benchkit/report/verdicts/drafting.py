@@ -201,6 +201,7 @@ def drafting_verdict(
         contaminated=bad,
         stalled=_stalled(sw, used, reasons, factor),
         largest=_slots_in(primary[-1]["context"]),
+        on_off_range=[min(e["ratio"] for e in primary), max(e["ratio"] for e in primary)],
         compared=True,
     )
     return Verdict(
