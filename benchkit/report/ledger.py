@@ -35,7 +35,8 @@ from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
 # The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
 from benchkit.report.ledger_rules import RULES as RULES
 from benchkit.report.ledger_rules import RULES_VERSION as RULES_VERSION
-from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
+from benchkit.report.light import Light
+from benchkit.report.numbers import FactorValue, MissingPoint, Point
 from benchkit.results import atomic_write_text
 
 LEDGER_VERSION = 1

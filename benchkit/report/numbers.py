@@ -11,7 +11,6 @@ have, unless the field is marked to be written whenever another field is.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict, TypeVar
 
@@ -142,6 +141,27 @@ class StallNote(TypedDict):
 Stalled = list[StallNote]
 
 
+class CallRef(TypedDict):
+    unit: str
+    call: int | None
+
+
+class ColdNote(TypedDict):
+    """A point whose figure leaves out cold starts (benchkit.report.stalls, rules v6): stalls
+    in the first work of a server that had no warm-up. `objective` is the figure the verdict
+    compares, `objective_measured` the one measured with them."""
+
+    job: str
+    point: Point
+    calls: list[CallRef]
+    excess_s: float
+    objective_measured: float | None
+    objective: float | None
+
+
+Cold = list[ColdNote]
+
+
 class SloBreak(TypedDict):
     """An SLO limit a point breaks (an unknown value breaks it too)."""
 
@@ -175,11 +195,14 @@ class BackendNumbers(_Numbers):
     winners: dict[str, int] | None = None
     ties: int | None = None
     ratio_range: dict[str, list[float]] | None = None
+    # Each backend's objective, least and most, across the settings compared.
+    value_range: dict[str, list[float]] | None = None
     compared: int | None = None
     objective: ObjectiveJson | None = None
     noise: list[NoiseEntry] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
 
 
 # ------------------------------------------------------------------------------ slots
@@ -234,6 +257,7 @@ class SlotsNumbers(_Numbers):
     slo_excluded: list[SloExcluded] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     knee_reached: bool | None = None
     # The knee when every count from it up is within the knee margin of the best count or
     # inside the noise of it: the curve is flat from there (None: it is not, or no knee).
@@ -289,11 +313,14 @@ class DraftingNumbers(_Numbers):
     noise: list[NoiseEntry] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     # The series the other verdicts single out, when it has no pair and `primary` is the
     # series that has (reason "other_series"); absent otherwise.
     wanted: Point | None = None
     # The largest slot count of the primary series; written once there was a comparison.
     largest: int | None = _null_with("compared")
+    # The on/off ratio of the objective, least and most, across the primary series' settings.
+    on_off_range: list[float] | None = None
     not_exercised: NotExercised | None = None
     compared: bool = _internal()
 
@@ -400,6 +427,7 @@ class FactorNumbers(_Numbers):
     contaminated: Contaminated | None = None
     capped: Capped | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
 
 
 # ------------------------------------------------------------------------------ repeats
@@ -454,6 +482,7 @@ class ProjectionNumbers(_Numbers):
     seconds_uncapped: float | None = _null_with("capped")
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     better_point: BetterPoint | None = None
     # Each value of an application factor (study.application_factors) at the same point.
     application: list[ApplicationPoint] | None = None
@@ -520,6 +549,7 @@ class CapacityNumbers(_Numbers):
     runner_up: Point | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     capped: Capped | None = None
 
 
@@ -544,43 +574,3 @@ def of(kind: type[N], numbers: VerdictNumbers) -> N:
     if not isinstance(numbers, kind):
         raise TypeError(f"expected {kind.__name__}, got {type(numbers).__name__}")
     return numbers
-
-
-# ------------------------------------------------------------------------------ the ledger
-
-
-@dataclass(frozen=True)
-class Light:
-    """The few numbers the ledger keeps of a verdict, enough to show its value again."""
-
-    largest: int | None = None
-    seconds: float | None = None
-    units: int | None = None
-    knee_reached: bool | None = None
-    median_change: float | None = None
-
-    KEYS = ("largest", "seconds", "units", "knee_reached", "median_change")
-
-    @staticmethod
-    def keep(numbers: VerdictNumbers) -> dict[str, object]:
-        """The ledger's `numbers` of a verdict: those of KEYS the verdict has, in that order."""
-        j = numbers.to_json()
-        return {k: j[k] for k in Light.KEYS if k in j}
-
-    @staticmethod
-    def of(numbers: Mapping[str, object]) -> Light:
-        """From a ledger entry's `numbers` (or `keep`'s), old entries included."""
-
-        def num(k: str) -> float | None:
-            x = numbers.get(k)
-            return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
-
-        largest, units = numbers.get("largest"), numbers.get("units")
-        knee = numbers.get("knee_reached")
-        return Light(
-            largest=largest if isinstance(largest, int) else None,
-            seconds=num("seconds"),
-            units=units if isinstance(units, int) else None,
-            knee_reached=knee if isinstance(knee, bool) else None,
-            median_change=num("median_change"),
-        )

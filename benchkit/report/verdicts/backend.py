@@ -15,6 +15,7 @@ from benchkit.report.numbers import (
 from benchkit.report.sweep import PROVISIONAL, Cell, Sweep
 from benchkit.report.verdicts.common import (
     Verdict,
+    _cold,
     _context,
     _ctx_sort,
     _group,
@@ -102,13 +103,25 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         winners=winners,
         ties=ties,
         ratio_range={b: [min(v), max(v)] for b, v in ratios.items()},
+        value_range=_value_range(contexts),
         compared=len(contexts),
         objective=sw.objective.to_json(),
         noise=noise if shaky else None,
         contaminated=_taint(sw, used, reasons),
         stalled=_stalled(sw, used, reasons, "backend"),
+        cold=_cold(sw, used),
     )
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
+
+
+def _value_range(contexts: list[BackendContext]) -> dict[str, list[float]]:
+    """Each backend's objective, least and most, across the settings compared: the size of
+    the comparison the ledger keeps beside the ratios."""
+    values: dict[str, list[float]] = {}
+    for e in contexts:
+        for b, v in e["values"].items():
+            values.setdefault(b, []).append(v)
+    return {b: [min(v), max(v)] for b, v in values.items()}
