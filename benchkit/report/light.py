@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 from benchkit.report.numbers import VerdictNumbers
 
@@ -74,3 +75,39 @@ class Light:
             value_range=spans(numbers.get("value_range")),
             on_off_range=_span(numbers.get("on_off_range")),
         )
+
+
+class NumberChange(TypedDict):
+    """A comparison's size that moved between two publications: `key` one of RANGES, `of` the
+    name it is kept under (a backend; '' for a bare range), each [least, most]."""
+
+    key: str
+    of: str
+    earlier: list[float]
+    now: list[float]
+
+
+def number_changes(
+    earlier: Mapping[str, object], now: Mapping[str, object], tol: float
+) -> list[NumberChange]:
+    """Each range (RANGES) both entries recorded whose least or most moved by `tol` or more
+    (relative). A range an entry did not record (an entry from before rules v6) is not
+    compared: what was not recorded cannot be shown to have changed."""
+    out: list[NumberChange] = []
+    for key in RANGES:
+        a, b = spans(earlier.get(key)), spans(now.get(key))
+        if a is None or b is None:
+            continue
+        for name in [*b, *(n for n in a if n not in b)]:
+            x, y = a.get(name), b.get(name)
+            if x is None or y is None:
+                continue
+            if any(_moved(p, q, tol) for p, q in zip(x, y, strict=True)):
+                out.append({"key": key, "of": name, "earlier": x, "now": y})
+    return out
+
+
+def _moved(a: float, b: float, tol: float) -> bool:
+    if a == b:
+        return False
+    return a == 0 or abs(b / a - 1) >= tol
