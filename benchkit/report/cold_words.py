@@ -63,18 +63,17 @@ def warmup_lines(states: Mapping[str, WarmState], lang: str) -> list[str]:
     if len(by) == 1:
         state = next(iter(by))
         return [_study_line(state, lang)]
-    lines = [tr(lang, "Warm-up differs between jobs:")]
-    for state in ("on", "off", "unknown"):
-        if state in by:
-            lines.append(
-                tr(
-                    lang,
-                    "{jobs}: {state}",
-                    jobs=jobs_text(by[state], lang),
-                    state=_state_words(state, lang),
-                )
-            )
-    return [" ".join(lines)]
+    parts = [
+        tr(
+            lang,
+            "{jobs}: {state}",
+            jobs=jobs_text(by[state], lang),
+            state=_state_words(state, lang),
+        )
+        for state in ("on", "off", "unknown")
+        if state in by
+    ]
+    return [tr(lang, "Warm-up differs between jobs: {items}.", items=clauses(lang, parts))]
 
 
 def _job_order(job: str) -> tuple[int, str]:
