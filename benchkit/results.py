@@ -7,6 +7,7 @@ metrics. Loading refuses files from a newer benchkit and names the file and the 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -359,3 +360,12 @@ def read_jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
     except OSError:
         return [], []
     return out, bad
+
+
+def results_digest(paths: Sequence[Path]) -> str:
+    """sha256 over result.json files (sorted by path): what a publication was made from."""
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(f"\0{path.parent.name}\0".encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()

@@ -12,7 +12,8 @@ from typing import Any
 
 from benchkit.report import analyse as an
 from benchkit.report import groundtruth as gt
-from benchkit.report import i18n
+from benchkit.report import i18n, warmup
+from benchkit.report.cold_words import warmup_lines
 from benchkit.report.fmt import integer
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
@@ -371,6 +372,7 @@ def view(a: Analysed, lang: str) -> dict[str, object]:
         "workload_line": workload_line,
         "tokenizer_lines": tokenizer_lines,
         "sampling_lines": _sampling_lines(a.results, lang),
+        "warmup_lines": warmup_lines(warmup.states(a.results), lang),
         "builds": builds,
         "build_warning": i18n.caveat_sentence(build_caveat, lang) if build_caveat else None,
         "flags": flags,

@@ -21,11 +21,11 @@ from benchkit.errors import UserError
 from benchkit.paths import conf_dir
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
-from benchkit.report import racing
+from benchkit.report import racing, warmup
 from benchkit.report.caps import JobCaps, job_caps
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
-from benchkit.report.stalls import JobStalls, find_stalls
+from benchkit.report.stalls import PER_UNIT, JobStalls, find_stalls
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import CALLS_FILE, JobResult, find_results, read_jsonl, read_jsonl_lines
 from benchkit.results import unit_spans as calls_unit_spans
@@ -143,7 +143,7 @@ def analyse_folder(
     study = study or resolve_study(results, overrides)
     df = tidy(results)
     # A raced sweep's jobs ran different numbers of units: each is stated on the race's units.
-    racing.restate(df, results, ev.objective_of(study.objective, study.slo).metric)
+    restated = racing.restate(df, results, ev.objective_of(study.objective, study.slo).metric)
     planned = an.planned_space(study.factors, swept_factors(source))
     builds = {r.job_dir.name: an.job_build(r.result) for r in results}
 
@@ -189,6 +189,7 @@ def analyse_folder(
         )
 
     stalls, capped, unreadable = from_calls(results)
+    leave_out_cold_starts(df, stalls, set(restated))
     sw = sweep(df, study.slo)
     # Output drift needs the sweep's factors to choose its reference; a study that limits
     # drift has the limit applied like an SLO, so the sweep is built again with it.
@@ -232,6 +233,26 @@ def unit_spans(r: JobResult) -> dict[str, float]:
 _NO_STALLS = JobStalls(job="", wall_s=0.0, units=0)
 
 
+def leave_out_cold_starts(
+    df: pd.DataFrame, stalls: Mapping[str, JobStalls], skip: set[str]
+) -> None:
+    """The per-unit figures the verdicts compare, in `df`, without each job's cold starts
+    (benchkit.report.stalls): a server's first work with no warm-up before it is its start,
+    not the setting's speed. A job a race restated on other units (`skip`) keeps its figure:
+    the excess is per the job's own units."""
+    for job, js in stalls.items():
+        if not js.cold or job in skip:
+            continue
+        rows = df["job"] == job
+        for metric in PER_UNIT:
+            for column in (metric, f"{metric}_uncapped"):
+                if column not in df:
+                    continue
+                value = df.loc[rows, column].iloc[0] if rows.any() else None
+                if isinstance(value, int | float) and value == value:
+                    df.loc[rows, column] = js.cold_free(metric, float(value))
+
+
 def from_calls(
     results: Sequence[JobResult],
 ) -> tuple[dict[str, JobStalls], dict[str, JobCaps], dict[str, list[int]]]:
@@ -254,7 +275,14 @@ def from_calls(
         capped[job] = job_caps(job, calls)
         if m.wall_s and m.units_completed:
             tel = [s for s in read_jsonl(r.job_dir / TELEMETRY_FILE) if s.get("pass", 0) == 0]
-            found = find_stalls(job, calls, float(m.wall_s), int(m.units_completed), tel)
+            found = find_stalls(
+                job,
+                calls,
+                float(m.wall_s),
+                int(m.units_completed),
+                tel,
+                warmup.warmed(r),
+            )
             if found.stalls:
                 stalls[job] = found
     return stalls, capped, unreadable

@@ -18,13 +18,13 @@ from benchkit.report import fmt
 from benchkit.report.analyse import COMPLETE, Verdict, norm
 from benchkit.report.lang import clauses, grammar, marked, tr, trc, trc_marked, trn
 from benchkit.report.lang import span as lang_span
+from benchkit.report.light import Light
 from benchkit.report.numbers import (
     BackendNumbers,
     CapacityNumbers,
     Capped,
     DraftingNumbers,
     FactorNumbers,
-    Light,
     NoiseEntry,
     ProjectionNumbers,
     Run,

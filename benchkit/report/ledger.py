@@ -20,7 +20,6 @@ rendered without --publish reads `RESULTS/../<study.name>.ledger.jsonl` where it
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
@@ -35,8 +34,10 @@ from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
 # The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
 from benchkit.report.ledger_rules import RULES as RULES
 from benchkit.report.ledger_rules import RULES_VERSION as RULES_VERSION
-from benchkit.report.numbers import FactorValue, Light, MissingPoint, Point
+from benchkit.report.light import Light, NumberChange, number_changes
+from benchkit.report.numbers import FactorValue, MissingPoint, Point
 from benchkit.results import atomic_write_text
+from benchkit.results import results_digest as results_digest
 
 LEDGER_VERSION = 1
 
@@ -77,6 +78,9 @@ class Context(TypedDict):
     builds: dict[str, str]
     # The physical cards the jobs ran on (their telemetry's UUIDs); absent in older entries.
     cards: NotRequired[str | None]
+    # Whether an untimed warm-up preceded the timed passes: `on`, `off` or `mixed` (jobs that
+    # recorded it; benchkit.report.warmup); absent in entries before rules v6.
+    warmup: NotRequired[str]
 
 
 class Entry(TypedDict):
@@ -119,6 +123,9 @@ class Diff(TypedDict):
     reasons_known: bool
     missing_added: list[MissingPoint]
     missing_removed: list[MissingPoint]
+    # The comparison's size (light.RANGES) where both entries recorded it and it moved
+    # beyond the tolerance; absent in diffs made before rules v6.
+    numbers: NotRequired[list[NumberChange]]
 
 
 class Change(TypedDict):
@@ -432,6 +439,10 @@ def reasons_of(v: LedgerVerdict) -> list[str] | None:
     return [] if v.get("status") == COMPLETE else None
 
 
+def _numbers(v: LedgerVerdict | None) -> dict[str, object]:
+    return (v.get("numbers") or {}) if v is not None else {}
+
+
 def _missing(v: LedgerVerdict | None) -> list[MissingPoint]:
     return list(v.get("missing") or []) if v is not None else []
 
@@ -464,12 +475,13 @@ def diff(
         "reasons_known": a_reasons is not None and b_reasons is not None,
         "missing_added": [m for k, m in b_missing.items() if k not in a_missing],
         "missing_removed": [m for k, m in a_missing.items() if k not in b_missing],
+        "numbers": number_changes(_numbers(earlier), _numbers(now), tol),
     }
     changed = presence != "both" or any(
         out[k]
         for k in (
             "value", "status", "reasons_added", "reasons_removed", "missing_added",
-            "missing_removed",
+            "missing_removed", "numbers",
         )
     )  # fmt: skip
     return out if changed else None
@@ -584,12 +596,3 @@ def corrections(
         "last_date": history[-1].get("published_utc") if history else None,
         "rules": [rules_of(history[-1]), rules_of(current)] if history else [],
     }
-
-
-def results_digest(paths: Sequence[Path]) -> str:
-    """sha256 over result.json files (sorted by path): what a publication was made from."""
-    h = hashlib.sha256()
-    for path in sorted(paths):
-        h.update(f"\0{path.parent.name}\0".encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()

@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 5
+RULES_VERSION = 6
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -43,5 +43,14 @@ RULES: dict[int, str] = {
         "as another build is; a model file is compared only between jobs that recorded it; "
         "energy, busy shares and server counters of a sampler that saw part of a job are not "
         "stated; a race stopped from outside is said to be unfinished"
+    ),
+    6: N_(
+        "a stall in the first work of a server that had no warm-up before its timed pass (the "
+        "calls sent before the pass's first call completed) is a cold start: its excess is left "
+        "out of the seconds per unit the verdicts compare and named beside them, and makes no "
+        "verdict provisional; the report says whether a warm-up preceded each timed pass, and "
+        "the ledger keeps each comparison's ratio and seconds per unit, least and most, and "
+        "whether the jobs were warmed up, so that a later publication can say how much they "
+        "changed and why"
     ),
 }

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report.i18n import factor_name, point_text, status_word
+from benchkit.report import fmt
+from benchkit.report.i18n import backend_name, factor_name, point_text, span, status_word
 from benchkit.report.lang import NC_, clauses, marked, tr, trc_marked, trn
 from benchkit.report.ledger import RULES, Change
+from benchkit.report.light import NumberChange
 from benchkit.report.numbers import MissingPoint
 from benchkit.report.words import CONTEXT_WORDS
 
@@ -90,6 +92,9 @@ def what_changed(c: Change, lang: str) -> str:
         )
     if reasons:
         parts.append(tr(lang, "reasons: {changes}", changes=", ".join(reasons)))
+    moved = [_number_change(n, lang) for n in d.get("numbers") or []]
+    if moved:
+        parts.append(tr(lang, "figures compared: {changes}", changes=", ".join(moved)))
     if d["missing_removed"]:
         parts.append(
             tr(lang, "no longer missing: {points}", points=_points(d["missing_removed"], lang))
@@ -100,6 +105,25 @@ def what_changed(c: Change, lang: str) -> str:
     if rules:
         parts.append(tr(lang, "rules v{old} → v{new}", old=rules[0], new=rules[1]))
     return clauses(lang, parts)
+
+
+def _number_change(n: NumberChange, lang: str) -> str:
+    """'Vulkan 1.30x–1.61x → 1.20x–1.31x' (a ratio range), 'CUDA 6.0 s–7.6 s → ...' (seconds
+    per unit), 'on/off 1.26x → 1.59x' (drafting)."""
+
+    def ratios(r: list[float]) -> str:
+        return span(r[0], r[1], lambda x: fmt.ratio(x, lang), lang)
+
+    def seconds(r: list[float]) -> str:
+        return span(r[0], r[1], lambda x: fmt.seconds(x, lang), lang)
+
+    if n["key"] == "value_range":
+        name, earlier, now = backend_name(n["of"]), seconds(n["earlier"]), seconds(n["now"])
+    elif n["key"] == "on_off_range":
+        name, earlier, now = tr(lang, "on/off"), ratios(n["earlier"]), ratios(n["now"])
+    else:
+        name, earlier, now = backend_name(n["of"]), ratios(n["earlier"]), ratios(n["now"])
+    return tr(lang, "{name} {earlier} → {now}", name=name, earlier=earlier, now=now)
 
 
 def rules_notes(changes: Sequence[Change], lang: str) -> list[str]:

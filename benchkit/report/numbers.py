@@ -11,7 +11,6 @@ have, unless the field is marked to be written whenever another field is.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict, TypeVar
 
@@ -142,6 +141,27 @@ class StallNote(TypedDict):
 Stalled = list[StallNote]
 
 
+class CallRef(TypedDict):
+    unit: str
+    call: int | None
+
+
+class ColdNote(TypedDict):
+    """A point whose figure leaves out cold starts (benchkit.report.stalls, rules v6): stalls
+    in the first work of a server that had no warm-up. `objective` is the figure the verdict
+    compares, `objective_measured` the one measured with them."""
+
+    job: str
+    point: Point
+    calls: list[CallRef]
+    excess_s: float
+    objective_measured: float | None
+    objective: float | None
+
+
+Cold = list[ColdNote]
+
+
 class SloBreak(TypedDict):
     """An SLO limit a point breaks (an unknown value breaks it too)."""
 
@@ -182,6 +202,7 @@ class BackendNumbers(_Numbers):
     noise: list[NoiseEntry] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
 
 
 # ------------------------------------------------------------------------------ slots
@@ -236,6 +257,7 @@ class SlotsNumbers(_Numbers):
     slo_excluded: list[SloExcluded] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     knee_reached: bool | None = None
     # The knee when every count from it up is within the knee margin of the best count or
     # inside the noise of it: the curve is flat from there (None: it is not, or no knee).
@@ -291,6 +313,7 @@ class DraftingNumbers(_Numbers):
     noise: list[NoiseEntry] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     # The series the other verdicts single out, when it has no pair and `primary` is the
     # series that has (reason "other_series"); absent otherwise.
     wanted: Point | None = None
@@ -404,6 +427,7 @@ class FactorNumbers(_Numbers):
     contaminated: Contaminated | None = None
     capped: Capped | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
 
 
 # ------------------------------------------------------------------------------ repeats
@@ -458,6 +482,7 @@ class ProjectionNumbers(_Numbers):
     seconds_uncapped: float | None = _null_with("capped")
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     better_point: BetterPoint | None = None
     # Each value of an application factor (study.application_factors) at the same point.
     application: list[ApplicationPoint] | None = None
@@ -524,6 +549,7 @@ class CapacityNumbers(_Numbers):
     runner_up: Point | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
+    cold: Cold | None = None
     capped: Capped | None = None
 
 
@@ -548,72 +574,3 @@ def of(kind: type[N], numbers: VerdictNumbers) -> N:
     if not isinstance(numbers, kind):
         raise TypeError(f"expected {kind.__name__}, got {type(numbers).__name__}")
     return numbers
-
-
-# ------------------------------------------------------------------------------ the ledger
-
-
-# The ranges a verdict that compares settings keeps: `ratio_range` and `value_range` (the
-# backend verdict: each loser's ratio to the winner, each backend's objective, least and
-# most), `on_off_range` (drafting: on over off). A list is [least, most].
-RANGES = ("ratio_range", "value_range", "on_off_range")
-
-
-def _num(x: object) -> float | None:
-    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
-
-
-def _span(x: object) -> list[float] | None:
-    """[least, most] as recorded, or None (not recorded, or not two numbers)."""
-    if not isinstance(x, list) or len(x) != 2:
-        return None
-    lo, hi = _num(x[0]), _num(x[1])
-    return None if lo is None or hi is None else [lo, hi]
-
-
-def spans(x: object) -> dict[str, list[float]] | None:
-    """A recorded range as {name: [least, most]}; None when nothing usable was recorded."""
-    if isinstance(x, Mapping):
-        out = {str(k): s for k, v in x.items() if (s := _span(v)) is not None}
-        return out or None
-    return None
-
-
-@dataclass(frozen=True)
-class Light:
-    """The few numbers the ledger keeps of a verdict: enough to show its value again, and the
-    size of a comparison (RANGES) so that a later publication can say how much it moved."""
-
-    largest: int | None = None
-    seconds: float | None = None
-    units: int | None = None
-    knee_reached: bool | None = None
-    median_change: float | None = None
-    ratio_range: dict[str, list[float]] | None = None
-    value_range: dict[str, list[float]] | None = None
-    on_off_range: list[float] | None = None
-
-    KEYS = ("largest", "seconds", "units", "knee_reached", "median_change", *RANGES)
-
-    @staticmethod
-    def keep(numbers: VerdictNumbers) -> dict[str, object]:
-        """The ledger's `numbers` of a verdict: those of KEYS the verdict has, in that order."""
-        j = numbers.to_json()
-        return {k: j[k] for k in Light.KEYS if k in j}
-
-    @staticmethod
-    def of(numbers: Mapping[str, object]) -> Light:
-        """From a ledger entry's `numbers` (or `keep`'s), old entries included: a key an
-        entry did not record is None."""
-        largest, units = numbers.get("largest"), numbers.get("units")
-        knee = numbers.get("knee_reached")
-        return Light(
-            largest=largest if isinstance(largest, int) else None,
-            seconds=_num(numbers.get("seconds")),
-            units=units if isinstance(units, int) else None,
-            knee_reached=knee if isinstance(knee, bool) else None,
-            median_change=_num(numbers.get("median_change")),
-            ratio_range=spans(numbers.get("ratio_range")),
-            value_range=spans(numbers.get("value_range")),
-            on_off_range=_span(numbers.get("on_off_range")),
-        )

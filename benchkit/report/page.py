@@ -20,7 +20,7 @@ from benchkit.report import i18n, prose, sentences
 from benchkit.report.fmt import filters
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
-from benchkit.report.numbers import Light
+from benchkit.report.light import Light
 from benchkit.report.view import unit_word
 from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
 

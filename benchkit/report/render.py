@@ -25,7 +25,7 @@ import yaml
 from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
-from benchkit.report import energy, figures, ledger, load_figures, racing
+from benchkit.report import energy, figures, ledger, load_figures, racing, warmup
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report import groundtruth_words as gt_words
@@ -40,7 +40,7 @@ from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.page import write_report
 from benchkit.report.use_this import use_this
 from benchkit.report.view import study_words, unit_word, view_model
-from benchkit.results import JobResult
+from benchkit.results import JobResult, results_digest
 
 # Imported from here by the command line, the sweep callback and the tests.
 __all__ = [
@@ -75,6 +75,9 @@ def _context(a: Analysed) -> ledger.Context:
     cards = sorted({ev.gpu_of(r.result) for r in a.results} - {""})
     if cards:
         context["cards"] = ", ".join(cards)
+    warm = warmup.study_warmup(warmup.states(a.results))
+    if warm is not None:
+        context["warmup"] = warm
     return context
 
 
@@ -113,7 +116,7 @@ def _render_analysed(
     build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
     lang = a.study.lang
     ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name, source)
-    data = ledger.results_digest([r.path for r in a.results])
+    data = results_digest([r.path for r in a.results])
     history = ledger.history(source, ledger_file, a.study.name, (data, ledger.RULES_VERSION))
     verdicts = [*a.verdicts, *([build] if build else [])]
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from benchkit.report import analyse as an
+from benchkit.report import cold_words, factor_words, i18n, sentences
 from benchkit.report import evidence as ev
-from benchkit.report import factor_words, i18n, sentences
 from benchkit.report.capacity_words import capacity_section
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr
@@ -18,6 +18,7 @@ from benchkit.report.numbers import (
     BuildNumbers,
     DraftingNumbers,
     FactorNumbers,
+    ProjectionNumbers,
     RepeatsNumbers,
     SlotsNumbers,
     of,
@@ -52,12 +53,21 @@ def _backend_section(
     return {
         "kind": "backend",
         "title": tr(lang, "Backend"),
-        "text": sentences.backend_sentence(b, lang),
+        "text": _with_cold(sentences.backend_sentence(b, lang), b, lang),
         "columns": [i18n.backend_name(x) for x in backends],
         "table": table,
         "figure": figs.get("backend"),
         "figure_title": tr(lang, "Seconds per unit (throughput basis) against slots, per backend"),
     }
+
+
+def _with_cold(text: str, v: an.Verdict, lang: str) -> str:
+    """A verdict's sentence, then what its figures leave out (cold starts) and why."""
+    n = v.numbers
+    compared = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers | ProjectionNumbers
+    notes = n.cold if isinstance(n, compared) else None
+    cold = cold_words.cold_text(notes, i18n._objective_of(v), lang)
+    return f"{text} {cold}" if cold else text
 
 
 def _slots_section(
@@ -71,7 +81,7 @@ def _slots_section(
     return {
         "kind": "slots",
         "title": tr(lang, "Parallel slots"),
-        "text": sentences.slots_sentence(s, lang),
+        "text": _with_cold(sentences.slots_sentence(s, lang), s, lang),
         # The slot counts of one series (a backend, an MTP setting); none when only slots vary.
         "series": i18n.point_text(sn.series, lang) if sn.series else "",
         "objective_col": "" if metric in ev.PER_UNIT else obj_words,
@@ -105,7 +115,7 @@ def _drafting_section(m: an.Verdict, lang: str, figs: Mapping[str, str]) -> dict
         else tr(lang, "Speculative decoding ({value}) against none", value=on),
         "col_off": tr(lang, "MTP off s/unit") if mtp else "spec=none",
         "col_on": tr(lang, "MTP on s/unit") if mtp else f"spec={on}",
-        "text": sentences.mtp_sentence(m, lang),
+        "text": _with_cold(sentences.mtp_sentence(m, lang), m, lang),
         "table": [
             dict(
                 e,
@@ -159,7 +169,7 @@ def _factor_section(a: Analysed, v: an.Verdict, lang: str) -> dict[str, object]:
     return {
         "kind": "factor",
         "title": i18n.factor_name(v.factor, lang),
-        "text": factor_words.factor_sentence(v, lang),
+        "text": _with_cold(factor_words.factor_sentence(v, lang), v, lang),
         "objective_col": i18n.objective_words(metric, lang),
         "table": factor_words.table(v, metric, lang),
         "figure": None,
@@ -195,7 +205,7 @@ def _projection_section(proj: an.Verdict, lang: str, unit: str) -> dict[str, obj
     return {
         "kind": "projection",
         "title": tr(lang, "Projection"),
-        "text": sentences.projection_sentence(proj, lang, unit),
+        "text": _with_cold(sentences.projection_sentence(proj, lang, unit), proj, lang),
         "table": [],
         "figure": None,
         "figure_title": "",

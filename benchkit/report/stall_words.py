@@ -61,8 +61,9 @@ def stall_jobs(sw: Sweep) -> list[StallJob]:
     return [
         {
             "job": job,
-            "excess_s": js.excess_s,
-            "wall_share": js.wall_share,
+            # Every stall's time, cold starts included: the caveat names them all.
+            "excess_s": js.all_excess_s,
+            "wall_share": js.all_excess_s / js.wall_s if js.wall_s > 0 else 0.0,
             "stalls": [s.to_json() for s in js.stalls],
         }
         for job, js in sorted(sw.stalls.items(), key=lambda kv: kv[0])
@@ -99,6 +100,13 @@ def say_stalls(c: Mapping[str, Any], lang: str) -> str:
         "the smallest effect the study counts is provisional and states its comparison "
         "without them.",
     )
+    if any(st.get("cold") for j in c["jobs"] for st in j["stalls"]):
+        head += " " + tr(
+            lang,
+            "A stall in the first work of a server that had no warm-up before its timed pass "
+            "is a cold start: its time beyond the job's median rate is left out of the "
+            "per-unit figures the verdicts compare, and it makes no verdict provisional.",
+        )
     return head + " " + " ".join(out)
 
 
@@ -145,4 +153,5 @@ def _one(s: Mapping[str, Any], lang: str) -> str:
             )
         if bits:
             seen = tr(lang, " (meanwhile {what})", what=", ".join(bits))
-    return f"{where}: {what}{seen}"
+    cold = tr(lang, ", a cold start") if s.get("cold") else ""
+    return f"{where}: {what}{seen}{cold}"

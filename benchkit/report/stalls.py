@@ -67,6 +67,8 @@ class StallJson(TypedDict):
     excess_s: float
     start_s: float
     telemetry: TelemetryAround | None
+    # A stall in the first work of a server that had no warm-up (rules v6).
+    cold: bool
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class Stall:
     excess_s: float
     start_s: float
     telemetry: TelemetryAround | None = None
+    cold: bool = False
 
     def to_json(self) -> StallJson:
         return {
@@ -103,12 +106,16 @@ class Stall:
             "excess_s": self.excess_s,
             "start_s": self.start_s,
             "telemetry": self.telemetry,
+            "cold": self.cold,
         }
 
 
 @dataclass(frozen=True)
 class JobStalls:
-    """The stalls of one single-pass job and what they cost it."""
+    """The stalls of one single-pass job and what they cost it: `excess_s`, `wall_share` and
+    `without` are the stalls' that are not cold starts (a verdict states its comparisons with
+    and without them), `cold_excess_s` and `cold_free` the cold starts' (left out of the
+    figures the verdicts compare)."""
 
     job: str
     wall_s: float
@@ -121,32 +128,69 @@ class JobStalls:
         return {s.unit for s in self.stalls}
 
     @property
+    def cold(self) -> list[Stall]:
+        """The cold starts: stalls in the first work of a server that had no warm-up."""
+        return [s for s in self.stalls if s.cold]
+
+    @property
+    def later(self) -> list[Stall]:
+        """The stalls that are not cold starts."""
+        return [s for s in self.stalls if not s.cold]
+
+    @property
+    def all_excess_s(self) -> float:
+        """The time every stall added to the pass (overlapping ones counted once)."""
+        return _excess(self.stalls)
+
+    @property
+    def cold_excess_s(self) -> float:
+        """The time the cold starts added to the pass."""
+        return _excess(self.cold)
+
+    @property
     def excess_s(self) -> float:
-        """The time the stalls added to the pass: stalls whose windows overlap (several slots
-        waiting on one compile) are one group, which adds at most the length of its union."""
-        total = 0.0
-        group: list[Stall] = []
-        end = -math.inf
-        for s in sorted(self.stalls, key=lambda s: s.start_s):
-            if group and s.start_s >= end:
-                total += _group_excess(group)
-                group = []
-            group.append(s)
-            end = max(end, s.start_s + s.seconds) if len(group) > 1 else s.start_s + s.seconds
-        return total + (_group_excess(group) if group else 0.0)
+        """The time the stalls that are not cold starts added: every stall's less the cold
+        starts' (a later stall overlapping a cold start counts only beyond it)."""
+        return max(self.all_excess_s - self.cold_excess_s, 0.0)
 
     @property
     def wall_share(self) -> float:
         return self.excess_s / self.wall_s if self.wall_s > 0 else 0.0
 
-    def without(self, metric: str, value: float | None) -> float | None:
-        """The objective `metric` (measured `value`) without the stalls' excess: per-unit
-        bases only (other objectives are not restated: None)."""
-        if value is None or not self.stalls or self.units <= 0:
+    def cold_free(self, metric: str, value: float | None) -> float | None:
+        """The per-unit objective `metric` (measured `value`) without the cold starts' excess;
+        other metrics, and a job without cold starts, keep their value."""
+        if value is None or not self.cold or self.units <= 0 or metric not in PER_UNIT:
             return value
-        if metric in ("s_per_unit_throughput", "s_per_unit_slot_latency"):
+        return max(value - self.cold_excess_s / self.units, 0.0)
+
+    def without(self, metric: str, value: float | None) -> float | None:
+        """The objective `metric` (`value`, cold starts already left out) without the other
+        stalls' excess: per-unit bases only (other objectives are not restated: None)."""
+        if value is None or not self.later or self.units <= 0:
+            return value
+        if metric in PER_UNIT:
             return max(value - self.excess_s / self.units, 0.0)
         return None
+
+
+# The objectives a stall's excess is taken out of: seconds per unit, either basis.
+PER_UNIT = ("s_per_unit_throughput", "s_per_unit_slot_latency")
+
+
+def _excess(stalls: Sequence[Stall]) -> float:
+    """The time `stalls` added to the pass: stalls whose windows overlap (several slots
+    waiting on one compile) are one group, which adds at most the length of its union."""
+    total = 0.0
+    group: list[Stall] = []
+    end = -math.inf
+    for s in sorted(stalls, key=lambda s: s.start_s):
+        if group and s.start_s >= end:
+            total += _group_excess(group)
+            group = []
+        group.append(s)
+        end = max(end, s.start_s + s.seconds) if len(group) > 1 else s.start_s + s.seconds
+    return total + (_group_excess(group) if group else 0.0)
 
 
 def _group_excess(group: Sequence[Stall]) -> float:
@@ -247,10 +291,14 @@ def find_stalls(
     wall_s: float,
     units: int,
     telemetry: Sequence[Mapping[str, object]] = (),
+    warmed: bool | None = None,
 ) -> JobStalls:
-    """The stalls of one pass's calls (records as calls.jsonl holds them, ok ones judged)."""
+    """The stalls of one pass's calls (records as calls.jsonl holds them, ok ones judged).
+    `warmed`: whether an untimed warm-up preceded the pass (None: not recorded); a stall in
+    the first wave of a pass without one is a cold start."""
     ok = [c for c in calls if c.get("ok")]
     floor = MIN_WALL_SHARE * wall_s
+    first = first_wave(calls) if warmed is False else set()
     found: list[Stall] = []
     for phase in ("prefill", "decode"):
         rates = _phase_rates(ok, phase)
@@ -277,11 +325,27 @@ def find_stalls(
                     excess_s=excess,
                     start_s=start,
                     telemetry=around(telemetry, start, r.end),
+                    cold=_key(r.call) in first,
                 )
             )
     found += _unit_stalls(job, ok, {s.unit for s in found}, floor, telemetry)
     found.sort(key=lambda s: s.start_s)
     return JobStalls(job=job, wall_s=wall_s, units=units, stalls=found)
+
+
+def first_wave(calls: Sequence[Mapping[str, object]]) -> set[tuple[str, int | None]]:
+    """The server's first work in a pass: the calls (unit, seq) sent before the pass's first
+    call completed. One slot: the first call; several: every call of the first wave, which
+    the server took up together (one that failed counts as sent, not as completed)."""
+    done = [t for c in calls if c.get("ok") and (t := _num(c.get("t_done"))) is not None]
+    if not done:
+        return set()
+    end = min(done)
+    return {_key(c) for c in calls if (t := _num(c.get("t_sent"))) is not None and t < end}
+
+
+def _key(c: Mapping[str, object]) -> tuple[str, int | None]:
+    return str(c.get("unit")), _int(c.get("seq"))
 
 
 def _int(x: object) -> int | None:
@@ -363,7 +427,12 @@ def around(
 
 
 def job_stalls(
-    job: str, job_dir: Path, wall_s: float | None, units: int | None, calls_file: str
+    job: str,
+    job_dir: Path,
+    wall_s: float | None,
+    units: int | None,
+    calls_file: str,
+    warmed: bool | None = None,
 ) -> JobStalls | None:
     """The stalls of a single-pass job folder (None without calls or a wall clock)."""
     if not wall_s or not units:
@@ -372,4 +441,4 @@ def job_stalls(
     if not calls:
         return None
     tel = [s for s in read_jsonl(job_dir / "telemetry.jsonl") if s.get("pass", 0) == 0]
-    return find_stalls(job, calls, float(wall_s), int(units), tel)
+    return find_stalls(job, calls, float(wall_s), int(units), tel, warmed)

@@ -31,7 +31,8 @@ from benchkit.report import (
 from benchkit.report.capacity_words import capacity_value
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
-from benchkit.report.numbers import FactorNumbers, Light, ProjectionNumbers, ValidityNumbers, of
+from benchkit.report.light import Light
+from benchkit.report.numbers import FactorNumbers, ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure

@@ -108,4 +108,5 @@ CONTEXT_WORDS = {
     "model": NC_("changed condition", "model"),
     "hardware": NC_("changed condition", "hardware"),
     "cards": NC_("changed condition", "cards"),
+    "warmup": NC_("changed condition", "warm-up"),
 }

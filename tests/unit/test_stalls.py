@@ -60,8 +60,15 @@ def test_the_backend_verdict_states_the_comparison_with_and_without_the_stall(
     assert notes is not None and [n["job"] for n in notes] == ["0"]
     (pair,) = notes[0]["pairs"]
     assert pair["other"]["backend"] == "cuda"
-    assert pair["ratio"] == pytest.approx(1.605, abs=0.005)
+    # Rules v6: the first call (no warm-up before it: results from before the warm-up) is
+    # a cold start, left out of the figure compared (1.61x measured); the two later stalls
+    # stay provisional, stated with and without.
+    assert notes[0]["stalls"] == 2
+    assert pair["ratio"] == pytest.approx(1.272, abs=0.005)
     assert pair["ratio_without"] == pytest.approx(1.179, abs=0.005)
+    (cold,) = v.numbers.cold  # type: ignore[union-attr]
+    assert cold["job"] == "0" and cold["calls"] == [{"unit": "u000", "call": 0}]
+    assert cold["objective_measured"] == pytest.approx(12.216, abs=0.01)
     assert any(c["kind"] == "stall" for c in a.caveats)
 
 

@@ -15,6 +15,7 @@ from benchkit.report.numbers import (
 from benchkit.report.sweep import PROVISIONAL, Cell, Sweep
 from benchkit.report.verdicts.common import (
     Verdict,
+    _cold,
     _context,
     _ctx_sort,
     _group,
@@ -108,6 +109,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         noise=noise if shaky else None,
         contaminated=_taint(sw, used, reasons),
         stalled=_stalled(sw, used, reasons, "backend"),
+        cold=_cold(sw, used),
     )
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
     return Verdict(

@@ -86,7 +86,8 @@ def capacity_verdict(sw: Sweep) -> Verdict | None:
     capped = _capped(sw, at_best[0], peers) if at_best else None
     if capped is not None:
         reasons.append("capped")
-    stalled = _stalled(sw, [*at_best, *peers], reasons, axis)
+    # Capacity is no per-unit figure: no cold start is left out of it, every stall counts.
+    stalled = _stalled(sw, [*at_best, *peers], reasons, axis, cold_out=False)
     numbers = CapacityNumbers(
         axis=axis,
         objective=numbers.objective,

@@ -12,7 +12,10 @@ from benchkit.report import caps
 from benchkit.report import evidence as ev
 from benchkit.report.evidence import Judgement
 from benchkit.report.numbers import (
+    CallRef,
     Capped,
+    Cold,
+    ColdNote,
     Contaminated,
     NoiseEntry,
     Point,
@@ -22,6 +25,7 @@ from benchkit.report.numbers import (
     StallPair,
     VerdictNumbers,
 )
+from benchkit.report.stalls import PER_UNIT
 from benchkit.report.sweep import COMPLETE, PROVISIONAL, Cell, Missing, Sweep, _is_num, norm
 
 
@@ -179,27 +183,33 @@ def _ctx_sort(group: Sequence[Cell], keys: Sequence[str]) -> list[tuple[int, flo
     return [_sort_key(group[0].values.get(k)) for k in keys]
 
 
-def _stalled(sw: Sweep, cells: Sequence[Cell], reasons: list[str], factor: str) -> Stalled | None:
+def _stalled(
+    sw: Sweep, cells: Sequence[Cell], reasons: list[str], factor: str, cold_out: bool = True
+) -> Stalled | None:
     """The points among `cells` whose jobs stalled (benchkit.report.stalls), each with the
     verdict's comparisons (the cells that differ from it in `factor` alone) with and without
     the stalls. A stall that added at least the study's smallest counted effect to its job's
-    wall clock could flip the verdict: it is provisional, and says so (None: no stalls)."""
+    wall clock could flip the verdict: it is provisional, and says so (None: no stalls).
+    Cold starts are left out of the figures compared (`_cold`), so only the other stalls
+    count here, unless `cold_out` is False (a verdict on figures that keep them)."""
     m = sw.metric
     notes: Stalled = []
     for c in cells:
         for job in c.jobs:
             js = sw.stalls.get(job)
-            if js is None:
+            counted = (js.later if cold_out else js.stalls) if js is not None else []
+            if js is None or not counted:
                 continue
             value = c.mean(m)
-            without = js.without(m, value)
+            excess = js.excess_s if cold_out else js.all_excess_s
+            without = js.without(m, value) if cold_out else js.without(m, js.cold_free(m, value))
             notes.append(
                 StallNote(
                     job=job,
                     point=dict(c.values),
-                    stalls=len(js.stalls),
-                    excess_s=js.excess_s,
-                    wall_share=js.wall_share,
+                    stalls=len(counted),
+                    excess_s=excess,
+                    wall_share=excess / js.wall_s if js.wall_s > 0 else 0.0,
                     objective=value,
                     objective_without=without,
                     pairs=_stall_pairs(sw, c, cells, factor, value, without),
@@ -210,6 +220,34 @@ def _stalled(sw: Sweep, cells: Sequence[Cell], reasons: list[str], factor: str) 
     if any(n["wall_share"] >= sw.min_effect for n in notes):
         reasons.append("stalled")
     return notes
+
+
+def _cold(sw: Sweep, cells: Sequence[Cell]) -> Cold | None:
+    """The points among `cells` whose figure leaves out cold starts (folder.py takes their
+    excess out of the per-unit figures before any verdict compares them): each with the
+    calls, the time left out and the figure measured with it (None: no cold starts)."""
+    m = sw.metric
+    notes: Cold = []
+    for c in cells:
+        for job in c.jobs:
+            js = sw.stalls.get(job)
+            if js is None or not js.cold or m not in PER_UNIT:
+                continue
+            value = c.mean(m)
+            calls: list[CallRef] = [{"unit": s.unit, "call": s.call} for s in js.cold]
+            notes.append(
+                ColdNote(
+                    job=job,
+                    point=dict(c.values),
+                    calls=calls,
+                    excess_s=js.cold_excess_s,
+                    objective_measured=(
+                        None if value is None else value + js.cold_excess_s / js.units
+                    ),
+                    objective=value,
+                )
+            )
+    return notes or None
 
 
 def _stall_pairs(

@@ -31,6 +31,7 @@ from benchkit.report.sweep import (
 )
 from benchkit.report.verdicts.common import (
     Verdict,
+    _cold,
     _context,
     _ctx_sort,
     _group,
@@ -200,6 +201,7 @@ def drafting_verdict(
         noise=noise,
         contaminated=bad,
         stalled=_stalled(sw, used, reasons, factor),
+        cold=_cold(sw, used),
         largest=_slots_in(primary[-1]["context"]),
         on_off_range=[min(e["ratio"] for e in primary), max(e["ratio"] for e in primary)],
         compared=True,

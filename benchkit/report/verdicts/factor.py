@@ -45,6 +45,7 @@ from benchkit.report.sweep import (
 from benchkit.report.verdicts.common import (
     Verdict,
     _capped,
+    _cold,
     _context,
     _ctx_sort,
     _group,
@@ -297,6 +298,7 @@ def factor_verdict(sw: Sweep, factor: str, where: Point) -> Verdict:
         contaminated=_taint(sw, group, reasons),
         capped=cap,
         stalled=_stalled(sw, group, reasons, factor),
+        cold=_cold(sw, group),
     )
     point = {**primary, factor: best_value} if best_value is not None else None
     value = {"state": state, "best": best_value, "kind": kind}

@@ -19,6 +19,7 @@ from benchkit.report.sweep import COMPLETE, PROVISIONAL, SLOT_LATENCY, THROUGHPU
 from benchkit.report.verdicts.common import (
     Verdict,
     _capped,
+    _cold,
     _neighbours,
     _sort_key,
     _stalled,
@@ -116,6 +117,7 @@ def projection_verdict(
         seconds_uncapped=None if uncapped is None else units * uncapped,
         contaminated=_taint(sw, [cell], reasons),
         stalled=_stalled(sw, [cell], reasons, "slots"),
+        cold=_cold(sw, [cell]),
         measured=True,
     )
     # Never worse than another complete point without saying so (at the same application

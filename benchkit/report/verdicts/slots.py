@@ -29,6 +29,7 @@ from benchkit.report.sweep import (
 from benchkit.report.verdicts.common import (
     Verdict,
     _capped,
+    _cold,
     _context,
     _group,
     _noise_entry,
@@ -170,6 +171,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
         noise=noise,
         capped=cap,
         stalled=_stalled(sw, primary, reasons, "slots"),
+        cold=_cold(sw, primary),
         knee_uncapped=knee_uncapped,
         beyond=beyond,
         latency_grows=(all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None),

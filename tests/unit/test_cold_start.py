@@ -1,0 +1,219 @@
+"""Cold starts (rules v6): a stall in the first work of a server with no warm-up before its
+timed pass is named as a cold start and left out of the figures the verdicts compare; with a
+warm-up, or later in the pass, a stall keeps the stall rule's treatment. The ledger keeps each
+comparison's ranges and lists one that moved; an older entry without them lists nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchkit.report import ledger, ledger_words
+from benchkit.report.cold_words import cold_text, warmup_lines
+from benchkit.report.folder import analyse_folder
+from benchkit.report.ledger import Entry
+from benchkit.report.light import Light
+from benchkit.report.numbers import BackendNumbers, of
+from benchkit.report.stalls import find_stalls, first_wave
+from benchkit.report.warmup import job_warmup, study_warmup
+from benchkit.results import load_result
+
+DATA = Path(__file__).parent.parent / "data" / "h200-vulkan-1slot"
+LEDGERS = Path(__file__).parent.parent / "data" / "ledgers"
+
+
+def _calls(n: int, slow: dict[int, float] | None = None) -> list[dict[str, object]]:
+    """`n` calls one after another (one slot): 1,000 prompt tokens in 0.1 s (or `slow[i]`)
+    then 40 tokens in 0.8 s."""
+    out = []
+    t = 0.0
+    for i in range(n):
+        prompt_s = (slow or {}).get(i, 0.1)
+        out.append(
+            {
+                "unit": f"u{i:03d}", "seq": 0, "ok": True, "t_sent": t,
+                "t_first": t + prompt_s, "t_last": t + prompt_s + 0.8,
+                "t_done": t + prompt_s + 0.8, "completion_tokens": 41,
+                "timings": {"prompt_n": 1000, "prompt_ms": 1000 * prompt_s,
+                            "predicted_n": 40, "predicted_ms": 800.0},
+            }
+        )  # fmt: skip
+        t += prompt_s + 0.9
+    return out
+
+
+def test_a_first_call_stall_without_warm_up_is_a_cold_start_left_out() -> None:
+    js = find_stalls("j", _calls(20, {0: 5.0}), wall_s=22.9, units=20, warmed=False)
+    (s,) = js.stalls
+    assert s.cold and js.cold == [s] and js.later == []
+    assert js.cold_excess_s == pytest.approx(4.9)
+    # Left out of the per-unit figure; nothing else stays to make a verdict provisional.
+    assert js.excess_s == 0.0 and js.wall_share == 0.0
+    assert js.cold_free("s_per_unit_throughput", 22.9 / 20) == pytest.approx(18.0 / 20)
+    assert js.cold_free("ttft_ms_p50", 100.0) == 100.0  # not a per-unit figure
+
+
+def test_with_a_warm_up_or_unrecorded_the_first_call_is_a_stall_not_a_cold_start() -> None:
+    for warmed in (True, None):
+        js = find_stalls("j", _calls(20, {0: 5.0}), wall_s=22.9, units=20, warmed=warmed)
+        (s,) = js.stalls
+        assert not s.cold and js.cold == []
+        assert js.excess_s == pytest.approx(4.9)
+        assert js.cold_free("s_per_unit_throughput", 1.0) == 1.0
+
+
+def test_a_later_stall_is_not_a_cold_start() -> None:
+    js = find_stalls("j", _calls(20, {0: 5.0, 7: 3.0}), wall_s=25.8, units=20, warmed=False)
+    assert [(s.unit, s.cold) for s in js.stalls] == [("u000", True), ("u007", False)]
+    assert js.cold_excess_s == pytest.approx(4.9)
+    assert js.excess_s == pytest.approx(2.9)
+    # The figure compared leaves out the cold start; "without" then leaves out the rest.
+    cold_free = js.cold_free("s_per_unit_throughput", 25.8 / 20)
+    assert cold_free == pytest.approx((25.8 - 4.9) / 20)
+    assert js.without("s_per_unit_throughput", cold_free) == pytest.approx((25.8 - 7.8) / 20)
+
+
+def test_every_call_of_a_several_slot_first_wave_is_a_cold_start() -> None:
+    """Four slots: four prompts sent together at the start, all slowed by the server's first
+    work; a later wave is ordinary."""
+    calls = _calls(16)
+    for c in calls:
+        c["unit"] = f"w{c['unit']}"
+    wave = []
+    for i in range(4):
+        wave.append(
+            {
+                "unit": f"u{i:03d}", "seq": 0, "ok": True, "t_sent": 0.0,
+                "t_first": 6.0 + i * 0.1, "t_last": 6.8 + i * 0.1, "t_done": 6.8 + i * 0.1,
+                "completion_tokens": 41,
+                "timings": {"prompt_n": 1000, "prompt_ms": 6000.0 + i * 100,
+                            "predicted_n": 40, "predicted_ms": 800.0},
+            }
+        )  # fmt: skip
+    for c in calls:  # the one-slot calls follow the first wave
+        for k in ("t_sent", "t_first", "t_last", "t_done"):
+            c[k] = float(c[k]) + 7.0  # type: ignore[arg-type]
+    allc = wave + calls
+    assert first_wave(allc) == {(f"u{i:03d}", 0) for i in range(4)}
+    js = find_stalls("j", allc, wall_s=30.0, units=20, warmed=False)
+    assert {s.unit for s in js.stalls} == {f"u{i:03d}" for i in range(4)}
+    assert all(s.cold for s in js.stalls)
+    # One window the four waited in together: its excess counts once.
+    assert js.cold_excess_s < sum(s.excess_s for s in js.stalls)
+    assert js.excess_s == 0.0
+
+
+def _sweep(tmp_path: Path) -> Path:
+    src = tmp_path / "sweep"
+    shutil.copytree(DATA, src, ignore=shutil.ignore_patterns("README.md"))
+    return src
+
+
+def test_the_real_vulkan_job_without_warm_up_states_its_cold_start(tmp_path: Path) -> None:
+    """The H200 study's job 0 (no warm-up yet): its 20.4 s first call is a cold start; the
+    backend ratio compared is 1.27x, not the 1.61x measured."""
+    src = _sweep(tmp_path)
+    r = load_result(src / "0" / "result.json")
+    assert "warmup" not in r.provenance and job_warmup(r) == "off"
+    a = analyse_folder(src)
+    v = a.verdict("backend")
+    assert v is not None
+    n = of(BackendNumbers, v.numbers)
+    assert n.ratio_range is not None
+    assert n.ratio_range["vulkan"][0] == pytest.approx(1.272, abs=0.005)
+    assert n.value_range is not None and n.value_range["vulkan"][0] == pytest.approx(9.68, abs=0.01)
+    (cold,) = n.cold or []
+    assert cold["objective_measured"] == pytest.approx(12.216, abs=0.01)
+    text = cold_text(n.cold, "s_per_unit_throughput", "en")
+    assert "12.2 s was measured" in text and "cold start in unit u000, call 0" in text
+    assert "not isolated" in text
+    assert "없었던 서버의 첫 작업" in cold_text(n.cold, "s_per_unit_throughput", "ko")
+    assert warmup_lines({"0": "off", "4": "off"}, "en")[0].startswith("Warm-up: none preceded")
+    # Kept by the ledger.
+    kept = Light.keep(v.numbers)
+    assert set(kept) >= {"ratio_range", "value_range"}
+
+
+def test_with_a_warm_up_recorded_the_same_job_has_no_cold_start(tmp_path: Path) -> None:
+    src = _sweep(tmp_path)
+    for job in ("0", "4"):
+        p = src / job / "result.json"
+        data = json.loads(p.read_text())
+        data["provenance"]["warmup"] = {"enabled": True, "calls": 7, "seconds": 1.0}
+        p.write_text(json.dumps(data))
+    a = analyse_folder(src)
+    v = a.verdict("backend")
+    assert v is not None
+    n = of(BackendNumbers, v.numbers)
+    assert n.cold is None
+    assert n.ratio_range is not None
+    assert n.ratio_range["vulkan"][1] == pytest.approx(1.605, abs=0.005)
+    assert "stalled" in v.reasons
+    assert study_warmup({"0": "on", "4": "on"}) == "on"
+    assert study_warmup({"0": "on", "4": "off", "5": "unknown"}) == "mixed"
+    assert study_warmup({"0": "unknown"}) is None
+
+
+def _entry(numbers: dict[str, object], date: str, rules: int = 6) -> Entry:
+    return {
+        "ledger_version": 1,
+        "study": "s",
+        "published_utc": date,
+        "source": "results",
+        "verdicts": [
+            {
+                "factor": "backend",
+                "verdict": "cuda",
+                "status": "provisional",
+                "missing": [],
+                "reasons": ["stalled"],
+                "numbers": numbers,
+            }
+        ],
+        "rules": rules,
+    }
+
+
+def test_a_ratio_range_that_moved_is_a_correction_with_its_cause() -> None:
+    before = _entry(
+        {"ratio_range": {"vulkan": [1.30, 1.61]}, "value_range": {"vulkan": [7.8, 12.2]}},
+        "2026-12-06T06:31:25Z",
+        rules=5,
+    )
+    before["context"] = {"warmup": "off"}
+    now = _entry(
+        {"ratio_range": {"vulkan": [1.20, 1.31]}, "value_range": {"vulkan": [7.2, 9.7]}},
+        "2026-12-08T00:00:00Z",
+    )
+    now["context"] = {"warmup": "on"}
+    (c,) = ledger.corrections([before], now)["changes"]
+    assert not c["diff"]["value"] and not c["diff"]["status"]
+    what = ledger_words.what_changed(c, "en")
+    assert "Vulkan 1.30x–1.61x → 1.20x–1.31x" in what
+    assert "Vulkan 7.8 s–12.2 s → 7.2 s–9.7 s" in what and what.endswith("rules v5 → v6")
+    why = ledger_words.correction_why(c["why"], "en")
+    assert "warm-up off → on" in why and "v5 → v6" in why
+    assert "1.30~1.61배" in ledger_words.what_changed(c, "ko")
+    # Inside the tolerance: no correction.
+    close = _entry({"ratio_range": {"vulkan": [1.21, 1.32]}}, "2026-12-09T00:00:00Z")
+    assert ledger.corrections([now], close)["changes"] == []
+
+
+def test_an_old_entry_without_ranges_reports_no_change() -> None:
+    """The published ledgers' lines (rules v5 and before) kept no ranges: they load, and a
+    later entry with ranges shows no change from them."""
+    path = LEDGERS / "h200-vulkan-vs-cuda.ledger.jsonl"
+    old = ledger.load(path, "h200-vulkan-vs-cuda")
+    assert old and all("ratio_range" not in (v.get("numbers") or {}) for v in old[-1]["verdicts"])
+    now = copy.deepcopy(old[-1])
+    now["published_utc"] = "2026-12-09T00:00:00Z"
+    next(v for v in now["verdicts"] if v["factor"] == "backend")["numbers"] = {
+        "ratio_range": {"vulkan": [1.2, 1.31]}
+    }
+    assert ledger.corrections([old[-1]], now)["changes"] == []
+    assert Light.of({}).ratio_range is None
+    assert Light.of({"ratio_range": {"vulkan": [1.2, "x"]}}).ratio_range is None
