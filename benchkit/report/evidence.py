@@ -198,7 +198,9 @@ ATTRIBUTES = {
 def gpu_of(result: Result) -> str:
     """The cards a job's telemetry named (name and UUID), '' where none did. A job a race
     extended whose telemetry covers its last run alone (an older benchkit) has '?' for its
-    earlier run's card, which is not recorded."""
+    earlier run's card, which is not recorded; so has one whose telemetry was not joined at
+    all (no samples: the run it extends had no telemetry over its units), whose devices are
+    those of the runs after it."""
     tel = result.metrics.extra.get("telemetry")
     devices = tel.get("devices") if isinstance(tel, dict) else None
     if not isinstance(devices, list) or not devices:
@@ -210,7 +212,7 @@ def gpu_of(result: Result) -> str:
     )
     extended = result.provenance.extra.get("extended")
     metrics = {"wall_s": result.metrics.wall_s, "telemetry": tel}
-    if extended and is_partial(metrics):
+    if extended and (is_partial(metrics) or (isinstance(tel, dict) and not tel.get("samples"))):
         return f"? + {cards}"  # the earlier run's card first, as a joined extension lists it
     return cards
 

@@ -42,7 +42,8 @@ def test_a_card_not_named_is_unknown_not_another() -> None:
 
 
 def test_an_extension_whose_earlier_card_is_unrecorded_says_so() -> None:
-    # Job 4: extended on the second machine by a benchkit that kept the last run's telemetry.
+    # Job 4: extended on the second machine by a benchkit that kept the last run's telemetry,
+    # then on a third by one that joins runs: its first machine's card is not recorded.
     assert gpu_of(schema.load(_data(4))).startswith("? + NVIDIA H100 80GB HBM3 GPU-a482737e")
 
 
@@ -57,4 +58,6 @@ def test_a_model_file_not_recorded_is_unknown_not_another() -> None:
     other = _data(13)
     other["provenance"]["model"]["path"] = "/m/another.gguf"
     found = contamination(_setups({"10": unknown, "11": known, "13": other, "15": _data(15)}), [])
-    assert [(e["attribute"], e["jobs"]) for e in found] == [("model_file", ["13"])]
+    # (Job 15's extension ran on a third machine: its card differs too, which is not this test's.)
+    models = [(e["attribute"], e["jobs"]) for e in found if e["attribute"].startswith("model")]
+    assert models == [("model_file", ["13"])]
