@@ -1,0 +1,174 @@
+"""The replay check of a real race: would the points it stopped have kept its verdicts had they
+run on to every unit?
+
+A raced sweep (racing.json beside its jobs) measured each stopped point on its first units only.
+The units it did not measure are filled in from the point the race measured on every unit (its
+best), unit by unit: the best's time on that unit times one of the stopped point's own per-unit
+ratios to the best on the units both ran, drawn at random (a bootstrap of the point's own
+ratios; `--draws` completions). Each completed grid is analysed as a full grid (no race
+decisions) by the report's own rules, and its verdicts are compared with the race's report.
+The point estimate (every missing unit at the point's mean ratio) is printed too.
+
+What it assumes: a stopped point's unmeasured units keep the ratio spread its measured units
+showed against the best. It cannot see a change the first units did not show (a machine that
+slows down later, a unit kind the first units lacked).
+
+    python bench/race_check.py docs/studies/h100-vulkan-vs-cuda-warm/results \
+        --out docs/perf/gpu-race-check.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import statistics
+import sys
+from pathlib import Path
+from typing import TypedDict
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.racing import verdicts, with_values  # noqa: E402
+from benchkit.racing.observe import RACING_FILE, unit_values  # noqa: E402
+from benchkit.report import analyse as an  # noqa: E402
+from benchkit.report.folder import analyse_folder  # noqa: E402
+
+
+class Check(TypedDict):
+    folder: str
+    draws: int
+    reference: str
+    units: int
+    measured_units: dict[str, int]
+    race_time_share: float | None
+    race_replay_share: float | None
+    race_verdicts: dict[str, str]
+    point_estimate_verdicts: dict[str, str]
+    point_estimate_differs: list[str]
+    differs_share: dict[str, float]
+    any_verdict_differs: float
+    only_status_differs: float
+    # Per point the race stopped: its units, the race's ratio to the best, and the share of
+    # completions in which it stays slower than the best by more than the race's margin.
+    stopped: dict[str, StoppedPoint]
+
+
+class StoppedPoint(TypedDict):
+    units: int
+    race_ratio: float | None
+    completed_ratio_median: float
+    holds_share: float
+
+
+def full_grid(sw: an.Sweep) -> an.Sweep:
+    """The sweep without the race's decisions: what the report would say of a full grid."""
+    out = copy.copy(sw)
+    out.race_stopped, out.race_best = {}, None
+    return out
+
+
+def check(folder: Path, draws: int, rng: random.Random) -> Check:
+    a = analyse_folder(folder)
+    sw, n_proj = a.sweep, a.study.projection_units
+    race = json.loads((folder / RACING_FILE).read_text(encoding="utf-8"))
+    done = [r for r in a.results if r.status == "complete"]
+    values = {r.job_dir.name: unit_values(r.job_dir, sw.metric) for r in done}
+    values = {j: v for j, v in values.items() if v}
+    ref = max(values, key=lambda j: (len(values[j]), j == str(race.get("best"))))
+    units = sorted(values[ref])
+    ratios = {
+        j: [v[u] / values[ref][u] for u in v if u in values[ref] and values[ref][u] > 0]
+        for j, v in values.items()
+    }
+
+    def completed(pick: dict[str, float] | None) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for j, v in values.items():
+            mean_ratio = statistics.fmean(ratios[j])
+            out[j] = {
+                u: v[u]
+                if u in v
+                else values[ref][u]
+                * (rng.choice(ratios[j]) if pick is None else pick.get(j, mean_ratio))
+                for u in units
+            }
+        return out
+
+    def judged(grid: dict[str, dict[str, float]]) -> dict[str, str]:
+        means = {j: statistics.fmean(g.values()) for j, g in grid.items()}
+        got = verdicts(with_values(full_grid(sw), means, grid), n_proj)
+        return {k: str(x) for k, x in got.items()}
+
+    published = {k: str(x) for k, x in verdicts(sw, n_proj).items()}
+    margin = float((race.get("settings") or {}).get("margin") or 0.05)
+    points = race["points"]
+    stopped = [j for j, pt in points.items() if pt.get("status") == "stopped" and j in values]
+    kept: dict[str, list[float]] = {j: [] for j in stopped}
+    point = judged(completed({j: statistics.fmean(r) for j, r in ratios.items()}))
+    differ: dict[str, int] = {}
+    any_d = status_only = 0
+    for i in range(draws):
+        grid = completed(None)
+        for j in stopped:
+            against = str(points[j].get("best") or ref)
+            mean = statistics.fmean
+            kept[j].append(mean(grid[j].values()) / mean(grid[against].values()))
+        got = judged(grid)
+        diff = [k for k in published if got.get(k) != published[k]]
+        for k in diff:
+            differ[k] = differ.get(k, 0) + 1
+        if any(not k.endswith(".status") for k in diff):
+            any_d += 1
+        elif diff:
+            status_only += 1
+        if (i + 1) % 20 == 0:
+            print(f"[race_check] {i + 1}/{draws} completions", file=sys.stderr)
+    full_m, spent_m = race.get("full_grid_machine_s"), race.get("machine_s")
+    full_s, spent_s = race.get("full_grid_s"), race.get("spent_s")
+    return {
+        "folder": str(folder),
+        "draws": draws,
+        "reference": ref,
+        "units": len(units),
+        "measured_units": {j: len(v) for j, v in sorted(values.items(), key=lambda x: int(x[0]))},
+        "race_time_share": spent_m / full_m if spent_m and full_m else None,
+        "race_replay_share": spent_s / full_s if spent_s and full_s else None,
+        "race_verdicts": published,
+        "point_estimate_verdicts": point,
+        "point_estimate_differs": [k for k in published if point.get(k) != published[k]],
+        "differs_share": {k: v / draws for k, v in sorted(differ.items())},
+        "any_verdict_differs": any_d / draws,
+        "only_status_differs": status_only / draws,
+        "stopped": {
+            j: {
+                "units": len(values[j]),
+                "race_ratio": race["points"][j].get("ratio"),
+                "completed_ratio_median": statistics.median(kept[j]),
+                "holds_share": sum(x > 1 + margin for x in kept[j]) / draws,
+            }
+            for j in sorted(stopped, key=int)
+        },
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("folder", type=Path, help="a raced sweep folder (with racing.json)")
+    p.add_argument("--draws", type=int, default=200)
+    p.add_argument("--rng", type=int, default=33)
+    p.add_argument("--out", type=Path)
+    args = p.parse_args()
+    if not (args.folder / RACING_FILE).exists():
+        sys.exit(f"race_check: {args.folder} has no {RACING_FILE}: give a raced sweep folder")
+    out = check(args.folder, args.draws, random.Random(args.rng))
+    text = json.dumps(out, indent=2, sort_keys=True)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
