@@ -34,7 +34,7 @@ from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
 # The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
 from benchkit.report.ledger_rules import RULES as RULES
 from benchkit.report.ledger_rules import RULES_VERSION as RULES_VERSION
-from benchkit.report.light import Light, NumberChange, number_changes
+from benchkit.report.light import Light, NumberChange, cold_of, number_changes
 from benchkit.report.numbers import FactorValue, MissingPoint, Point
 from benchkit.results import atomic_write_text
 from benchkit.results import results_digest as results_digest
@@ -107,6 +107,9 @@ class Why(TypedDict):
     unfinished: list[MissingPoint]
     changed: dict[str, list[object]]
     rules: NotRequired[list[int]]
+    # Cold starts the later entry leaves out of its figures and the earlier did not (rules v6):
+    # seconds per job.
+    cold: NotRequired[dict[str, float]]
 
 
 class Diff(TypedDict):
@@ -412,6 +415,10 @@ def _why(
         elif a != b and a is not None and b is not None:
             changed[key] = [a, b]
     out: Why = {"unfinished": unfinished, "changed": changed}
+    cold_a = cold_of(_numbers(earlier_v)) or {}
+    cold_b = cold_of(_numbers(now_v)) or {}
+    if cold := {j: s for j, s in cold_b.items() if j not in cold_a}:
+        out["cold"] = cold
     rules_a, rules_b = rules_of(earlier), rules_of(now)
     if rules_a != rules_b:
         out["rules"] = [rules_a, rules_b]

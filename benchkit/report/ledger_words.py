@@ -153,6 +153,13 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
                 status=status_word(m["status"], lang),
             )
         )
+    cold = why.get("cold") or {}
+    if cold:
+        jobs = ", ".join(
+            tr(lang, "job {job} ({seconds} s)", job=j, seconds=format(s, ".1f"))
+            for j, s in cold.items()
+        )
+        bits.append(tr(lang, "cold starts now left out of the figures: {jobs}", jobs=jobs))
     changed = why.get("changed") or {}
     if changed:
         # The ledger's context keys ("builds hip", "sampling") read as words of the language.

@@ -50,14 +50,22 @@ class Light:
     ratio_range: dict[str, list[float]] | None = None
     value_range: dict[str, list[float]] | None = None
     on_off_range: list[float] | None = None
+    # The cold starts left out of the figures compared (rules v6), seconds per job: what a
+    # correction of those figures names as its cause.
+    cold_s: dict[str, float] | None = None
 
     KEYS = ("largest", "seconds", "units", "knee_reached", "median_change", *RANGES)
 
     @staticmethod
     def keep(numbers: VerdictNumbers) -> dict[str, object]:
-        """The ledger's `numbers` of a verdict: those of KEYS the verdict has, in that order."""
+        """The ledger's `numbers` of a verdict: those of KEYS the verdict has, in that order,
+        and `cold_s` where it left cold starts out."""
         j = numbers.to_json()
-        return {k: j[k] for k in Light.KEYS if k in j}
+        out = {k: j[k] for k in Light.KEYS if k in j}
+        cold = j.get("cold")
+        if isinstance(cold, list) and cold:
+            out["cold_s"] = {str(c["job"]): round(float(c["excess_s"]), 1) for c in cold}
+        return out
 
     @staticmethod
     def of(numbers: Mapping[str, object]) -> Light:
@@ -74,7 +82,17 @@ class Light:
             ratio_range=spans(numbers.get("ratio_range")),
             value_range=spans(numbers.get("value_range")),
             on_off_range=_span(numbers.get("on_off_range")),
+            cold_s=cold_of(numbers),
         )
+
+
+def cold_of(numbers: Mapping[str, object]) -> dict[str, float] | None:
+    """A ledger verdict's `cold_s` ({job: seconds left out}), None where it recorded none."""
+    raw = numbers.get("cold_s")
+    if not isinstance(raw, Mapping):
+        return None
+    out = {str(k): v for k, x in raw.items() if (v := _num(x)) is not None}
+    return out or None
 
 
 class NumberChange(TypedDict):

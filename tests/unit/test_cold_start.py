@@ -217,3 +217,32 @@ def test_an_old_entry_without_ranges_reports_no_change() -> None:
     assert ledger.corrections([old[-1]], now)["changes"] == []
     assert Light.of({}).ratio_range is None
     assert Light.of({"ratio_range": {"vulkan": [1.2, "x"]}}).ratio_range is None
+
+
+def test_a_correction_names_the_cold_starts_it_now_leaves_out() -> None:
+    """The ledger keeps the seconds of cold start each verdict left out, so the correction of
+    a figure that a cold start had inflated names that cause, not only the rules version."""
+    before = _entry({"ratio_range": {"vulkan": [1.30, 1.61]}}, "2026-12-06T09:03:55Z", rules=5)
+    now = _entry(
+        {"ratio_range": {"vulkan": [1.20, 1.31]}, "cold_s": {"0": 20.3}}, "2026-12-06T10:00:00Z"
+    )
+    (c,) = ledger.corrections([before], now)["changes"]
+    why = ledger_words.correction_why(c["why"], "en")
+    assert "cold starts now left out of the figures: job 0 (20.3 s)" in why
+    assert "v5 → v6" in why
+    assert "콜드 스타트" in ledger_words.correction_why(c["why"], "ko")
+    # Left out in both entries: not a cause of this change.
+    again = _entry(
+        {"ratio_range": {"vulkan": [1.30, 1.45]}, "cold_s": {"0": 20.3}}, "2026-12-07T00:00:00Z"
+    )
+    (c2,) = ledger.corrections([now], again)["changes"]
+    assert "cold" not in c2["why"]
+
+
+def test_a_verdict_with_cold_starts_keeps_their_seconds_in_the_ledger(tmp_path: Path) -> None:
+    a = analyse_folder(_sweep(tmp_path))
+    v = a.verdict("backend")
+    assert v is not None
+    kept = Light.keep(v.numbers)
+    assert kept["cold_s"] == {"0": pytest.approx(20.3, abs=0.1)}
+    assert Light.of(kept).cold_s == kept["cold_s"]
