@@ -268,3 +268,18 @@ def test_a_publication_records_the_size_of_its_comparisons(tmp_path: Path) -> No
     assert on_off is not None and on_off[0] > 1.0  # MTP hurt: on took longer than off
     old = verdict(entries(VULKAN, tmp_path)[0], "backend")
     assert ledger.Light.of(old.get("numbers") or {}).ratio_range is None
+
+
+def test_a_change_on_other_results_says_so(tmp_path: Path) -> None:
+    """A verdict that moved because more units were measured (the H100 race's later rounds)
+    names the results as having changed, where both entries kept a digest of them."""
+    first = entries(VULKAN, tmp_path)[-1]
+    first["data"] = "a" * 64
+    second = later(first, "2026-12-10T00:00:00Z", data="b" * 64)
+    verdict(second, "slots")["verdict"] = 2
+    (c,) = [c for c in ledger.corrections([first], second)["changes"] if c["factor"] == "slots"]
+    assert "the results differ" in ledger_words.correction_why(c["why"], "en")
+    same = later(first, "2026-12-10T00:00:00Z")
+    verdict(same, "slots")["verdict"] = 2
+    (c,) = [c for c in ledger.corrections([first], same)["changes"] if c["factor"] == "slots"]
+    assert "the results differ" not in ledger_words.correction_why(c["why"], "en")

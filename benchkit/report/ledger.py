@@ -110,6 +110,9 @@ class Why(TypedDict):
     # Cold starts the later entry leaves out of its figures and the earlier did not (rules v6):
     # seconds per job.
     cold: NotRequired[dict[str, float]]
+    # Both entries recorded a digest of their results and the two differ: the later read
+    # other results (more units or jobs measured, a job measured again).
+    data_changed: NotRequired[bool]
 
 
 class Diff(TypedDict):
@@ -419,6 +422,8 @@ def _why(
     cold_b = cold_of(_numbers(now_v)) or {}
     if cold := {j: s for j, s in cold_b.items() if j not in cold_a}:
         out["cold"] = cold
+    if earlier.get("data") and now.get("data") and earlier.get("data") != now.get("data"):
+        out["data_changed"] = True
     rules_a, rules_b = rules_of(earlier), rules_of(now)
     if rules_a != rules_b:
         out["rules"] = [rules_a, rules_b]

@@ -172,6 +172,8 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
         a, b = why["rules"]
         # What each version changed is listed once under the table (rules_notes).
         bits.append(tr(lang, "the verdict rules changed (v{old} → v{new})", old=a, new=b))
+    if why.get("data_changed") and not why.get("unfinished"):
+        bits.append(tr(lang, "the results differ from those the earlier publication read"))
     if why.get("new_points"):
         n = int(why["new_points"])
         bits.append(trn(lang, "{n} more point completed", "{n} more points completed", n))
