@@ -2,10 +2,15 @@
 results/ alone (standard library only). Run: python docs/studies/h100-vulkan-vs-cuda-warm/figures_check.py"""
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+
+
+def _t(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def main() -> None:
@@ -26,7 +31,9 @@ def main() -> None:
         print(
             f"{d.name:>3}  {f['backend']:<7} {f['slots']:>5} {str(f['mtp']):<5} {r['status']:<11}"
             f" {m.get('units_completed') or 0:>5}  {m.get('s_per_unit_throughput') or 0:>9.2f}"
-            f"  {w.get('seconds') or 0:>9.1f} ({w.get('calls')})  {took - wall:>8.1f}"
+            f"  {w.get('seconds') or 0:>9.1f} ({w.get('calls')})  "
+            # An extended job's job_seconds is its last run's, its wall clock all runs': no launch.
+            + ("       -" if p.get("extended") else f"{took - wall:>8.1f}")
         )
     print("\nVulkan / CUDA, each job's own units: seconds per unit (throughput basis); J per unit")
     for s, mtp in sorted({(k[1], k[2]) for k in walls}):
@@ -43,10 +50,20 @@ def main() -> None:
         t0 = min(r["t_sent"] for r in rows if r["unit"] == u)
         t1 = max(r["t_done"] for r in rows if r["unit"] == u)
         print(f"  {u}: {t0:.1f} to {t1:.1f}, {t1 - t0:.1f}")
-    # Job 4 (Vulkan, 2 slots, MTP off): 3 units on the first machine, 2 on the second.
+    # Job 4 (Vulkan, 2 slots, MTP off): its runs, each on the card of the jobs measured
+    # nearest in time on one card alone (its first run's telemetry was lost: see the README).
     r4 = json.loads((RESULTS / "4" / "result.json").read_text())
     runs = r4["provenance"]["extended"]
-    first = json.loads((RESULTS / "5" / "result.json").read_text())  # CUDA's 3 units, machine 1
+    cards = []
+    for d in (p for p in RESULTS.iterdir() if p.name.isdigit()):
+        r = json.loads((d / "result.json").read_text())
+        devs = (r["metrics"].get("telemetry") or {}).get("devices") or []
+        if len(devs) == 1 and not r["provenance"].get("extended"):
+            cards.append((_t(r["provenance"]["started_utc"]), devs[0]["uuid"][:12]))
+    # machines.txt: each call of the third session, its time and card (the script writes it).
+    lines = (RESULTS / "machines.txt").read_text().splitlines()
+    for when, card in zip(lines[::2], lines[1::2], strict=True):
+        cards.append((_t(when.split()[1]), card.split(", ")[1][:12]))
     calls = [json.loads(x) for x in (RESULTS / "4" / "calls.jsonl").read_text().splitlines() if x]
     print("\nJob 4's runs: units, prompt and completion tokens a unit")
     for run in runs:
@@ -56,11 +73,11 @@ def main() -> None:
         print(
             f"  {run['started_utc']}: {n} units, {sum(c['prompt_tokens'] for c in cs) / n:,.0f}"
             f" prompt, {sum(c['completion_tokens'] for c in cs) / n:,.0f} completion a unit;"
-            f" first request to last response {span:.2f} s, {span / n:.2f} s a unit"
+            f" first request to last response {span:.2f} s, {span / n:.2f} s a unit;"
+            f" card {min(cards, key=lambda c: abs(c[0] - _t(run['started_utc'])))[1]}"
         )
     wall = r4["metrics"]["wall_s"]
-    print(f"  wall_s {wall:.2f} over both runs; CUDA job 5 (3 units, machine 1): "
-          f"{first['metrics']['s_per_unit_throughput']:.2f} s a unit")
+    print(f"  wall_s {wall:.2f} over its {len(runs)} runs")
     race = json.loads((RESULTS / "racing.json").read_text())
     print(
         f"\nracing.json: machine_s {race['machine_s']:.0f} s over {sum(race['launches'].values())}"
