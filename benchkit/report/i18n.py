@@ -413,9 +413,15 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return no_noise_text(n.units if isinstance(n, FactorNumbers) else None, lang)
     if reason == "slo_none":
         return tr(lang, "no point met the study's SLO")
+    if reason == "knee_not_reached":
+        return tr(lang, "the knee was not reached within the slot counts measured")
     if isinstance(n, CapacityNumbers):
         return _capacity_reason(reason, n, lang)
-    return reason
+    # Never a bare code in the prose: the ledger's noun phrase for it (imported here:
+    # ledger_words reads this module at import time).
+    from benchkit.report.ledger_words import reason_words
+
+    return reason_words(reason, lang)
 
 
 def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
@@ -435,7 +441,9 @@ def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
         return tr(lang, "settings held the same load: loads between those tried would tell")
     if reason == "no_slo":
         return tr(lang, "no SLO declared (study.slo): capacity is the most load kept up with")
-    return reason
+    from benchkit.report.ledger_words import reason_words
+
+    return reason_words(reason, lang)
 
 
 def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
