@@ -147,6 +147,16 @@ def report_of(folder: Path, what: str, ledger: str | None = None, sweep: bool = 
     except UserError as exc:
         print(f"benchkit: {exc}", file=sys.stderr)
         return False
+    except ModuleNotFoundError as exc:
+        # A machine with benchkit's jobs but not its report's packages (the lent GPU machine
+        # had no Babel): the measurements stand; say what to install, not a traceback.
+        print(
+            f"benchkit: the report of {folder} was not written: the Python package "
+            f"{exc.name} is not installed here; install benchkit's dependencies "
+            f"(pip install -e .) and run python -m benchkit.report {folder}",
+            file=sys.stderr,
+        )
+        return False
     try:
         lines = (out / SUMMARY_FILE).read_text(encoding="utf-8").splitlines()[:-1]
     except OSError:
