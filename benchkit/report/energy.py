@@ -201,6 +201,30 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
     return lines
 
 
+# Telemetry reasons benchkit itself writes in fixed words (result.json keeps them in English),
+# so that a report in another language states them in it; a reason with the machine's own
+# words in it (a library's error) is quoted as recorded.
+KNOWN_REASONS = {
+    "the run this job extends has no telemetry over its units": N_(
+        "the run this job extends has no telemetry over its units"
+    ),
+    "the job was finished from the calls of an interrupted pass": N_(
+        "the job was finished from the calls of an interrupted pass"
+    ),
+    "the job was finished from the calls of an interrupted pass that recorded no telemetry "
+    "over it": N_(
+        "the job was finished from the calls of an interrupted pass that recorded no "
+        "telemetry over it"
+    ),
+}
+
+
+def reason_words(reason: str, lang: str) -> str:
+    """A recorded telemetry reason in `lang` where benchkit wrote it in fixed words."""
+    known = KNOWN_REASONS.get(reason.rstrip("."))
+    return marked(lang, known) if known else reason
+
+
 def _recommended(a: Any) -> tuple[dict[str, object] | None, bool]:
     """The projection verdict's point, if it names one, and whether the report recommends it
     (the same state as the summary's: recommend.recommendation); else it is only the best
@@ -359,7 +383,8 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     reasons: dict[str, int] = {}
     for r in rows:
         if r["j_per_unit"] is None and r["reason"]:
-            reasons[str(r["reason"])] = reasons.get(str(r["reason"]), 0) + 1
+            why = reason_words(str(r["reason"]), lang)
+            reasons[why] = reasons.get(why, 0) + 1
     lines += [
         trn(
             lang,
