@@ -88,7 +88,8 @@ def _value(v: Any) -> Any:
 
 def point_line(race: Mapping[str, Any], job: str, lang: str) -> str | None:
     """One point's outcome, e.g. 'stopped after 3 units: 1.31x slower than Vulkan, 4 slots
-    (95% confidence)'; None for a point without an outcome."""
+    (more than 5% slower at 95% confidence)': the confidence is the test's, of the margin,
+    not an interval of the ratio; None for a point without an outcome."""
     p = race["points"].get(job) or {}
     units = trn(lang, "{n} unit", "{n} units", int(p.get("units") or 0))
     conf = fmt.pct(race["settings"]["confidence"])
@@ -98,10 +99,12 @@ def point_line(race: Mapping[str, Any], job: str, lang: str) -> str | None:
         at = int(p.get("units_compared") or p.get("units") or 0)
         line = tr(
             lang,
-            "stopped after {units}: {ratio} slower than {best} ({confidence} confidence)",
+            "stopped after {units}: {ratio} slower than {best} (more than {margin} slower at "
+            "{confidence} confidence)",
             units=trn(lang, "{n} unit", "{n} units", at),
             ratio=fmt.ratio(p["ratio"], lang),
             best=best,
+            margin=fmt.pct(race["settings"]["margin"]),
             confidence=conf,
         )
         if int(p.get("units") or 0) > at:
