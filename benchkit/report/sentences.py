@@ -252,6 +252,21 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
         "acceptance": acceptance,
         "scope": scope_text(n, lang),
     }
+    if fields["best"] == fields["worst"]:
+        # One setting compared (or all alike): one ratio, not 'by 1.59x to 1.59x'.
+        if v.point:
+            return tr(
+                lang,
+                "{who} {runs}{prov}. On {point}, turning it on changed {objective} by "
+                "{best}.{acceptance}{scope}",
+                point=point_text(v.point, lang),
+                **fields,
+            )
+        return tr(
+            lang,
+            "{who} {runs}{prov}. Turning it on changed {objective} by {best}.{acceptance}{scope}",
+            **fields,
+        )
     if v.point:
         return tr(
             lang,
