@@ -385,6 +385,28 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
         if r["j_per_unit"] is None and r["reason"]:
             why = reason_words(str(r["reason"]), lang)
             reasons[why] = reasons.get(why, 0) + 1
+    cold = {
+        j: st.cold_excess_s
+        for j, st in (getattr(getattr(a, "sweep", None), "stalls", None) or {}).items()
+        if st.cold
+        and any(r["j_per_unit"] is not None and Path(str(r["dir"])).name == j for r in rows)
+    }
+    if cold:
+        # Seconds per unit leave cold starts out (rules v6); the energy counter cannot be
+        # split at a call's edges as finely, so J/unit is as measured, and says so.
+        lines.append(
+            tr(
+                lang,
+                "J/unit is as measured: it includes the cold starts the seconds per unit leave "
+                "out ({jobs}).",
+                jobs=", ".join(
+                    tr(lang, "job {job} ({seconds} s)", job=j, seconds=format(x, ".1f"))
+                    for j, x in sorted(
+                        cold.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0
+                    )
+                ),
+            )
+        )
     lines += [
         trn(
             lang,

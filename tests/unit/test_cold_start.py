@@ -246,3 +246,12 @@ def test_a_verdict_with_cold_starts_keeps_their_seconds_in_the_ledger(tmp_path: 
     kept = Light.keep(v.numbers)
     assert kept["cold_s"] == {"0": pytest.approx(20.3, abs=0.1)}
     assert Light.of(kept).cold_s == kept["cold_s"]
+
+
+def test_the_energy_section_says_its_figures_include_the_cold_starts(tmp_path: Path) -> None:
+    """Seconds per unit leave a cold start out; J/unit cannot, and the report says so."""
+    from benchkit.report.energy import energy_view
+
+    a = analyse_folder(_sweep(tmp_path))
+    lines = energy_view(a, None, "en").get("lines") or []
+    assert any("includes the cold starts" in str(x) and "job 0 (20.3 s)" in str(x) for x in lines)
