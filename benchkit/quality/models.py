@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from benchkit import log
 from benchkit.errors import Unavailable, UserError
@@ -81,6 +81,54 @@ REASONS = {
     ),
 }
 Why = tuple[str, str]  # (a REASONS code, its detail)
+
+
+class ModelRef(TypedDict):
+    model: str
+    quant: str | None
+    path: str
+
+
+class ModelEntry(TypedDict, total=False):
+    """One model file's line of models.json: its comparison with the reference, or why none."""
+
+    model: str
+    quant: str | None
+    path: str
+    jobs: list[str]
+    status: str
+    why: str | None
+    detail: str | None
+    reason: str | None
+    command: list[str]
+    seconds: float
+    kld: dict[str, float]
+    attempts: int
+
+
+class ModelsDoc(TypedDict, total=False):
+    """SWEEP/quality/models.json: the reference file, how it was chosen, the settings and
+    build, the text, and every file's entry."""
+
+    tool: str
+    status: str
+    why: str | None
+    detail: str | None
+    reason: str | None
+    reference: ModelRef | None
+    how: str
+    settings: dict[str, int]
+    models: list[ModelEntry]
+    build: dict[str, object]
+    key: str | None
+    text: dict[str, object]
+    base_command: list[str]
+
+
+class _Reason(TypedDict):
+    why: str | None
+    detail: str | None
+    reason: str | None
 
 
 def reason_text(why: Why) -> str:
@@ -299,19 +347,24 @@ def _run(cmd: list[str], log_file: Path) -> tuple[int, str, float]:
 # --------------------------------------------------------------------------- the comparison
 
 
-def _entry(f: ModelFile, status: str, why: Why | None = None, **extra: Any) -> dict[str, Any]:
-    return {
+def _entry(f: ModelFile, status: str, why: Why | None = None, **extra: object) -> ModelEntry:
+    entry: ModelEntry = {
         "model": f.name,
         "quant": f.quant,
         "path": f.path,
         "jobs": f.jobs,
         "status": status,
-        **_reason(why),
-        **extra,
     }
+    _set_reason(entry, why)
+    return cast(ModelEntry, {**entry, **extra})
 
 
-def _reason(why: Why | None) -> dict[str, str | None]:
+def _set_reason(d: ModelsDoc | ModelEntry, why: Why | None) -> None:
+    r = _reason(why)
+    d["why"], d["detail"], d["reason"] = r["why"], r["detail"], r["reason"]
+
+
+def _reason(why: Why | None) -> _Reason:
     if why is None:
         return {"why": None, "detail": None, "reason": None}
     return {"why": why[0], "detail": why[1], "reason": reason_text(why)}
@@ -325,7 +378,7 @@ def compare_models(
     chunks: int = CHUNKS,
     again: bool = False,
     elsewhere: bool = False,
-) -> dict[str, Any] | None:
+) -> ModelsDoc | None:
     """Compare every model file of the sweep with the reference file and write
     SWEEP/quality/models.json; None (and no file) when the sweep has one model file. A
     models.json measured from the same inputs is kept unless `again`. `elsewhere`: the jobs
@@ -337,18 +390,18 @@ def compare_models(
     out_dir = sweep / QUALITY_DIR
     out_dir.mkdir(exist_ok=True)
     ref_path, how = choose_reference(files, declared)
-    doc: dict[str, Any] = {
+    doc: ModelsDoc = {
         "tool": TOOL,
         "status": "not_measured",
-        **_reason(None),
         "reference": None,
         "how": how,
         "settings": {"ctx": ctx, "chunks": chunks},
         "models": [],
     }
+    _set_reason(doc, None)
     if ref_path is None:
         why: Why = ("declared_missing", str(declared))
-        doc.update(_reason(why))
+        _set_reason(doc, why)
         doc["models"] = [_entry(f, "not_measured", why) for f in files.values()]
         return _write(out_dir, doc)
     ref = files[ref_path]
@@ -379,7 +432,7 @@ def compare_models(
     else:
         failed = _measure(doc, files, ref, prov, out_dir, ctx, chunks)
     if failed is not None:
-        doc.update(_reason(failed))
+        _set_reason(doc, failed)
         doc["models"] = [
             _entry(f, "reference") if f is ref else _entry(f, "not_measured", failed)
             for f in files.values()
@@ -411,7 +464,7 @@ def _inputs_key(
 
 
 def _measure(
-    doc: dict[str, Any],
+    doc: ModelsDoc,
     files: Mapping[str, ModelFile],
     ref: ModelFile,
     prov: Mapping[str, Any],
@@ -472,7 +525,7 @@ def _compare_one(
     ref_vocab: int,
     common: list[str],
     out_dir: Path,
-) -> dict[str, Any]:
+) -> ModelEntry:
     """One file's comparison with the reference's logits, with a progress line."""
     if not Path(f.path).is_file():
         entry = _entry(f, "not_measured", ("file_gone", f.path))
@@ -512,25 +565,23 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
 
 
-def _write(out_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
+def _write(out_dir: Path, doc: ModelsDoc) -> ModelsDoc:
     tmp = out_dir / (MODELS_FILE + ".tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     tmp.replace(out_dir / MODELS_FILE)
     return doc
 
 
-def read_models(sweep: Path) -> dict[str, Any] | None:
+def read_models(sweep: Path) -> ModelsDoc | None:
     """SWEEP/quality/models.json, or None when there is none (or it is unreadable)."""
     try:
         data = json.loads((sweep / QUALITY_DIR / MODELS_FILE).read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return cast(ModelsDoc, data) if isinstance(data, dict) else None
 
 
-def compare_sweep(
-    sweep: Path, again: bool = False, elsewhere: bool = False
-) -> dict[str, Any] | None:
+def compare_sweep(sweep: Path, again: bool = False, elsewhere: bool = False) -> ModelsDoc | None:
     """compare_models on a sweep folder, with the study's reference_model its jobs carry;
     `again`: measure even where models.json says the same inputs were measured."""
     from benchkit.report.folder import resolve_study

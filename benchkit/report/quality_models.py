@@ -83,7 +83,7 @@ def model_files_view(source: Path, lang: str) -> dict[str, object]:
     doc = read_models(source)
     if doc is None:
         return {"show": False}
-    ref = doc.get("reference") or {}
+    ref: Mapping[str, object] = doc.get("reference") or {}
     reference = str(ref.get("model") or fmt.DASH)
     models = [m for m in doc.get("models") or [] if isinstance(m, Mapping)]
     view: dict[str, object] = {"show": True, "not_measured": None, "rows": [], "lines": []}
