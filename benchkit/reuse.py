@@ -56,6 +56,10 @@ MeasuredKey = Literal[
     "client",
     "benchkit",
     "telemetry",
+    # The untimed warm-up before the pass, and a raced job's runs: what the report says of
+    # how the figures were measured (a reuse that dropped them read as "not recorded").
+    "warmup",
+    "extended",
 ]
 MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = get_args(MeasuredKey)
 

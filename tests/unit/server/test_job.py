@@ -142,6 +142,10 @@ def test_a_complete_job_is_reused_without_starting_a_server(
     assert again["status"] == "complete"
     assert again["provenance"]["reused_from"] == str(tmp_path / "job")
     assert again["metrics"] == first["metrics"]
+    # How the pass was measured stays with it: the H100 machine check's reused jobs lost
+    # their warm-up record, and the report then called it "not recorded".
+    assert "warmup" in first["provenance"]
+    assert again["provenance"]["warmup"] == first["provenance"]["warmup"]
 
 
 def test_resume_key_leaves_an_unset_replay_client_out(compose_cfg: Compose) -> None:
