@@ -161,6 +161,10 @@ def main() -> None:
     p.add_argument("--rng", type=int, default=33)
     p.add_argument("--out", type=Path)
     args = p.parse_args()
+    if args.draws < 1:
+        sys.exit(f"race_check: --draws {args.draws}: give at least 1 completion to draw")
+    if not args.folder.is_dir():
+        sys.exit(f"race_check: {args.folder} does not exist: give a raced sweep folder")
     if not (args.folder / RACING_FILE).exists():
         sys.exit(f"race_check: {args.folder} has no {RACING_FILE}: give a raced sweep folder")
     out = check(args.folder, args.draws, random.Random(args.rng))

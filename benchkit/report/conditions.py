@@ -142,7 +142,23 @@ def _workload_view(results: Sequence[JobResult], lang: str) -> tuple[list[str], 
             )
             reps = next((r.result.factors.get("repeats") for r in results), None) or 1
             replayed = int(planned) // int(reps) if planned else None
-        if replayed is not None and replayed != wl.units:
+        counts = {
+            int(n)
+            for r in results
+            if (w := r.result.provenance.workload) is not None and (n := w.units_replayed)
+        }
+        if len(counts) > 1:
+            # A raced sweep (or jobs of different workload.units): each job its own count.
+            workload_line += " " + tr(
+                lang,
+                "The jobs replayed its first {least} to {most} of {units} units, each job its "
+                "own count (workload.units; a race sets it per point): the totals above are the "
+                "whole fixture's.",
+                least=integer(min(counts)),
+                most=integer(max(counts)),
+                units=wl.units,
+            )
+        elif replayed is not None and replayed != wl.units:
             # The plural follows the units replayed ("1 of 10 units was"); a language may
             # leave the fixture's total out.
             workload_line += " " + trn(
