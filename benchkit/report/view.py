@@ -27,6 +27,7 @@ from benchkit.report import (
     ledger_words,
     recommend,
     sentences,
+    slot_use,
 )
 from benchkit.report.capacity_words import capacity_value
 from benchkit.report.folder import Analysed
@@ -37,6 +38,7 @@ from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
+from benchkit.results import CALLS_FILE
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
 UNIT_WORDS = {
@@ -439,6 +441,8 @@ class TimeRow(TypedDict):
     seqs_per_step: object
     gpu_busy_share: object
     server_busiest_thread_share: object
+    # The share of slot-time idle while the server had work (report.slot_use).
+    slots_idle_share: object
 
 
 def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[TimeRow]:
@@ -449,6 +453,12 @@ def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> lis
         if r.get("status") != an.COMPLETE or all(r.get(k) is None for k in _TIME_KEYS[:3]):
             continue
         point = {k: r.get(k) for k in a.sweep.varying}
+        job = next((j for j in a.results if j.job_dir.name == str(r["job"])), None)
+        idle = None
+        if job is not None:
+            slots = job.result.factors.get("slots") or a.sweep.constants.get("slots") or 1
+            windows = slot_use.unit_windows(job.job_dir / CALLS_FILE)
+            idle = slot_use.idle_slot_share(windows, int(str(slots)))
         out.append(
             TimeRow(
                 job=str(r["job"]),
@@ -459,6 +469,7 @@ def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> lis
                 seqs_per_step=r.get("seqs_per_step"),
                 gpu_busy_share=r.get("gpu_busy_share"),
                 server_busiest_thread_share=r.get("server_busiest_thread_share"),
+                slots_idle_share=idle,
             )
         )
     return out
