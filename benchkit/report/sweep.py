@@ -283,6 +283,10 @@ class Sweep:
     race_best: str | None = None
     # Jobs whose setup differs in something no swept factor explains (evidence.contamination).
     contaminated: list[Contamination] = field(default_factory=list)
+    # Each job's setup as `contaminated` compared them, and the further keys it compared:
+    # a verdict's own jobs are compared among themselves (`taint`).
+    setups: dict[str, dict[str, str]] = field(default_factory=dict)
+    setup_extra: list[str] = field(default_factory=list)
     cap_limit: float = 0.05
     # Factors that differ between jobs although the planned space does not vary them.
     unplanned: list[str] = field(default_factory=list)
@@ -344,8 +348,16 @@ class Sweep:
         return against is not None and base.jobs[0] in (against, self.race_best)
 
     def taint(self, cells: Iterable[Cell]) -> list[Contamination]:
-        """Contamination among the jobs of `cells`."""
-        return ev.tainted(self.contaminated, [j for c in cells for j in c.jobs])
+        """Contamination among the jobs of `cells`: their setups compared with each other,
+        the usual value being the one most of them share (not the sweep's: a verdict whose
+        jobs all ran on one card is not contaminated by the sweep's other cards). A single
+        job, and a sweep built without setups, keep the sweep-wide comparison."""
+        jobs = [j for c in cells for j in c.jobs]
+        if not self.setups or len(jobs) < 2:
+            # One job (a projection's point) is judged against the sweep it was chosen from.
+            return ev.tainted(self.contaminated, jobs)
+        own = {j: self.setups[j] for j in jobs if j in self.setups}
+        return ev.contamination(own, self.varying, self.setup_extra)
 
     def missing_where(self, where: Mapping[str, Any]) -> list[Missing]:
         """Missing points that agree with `where` on every key both name."""
@@ -498,6 +510,16 @@ def build_sweep(
         if worst.get("identity_problem"):
             status, reason = "failed", f"identity check: {worst['identity_problem']}"
         missing.append(Missing(p, status, None if reason is None else str(reason)))
+    # Each job's setup (and the unplanned factors' values), as contamination compares them.
+    compared = {
+        j: {
+            **{c: norm(r.get(c)) for c in unplanned if r.get(c) is not None},
+            **(setups or {}).get(j, {}),
+        }
+        for j, r in ((str(r["job"]), r) for r in rows)
+        if j in (setups or {}) or unplanned
+    }
+    extra = [c for c in unplanned if c not in ev.ATTRIBUTES]
     return Sweep(
         df=df,
         varying=varying,
@@ -513,18 +535,9 @@ def build_sweep(
         spans={k: dict(v) for k, v in (spans or {}).items()},
         race_stopped=dict(race[0]),
         race_best=race[1],
-        contaminated=ev.contamination(
-            {
-                j: {
-                    **{c: norm(r.get(c)) for c in unplanned if r.get(c) is not None},
-                    **(setups or {}).get(j, {}),
-                }
-                for j, r in ((str(r["job"]), r) for r in rows)
-                if j in (setups or {}) or unplanned
-            },
-            varying,
-            [c for c in unplanned if c not in ev.ATTRIBUTES],
-        ),
+        contaminated=ev.contamination(compared, varying, extra),
+        setups=compared,
+        setup_extra=extra,
         cap_limit=cap_limit,
         unplanned=unplanned,
         stalls=dict(stalls or {}),

@@ -61,3 +61,17 @@ def test_a_model_file_not_recorded_is_unknown_not_another() -> None:
     # (Job 15's extension ran on a third machine: its card differs too, which is not this test's.)
     models = [(e["attribute"], e["jobs"]) for e in found if e["attribute"].startswith("model")]
     assert models == [("model_file", ["13"])]
+
+
+def test_a_verdicts_jobs_are_compared_among_themselves() -> None:
+    """The H100 slot verdict (CUDA, MTP off: jobs 1, 3, 5, 7, 9) named jobs 1 and 3 as 'on
+    GPU-3d382b62 where the other jobs ran GPU-a482737e', the sweep's usual card, though most
+    of its own jobs ran on the first: the usual value is now its own jobs'."""
+    from benchkit.report.folder import analyse_folder
+    from benchkit.report.numbers import SlotsNumbers, of
+
+    s = analyse_folder(STUDY).verdict("slots")
+    assert s is not None
+    bad = of(SlotsNumbers, s.numbers).contaminated or []
+    assert {e["usual"] for e in bad} == {"NVIDIA H100 80GB HBM3 GPU-3d382b62"}
+    assert sorted(j for e in bad for j in e["jobs"]) == ["5", "7", "9"]
