@@ -51,6 +51,7 @@ RULES: dict[int, str] = {
         "verdict provisional; the report says whether a warm-up preceded each timed pass, and "
         "the ledger keeps each comparison's ratio and seconds per unit, least and most, and "
         "whether the jobs were warmed up, so that a later publication can say how much they "
-        "changed and why"
+        "changed and why; a verdict's jobs are compared with each other for a setup that "
+        "differs (another card, build or model file), not with the rest of the sweep"
     ),
 }
