@@ -388,6 +388,7 @@ def view_model(
         **conditions.view(a, lang),
         "sections": sections,
         "rows": rows,
+        "rows_note": _rows_note(a, lang),
         "time_rows": _time_rows(a, rows, lang),
         "has_derived": bool(derived),
         "reference_intro": trn(
@@ -443,6 +444,37 @@ class TimeRow(TypedDict):
     server_busiest_thread_share: object
     # The share of slot-time idle while the server had work (report.slot_use).
     slots_idle_share: object
+
+
+def _rows_note(a: Analysed, lang: str) -> str:
+    """What the results table restates: a raced point's objective on the race's units, and
+    figures without cold starts; the other columns (and results.csv) are as each job measured
+    them (empty: nothing restated)."""
+    bits = []
+    if a.sweep.race_stopped or a.sweep.race_best:
+        bits.append(
+            tr(
+                lang,
+                "In this raced sweep each point's {objective} is stated on the race's units, from "
+                "its ratio to the other points on the units it ran (Racing).",
+                objective=i18n.objective_words(a.sweep.metric, lang),
+            )
+        )
+    cold = sorted((j for j, st in a.sweep.stalls.items() if st.cold), key=lambda j: (len(j), j))
+    if cold:
+        bits.append(
+            tr(
+                lang,
+                "Seconds per unit leave the cold starts of {jobs} out (Measurement caveats).",
+                jobs=i18n.jobs_text(cold, lang),
+            )
+        )
+    if not bits:
+        return ""
+    bits.append(
+        tr(lang, "The other columns, results.csv and the energy table are as each job measured.")
+    )
+    return " ".join(bits)
 
 
 def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[TimeRow]:
