@@ -50,34 +50,34 @@ def main() -> None:
         t0 = min(r["t_sent"] for r in rows if r["unit"] == u)
         t1 = max(r["t_done"] for r in rows if r["unit"] == u)
         print(f"  {u}: {t0:.1f} to {t1:.1f}, {t1 - t0:.1f}")
-    # Job 4 (Vulkan, 2 slots, MTP off): its runs, each on the card of the jobs measured
-    # nearest in time on one card alone (its first run's telemetry was lost: see the README).
-    r4 = json.loads((RESULTS / "4" / "result.json").read_text())
-    runs = r4["provenance"]["extended"]
+    # The jobs the race extended: each run, on the card of the jobs measured nearest in time
+    # on one card alone, or of the third session's calls (machines.txt); job 4's first run's
+    # telemetry was lost (see the README), so its card comes from this timing alone.
     cards = []
     for d in (p for p in RESULTS.iterdir() if p.name.isdigit()):
         r = json.loads((d / "result.json").read_text())
         devs = (r["metrics"].get("telemetry") or {}).get("devices") or []
         if len(devs) == 1 and not r["provenance"].get("extended"):
             cards.append((_t(r["provenance"]["started_utc"]), devs[0]["uuid"][:12]))
-    # machines.txt: each call of the third session, its time and card (the script writes it).
     lines = (RESULTS / "machines.txt").read_text().splitlines()
     for when, card in zip(lines[::2], lines[1::2], strict=True):
         cards.append((_t(when.split()[1]), card.split(", ")[1][:12]))
-    calls = [json.loads(x) for x in (RESULTS / "4" / "calls.jsonl").read_text().splitlines() if x]
-    print("\nJob 4's runs: units, prompt and completion tokens a unit")
-    for run in runs:
-        cs = [c for c in calls if c["unit"] in run["units"]]
-        n = len(run["units"])
-        span = max(c["t_done"] for c in cs) - min(c["t_sent"] for c in cs)
-        print(
-            f"  {run['started_utc']}: {n} units, {sum(c['prompt_tokens'] for c in cs) / n:,.0f}"
-            f" prompt, {sum(c['completion_tokens'] for c in cs) / n:,.0f} completion a unit;"
-            f" first request to last response {span:.2f} s, {span / n:.2f} s a unit;"
-            f" card {min(cards, key=lambda c: abs(c[0] - _t(run['started_utc'])))[1]}"
-        )
-    wall = r4["metrics"]["wall_s"]
-    print(f"  wall_s {wall:.2f} over its {len(runs)} runs")
+    for job in ("4", "5", "7", "14", "15"):
+        rj = json.loads((RESULTS / job / "result.json").read_text())
+        runs = rj["provenance"]["extended"]
+        calls = [json.loads(x) for x in (RESULTS / job / "calls.jsonl").read_text().splitlines() if x]
+        print(f"\nJob {job}'s runs: units, prompt and completion tokens a unit")
+        for run in runs:
+            cs = [c for c in calls if c["unit"] in run["units"]]
+            n = len(run["units"])
+            span = max(c["t_done"] for c in cs) - min(c["t_sent"] for c in cs)
+            print(
+                f"  {run['started_utc']}: {n} units, {sum(c['prompt_tokens'] for c in cs) / n:,.0f}"
+                f" prompt, {sum(c['completion_tokens'] for c in cs) / n:,.0f} completion a unit;"
+                f" first request to last response {span:.2f} s, {span / n:.2f} s a unit;"
+                f" card {min(cards, key=lambda c: abs(c[0] - _t(run['started_utc'])))[1]}"
+            )
+        print(f"  wall_s {rj['metrics']['wall_s']:.2f} over its {len(runs)} runs")
     race = json.loads((RESULTS / "racing.json").read_text())
     print(
         f"\nracing.json: machine_s {race['machine_s']:.0f} s over {sum(race['launches'].values())}"

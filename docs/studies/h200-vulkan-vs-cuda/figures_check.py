@@ -94,5 +94,18 @@ def main():
         rows = [json.loads(x) for x in (RESULTS / "ground-truth" / b / "batched-bench.jsonl").read_text().splitlines() if x.strip()]
         print(f"{b}: npp {rows[0]['pp']}, ntg {rows[0]['tg']}: " + ", ".join(f"batch {x['pl']} {x['speed_tg']:,.0f}" for x in rows))
 
+    print("\n== job 0's first call (the cold start): telemetry samples between its request and its first token")
+    c0 = json.loads((RESULTS / "0" / "calls.jsonl").read_text().splitlines()[0])
+    tel = [json.loads(x) for x in (RESULTS / "0" / "telemetry.jsonl").read_text().splitlines() if x.strip()]
+    win = [x for x in tel if c0["t_sent"] <= x["t"] <= c0["t_first"]]
+    idle = sum(1 for x in win if x["sm_clock_mhz"] <= 345)
+    print(f"  time to first token {c0['t_first'] - c0['t_sent']:.2f} s; {len(win)} samples, {idle} at the idle"
+          f" SM clock (345 MHz or less); mean power {sum(x['power_w'] for x in win) / len(win):.0f} W,"
+          f" mean GPU busy {sum(x['gpu_util'] for x in win) / len(win):.0f}%")
+    print("\n== each Vulkan job's first calls: time to first token (s)")
+    for n in ("0", "1", "2", "3", "8"):
+        cs = [json.loads(x) for x in (RESULTS / n / "calls.jsonl").read_text().splitlines() if x.strip()]
+        print(f"  job {n}: " + ", ".join(f"{c['unit']}/{c['seq']} {c['t_first'] - c['t_sent']:.2f}" for c in cs[:4]))
+
 
 main()
