@@ -9,7 +9,8 @@ by a path that lost the record (a job finished from its calls alone). The two ar
 `provenance.digest`, which every complete or incomplete result has carried since commit d91c71c,
 two commits before the warm-up: a result without either was measured without a warm-up; one
 with a digest and no warm-up record is "not recorded" (and the cold-start rule, which rests on
-the server's first work being timed, is not applied to it).
+the server's first work being timed, is not applied to it). Reference data transcribed from
+another study (`derived`) is "unknown": benchkit did not measure it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ WarmState = Literal["on", "off", "unknown"]
 def job_warmup(r: JobResult) -> WarmState:
     """`on` (a warm-up ran before the timed pass), `off` (none ran: replay.warmup=false, or a
     benchkit before the warm-up) or `unknown` (the result does not say)."""
+    if r.data.get("derived"):
+        # Reference data transcribed from someone else's study: how they measured is theirs.
+        return "unknown"
     prov = r.provenance
     block = prov.get("warmup")
     if isinstance(block, Mapping):

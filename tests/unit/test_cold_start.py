@@ -255,3 +255,14 @@ def test_the_energy_section_says_its_figures_include_the_cold_starts(tmp_path: P
     a = analyse_folder(_sweep(tmp_path))
     lines = energy_view(a, None, "en").get("lines") or []
     assert any("includes the cold starts" in str(x) and "job 0 (20.3 s)" in str(x) for x in lines)
+
+
+def test_reference_data_has_no_warm_up_state() -> None:
+    """The seed study's transcribed results: benchkit did not measure them, so whether a
+    warm-up preceded their passes is not known (the ledger had recorded 'off')."""
+    from benchkit.paths import repo_root
+    from benchkit.report.warmup import job_warmup
+    from benchkit.results import find_results
+
+    seed = find_results(repo_root() / "fixtures" / "results" / "seed-r9700")
+    assert seed and all(job_warmup(r) == "unknown" for r in seed)
