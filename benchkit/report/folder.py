@@ -186,6 +186,7 @@ def analyse_folder(
             unreadable=unreadable,
             application=study.application_factors,
             race=racing.decisions(source),
+            race_undecided=racing.undecided(source),
         )
 
     stalls, capped, unreadable = from_calls(results)

@@ -413,6 +413,12 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return no_noise_text(n.units if isinstance(n, FactorNumbers) else None, lang)
     if reason == "slo_none":
         return tr(lang, "no point met the study's SLO")
+    if reason == "race_undecided":
+        return tr(
+            lang,
+            "it compares a point the race left undecided against its best (Racing): a "
+            "difference its paired test did not settle",
+        )
     if reason == "knee_not_reached":
         return tr(lang, "the knee was not reached within the slot counts measured")
     if isinstance(n, CapacityNumbers):

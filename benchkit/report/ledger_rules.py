@@ -52,6 +52,7 @@ RULES: dict[int, str] = {
         "the ledger keeps each comparison's ratio and seconds per unit, least and most, and "
         "whether the jobs were warmed up, so that a later publication can say how much they "
         "changed and why; a verdict's jobs are compared with each other for a setup that "
-        "differs (another card, build or model file), not with the rest of the sweep"
+        "differs (another card, build or model file), not with the rest of the sweep; a "
+        "verdict that compares a point a finished race left undecided is provisional"
     ),
 }

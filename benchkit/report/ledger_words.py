@@ -36,6 +36,7 @@ REASON_WORDS = {
     "capacity_marginal": NC_("verdict reason", "a capacity within the noise of the SLO"),
     "capacity_tie": NC_("verdict reason", "settings that held the same load"),
     "no_slo": NC_("verdict reason", "no SLO declared"),
+    "race_undecided": NC_("verdict reason", "a point the race left undecided"),
 }
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3

@@ -52,6 +52,20 @@ def decisions(source: Path) -> tuple[dict[str, str], str | None]:
     return stopped, None if best is None else str(best)
 
 
+def undecided(source: Path) -> list[str]:
+    """The points a finished race left undecided (its unit limit or budget came first): [] for
+    a sweep that did not race, or a race stopped from outside (its open points were never
+    given the units to decide)."""
+    race = load_race(source)
+    if race is None or race.get("finished") is False:
+        return []
+    return [
+        str(job)
+        for job, p in race["points"].items()
+        if isinstance(p, dict) and p.get("status") == "undecided"
+    ]
+
+
 def restate(df: pd.DataFrame, results: Sequence[JobResult], metric: str) -> dict[str, float]:
     """In a raced sweep, each complete job's objective on the units of the whole race, set in
     `df`; returns the values set (job -> value), {} when the sweep did not race."""

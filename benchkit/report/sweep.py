@@ -281,6 +281,9 @@ class Sweep:
     # paired test with the study's confidence; the report keeps its decision.
     race_stopped: dict[str, str] = field(default_factory=dict)
     race_best: str | None = None
+    # The points a finished race left undecided against its best (racing.json): a verdict
+    # that compares one rests on a pair the race's paired test did not settle.
+    race_undecided: list[str] = field(default_factory=list)
     # Jobs whose setup differs in something no swept factor explains (evidence.contamination).
     contaminated: list[Contamination] = field(default_factory=list)
     # Each job's setup as `contaminated` compared them, and the further keys it compared:
@@ -446,6 +449,7 @@ def build_sweep(
     unreadable: Mapping[str, list[int]] | None = None,
     application: Sequence[str] = (),
     race: tuple[Mapping[str, str], str | None] = ({}, None),
+    race_undecided: Sequence[str] = (),
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
@@ -535,6 +539,7 @@ def build_sweep(
         spans={k: dict(v) for k, v in (spans or {}).items()},
         race_stopped=dict(race[0]),
         race_best=race[1],
+        race_undecided=list(race_undecided),
         contaminated=ev.contamination(compared, varying, extra),
         setups=compared,
         setup_extra=extra,

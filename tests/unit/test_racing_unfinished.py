@@ -51,3 +51,16 @@ def test_a_stopped_race_claims_no_saving_and_names_its_open_points() -> None:
     ended = _race(True, 16)
     assert _unfinished(ended, "en") is None
     assert "unit limit or its budget" in str(point_line(ended, "1", "en"))
+
+
+def test_a_verdict_on_a_point_the_finished_race_left_undecided_is_provisional_for_it() -> None:
+    """The H100 race left CUDA at 4 slots (MTP off) undecided against 16 slots (p 0.0502):
+    the slot verdict's 'still cut by more than 5%' rests on that pair, and now says so."""
+    from benchkit.paths import repo_root
+    from benchkit.report.folder import analyse_folder
+
+    a = analyse_folder(repo_root() / "docs" / "studies" / "h100-vulkan-vs-cuda-warm" / "results")
+    assert a.sweep.race_undecided == ["7"]
+    for factor in ("slots", "backend", "mtp"):
+        v = a.verdict(factor)
+        assert v is not None and "race_undecided" in v.reasons, factor

@@ -100,6 +100,10 @@ def _values(c: Cell) -> dict[str, float | None]:
 def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str]) -> Contaminated | None:
     """A verdict resting on jobs that differ in something no swept factor explains is
     provisional, and names the jobs and the difference (None: no such jobs)."""
+    # Called by every verdict on the cells it compares: also where a finished race left one
+    # of them undecided (a pair its paired test did not settle, whatever the point estimate).
+    if any(j in sw.race_undecided for c in cells for j in c.jobs):
+        reasons.append("race_undecided")
     bad = sw.taint(cells)
     if bad:
         reasons.append("contaminated")
