@@ -165,6 +165,8 @@ def main() -> None:
         sys.exit(f"race_check: --draws {args.draws}: give at least 1 completion to draw")
     if not args.folder.is_dir():
         sys.exit(f"race_check: {args.folder} does not exist: give a raced sweep folder")
+    if args.out is not None and (args.out.is_dir() or not args.out.parent.is_dir()):
+        sys.exit(f"race_check: --out {args.out}: give a file path in a folder that exists")
     if not (args.folder / RACING_FILE).exists():
         sys.exit(f"race_check: {args.folder} has no {RACING_FILE}: give a raced sweep folder")
     out = check(args.folder, args.draws, random.Random(args.rng))

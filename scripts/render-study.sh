@@ -9,18 +9,19 @@
 set -euo pipefail
 dir=${1:?usage: render-study.sh DIR [--blog]}
 name=$(basename "$dir")
-cd "$dir"
+# Rendered from where it is run (the repository's root), so that the commands a report prints
+# (hydra.sweep.dir=..., resume) name the study's folder as a reader at the root types it.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Each folder is benchkit's whole (a report never replaces files it did not write): the
 # Korean report has its own folder; the earlier layout kept it inside report/.
-rm -f report/report.ko.md report/report.ko.html
-python -m benchkit.report results --out report > /dev/null
-python -m benchkit.report results --out report-ko study.lang=ko > /dev/null
+rm -f "$dir/report/report.ko.md" "$dir/report/report.ko.html"
+python -m benchkit.report "$dir/results" --out "$dir/report" > /dev/null
+python -m benchkit.report "$dir/results" --out "$dir/report-ko" study.lang=ko > /dev/null
 if [ "${2:-}" = --blog ]; then
-  python -m benchkit.report results --out "$tmp/pub" --publish blog \
-    "study.ledger=$name.ledger.jsonl" > /dev/null
-  python -m benchkit.report results --out "$tmp/pub-ko" --publish blog-ko study.lang=ko \
-    "study.ledger=$name.ko.ledger.jsonl" > /dev/null
+  python -m benchkit.report "$dir/results" --out "$tmp/pub" --publish "$dir/blog" \
+    "study.ledger=$dir/$name.ledger.jsonl" > /dev/null
+  python -m benchkit.report "$dir/results" --out "$tmp/pub-ko" --publish "$dir/blog-ko" study.lang=ko \
+    "study.ledger=$dir/$name.ko.ledger.jsonl" > /dev/null
 fi
 echo "$dir/report/report.md"

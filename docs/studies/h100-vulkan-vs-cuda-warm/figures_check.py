@@ -78,6 +78,12 @@ def main() -> None:
                 f" card {min(cards, key=lambda c: abs(c[0] - _t(run['started_utc'])))[1]}"
             )
         print(f"  wall_s {rj['metrics']['wall_s']:.2f} over its {len(runs)} runs")
+    # The 16-slot first wave: the server's own prompt time of each of the first 16 calls.
+    print("\nFirst 16 calls' prompt_ms at 16 slots, MTP off (in the order sent)")
+    for job in ("2", "3"):
+        cs = [json.loads(x) for x in (RESULTS / job / "calls.jsonl").read_text().splitlines() if x]
+        first = sorted(cs, key=lambda c: c["t_sent"])[:16]
+        print(f"  job {job}: " + ", ".join(str(round(c["timings"]["prompt_ms"])) for c in first))
     race = json.loads((RESULTS / "racing.json").read_text())
     print(
         f"\nracing.json: machine_s {race['machine_s']:.0f} s over {sum(race['launches'].values())}"
