@@ -33,6 +33,7 @@ from typing import Any, TypedDict, cast
 
 from benchkit import log
 from benchkit.errors import Unavailable, UserError
+from benchkit.quality.models_doc import ModelEntry, ModelsDoc
 from benchkit.quality.text import n_vocab, workload_text
 from benchkit.report.lang import N_
 
@@ -81,48 +82,6 @@ REASONS = {
     ),
 }
 Why = tuple[str, str]  # (a REASONS code, its detail)
-
-
-class ModelRef(TypedDict):
-    model: str
-    quant: str | None
-    path: str
-
-
-class ModelEntry(TypedDict, total=False):
-    """One model file's line of models.json: its comparison with the reference, or why none."""
-
-    model: str
-    quant: str | None
-    path: str
-    jobs: list[str]
-    status: str
-    why: str | None
-    detail: str | None
-    reason: str | None
-    command: list[str]
-    seconds: float
-    kld: dict[str, float]
-    attempts: int
-
-
-class ModelsDoc(TypedDict, total=False):
-    """SWEEP/quality/models.json: the reference file, how it was chosen, the settings and
-    build, the text, and every file's entry."""
-
-    tool: str
-    status: str
-    why: str | None
-    detail: str | None
-    reason: str | None
-    reference: ModelRef | None
-    how: str
-    settings: dict[str, int]
-    models: list[ModelEntry]
-    build: dict[str, object]
-    key: str | None
-    text: dict[str, object]
-    base_command: list[str]
 
 
 class _Reason(TypedDict):

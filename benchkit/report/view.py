@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
@@ -27,7 +27,6 @@ from benchkit.report import (
     ledger_words,
     recommend,
     sentences,
-    slot_use,
 )
 from benchkit.report.capacity_words import capacity_value
 from benchkit.report.folder import Analysed
@@ -38,7 +37,7 @@ from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
-from benchkit.results import CALLS_FILE
+from benchkit.report.time_rows import rows_note, time_rows
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
 UNIT_WORDS = {
@@ -388,8 +387,8 @@ def view_model(
         **conditions.view(a, lang),
         "sections": sections,
         "rows": rows,
-        "rows_note": _rows_note(a, lang),
-        "time_rows": _time_rows(a, rows, lang),
+        "rows_note": rows_note(a, lang),
+        "time_rows": time_rows(a, rows, lang),
         "has_derived": bool(derived),
         "reference_intro": trn(
             lang,
@@ -423,88 +422,6 @@ def view_model(
         "summary": summary,
         "generator": f"benchkit {__version__}",
     }
-
-
-_TIME_KEYS = (
-    "prefill_busy_share", "decode_busy_share", "idle_share", "seqs_per_step",
-    "gpu_busy_share", "server_busiest_thread_share",
-)  # fmt: skip
-
-
-class TimeRow(TypedDict):
-    """Where one job's wall clock went (the template's "Where the time went" table)."""
-
-    job: str
-    point: str
-    prefill_busy_share: object
-    decode_busy_share: object
-    idle_share: object
-    seqs_per_step: object
-    gpu_busy_share: object
-    server_busiest_thread_share: object
-    # The share of slot-time idle while the server had work (report.slot_use).
-    slots_idle_share: object
-
-
-def _rows_note(a: Analysed, lang: str) -> str:
-    """What the results table restates: a raced point's objective on the race's units, and
-    figures without cold starts; the other columns (and results.csv) are as each job measured
-    them (empty: nothing restated)."""
-    bits = []
-    if a.sweep.race_stopped or a.sweep.race_best:
-        bits.append(
-            tr(
-                lang,
-                "In this raced sweep each point's {objective} is stated on the race's units, from "
-                "its ratio to the other points on the units it ran (Racing).",
-                objective=i18n.objective_words(a.sweep.metric, lang),
-            )
-        )
-    cold = sorted((j for j, st in a.sweep.stalls.items() if st.cold), key=lambda j: (len(j), j))
-    if cold:
-        bits.append(
-            tr(
-                lang,
-                "Seconds per unit leave the cold starts of {jobs} out (Measurement caveats).",
-                jobs=i18n.jobs_text(cold, lang),
-            )
-        )
-    if not bits:
-        return ""
-    bits.append(
-        tr(lang, "The other columns, results.csv and the energy table are as each job measured.")
-    )
-    return " ".join(bits)
-
-
-def _time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[TimeRow]:
-    """Where each complete job's wall clock went (measure.DEFINITIONS), the point named by
-    the factors the sweep varies; none when no job has these figures."""
-    out = []
-    for r in rows:
-        if r.get("status") != an.COMPLETE or all(r.get(k) is None for k in _TIME_KEYS[:3]):
-            continue
-        point = {k: r.get(k) for k in a.sweep.varying}
-        job = next((j for j in a.results if j.job_dir.name == str(r["job"])), None)
-        idle = None
-        if job is not None:
-            slots = job.result.factors.get("slots") or a.sweep.constants.get("slots") or 1
-            windows = slot_use.unit_windows(job.job_dir / CALLS_FILE)
-            idle = slot_use.idle_slot_share(windows, int(str(slots)))
-        out.append(
-            TimeRow(
-                job=str(r["job"]),
-                point=i18n.point_text(point, lang),
-                prefill_busy_share=r.get("prefill_busy_share"),
-                decode_busy_share=r.get("decode_busy_share"),
-                idle_share=r.get("idle_share"),
-                seqs_per_step=r.get("seqs_per_step"),
-                gpu_busy_share=r.get("gpu_busy_share"),
-                server_busiest_thread_share=r.get("server_busiest_thread_share"),
-                slots_idle_share=idle,
-            )
-        )
-    return out
 
 
 def _objective_note(a: Analysed, lang: str) -> str:

@@ -1,0 +1,95 @@
+"""The results tables' companions: what the "All results" table restates (a raced point's
+objective on the race's units, figures without cold starts), and the "Where the time went" rows
+(each job's busy shares, slots idle, GPU and server thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from benchkit.report import analyse as an
+from benchkit.report import i18n, slot_use
+from benchkit.report.folder import Analysed
+from benchkit.report.lang import tr
+from benchkit.results import CALLS_FILE
+
+_TIME_KEYS = (
+    "prefill_busy_share", "decode_busy_share", "idle_share", "seqs_per_step",
+    "gpu_busy_share", "server_busiest_thread_share",
+)  # fmt: skip
+
+
+class TimeRow(TypedDict):
+    """Where one job's wall clock went (the template's "Where the time went" table)."""
+
+    job: str
+    point: str
+    prefill_busy_share: object
+    decode_busy_share: object
+    idle_share: object
+    seqs_per_step: object
+    gpu_busy_share: object
+    server_busiest_thread_share: object
+    # The share of slot-time idle while the server had work (report.slot_use).
+    slots_idle_share: object
+
+
+def rows_note(a: Analysed, lang: str) -> str:
+    """What the results table restates: a raced point's objective on the race's units, and
+    figures without cold starts; the other columns (and results.csv) are as each job measured
+    them (empty: nothing restated)."""
+    bits = []
+    if a.sweep.race_stopped or a.sweep.race_best:
+        bits.append(
+            tr(
+                lang,
+                "In this raced sweep each point's {objective} is stated on the race's units, from "
+                "its ratio to the other points on the units it ran (Racing).",
+                objective=i18n.objective_words(a.sweep.metric, lang),
+            )
+        )
+    cold = sorted((j for j, st in a.sweep.stalls.items() if st.cold), key=lambda j: (len(j), j))
+    if cold:
+        bits.append(
+            tr(
+                lang,
+                "Seconds per unit leave the cold starts of {jobs} out (Measurement caveats).",
+                jobs=i18n.jobs_text(cold, lang),
+            )
+        )
+    if not bits:
+        return ""
+    bits.append(
+        tr(lang, "The other columns, results.csv and the energy table are as each job measured.")
+    )
+    return " ".join(bits)
+
+
+def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[TimeRow]:
+    """Where each complete job's wall clock went (measure.DEFINITIONS), the point named by
+    the factors the sweep varies; none when no job has these figures."""
+    out = []
+    for r in rows:
+        if r.get("status") != an.COMPLETE or all(r.get(k) is None for k in _TIME_KEYS[:3]):
+            continue
+        point = {k: r.get(k) for k in a.sweep.varying}
+        job = next((j for j in a.results if j.job_dir.name == str(r["job"])), None)
+        idle = None
+        if job is not None:
+            slots = job.result.factors.get("slots") or a.sweep.constants.get("slots") or 1
+            windows = slot_use.unit_windows(job.job_dir / CALLS_FILE)
+            idle = slot_use.idle_slot_share(windows, int(str(slots)))
+        out.append(
+            TimeRow(
+                job=str(r["job"]),
+                point=i18n.point_text(point, lang),
+                prefill_busy_share=r.get("prefill_busy_share"),
+                decode_busy_share=r.get("decode_busy_share"),
+                idle_share=r.get("idle_share"),
+                seqs_per_step=r.get("seqs_per_step"),
+                gpu_busy_share=r.get("gpu_busy_share"),
+                server_busiest_thread_share=r.get("server_busiest_thread_share"),
+                slots_idle_share=idle,
+            )
+        )
+    return out
