@@ -14,18 +14,15 @@ from benchkit.racing.policy import (
     RUNNING,
     SETTLED,
     STOPPED,
-    Prior,
     RaceSettings,
-    _prior,
     decide,
     first_round,
-    holm,
     next_round,
     pair_decided,
     simulate,
-    t_sf,
     verdict_pairs,
 )
+from benchkit.racing.stats import Prior, holm, prior_of, t_sf
 
 # Unit difficulty that every point shares: units differ by 3x, which an unpaired comparison
 # would call noise and a paired one cancels.
@@ -191,7 +188,7 @@ def test_simulate_charges_a_launch_per_round_a_point_takes_part_in() -> None:
     assert charged.spent_s == pytest.approx(plain.spent_s + 5.0 * sum(charged.launches.values()))
 
 
-def test_pair_spread_is_moderated_by_the_rounds_prior() -> None:
+def test_pair_spread_is_moderated_by_the_roundsprior_of() -> None:
     # Three units whose log-ratios happen to agree closely: alone they would decide the pair
     # against a 5% bound; a prior of the round's pairs (sd 0.2, worth 20 dof) keeps it open.
     values = {"a": point(1.0, 3), "b": point(1.12, 3)}
@@ -203,17 +200,17 @@ def test_pair_spread_is_moderated_by_the_rounds_prior() -> None:
 
 def test_prior_borrows_whole_where_pairs_share_a_spread_little_where_they_differ() -> None:
     rng = random.Random(1)
-    same = _prior([[rng.gauss(0, 0.1) for _ in range(3)] for _ in range(40)])
+    same = prior_of([[rng.gauss(0, 0.1) for _ in range(3)] for _ in range(40)])
     # Worth every degree of freedom the 40 pairs have (2 each), never more.
     assert same is not None and same.dof == 80
     assert 0.07 < math.sqrt(same.s2) < 0.13
     # A series repeated (a job's twin) is one pair: three copies are too few.
     twice = [0.1, 0.3, -0.2]
-    assert _prior([twice, list(twice), list(twice)]) is None
-    mixed = _prior([[rng.gauss(0, sd) for _ in range(3)] for sd in (0.01, 0.2) * 20])
+    assert prior_of([twice, list(twice), list(twice)]) is None
+    mixed = prior_of([[rng.gauss(0, sd) for _ in range(3)] for sd in (0.01, 0.2) * 20])
     assert mixed is not None and mixed.dof < 2
     # An exact ratio (a job's twin) says nothing of the noise, and two pairs are too few.
-    assert _prior([[0.0, 0.0, 0.0], [0.1, 0.2, 0.0], [0.05, -0.1, 0.0]]) is None
+    assert prior_of([[0.0, 0.0, 0.0], [0.1, 0.2, 0.0], [0.05, -0.1, 0.0]]) is None
 
 
 def test_settings_refuse_values_that_cannot_race() -> None:
