@@ -16,6 +16,12 @@ A running point whose log-ratio is inside the margin on both sides with the same
 units. The survivors get `units_per_round` more units until none is undecided, `max_units`
 is reached, or the next round would spend more than the budget.
 
+The race's target is the full grid's verdicts, and the full grid judges a verdict pair on its
+point estimate over the workload's N units, a finite set the race partly measured: a pair is
+decided once the full grid's ratio is known well enough, with the N - n unmeasured units as
+its only unknown (`finite`), so a pair that sits inside a bound is decided at the latest when
+every unit is measured, not left open for ever.
+
 Nothing here measures or reads files: `observe` reads per-unit values from job folders, the
 sweeper plugin (hydra_plugins/benchkit_racing) runs the rounds, bench/racing.py replays
 recorded grids through `simulate`.
@@ -27,6 +33,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from benchkit.racing.stats import Prior, holm, prior_of, spread, t_quantile, t_sf
 
@@ -35,6 +42,14 @@ RUNNING = "running"
 BEST = "best"
 STOPPED = "stopped"
 SETTLED = "settled"
+# Where a test's interval is of the full grid's figure on the workload's finite set of units
+# (`finite`) rather than of a mean over an unbounded population of units: nowhere, in the
+# verdict pairs (the default), or in every test (stop, settle, verdict pairs).
+Finite = Literal["none", "verdict_pairs", "every_test"]
+FINITE_NONE: Finite = "none"
+FINITE_PAIRS: Finite = "verdict_pairs"
+FINITE_ALL: Finite = "every_test"
+FINITE_CHOICES: dict[str, Finite] = {f: f for f in (FINITE_NONE, FINITE_PAIRS, FINITE_ALL)}
 # The factor whose verdict is a knee against the best count (benchkit.report.verdicts.slots).
 KNEE_FACTOR = "slots"
 
@@ -50,6 +65,11 @@ class RaceSettings:
     max_units: int | None = None
     budget_s: float | None = None
     settle: bool = True
+    # The full grid's verdict pairs are judged on their point estimate over the workload's N
+    # units; the race predicts that figure (`finite`). Stop and settle keep the unbounded
+    # population's interval: it covers the error of the series noise they are judged against,
+    # which the race estimates from pairs it stopped early (docs/perf/racing.md).
+    finite: Finite = FINITE_PAIRS
 
     def check(self) -> None:
         """One sentence naming the option and the fix, for a value that cannot race."""
@@ -75,6 +95,10 @@ class RaceSettings:
             raise ValueError(
                 f"hydra.sweeper.max_units={self.max_units} is below min_units="
                 f"{self.min_units}: raise max_units or lower min_units."
+            )
+        if self.finite not in FINITE_CHOICES:
+            raise ValueError(
+                f"hydra.sweeper.finite={self.finite} must be one of {', '.join(FINITE_CHOICES)}."
             )
         if self.budget_s is not None and self.budget_s <= 0:
             raise ValueError("hydra.sweeper.budget_h must be more than 0 hours (or null).")
@@ -204,7 +228,8 @@ def decide(
             worse_p[p], within_p[p] = 1.0, 1.0
         else:
             sd, dof = spread(xs, prior)
-            se = max(sd, 1e-9) / math.sqrt(n)
+            fpc = finite(n, total_units) if settings.finite == FINITE_ALL else 1.0
+            se = max(max(sd, 1e-9) / math.sqrt(n) * fpc, 1e-12)
             worse_p[p] = t_sf((mean - (wide if p in series else margin)) / se, dof)
             # Two one-sided tests: inside (-bound, +bound) with the same confidence.
             within_p[p] = max(t_sf((margin - mean) / se, dof), t_sf((mean + margin) / se, dof))
@@ -231,10 +256,24 @@ def decide(
             knee_bounds if best in pair and set(pair) & set(series) else thresholds,
             settings.confidence,
             prior,
+            total_units if settings.finite != FINITE_NONE else 0,
         )
     ]
     needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
     return RoundDecision(best, status, comps, needed)
+
+
+def finite(n: int, total_units: int) -> float:
+    """The finite-population correction sqrt(1 - n/N) of a mean over `n` of the workload's
+    `total_units` N units (1 where N is not given). The full grid's figure is the mean over
+    all N: n of them are measured and only the other N - n are unknown, so the error of the
+    n-unit mean as a prediction of the N-unit one is sd / sqrt(n) * sqrt(1 - n/N) (the
+    predictive error of the N - n unknown units, the n-unit mean's own error included). It
+    vanishes at n = N, where sd / sqrt(n) would keep a pair that sits inside a bound open
+    whatever was measured."""
+    if total_units <= 0:
+        return 1.0
+    return math.sqrt(max(0.0, 1 - n / total_units))
 
 
 def pair_decided(
@@ -243,19 +282,22 @@ def pair_decided(
     thresholds: Sequence[float],
     confidence: float,
     prior: Prior | None = None,
+    total_units: int = 0,
 ) -> bool:
     """Is the ratio of two points decided against every relative threshold a verdict holds
     it to (the margin, a declared noise)? Decided when the ratio's two-sided interval at
     `confidence`, on the units both have, lies wholly on one side of each bound `1 - t` and
     `1 + t`. A pair near a bound stays open: its verdict would flip with the units drawn.
-    The pair's spread is moderated by the round's `prior`, as in `decide`."""
+    The pair's spread is moderated by the round's `prior`, as in `decide`. With the workload's
+    `total_units`, the interval is of the full grid's ratio over them (`finite`): what the
+    full grid's verdict judges against the bounds is its point estimate on those units."""
     a, b = pair
     xs = _logs(values[b], values[a])
     if len(xs) < 2:
         return False
     mean = statistics.fmean(xs)
     sd, dof = spread(xs, prior)
-    se = max(sd, 1e-9) / math.sqrt(len(xs))
+    se = max(max(sd, 1e-9) / math.sqrt(len(xs)) * finite(len(xs), total_units), 1e-12)
     # The two-sided critical value: the t with (1 - confidence) / 2 above it.
     crit = t_quantile((1 + confidence) / 2, dof)
     lo, hi = mean - crit * se, mean + crit * se

@@ -11,11 +11,14 @@ import pytest
 from benchkit.racing.estimate import imputed_means, paired_estimates
 from benchkit.racing.policy import (
     BEST,
+    FINITE_ALL,
+    FINITE_NONE,
     RUNNING,
     SETTLED,
     STOPPED,
     RaceSettings,
     decide,
+    finite,
     first_round,
     next_round,
     pair_decided,
@@ -188,7 +191,7 @@ def test_simulate_charges_a_launch_per_round_a_point_takes_part_in() -> None:
     assert charged.spent_s == pytest.approx(plain.spent_s + 5.0 * sum(charged.launches.values()))
 
 
-def test_pair_spread_is_moderated_by_the_roundsprior_of() -> None:
+def test_pair_spread_is_moderated_by_the_rounds_prior() -> None:
     # Three units whose log-ratios happen to agree closely: alone they would decide the pair
     # against a 5% bound; a prior of the round's pairs (sd 0.2, worth 20 dof) keeps it open.
     values = {"a": point(1.0, 3), "b": point(1.12, 3)}
@@ -320,3 +323,44 @@ def test_a_noise_of_100_percent_or_more_has_no_lower_bound() -> None:
     # ...and one whose interval holds 2.2x is open.
     at = {"a": point(1.0, 6), "b": point(2.2, 6, shift=3)}
     assert not pair_decided(at, ("a", "b"), [1.2], 0.95)
+
+
+def test_finite_population_correction() -> None:
+    # n of N units measured: the N-unit mean's unknown part shrinks as sqrt(1 - n/N).
+    assert finite(4, 16) == pytest.approx(math.sqrt(0.75))
+    assert finite(16, 16) == 0.0
+    assert finite(20, 16) == 0.0
+    assert finite(4, 0) == 1.0  # N not given: the unbounded population's error
+
+
+def test_a_pair_inside_a_bound_is_decided_as_the_full_grid_will_judge_it() -> None:
+    # 6% slower with a per-unit spread of 0.09, against a bound at 11%: an interval over an
+    # unbounded population of units straddles 11% even on all 16 units, so the pair would stay
+    # open for ever; the full grid's figure is its mean over those 16, known once measured.
+    values = {"a": _noisy(1.0, 16, 0.0, 1), "b": _noisy(1.08, 16, 0.1, 1)}
+    ratio = math.exp(sum(math.log(values["b"][u] / values["a"][u]) for u in values["a"]) / 16)
+    assert 1.05 < ratio < 1.07
+    assert not pair_decided(values, ("a", "b"), [0.11], 0.95)
+    assert pair_decided(values, ("a", "b"), [0.11], 0.95, total_units=16)
+    # On 4 of the 16 units the other 12 are still unknown: open either way.
+    four = {p: {u: v[u] for u in list(v)[:4]} for p, v in values.items()}
+    assert not pair_decided(four, ("a", "b"), [0.11], 0.95, total_units=16)
+
+
+def test_decide_uses_the_finite_population_where_the_setting_says() -> None:
+    # The pair above as a verdict pair of a round: open with `finite` none, decided by default.
+    values = {"a": _noisy(1.0, 16, 0.0, 1), "b": _noisy(1.08, 16, 0.1, 1)}
+    values["c"] = _noisy(1.5, 16, 0.1, 3)
+    pairs, bounds = [("a", "b")], [0.11]
+    none = decide(values, RaceSettings(finite=FINITE_NONE), [], pairs, bounds, total_units=16)
+    assert none.for_verdicts == ["b"]
+    assert decide(values, RaceSettings(), [], pairs, bounds, total_units=16).for_verdicts == []
+    # Every test on the full grid's figure: `b`, 6% slower on all 16 units, is stopped as
+    # worse than the 5% margin; on an unbounded population of units it is not yet.
+    assert decide(values, RaceSettings(finite=FINITE_ALL), total_units=16).status["b"] == STOPPED
+    assert decide(values, RaceSettings(), total_units=16).status["b"] != STOPPED
+
+
+def test_settings_refuse_an_unknown_finite() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        RaceSettings(finite="all").check()  # type: ignore[arg-type]
