@@ -575,6 +575,12 @@ def main() -> None:
     p.add_argument("--no-verdict-pairs", action="store_true")
     p.add_argument("--no-fill-slots", action="store_true")
     p.add_argument(
+        "--no-knee-rest",
+        action="store_true",
+        help="measure every running slot count until decided, above the knee too "
+        "(benchkit.racing.knee.knee_rests)",
+    )
+    p.add_argument(
         "--finite",
         choices=tuple(FINITE_CHOICES),
         default="verdict_pairs",
@@ -609,6 +615,7 @@ def main() -> None:
         units_per_round=args.units_per_round,
         settle=not args.no_settle,
         finite=FINITE_CHOICES[args.finite],
+        knee_rest=not args.no_knee_rest,
     )
     settings.check()
     VERDICT_PAIRS = not args.no_verdict_pairs

@@ -35,7 +35,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchkit.racing.stats import Prior, holm, prior_of, spread, t_quantile, t_sf
+from benchkit.racing.knee import KNEE_FACTOR, knee_rests, knee_series, series_noise
+from benchkit.racing.stats import (
+    Prior,
+    finite,
+    holm,
+    log_ratios,
+    prior_of,
+    spread,
+    t_quantile,
+    t_sf,
+)
 
 # Point status after a round.
 RUNNING = "running"
@@ -50,8 +60,6 @@ FINITE_NONE: Finite = "none"
 FINITE_PAIRS: Finite = "verdict_pairs"
 FINITE_ALL: Finite = "every_test"
 FINITE_CHOICES: dict[str, Finite] = {f: f for f in (FINITE_NONE, FINITE_PAIRS, FINITE_ALL)}
-# The factor whose verdict is a knee against the best count (benchkit.report.verdicts.slots).
-KNEE_FACTOR = "slots"
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,8 @@ class RaceSettings:
     # population's interval: it covers the error of the series noise they are judged against,
     # which the race estimates from pairs it stopped early (docs/perf/racing.md).
     finite: Finite = FINITE_PAIRS
+    # Rest the slot counts whose units can no longer change the knee (benchkit.racing.knee).
+    knee_rest: bool = True
 
     def check(self) -> None:
         """One sentence naming the option and the fix, for a value that cannot race."""
@@ -136,13 +146,6 @@ class RoundDecision:
         return running + [p for p in self.for_verdicts if p not in running]
 
 
-def _logs(point: Mapping[str, float], best: Mapping[str, float]) -> list[float]:
-    """log(point / best) per shared unit, in the best's unit order."""
-    return [
-        math.log(point[u] / best[u]) for u in best if u in point and point[u] > 0 and best[u] > 0
-    ]
-
-
 # --------------------------------------------------------------------------- one round
 
 
@@ -152,36 +155,10 @@ def best_of(values: Mapping[str, Mapping[str, float]], candidates: Sequence[str]
     ref = max(candidates, key=lambda p: (len(values[p]), p))
 
     def score(p: str) -> tuple[float, str]:
-        logs = _logs(values[p], values[ref]) if p != ref else [0.0]
+        logs = log_ratios(values[p], values[ref]) if p != ref else [0.0]
         return (statistics.fmean(logs) if logs else math.inf, p)
 
     return min(candidates, key=score)
-
-
-def knee_series(points: Mapping[str, Mapping[str, object]], best: str) -> list[str]:
-    """The points that differ from `best` in the slot count only: the series whose knee the
-    slots verdict takes."""
-    keys = {k for v in points.values() for k in v}
-    return [
-        p
-        for p in points
-        if p != best
-        and [k for k in keys if points[p].get(k) != points[best].get(k)] == [KNEE_FACTOR]
-    ]
-
-
-def series_noise(
-    values: Mapping[str, Mapping[str, float]], series: Sequence[str], best: str, units: int
-) -> float | None:
-    """The knee's noise as the report will take it on the full grid
-    (benchkit.report.verdicts.slots._series_noise): the largest spread of the series' paired
-    log-ratios against the best, as a 95% half-width on `units` units (the workload's). A
-    count of the series within it of the best is "no different" there, so the race may not
-    stop it on the margin alone. None with no pair of three units."""
-    sds = [statistics.stdev(x) for p in series if len(x := _logs(values[p], values[best])) >= 3]
-    if not sds or units < 2:
-        return None
-    return math.exp(t_quantile(0.975, units - 1) * max(sds) / math.sqrt(units)) - 1
 
 
 def decide(
@@ -209,8 +186,8 @@ def decide(
     best = best_of(values, alive)
     status[best] = BEST
     others = [p for p in alive if p != best]
-    logs = {p: _logs(values[p], values[best]) for p in others}
-    pair_logs = {pair: _logs(values[pair[1]], values[pair[0]]) for pair in pairs}
+    logs = {p: log_ratios(values[p], values[best]) for p in others}
+    pair_logs = {pair: log_ratios(values[pair[1]], values[pair[0]]) for pair in pairs}
     # One prior for the round: every comparison with the best and every verdict pair.
     prior = prior_of([*logs.values(), *pair_logs.values()])
     series = knee_series({p: points[p] for p in values}, best) if points else []
@@ -247,6 +224,23 @@ def decide(
         else:
             status[p] = RUNNING
     knee_bounds = [*thresholds, *([noise] if noise else [])]
+    if settings.knee_rest and series and points:
+        running = [p for p in others if status[p] == RUNNING]
+        rest, above = knee_rests(
+            values,
+            points,
+            series,
+            best,
+            running,
+            [q for q in series if status.get(q) == STOPPED],
+            max(settings.margin, noise or 0.0),
+            prior,
+            settings.confidence,
+            total_units if settings.finite != FINITE_NONE else 0,
+        )
+        status.update(dict.fromkeys(rest, SETTLED))
+        # The knee pair of a count above the knee cannot move the knee.
+        pairs = [pair for pair in pairs if not (best in pair and set(pair) & above)]
     open_pairs = [
         pair
         for pair in pairs
@@ -261,19 +255,6 @@ def decide(
     ]
     needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
     return RoundDecision(best, status, comps, needed)
-
-
-def finite(n: int, total_units: int) -> float:
-    """The finite-population correction sqrt(1 - n/N) of a mean over `n` of the workload's
-    `total_units` N units (1 where N is not given). The full grid's figure is the mean over
-    all N: n of them are measured and only the other N - n are unknown, so the error of the
-    n-unit mean as a prediction of the N-unit one is sd / sqrt(n) * sqrt(1 - n/N) (the
-    predictive error of the N - n unknown units, the n-unit mean's own error included). It
-    vanishes at n = N, where sd / sqrt(n) would keep a pair that sits inside a bound open
-    whatever was measured."""
-    if total_units <= 0:
-        return 1.0
-    return math.sqrt(max(0.0, 1 - n / total_units))
 
 
 def pair_decided(
@@ -292,7 +273,7 @@ def pair_decided(
     `total_units`, the interval is of the full grid's ratio over them (`finite`): what the
     full grid's verdict judges against the bounds is its point estimate on those units."""
     a, b = pair
-    xs = _logs(values[b], values[a])
+    xs = log_ratios(values[b], values[a])
     if len(xs) < 2:
         return False
     mean = statistics.fmean(xs)

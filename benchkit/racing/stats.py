@@ -157,3 +157,23 @@ def t_quantile(q: float, df: float) -> float:
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+def log_ratios(point: Mapping[str, float], best: Mapping[str, float]) -> list[float]:
+    """log(point / best) per shared unit, in the best's unit order."""
+    return [
+        math.log(point[u] / best[u]) for u in best if u in point and point[u] > 0 and best[u] > 0
+    ]
+
+
+def finite(n: int, total_units: int) -> float:
+    """The finite-population correction sqrt(1 - n/N) of a mean over `n` of the workload's
+    `total_units` N units (1 where N is not given). The full grid's figure is the mean over
+    all N: n of them are measured and only the other N - n are unknown, so the error of the
+    n-unit mean as a prediction of the N-unit one is sd / sqrt(n) * sqrt(1 - n/N) (the
+    predictive error of the N - n unknown units, the n-unit mean's own error included). It
+    vanishes at n = N, where sd / sqrt(n) would keep a pair that sits inside a bound open
+    whatever was measured."""
+    if total_units <= 0:
+        return 1.0
+    return math.sqrt(max(0.0, 1 - n / total_units))

@@ -18,14 +18,13 @@ from benchkit.racing.policy import (
     STOPPED,
     RaceSettings,
     decide,
-    finite,
     first_round,
     next_round,
     pair_decided,
     simulate,
     verdict_pairs,
 )
-from benchkit.racing.stats import Prior, holm, prior_of, t_sf
+from benchkit.racing.stats import Prior, finite, holm, prior_of, t_sf
 
 # Unit difficulty that every point shares: units differ by 3x, which an unpaired comparison
 # would call noise and a paired one cancels.
