@@ -61,6 +61,7 @@ def knee_rests(
     prior: Prior | None,
     confidence: float,
     total_units: int = 0,
+    bound_units: int | None = None,
 ) -> tuple[set[str], set[str]]:
     """The `running` counts of `series` (the best's series) that rest, and every count above
     the knee, whose pair with the best no longer matters.
@@ -71,15 +72,18 @@ def knee_rests(
     running count above it rests where it is surely slower than the best: it can neither be
     the knee nor the best. "Surely" is at `confidence`, on the full grid's figure over the
     workload's `total_units` (`finite`; 0: over an unbounded population of units), with the
-    pair's spread moderated by the round's `prior`."""
+    pair's spread moderated by the round's `prior`. Within `bound` is judged on
+    `bound_units` (`total_units` where not given): 0 where the bound is the series' noise,
+    which the race estimates, and an interval over an unbounded population covers its error."""
     counts = {p: _count(points[p].get(KNEE_FACTOR)) for p in [best, *series]}
     if any(c is None for c in counts.values()):
         return set(), set()
+    within = total_units if bound_units is None else bound_units
     inside = [
         q
         for q in series
         if q not in stopped
-        and _interval(log_ratios(values[q], values[best]), prior, confidence, total_units)[1]
+        and _interval(log_ratios(values[q], values[best]), prior, confidence, within)[1]
         < math.log1p(bound)
     ]
     knee_at = min(int(counts[q] or 0) for q in [best, *inside])

@@ -224,6 +224,13 @@ def decide(
         else:
             status[p] = RUNNING
     knee_bounds = [*thresholds, *([noise] if noise else [])]
+    # The full grid's figure over its finite units (`finite`), where the bound it is judged
+    # against is known. The series' noise is itself estimated from the race's units, some of
+    # them on pairs stopped early (docs/perf/racing.md: 0.86-1.36 of the full grid's at the
+    # race's end); an interval over an unbounded population of units is what covers its error,
+    # so a pair held to it keeps that interval unless every test is finite.
+    whole = total_units if settings.finite != FINITE_NONE else 0
+    known = whole if settings.finite == FINITE_ALL or not noise else 0
     if settings.knee_rest and series and points:
         running = [p for p in others if status[p] == RUNNING]
         rest, above = knee_rests(
@@ -236,7 +243,8 @@ def decide(
             max(settings.margin, noise or 0.0),
             prior,
             settings.confidence,
-            total_units if settings.finite != FINITE_NONE else 0,
+            whole,
+            known if (noise or 0.0) > settings.margin else whole,
         )
         status.update(dict.fromkeys(rest, SETTLED))
         # The knee pair of a count above the knee cannot move the knee.
@@ -244,13 +252,10 @@ def decide(
     open_pairs = [
         pair
         for pair in pairs
-        if not pair_decided(
-            values,
-            pair,
-            knee_bounds if best in pair and set(pair) & set(series) else thresholds,
-            settings.confidence,
-            prior,
-            total_units if settings.finite != FINITE_NONE else 0,
+        if not (
+            pair_decided(values, pair, knee_bounds, settings.confidence, prior, known)
+            if best in pair and set(pair) & set(series)
+            else pair_decided(values, pair, thresholds, settings.confidence, prior, whole)
         )
     ]
     needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
