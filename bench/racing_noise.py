@@ -1,10 +1,10 @@
 """How well a race knows the knee's bound: the series noise the racing policy estimates from
 what it measured (benchkit.racing.policy.series_noise, each pair's spread on its own units,
 projected to the workload's) against the full grid's (every pair on every unit), at the end
-of each replayed race of each recorded GPU grid whose knee is judged against it.
+of each replayed race of each recorded grid whose knee is judged against it.
 docs/perf/racing.md quotes its output (racing-noise.txt).
 
-    python bench/racing_noise.py --seeds 40 > docs/perf/racing-noise.txt
+    python bench/racing_noise.py --seeds 40 --cpu > docs/perf/racing-noise.txt
 """
 
 from __future__ import annotations
@@ -20,16 +20,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import racing as br
 
-from benchkit.racing.policy import RaceSettings, knee_series, series_noise, simulate
+from benchkit.racing.knee import knee_series, series_noise
+from benchkit.racing.policy import RaceSettings, simulate
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=40)
+    ap.add_argument("--cpu", action="store_true", help="the stored CPU sweep too")
     args = ap.parse_args()
     settings = RaceSettings()
-    for folder in br.STUDIES:
-        g = br.load_folder(folder, folder.parent.name)
+    folders = [(f, f.parent.name) for f in br.STUDIES]
+    if args.cpu:
+        folders.insert(0, (br.CPU, "cpu-sweep"))
+    for folder, name in folders:
+        g = br.load_folder(folder, name)
         points = {j: dict(c.values) for c in g.sweep.cells for j in c.jobs}
         slots = {j: br.slot_count(g.sweep, points[j]) for j in points}
         n = len(g.units)
