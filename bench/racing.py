@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO))
 from benchkit.racing.estimate import imputed_means, paired_estimates  # noqa: E402
 from benchkit.racing.observe import unit_values  # noqa: E402
 from benchkit.racing.policy import (  # noqa: E402
+    FINITE_CHOICES,
     RaceOutcome,
     RaceSettings,
     best_of,
@@ -330,12 +331,13 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
                 oracle.append(seen / full_s)
                 oracle_race.append(race.spent_s / full_s)
         if CUTS:
-            for k, (share, diff) in fixed_cuts(g, order, settings, slots or {}, full_cache).items():
-                cut_share.setdefault(k, []).append(share / full_s)
+            cuts = fixed_cuts(g, order, settings, slots or {}, full_cache)
+            for cut, (share, diff) in cuts.items():
+                cut_share.setdefault(cut, []).append(share / full_s)
                 judged = [d for d in diff if not d.endswith(".status")]
-                cut_differ[k] = cut_differ.get(k, 0) + bool(judged)
+                cut_differ[cut] = cut_differ.get(cut, 0) + bool(judged)
                 for d in judged:
-                    cut_by.setdefault(k, {})[d] = cut_by.setdefault(k, {}).get(d, 0) + 1
+                    cut_by.setdefault(cut, {})[d] = cut_by.setdefault(cut, {}).get(d, 0) + 1
             # Its own generator, so the race's unit orders stay those of a run without --cuts.
             judged = [
                 d
@@ -573,6 +575,19 @@ def main() -> None:
     p.add_argument("--no-verdict-pairs", action="store_true")
     p.add_argument("--no-fill-slots", action="store_true")
     p.add_argument(
+        "--no-knee-rest",
+        action="store_true",
+        help="measure every running slot count until decided, above the knee too "
+        "(benchkit.racing.knee.knee_rests)",
+    )
+    p.add_argument(
+        "--finite",
+        choices=tuple(FINITE_CHOICES),
+        default="verdict_pairs",
+        help="where a test's interval is of the full grid's figure on the workload's finite "
+        "units (benchkit.racing.policy.finite)",
+    )
+    p.add_argument(
         "--clairvoyant",
         type=int,
         default=0,
@@ -599,6 +614,8 @@ def main() -> None:
         min_units=args.min_units,
         units_per_round=args.units_per_round,
         settle=not args.no_settle,
+        finite=FINITE_CHOICES[args.finite],
+        knee_rest=not args.no_knee_rest,
     )
     settings.check()
     VERDICT_PAIRS = not args.no_verdict_pairs

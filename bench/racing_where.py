@@ -3,12 +3,13 @@ the units and launches the racing policy gives it and the units the clairvoyant 
 (bench/racing.py's `clairvoyant`, which may look at the full grid's verdicts), as means over
 the same unit orders. docs/perf/racing.md quotes its output (racing-where.txt).
 
-    python bench/racing_where.py --seeds 10 > docs/perf/racing-where.txt
+    python bench/racing_where.py --seeds 10 --cpu > docs/perf/racing-where.txt
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import sys
@@ -60,13 +61,24 @@ def clairvoyant_units(
     return n
 
 
+def _spread(g: br.Grid, point: str, best: str) -> float:
+    """The sd of log(point / best) over the grid's units (0 for the best itself)."""
+    if point == best:
+        return 0.0
+    return statistics.stdev(math.log(g.values[point][u] / g.values[best][u]) for u in g.units)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--cpu", action="store_true", help="the stored CPU sweep too")
     args = ap.parse_args()
     settings = RaceSettings()
-    for folder in br.STUDIES:
-        g = br.load_folder(folder, folder.parent.name)
+    folders = [(f, f.parent.name) for f in br.STUDIES]
+    if args.cpu:
+        folders.insert(0, (br.CPU, "cpu-sweep"))
+    for folder, name in folders:
+        g = br.load_folder(folder, name)
         points = {j: dict(c.values) for c in g.sweep.cells for j in c.jobs}
         slots = {j: br.slot_count(g.sweep, points[j]) for j in points}
         means = {j: statistics.fmean(v.values()) for j, v in g.values.items()}
@@ -92,7 +104,8 @@ def main() -> None:
         print(f"{g.name} ({len(g.units)} units a point, {args.seeds} orders); full grid: {full}")
         for j in sorted(points, key=lambda j: sorted((k, str(v)) for k, v in points[j].items())):
             print(
-                f"  {points[j]}: {means[j] / means[best] - 1:+.1%} against the best; policy "
+                f"  {points[j]}: {means[j] / means[best] - 1:+.1%} against the best "
+                f"(per-unit log spread {_spread(g, j, best):.3f}); policy "
                 f"{statistics.fmean(pol[j]):.1f} units in {statistics.fmean(lau[j]):.1f} "
                 f"launches, clairvoyant {statistics.fmean(cl[j]):.1f} units"
             )

@@ -16,6 +16,12 @@ A running point whose log-ratio is inside the margin on both sides with the same
 units. The survivors get `units_per_round` more units until none is undecided, `max_units`
 is reached, or the next round would spend more than the budget.
 
+The race's target is the full grid's verdicts, and the full grid judges a verdict pair on its
+point estimate over the workload's N units, a finite set the race partly measured: a pair is
+decided once the full grid's ratio is known well enough, with the N - n unmeasured units as
+its only unknown (`finite`), so a pair that sits inside a bound is decided at the latest when
+every unit is measured, not left open for ever.
+
 Nothing here measures or reads files: `observe` reads per-unit values from job folders, the
 sweeper plugin (hydra_plugins/benchkit_racing) runs the rounds, bench/racing.py replays
 recorded grids through `simulate`.
@@ -27,14 +33,33 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
+
+from benchkit.racing.knee import KNEE_FACTOR, knee_rests, knee_series, series_noise
+from benchkit.racing.stats import (
+    Prior,
+    finite,
+    holm,
+    log_ratios,
+    prior_of,
+    spread,
+    t_quantile,
+    t_sf,
+)
 
 # Point status after a round.
 RUNNING = "running"
 BEST = "best"
 STOPPED = "stopped"
 SETTLED = "settled"
-# The factor whose verdict is a knee against the best count (benchkit.report.verdicts.slots).
-KNEE_FACTOR = "slots"
+# Where a test's interval is of the full grid's figure on the workload's finite set of units
+# (`finite`) rather than of a mean over an unbounded population of units: nowhere, in the
+# verdict pairs (the default), or in every test (stop, settle, verdict pairs).
+Finite = Literal["none", "verdict_pairs", "every_test"]
+FINITE_NONE: Finite = "none"
+FINITE_PAIRS: Finite = "verdict_pairs"
+FINITE_ALL: Finite = "every_test"
+FINITE_CHOICES: dict[str, Finite] = {f: f for f in (FINITE_NONE, FINITE_PAIRS, FINITE_ALL)}
 
 
 @dataclass(frozen=True)
@@ -48,6 +73,13 @@ class RaceSettings:
     max_units: int | None = None
     budget_s: float | None = None
     settle: bool = True
+    # The full grid's verdict pairs are judged on their point estimate over the workload's N
+    # units; the race predicts that figure (`finite`). Stop and settle keep the unbounded
+    # population's interval: it covers the error of the series noise they are judged against,
+    # which the race estimates from pairs it stopped early (docs/perf/racing.md).
+    finite: Finite = FINITE_PAIRS
+    # Rest the slot counts whose units can no longer change the knee (benchkit.racing.knee).
+    knee_rest: bool = True
 
     def check(self) -> None:
         """One sentence naming the option and the fix, for a value that cannot race."""
@@ -73,6 +105,10 @@ class RaceSettings:
             raise ValueError(
                 f"hydra.sweeper.max_units={self.max_units} is below min_units="
                 f"{self.min_units}: raise max_units or lower min_units."
+            )
+        if self.finite not in FINITE_CHOICES:
+            raise ValueError(
+                f"hydra.sweeper.finite={self.finite} must be one of {', '.join(FINITE_CHOICES)}."
             )
         if self.budget_s is not None and self.budget_s <= 0:
             raise ValueError("hydra.sweeper.budget_h must be more than 0 hours (or null).")
@@ -110,153 +146,6 @@ class RoundDecision:
         return running + [p for p in self.for_verdicts if p not in running]
 
 
-# --------------------------------------------------------------------------- statistics
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the regularized incomplete beta function (Lentz's method)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-12:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    front = math.exp(lbeta + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1) / (a + b + 2):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1 - x) / b
-
-
-def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with `df` degrees of freedom (the normal beyond 10,000)."""
-    if df <= 0:
-        return 0.5
-    if df > 1e4:
-        return 0.5 * math.erfc(t / math.sqrt(2))
-    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
-    return tail if t >= 0 else 1.0 - tail
-
-
-def holm(pvalues: Mapping[str, float], alpha: float) -> tuple[dict[str, float], set[str]]:
-    """Holm's step-down correction: the adjusted p-values and the hypotheses rejected at
-    `alpha` (familywise)."""
-    order = sorted(pvalues, key=lambda k: pvalues[k])
-    m = len(order)
-    adjusted: dict[str, float] = {}
-    running = 0.0
-    for i, k in enumerate(order):
-        running = max(running, min(1.0, (m - i) * pvalues[k]))
-        adjusted[k] = running
-    return adjusted, {k for k in order if adjusted[k] <= alpha}
-
-
-def _logs(point: Mapping[str, float], best: Mapping[str, float]) -> list[float]:
-    """log(point / best) per shared unit, in the best's unit order."""
-    return [
-        math.log(point[u] / best[u]) for u in best if u in point and point[u] > 0 and best[u] > 0
-    ]
-
-
-def _digamma(x: float) -> float:
-    """psi(x) for x > 0: the recurrence up to 6, then the asymptotic series."""
-    acc = 0.0
-    while x < 6:
-        acc -= 1 / x
-        x += 1
-    f = 1 / (x * x)
-    return acc + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f / 252))
-
-
-def _trigamma(x: float) -> float:
-    """psi'(x) for x > 0: the recurrence up to 6, then the asymptotic series."""
-    acc = 0.0
-    while x < 6:
-        acc += 1 / (x * x)
-        x += 1
-    f = 1 / (x * x)
-    return acc + 1 / x + f / 2 + f / x * (1 / 6 - f * (1 / 30 - f * (1 / 42 - f / 30)))
-
-
-def _trigamma_inverse(v: float) -> float:
-    """The y with psi'(y) = v (psi' falls from infinity to 0 on y > 0), by bisection on
-    log y."""
-    lo, hi = math.log(1e-8), math.log(1e8)
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if _trigamma(math.exp(mid)) > v:
-            lo = mid
-        else:
-            hi = mid
-    return math.exp((lo + hi) / 2)
-
-
-@dataclass(frozen=True)
-class Prior:
-    """What the round's pairs say about one pair's spread before its own units do: a prior
-    variance `s2` worth `dof` degrees of freedom (at most the pairs' own)."""
-
-    s2: float
-    dof: float
-
-
-def _prior(pairs: Sequence[Sequence[float]]) -> Prior | None:
-    """The empirical-Bayes prior of the pairs' log-ratio variances (Smyth 2004, the
-    moderated t of limma): where the pairs' sample variances scatter no more than sampling
-    explains, they share one spread and a pair with few units borrows it whole; where the
-    pairs differ (an MTP pair against a slot pair of the same backend), the prior is worth
-    few degrees of freedom and each pair keeps mostly its own. None with fewer than three
-    pairs of two units and a spread (a pair whose ratio is exact, a job's twin, says nothing
-    of the noise)."""
-    # The same series twice (a verdict pair that is also a comparison with the best, the
-    # twins of a job) is one pair.
-    distinct = {tuple(round(v, 12) for v in x) for x in pairs if len(x) >= 2}
-    var = [(statistics.variance(x), len(x) - 1) for x in distinct]
-    var = [(v, d) for v, d in var if v > 1e-12]
-    if len(var) < 3:
-        return None
-    e = [math.log(v) - _digamma(d / 2) + math.log(d / 2) for v, d in var]
-    mean = statistics.fmean(e)
-    excess = statistics.variance(e) - statistics.fmean(_trigamma(d / 2) for _, d in var)
-    # The prior is estimated from the pairs' own degrees of freedom and is never worth more.
-    most = float(sum(d for _, d in var))
-    d0 = most if excess <= 0 else min(2 * _trigamma_inverse(excess), most)
-    return Prior(math.exp(mean + _digamma(d0 / 2) - math.log(d0 / 2)), d0)
-
-
-def _spread(xs: Sequence[float], prior: Prior | None) -> tuple[float, float]:
-    """One pair's spread of log-ratios and its degrees of freedom, moderated by the round's
-    prior: its own variance and the prior's, weighted by their degrees of freedom."""
-    own, dof = statistics.variance(xs), len(xs) - 1
-    if prior is None:
-        return math.sqrt(own), dof
-    var = (prior.dof * prior.s2 + dof * own) / (prior.dof + dof)
-    return math.sqrt(var), prior.dof + dof
-
-
 # --------------------------------------------------------------------------- one round
 
 
@@ -266,36 +155,10 @@ def best_of(values: Mapping[str, Mapping[str, float]], candidates: Sequence[str]
     ref = max(candidates, key=lambda p: (len(values[p]), p))
 
     def score(p: str) -> tuple[float, str]:
-        logs = _logs(values[p], values[ref]) if p != ref else [0.0]
+        logs = log_ratios(values[p], values[ref]) if p != ref else [0.0]
         return (statistics.fmean(logs) if logs else math.inf, p)
 
     return min(candidates, key=score)
-
-
-def knee_series(points: Mapping[str, Mapping[str, object]], best: str) -> list[str]:
-    """The points that differ from `best` in the slot count only: the series whose knee the
-    slots verdict takes."""
-    keys = {k for v in points.values() for k in v}
-    return [
-        p
-        for p in points
-        if p != best
-        and [k for k in keys if points[p].get(k) != points[best].get(k)] == [KNEE_FACTOR]
-    ]
-
-
-def series_noise(
-    values: Mapping[str, Mapping[str, float]], series: Sequence[str], best: str, units: int
-) -> float | None:
-    """The knee's noise as the report will take it on the full grid
-    (benchkit.report.verdicts.slots._series_noise): the largest spread of the series' paired
-    log-ratios against the best, as a 95% half-width on `units` units (the workload's). A
-    count of the series within it of the best is "no different" there, so the race may not
-    stop it on the margin alone. None with no pair of three units."""
-    sds = [statistics.stdev(x) for p in series if len(x := _logs(values[p], values[best])) >= 3]
-    if not sds or units < 2:
-        return None
-    return math.exp(_t_quantile(0.975, units - 1) * max(sds) / math.sqrt(units)) - 1
 
 
 def decide(
@@ -323,10 +186,10 @@ def decide(
     best = best_of(values, alive)
     status[best] = BEST
     others = [p for p in alive if p != best]
-    logs = {p: _logs(values[p], values[best]) for p in others}
-    pair_logs = {pair: _logs(values[pair[1]], values[pair[0]]) for pair in pairs}
+    logs = {p: log_ratios(values[p], values[best]) for p in others}
+    pair_logs = {pair: log_ratios(values[pair[1]], values[pair[0]]) for pair in pairs}
     # One prior for the round: every comparison with the best and every verdict pair.
-    prior = _prior([*logs.values(), *pair_logs.values()])
+    prior = prior_of([*logs.values(), *pair_logs.values()])
     series = knee_series({p: points[p] for p in values}, best) if points else []
     noise = series_noise(values, series, best, total_units) if series else None
     wide = math.log1p(max(settings.margin, noise or 0.0))
@@ -341,8 +204,9 @@ def decide(
         if n < 2:
             worse_p[p], within_p[p] = 1.0, 1.0
         else:
-            sd, dof = _spread(xs, prior)
-            se = max(sd, 1e-9) / math.sqrt(n)
+            sd, dof = spread(xs, prior)
+            fpc = finite(n, total_units) if settings.finite == FINITE_ALL else 1.0
+            se = max(max(sd, 1e-9) / math.sqrt(n) * fpc, 1e-12)
             worse_p[p] = t_sf((mean - (wide if p in series else margin)) / se, dof)
             # Two one-sided tests: inside (-bound, +bound) with the same confidence.
             within_p[p] = max(t_sf((margin - mean) / se, dof), t_sf((mean + margin) / se, dof))
@@ -360,15 +224,38 @@ def decide(
         else:
             status[p] = RUNNING
     knee_bounds = [*thresholds, *([noise] if noise else [])]
+    # The full grid's figure over its finite units (`finite`), where the bound it is judged
+    # against is known. The series' noise is itself estimated from the race's units, some of
+    # them on pairs stopped early (docs/perf/racing.md: 0.86-1.36 of the full grid's at the
+    # race's end); an interval over an unbounded population of units is what covers its error,
+    # so a pair held to it keeps that interval unless every test is finite.
+    whole = total_units if settings.finite != FINITE_NONE else 0
+    known = whole if settings.finite == FINITE_ALL or not noise else 0
+    if settings.knee_rest and series and points:
+        running = [p for p in others if status[p] == RUNNING]
+        rest, above = knee_rests(
+            values,
+            points,
+            series,
+            best,
+            running,
+            [q for q in series if status.get(q) == STOPPED],
+            max(settings.margin, noise or 0.0),
+            prior,
+            settings.confidence,
+            whole,
+            known if (noise or 0.0) > settings.margin else whole,
+        )
+        status.update(dict.fromkeys(rest, SETTLED))
+        # The knee pair of a count above the knee cannot move the knee.
+        pairs = [pair for pair in pairs if not (best in pair and set(pair) & above)]
     open_pairs = [
         pair
         for pair in pairs
-        if not pair_decided(
-            values,
-            pair,
-            knee_bounds if best in pair and set(pair) & set(series) else thresholds,
-            settings.confidence,
-            prior,
+        if not (
+            pair_decided(values, pair, knee_bounds, settings.confidence, prior, known)
+            if best in pair and set(pair) & set(series)
+            else pair_decided(values, pair, thresholds, settings.confidence, prior, whole)
         )
     ]
     needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
@@ -381,21 +268,24 @@ def pair_decided(
     thresholds: Sequence[float],
     confidence: float,
     prior: Prior | None = None,
+    total_units: int = 0,
 ) -> bool:
     """Is the ratio of two points decided against every relative threshold a verdict holds
     it to (the margin, a declared noise)? Decided when the ratio's two-sided interval at
     `confidence`, on the units both have, lies wholly on one side of each bound `1 - t` and
     `1 + t`. A pair near a bound stays open: its verdict would flip with the units drawn.
-    The pair's spread is moderated by the round's `prior`, as in `decide`."""
+    The pair's spread is moderated by the round's `prior`, as in `decide`. With the workload's
+    `total_units`, the interval is of the full grid's ratio over them (`finite`): what the
+    full grid's verdict judges against the bounds is its point estimate on those units."""
     a, b = pair
-    xs = _logs(values[b], values[a])
+    xs = log_ratios(values[b], values[a])
     if len(xs) < 2:
         return False
     mean = statistics.fmean(xs)
-    sd, dof = _spread(xs, prior)
-    se = max(sd, 1e-9) / math.sqrt(len(xs))
+    sd, dof = spread(xs, prior)
+    se = max(max(sd, 1e-9) / math.sqrt(len(xs)) * finite(len(xs), total_units), 1e-12)
     # The two-sided critical value: the t with (1 - confidence) / 2 above it.
-    crit = _t_quantile((1 + confidence) / 2, dof)
+    crit = t_quantile((1 + confidence) / 2, dof)
     lo, hi = mean - crit * se, mean + crit * se
     for t in thresholds:
         # A noise of 100% or more has no lower bound: no ratio is below 1 - t (the H100
@@ -405,18 +295,6 @@ def pair_decided(
             if lo <= bound <= hi:
                 return False
     return True
-
-
-def _t_quantile(q: float, df: float) -> float:
-    """The t with P(T <= t) = q, by bisection on t_sf."""
-    lo, hi = 0.0, 1000.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if 1 - t_sf(mid, df) < q:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 def verdict_pairs(points: Mapping[str, Mapping[str, object]], best: str) -> list[tuple[str, str]]:

@@ -11,21 +11,20 @@ import pytest
 from benchkit.racing.estimate import imputed_means, paired_estimates
 from benchkit.racing.policy import (
     BEST,
+    FINITE_ALL,
+    FINITE_NONE,
     RUNNING,
     SETTLED,
     STOPPED,
-    Prior,
     RaceSettings,
-    _prior,
     decide,
     first_round,
-    holm,
     next_round,
     pair_decided,
     simulate,
-    t_sf,
     verdict_pairs,
 )
+from benchkit.racing.stats import Prior, finite, holm, prior_of, t_sf
 
 # Unit difficulty that every point shares: units differ by 3x, which an unpaired comparison
 # would call noise and a paired one cancels.
@@ -203,17 +202,17 @@ def test_pair_spread_is_moderated_by_the_rounds_prior() -> None:
 
 def test_prior_borrows_whole_where_pairs_share_a_spread_little_where_they_differ() -> None:
     rng = random.Random(1)
-    same = _prior([[rng.gauss(0, 0.1) for _ in range(3)] for _ in range(40)])
+    same = prior_of([[rng.gauss(0, 0.1) for _ in range(3)] for _ in range(40)])
     # Worth every degree of freedom the 40 pairs have (2 each), never more.
     assert same is not None and same.dof == 80
     assert 0.07 < math.sqrt(same.s2) < 0.13
     # A series repeated (a job's twin) is one pair: three copies are too few.
     twice = [0.1, 0.3, -0.2]
-    assert _prior([twice, list(twice), list(twice)]) is None
-    mixed = _prior([[rng.gauss(0, sd) for _ in range(3)] for sd in (0.01, 0.2) * 20])
+    assert prior_of([twice, list(twice), list(twice)]) is None
+    mixed = prior_of([[rng.gauss(0, sd) for _ in range(3)] for sd in (0.01, 0.2) * 20])
     assert mixed is not None and mixed.dof < 2
     # An exact ratio (a job's twin) says nothing of the noise, and two pairs are too few.
-    assert _prior([[0.0, 0.0, 0.0], [0.1, 0.2, 0.0], [0.05, -0.1, 0.0]]) is None
+    assert prior_of([[0.0, 0.0, 0.0], [0.1, 0.2, 0.0], [0.05, -0.1, 0.0]]) is None
 
 
 def test_settings_refuse_values_that_cannot_race() -> None:
@@ -323,3 +322,44 @@ def test_a_noise_of_100_percent_or_more_has_no_lower_bound() -> None:
     # ...and one whose interval holds 2.2x is open.
     at = {"a": point(1.0, 6), "b": point(2.2, 6, shift=3)}
     assert not pair_decided(at, ("a", "b"), [1.2], 0.95)
+
+
+def test_finite_population_correction() -> None:
+    # n of N units measured: the N-unit mean's unknown part shrinks as sqrt(1 - n/N).
+    assert finite(4, 16) == pytest.approx(math.sqrt(0.75))
+    assert finite(16, 16) == 0.0
+    assert finite(20, 16) == 0.0
+    assert finite(4, 0) == 1.0  # N not given: the unbounded population's error
+
+
+def test_a_pair_inside_a_bound_is_decided_as_the_full_grid_will_judge_it() -> None:
+    # 6% slower with a per-unit spread of 0.09, against a bound at 11%: an interval over an
+    # unbounded population of units straddles 11% even on all 16 units, so the pair would stay
+    # open for ever; the full grid's figure is its mean over those 16, known once measured.
+    values = {"a": _noisy(1.0, 16, 0.0, 1), "b": _noisy(1.08, 16, 0.1, 1)}
+    ratio = math.exp(sum(math.log(values["b"][u] / values["a"][u]) for u in values["a"]) / 16)
+    assert 1.05 < ratio < 1.07
+    assert not pair_decided(values, ("a", "b"), [0.11], 0.95)
+    assert pair_decided(values, ("a", "b"), [0.11], 0.95, total_units=16)
+    # On 4 of the 16 units the other 12 are still unknown: open either way.
+    four = {p: {u: v[u] for u in list(v)[:4]} for p, v in values.items()}
+    assert not pair_decided(four, ("a", "b"), [0.11], 0.95, total_units=16)
+
+
+def test_decide_uses_the_finite_population_where_the_setting_says() -> None:
+    # The pair above as a verdict pair of a round: open with `finite` none, decided by default.
+    values = {"a": _noisy(1.0, 16, 0.0, 1), "b": _noisy(1.08, 16, 0.1, 1)}
+    values["c"] = _noisy(1.5, 16, 0.1, 3)
+    pairs, bounds = [("a", "b")], [0.11]
+    none = decide(values, RaceSettings(finite=FINITE_NONE), [], pairs, bounds, total_units=16)
+    assert none.for_verdicts == ["b"]
+    assert decide(values, RaceSettings(), [], pairs, bounds, total_units=16).for_verdicts == []
+    # Every test on the full grid's figure: `b`, 6% slower on all 16 units, is stopped as
+    # worse than the 5% margin; on an unbounded population of units it is not yet.
+    assert decide(values, RaceSettings(finite=FINITE_ALL), total_units=16).status["b"] == STOPPED
+    assert decide(values, RaceSettings(), total_units=16).status["b"] != STOPPED
+
+
+def test_settings_refuse_an_unknown_finite() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        RaceSettings(finite="all").check()  # type: ignore[arg-type]
