@@ -265,6 +265,43 @@ def raw_means(grid: Grid, order: Sequence[str], race: RaceOutcome) -> dict[str, 
     }
 
 
+def _tally_cuts(
+    cuts: Mapping[int, tuple[float, list[str]]],
+    full_s: float,
+    share: dict[int, list[float]],
+    differ: dict[int, int],
+    by: dict[int, dict[str, int]],
+) -> None:
+    """One seed's fixed cuts added to the tallies: each cut's time share, whether any judged
+    verdict differs, and which."""
+    for cut, (spent, diff) in cuts.items():
+        share.setdefault(cut, []).append(spent / full_s)
+        judged = [d for d in diff if not d.endswith(".status")]
+        differ[cut] = differ.get(cut, 0) + bool(judged)
+        _tally_diff(judged, by.setdefault(cut, {}))
+
+
+def _tally_oracle(
+    seen: float | None,
+    spent_s: float,
+    full_s: float,
+    oracle: list[float],
+    oracle_race: list[float],
+    oracle_none: list[float],
+) -> None:
+    """One seed's clairvoyant race (None: none found) and the policy's share beside it."""
+    if seen is None:
+        oracle_none.append(spent_s / full_s)
+    else:
+        oracle.append(seen / full_s)
+        oracle_race.append(spent_s / full_s)
+
+
+def _tally_diff(diff: Sequence[str], counts: dict[str, int]) -> None:
+    for k in diff:
+        counts[k] = counts.get(k, 0) + 1
+
+
 def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -> dict[str, Any]:
     """Race the grid `seeds` times with the units in a new order each time."""
     shares: list[float] = []
@@ -325,28 +362,15 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
         measured = {j: {u: g.values[j][u] for u in order[: race.units[j]]} for j in g.values}
         if len(oracle) + len(oracle_none) < CLAIRVOYANT_SEEDS:
             seen = clairvoyant(g, order, settings, slots or {}, full_cache)
-            if seen is None:
-                oracle_none.append(race.spent_s / full_s)
-            else:
-                oracle.append(seen / full_s)
-                oracle_race.append(race.spent_s / full_s)
+            _tally_oracle(seen, race.spent_s, full_s, oracle, oracle_race, oracle_none)
         if CUTS:
             cuts = fixed_cuts(g, order, settings, slots or {}, full_cache)
-            for cut, (share, diff) in cuts.items():
-                cut_share.setdefault(cut, []).append(share / full_s)
-                judged = [d for d in diff if not d.endswith(".status")]
-                cut_differ[cut] = cut_differ.get(cut, 0) + bool(judged)
-                for d in judged:
-                    cut_by.setdefault(cut, {})[d] = cut_by.setdefault(cut, {}).get(d, 0) + 1
+            _tally_cuts(cuts, full_s, cut_share, cut_differ, cut_by)
             # Its own generator, so the race's unit orders stay those of a run without --cuts.
-            judged = [
-                d
-                for d in resampled(g, full_cache, random.Random(f"{grid.name}-{len(shares)}"))
-                if not d.endswith(".status")
-            ]
+            boot = resampled(g, full_cache, random.Random(f"{grid.name}-{len(shares)}"))
+            judged = [d for d in boot if not d.endswith(".status")]
             boot_differ += bool(judged)
-            for d in judged:
-                boot_by[d] = boot_by.get(d, 0) + 1
+            _tally_diff(judged, boot_by)
         for how, means in (
             ("raw", raw_means(g, order, race)),
             ("paired", paired_estimates(measured, race.best)),
@@ -354,15 +378,11 @@ def replay(grid: Grid, settings: RaceSettings, seeds: int, rng: random.Random) -
         ):
             got = verdicts(with_values(g.sweep, means, measured, race), g.projection_units)
             diff = [k for k in full_cache if got.get(k) != full_cache[k]]
-            for k in diff:
-                differ[how][k] = differ[how].get(k, 0) + 1
+            _tally_diff(diff, differ[how])
             judged = [k for k in diff if not k.endswith(".status")]
-            if judged:
-                any_differ[how] += 1
-            elif diff:
-                status_only[how] += 1
-            if "recommendation" in diff:
-                rec_differ[how] += 1
+            any_differ[how] += bool(judged)
+            status_only[how] += bool(diff) and not judged
+            rec_differ[how] += "recommendation" in diff
     return {
         "grid": grid.name,
         "note": grid.note,
