@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from benchkit.report.figures import drawable
-from benchkit.report.i18n import backend_name, point_text
+from benchkit.report.i18n import backend_name, job_seconds_text, point_text
 from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.report.recommend import recommendation
 from benchkit.results import JobResult
@@ -399,12 +399,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
                 lang,
                 "J/unit is as measured: it includes the cold starts the seconds per unit leave "
                 "out ({jobs}).",
-                jobs=", ".join(
-                    tr(lang, "job {job} ({seconds} s)", job=j, seconds=format(x, ".1f"))
-                    for j, x in sorted(
-                        cold.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0
-                    )
-                ),
+                jobs=job_seconds_text(cold, lang),
             )
         )
     lines += [

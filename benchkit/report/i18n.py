@@ -174,6 +174,15 @@ def _objective_of(v: Verdict) -> str:
     return str((objective["metric"] if objective else None) or v.basis or "")
 
 
+def job_seconds_text(seconds_by_job: Mapping[str, float], lang: str) -> str:
+    """'job 0 (20.3 s), job 2 (1.7 s)': jobs in run order, each with its seconds (a cold
+    start's, say)."""
+    ordered = sorted(seconds_by_job.items(), key=lambda kv: (len(kv[0]), kv[0]))
+    return ", ".join(
+        tr(lang, "job {job} ({seconds} s)", job=j, seconds=format(x, ".1f")) for j, x in ordered
+    )
+
+
 def jobs_text(jobs: Sequence[Any], lang: str) -> str:
     """'job 6', 'jobs 12, 13 and 14', as the language counts and lists them."""
     js = [str(j) for j in jobs]

@@ -10,7 +10,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.report import fmt
-from benchkit.report.i18n import backend_name, factor_name, point_text, span, status_word
+from benchkit.report.i18n import (
+    backend_name,
+    factor_name,
+    job_seconds_text,
+    point_text,
+    span,
+    status_word,
+)
 from benchkit.report.lang import NC_, clauses, marked, tr, trc_marked, trn
 from benchkit.report.ledger import RULES, Change
 from benchkit.report.light import NumberChange
@@ -156,10 +163,7 @@ def correction_why(why: Mapping[str, Any], lang: str) -> str:
         )
     cold = why.get("cold") or {}
     if cold:
-        jobs = ", ".join(
-            tr(lang, "job {job} ({seconds} s)", job=j, seconds=format(s, ".1f"))
-            for j, s in cold.items()
-        )
+        jobs = job_seconds_text(cold, lang)
         bits.append(tr(lang, "cold starts now left out of the figures: {jobs}", jobs=jobs))
     changed = why.get("changed") or {}
     if changed:
