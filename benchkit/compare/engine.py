@@ -1,0 +1,367 @@
+"""Comparisons between two points of a sweep, paired on the units both ran, within one
+machine or bridged across machines through an anchor point measured on both.
+
+A comparison's figure is `ratio`: the other point's time over the base's, on their shared
+units (both ran every unit: exactly the ratio of their seconds per unit). Its interval is a
+*replication* interval: where, at the study's confidence, the same comparison run again would
+put its figure. Per unit, log(other / base) is one paired observation; their spread over the
+units gives the standard error of the mean log-ratio, and a replication's figure differs from
+this one's by sqrt(2) of that. A comparison is decided when that interval clears the margin:
+
+- `worse`: the other point took more than (1 + margin) the base's time;
+- `better`: it took less than 1 / (1 + margin);
+- `within`: it lies inside both bounds;
+- `open`: the interval straddles a bound, or no interval exists (fewer than three paired
+  units and no repeats, or machines that no anchor bridges).
+
+Why replication and not a confidence interval of this run's figure: a verdict is meant to hold
+when the study is run again. Deciding at the replication interval means a second identical
+run puts its figure on the same side of the margin with at least the study's confidence, so
+two identical sweeps give the same answer, or one of them says it is provisional. No
+finite-population correction is applied: even a whole workload's units carry run-to-run noise
+that only their spread estimates, and the correction would remove it at the last unit.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from benchkit.racing.stats import t_quantile
+
+WORSE, BETTER, WITHIN, OPEN = "worse", "better", "within", "open"
+# How the two points were brought onto one machine.
+SAME, BRIDGED, ACROSS = "same", "bridged", "across"
+# How the interval was obtained.
+PAIRED, REPEATS, DECLARED, NONE = "paired", "repeats", "declared", "none"
+# A paired interval needs this many shared units (two give one degree of freedom and a
+# t-quantile of 12.7 at 95%: no decision, only a wide interval).
+MIN_UNITS = 3
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a comparison is decided at: the study's margin (relative) and confidence, and
+    the declared run-to-run noise of a single run (study.noise), if any."""
+
+    margin: float = 0.05
+    confidence: float = 0.95
+    declared_noise: float | None = None
+
+
+@dataclass(frozen=True)
+class Series:
+    """One point's observations from one job on one machine: per-unit values on the
+    objective's basis (seconds; marked units already left out), or, for a job that replayed
+    its workload several times, its per-pass figures. `machine` is '' where unknown, which
+    counts as the machine of the other series it is compared with."""
+
+    point: str
+    job: str
+    machine: str
+    units: Mapping[str, float] = field(default_factory=dict)
+    repeats: tuple[float, ...] = ()
+    value: float | None = None
+
+    @property
+    def figure(self) -> float | None:
+        if self.value is not None:
+            return self.value
+        if self.repeats:
+            return statistics.fmean(self.repeats)
+        return statistics.fmean(self.units.values()) if self.units else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`other` against `base` (lower is better): `ratio` = other's time / base's, `low` and
+    `high` its replication interval (None where none exists), `units` the paired units,
+    `outcome` (worse, better, within, open), `machine` (same, bridged, across) with the
+    anchor point in `via`, and `needed` the shared units the pair would need to be decided at
+    its observed spread (None: decided, no spread known, or it sits on the margin)."""
+
+    base: str
+    other: str
+    ratio: float | None
+    low: float | None
+    high: float | None
+    units: int
+    basis: str
+    machine: str
+    outcome: str
+    jobs: tuple[str, ...] = ()
+    via: str | None = None
+    needed: int | None = None
+    machines: tuple[str, ...] = ()
+
+    @property
+    def decided(self) -> bool:
+        return self.outcome != OPEN
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "base": self.base,
+            "other": self.other,
+            "ratio": self.ratio,
+            "low": self.low,
+            "high": self.high,
+            "units": self.units,
+            "basis": self.basis,
+            "machine": self.machine,
+            "via": self.via,
+            "outcome": self.outcome,
+            "needed": self.needed,
+            "jobs": list(self.jobs),
+            "machines": list(self.machines),
+        }
+
+
+@lru_cache(maxsize=512)
+def _t(confidence: float, dof: float) -> float:
+    return t_quantile((1 + confidence) / 2, dof)
+
+
+@dataclass(frozen=True)
+class _Log:
+    """A log-ratio with its standard error and degrees of freedom (se None: no interval)."""
+
+    mean: float
+    se: float | None
+    dof: float
+    units: int
+    basis: str
+    sd: float | None = None
+
+
+def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
+    shared = [u for u in base.units if u in other.units]
+    shared = [u for u in shared if base.units[u] > 0 and other.units[u] > 0]
+    if not shared:
+        return None
+    ratio = sum(other.units[u] for u in shared) / sum(base.units[u] for u in shared)
+    if len(shared) < MIN_UNITS:
+        return _declared(math.log(ratio), len(shared), s)
+    logs = [math.log(other.units[u] / base.units[u]) for u in shared]
+    sd = statistics.stdev(logs)
+    return _Log(math.log(ratio), sd / math.sqrt(len(logs)), len(logs) - 1, len(logs), PAIRED, sd)
+
+
+def _declared(mean: float, units: int, s: Settings) -> _Log:
+    """A single run against a single run without a paired spread: the declared noise, read as
+    one run's 95% half-width, else no interval."""
+    if s.declared_noise is None:
+        return _Log(mean, None, 0, units, NONE)
+    # One run's half-width h = 1.96 se: the pair's log-ratio has sqrt(2) of that se.
+    se = math.log1p(s.declared_noise) / 1.96 * math.sqrt(2)
+    return _Log(mean, se, math.inf, units, DECLARED)
+
+
+def _repeats(base: Series, other: Series, s: Settings) -> _Log | None:
+    a, b = base.repeats, other.repeats
+    if len(a) < 2 or len(b) < 2:
+        return None
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    if ma <= 0 or mb <= 0:
+        return None
+    # The delta method: var(log mean) = var / (n mean^2), the two added.
+    var = statistics.variance(a) / (len(a) * ma * ma) + statistics.variance(b) / (len(b) * mb * mb)
+    return _Log(math.log(mb / ma), math.sqrt(var), min(len(a), len(b)) - 1, 0, REPEATS)
+
+
+def _log_of(base: Series, other: Series, s: Settings) -> _Log | None:
+    """The log-ratio of two series of one machine, by the strongest basis they have."""
+    rep = _repeats(base, other, s)
+    if rep is not None:
+        return rep
+    paired = _paired(base, other, s)
+    if paired is not None:
+        return paired
+    fa, fb = base.figure, other.figure
+    if not fa or not fb or fa <= 0 or fb <= 0:
+        return None
+    return _declared(math.log(fb / fa), 0, s)
+
+
+def _decide(log: _Log, s: Settings) -> tuple[str, float | None, float | None]:
+    """The outcome and the replication interval (as ratios) of a log-ratio."""
+    if log.se is None:
+        return OPEN, None, None
+    half = _t(s.confidence, log.dof) * math.sqrt(2) * log.se if log.dof > 0 else math.inf
+    lo, hi = log.mean - half, log.mean + half
+    bound = math.log1p(s.margin)
+    if lo > bound:
+        outcome = WORSE
+    elif hi < -bound:
+        outcome = BETTER
+    elif lo > -bound and hi < bound:
+        outcome = WITHIN
+    else:
+        outcome = OPEN
+    return outcome, _exp(lo), _exp(hi)
+
+
+def _exp(x: float) -> float | None:
+    return math.exp(x) if math.isfinite(x) else None
+
+
+def _needed(log: _Log, s: Settings) -> int | None:
+    """Shared units that would decide an open paired log-ratio at its observed spread: its
+    distance to the nearest bound must exceed the replication half-width."""
+    if log.basis != PAIRED or log.sd is None or log.sd <= 0:
+        return None
+    bound = math.log1p(s.margin)
+    gap = min(abs(log.mean - bound), abs(log.mean + bound))
+    if gap < 1e-9:
+        return None
+    n = log.units
+    for _ in range(50):  # the t-quantile shrinks as n grows: iterate to a fixed point
+        want = math.ceil(2 * (_t(s.confidence, max(n - 1, 1)) * log.sd / gap) ** 2)
+        if want <= n:
+            return max(want, n)
+        n = want
+    return n
+
+
+def _comparison(
+    base: str, other: str, log: _Log, s: Settings, machine: str, jobs: tuple[str, ...]
+) -> Comparison:
+    outcome, lo, hi = _decide(log, s)
+    if machine == ACROSS:
+        outcome = OPEN
+    return Comparison(
+        base=base,
+        other=other,
+        ratio=math.exp(log.mean),
+        low=lo,
+        high=hi,
+        units=log.units,
+        basis=log.basis,
+        machine=machine,
+        outcome=outcome,
+        jobs=jobs,
+        needed=_needed(log, s) if outcome == OPEN and machine != ACROSS else None,
+    )
+
+
+def same_machine(a: Series, b: Series) -> bool:
+    return not a.machine or not b.machine or a.machine == b.machine
+
+
+class Engine:
+    """Every series of a sweep, by point; `compare` answers any pair of points."""
+
+    def __init__(self, series: Iterable[Series], settings: Settings) -> None:
+        self.settings = settings
+        self.by_point: dict[str, list[Series]] = {}
+        for x in series:
+            self.by_point.setdefault(x.point, []).append(x)
+        self._memo: dict[tuple[str, str], Comparison | None] = {}
+
+    def points(self) -> list[str]:
+        return list(self.by_point)
+
+    def figure(self, point: str) -> float | None:
+        vals = [f for x in self.by_point.get(point, []) if (f := x.figure) is not None]
+        return statistics.fmean(vals) if vals else None
+
+    def compare(self, base: str, other: str) -> Comparison | None:
+        """`other` against `base`: on one machine where both were measured there (the pair
+        with the most shared units), else bridged through an anchor point measured on both
+        machines, else across machines, which is never decided. None: nothing to compare."""
+        key = (base, other)
+        if key not in self._memo:
+            self._memo[key] = self._compare(base, other)
+        return self._memo[key]
+
+    def _compare(self, base: str, other: str) -> Comparison | None:
+        s = self.settings
+        direct = self._direct(base, other)
+        if direct is not None:
+            return direct
+        bridged = self._bridged(base, other)
+        if bridged is not None:
+            return bridged
+        pairs = [(a, b) for a in self.by_point.get(base, []) for b in self.by_point.get(other, [])]
+        logs = [(a, b, lg) for a, b in pairs if (lg := _log_of(a, b, s)) is not None]
+        if not logs:
+            return None
+        a, b, lg = max(logs, key=lambda t: t[2].units)
+        c = _comparison(base, other, lg, s, ACROSS, (a.job, b.job))
+        return _with_machines(c, (a.machine, b.machine))
+
+    def _direct(self, base: str, other: str) -> Comparison | None:
+        s = self.settings
+        best: Comparison | None = None
+        for a in self.by_point.get(base, []):
+            for b in self.by_point.get(other, []):
+                if not same_machine(a, b):
+                    continue
+                lg = _log_of(a, b, s)
+                if lg is None:
+                    continue
+                c = _with_machines(
+                    _comparison(base, other, lg, s, SAME, (a.job, b.job)), (a.machine or b.machine,)
+                )
+                if best is None or _strength(c) > _strength(best):
+                    best = c
+        return best
+
+    def _bridged(self, base: str, other: str) -> Comparison | None:
+        """base on machine M1 and other on M2, through an anchor X measured on both: other /
+        base = (other / X on M2) x (X / base on M1); the log variances add."""
+        s = self.settings
+        best: Comparison | None = None
+        for x in self.by_point:
+            if x in (base, other):
+                continue
+            for a in self.by_point.get(base, []):
+                for b in self.by_point.get(other, []):
+                    if same_machine(a, b):
+                        continue
+                    xa = [y for y in self.by_point[x] if y.machine == a.machine]
+                    xb = [y for y in self.by_point[x] if y.machine == b.machine]
+                    for ya in xa:
+                        for yb in xb:
+                            c = _bridge(base, other, a, ya, yb, b, s, x)
+                            if c is not None and (best is None or _strength(c) > _strength(best)):
+                                best = c
+        return best
+
+
+def _bridge(
+    base: str, other: str, a: Series, ya: Series, yb: Series, b: Series, s: Settings, via: str
+) -> Comparison | None:
+    first, second = _log_of(a, ya, s), _log_of(yb, b, s)
+    if first is None or second is None or first.se is None or second.se is None:
+        return None
+    log = _Log(
+        first.mean + second.mean,
+        math.hypot(first.se, second.se),
+        min(first.dof, second.dof),
+        min(first.units, second.units),
+        first.basis if first.basis == second.basis else DECLARED,
+    )
+    c = _comparison(base, other, log, s, BRIDGED, (a.job, ya.job, yb.job, b.job))
+    c = Comparison(**{**c.__dict__, "via": via, "needed": None})
+    return _with_machines(c, (a.machine, b.machine))
+
+
+def _with_machines(c: Comparison, machines: Sequence[str]) -> Comparison:
+    return Comparison(**{**c.__dict__, "machines": tuple(m for m in machines if m)})
+
+
+def _strength(c: Comparison) -> tuple[int, float]:
+    """Prefer a comparison with an interval, then the narrower one."""
+    if c.low is None or c.high is None:
+        return (0, -float(c.units))
+    return (1, -(math.log(c.high) - math.log(c.low)))
+
+
+def by_point(series: Iterable[Series]) -> Mapping[str, Sequence[Series]]:
+    out: dict[str, list[Series]] = {}
+    for x in series:
+        out.setdefault(x.point, []).append(x)
+    return out

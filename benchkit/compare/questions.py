@@ -1,0 +1,110 @@
+"""The questions verdicts ask of the comparison engine, each answered from comparisons alone:
+the knee of a series of counts, and the best of a set of points.
+
+A verdict's value comes from the comparisons' figures (so every number it states is a field of
+one); it is complete only when every comparison it rests on is decided the way the value needs,
+and otherwise names the open comparisons and the units each would need."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from benchkit.compare.engine import BETTER, OPEN, WITHIN, WORSE, Comparison, Engine
+
+
+@dataclass(frozen=True)
+class Knee:
+    """The knee of a series (`points` in increasing count): the fewest point whose figure is
+    within the margin of the best point's, every point before it more than the margin worse.
+    `rests_on` holds each point up to the knee against the best; `open` those not decided the
+    way the knee needs (a point before the knee decided worse, the knee itself decided not
+    worse). `reached` is False when the knee is the last point of several: the series was still
+    improving where it stopped."""
+
+    knee: str | None
+    best: str | None
+    reached: bool
+    rests_on: list[Comparison] = field(default_factory=list)
+    open: list[Comparison] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.open and not self.missing
+
+
+def _ratio(c: Comparison | None, figures: Mapping[str, float], base: str, other: str) -> float:
+    if c is not None and c.ratio is not None:
+        return c.ratio
+    return figures[other] / figures[base] if figures.get(base) else math.inf
+
+
+def knee(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) -> Knee:
+    """The knee of `points` (eligible points of one series, in increasing count), `figures`
+    their objective (lower is better), the best being the lowest."""
+    pts = [p for p in points if p in figures]
+    if not pts:
+        return Knee(None, None, False)
+    best = min(pts, key=lambda p: (figures[p], pts.index(p)))
+    margin = engine.settings.margin
+    rests: list[Comparison] = []
+    open_: list[Comparison] = []
+    missing: list[str] = []
+    chosen = best
+    for p in pts:
+        if p == best:
+            chosen = best
+            break
+        c = engine.compare(best, p)
+        if c is None:
+            missing.append(p)
+        else:
+            rests.append(c)
+        if _ratio(c, figures, best, p) <= 1 + margin:
+            chosen = p
+            if c is not None and c.outcome not in (WITHIN, BETTER):
+                open_.append(c)
+            break
+        if c is not None and c.outcome != WORSE:
+            open_.append(c)
+    reached = not (chosen == pts[-1] and len(pts) > 1)
+    return Knee(chosen, best, reached, rests, open_, missing)
+
+
+@dataclass(frozen=True)
+class Best:
+    """The best of a set of points and every other point against it: complete when each of
+    those comparisons is decided (worse beyond the margin, or within it)."""
+
+    best: str | None
+    against: list[Comparison] = field(default_factory=list)
+    open: list[Comparison] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.open and not self.missing
+
+
+def best_of(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) -> Best:
+    """The lowest-figure point of `points` and each other point compared with it."""
+    pts = [p for p in points if p in figures]
+    if not pts:
+        return Best(None)
+    best = min(pts, key=lambda p: (figures[p], pts.index(p)))
+    against: list[Comparison] = []
+    missing: list[str] = []
+    for p in pts:
+        if p == best:
+            continue
+        c = engine.compare(best, p)
+        if c is None:
+            missing.append(p)
+        else:
+            against.append(c)
+    return Best(best, against, [c for c in against if c.outcome == OPEN], missing)
+
+
+__all__ = ["BETTER", "OPEN", "WITHIN", "WORSE", "Best", "Knee", "best_of", "knee"]
