@@ -94,3 +94,42 @@ def cpu_delta(a: CpuSnapshot | None, b: CpuSnapshot | None) -> tuple[float, floa
 def proc_cpu_s(pid: int, proc: Path = Path("/proc")) -> float | None:
     f = _stat_fields(proc / str(pid) / "stat")
     return None if f is None else _cpu_s(f)
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    """The whole machine's busy CPU seconds (/proc/stat: user, nice, system, irq, softirq,
+    steal over every core), this process's own CPU seconds, and the 1-minute load average."""
+
+    busy_s: float
+    own_s: float
+    load_avg: float
+
+
+def host_snapshot(proc: Path = Path("/proc")) -> HostSnapshot | None:
+    """Now, or None where /proc/stat cannot be read (not Linux)."""
+    try:
+        first = (proc / "stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if not first or first[0] != "cpu" or len(first) < 9:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in first[1:9])
+    busy = (user + nice + system + irq + softirq + steal) / _CLK_TCK
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = float("nan")
+    t = os.times()
+    return HostSnapshot(busy, t.user + t.system, load)
+
+
+def other_cpu_s(
+    a: HostSnapshot | None, b: HostSnapshot | None, server_s: float | None
+) -> float | None:
+    """CPU seconds other processes used between a and b: the machine's busy time less the
+    server tree's and benchkit's own (never below zero: the counters tick at different
+    moments). None where the machine or the server was not read."""
+    if a is None or b is None or server_s is None:
+        return None
+    return max((b.busy_s - a.busy_s) - server_s - (b.own_s - a.own_s), 0.0)

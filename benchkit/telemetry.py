@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +41,7 @@ from benchkit.gpu_readers import open_reader as open_reader
 
 # The server's CPU time comes from /proc; the names stay importable from here for callers.
 from benchkit.proc_cpu import CpuSnapshot as CpuSnapshot
+from benchkit.proc_cpu import HostSnapshot, host_snapshot, other_cpu_s
 from benchkit.proc_cpu import cpu_delta as cpu_delta
 from benchkit.proc_cpu import cpu_snapshot as cpu_snapshot
 from benchkit.proc_cpu import proc_cpu_s as proc_cpu_s
@@ -100,6 +102,12 @@ class TelemetryInfo(TypedDict):
     sampler_cpu_share: float | None
     sampler_late_ticks: int
     file: str | None
+    # Other processes on the machine during the passes: their CPU seconds, that over the
+    # window (cores they kept busy on average), the highest load average, the machine's cores.
+    host_other_cpu_s: NotRequired[float | None]
+    host_other_cores: NotRequired[float | None]
+    load_avg_max: NotRequired[float | None]
+    cpu_count: NotRequired[int | None]
 
 
 class TelemetryMetrics(TypedDict):
@@ -150,6 +158,11 @@ class PassTelemetry:
     server_busiest_thread_s: float | None
     sampler_cpu_s: float
     sampler_late: int  # ticks that came more than one interval late
+    # CPU seconds other processes on the machine used during the pass, and the highest
+    # 1-minute load average seen at its edges (None: not read): a busy host slows the server
+    # by sharing its cores, and the report says so.
+    host_other_cpu_s: float | None = None
+    load_avg_max: float | None = None
 
     @property
     def seconds(self) -> float:
@@ -175,6 +188,7 @@ class Sampler:
     _t_start: float = 0.0
     _e_start: float | None = None
     _cpu_start: CpuSnapshot | None = None
+    _host_start: HostSnapshot | None = None
 
     def now(self) -> float:
         return self.clock() - self.t0
@@ -183,6 +197,7 @@ class Sampler:
         self._stop.clear()
         self._samples = []
         self._cpu_start = cpu_snapshot(self.pid) if self.pid else None
+        self._host_start = host_snapshot()
         self._e_start = self.reader.energy_j() if self.reader is not None else None
         self._t_start = self.now()
         self._thread = threading.Thread(target=self._loop, name="benchkit-telemetry", daemon=True)
@@ -219,6 +234,7 @@ class Sampler:
             self._thread.join(self.join_timeout_s)
         e_end = self.reader.energy_j() if self.reader is not None else None
         cpu_end = cpu_snapshot(self.pid) if self.pid else None
+        host_end = host_snapshot()
         samples = list(self._samples)
         energy, basis = None, None
         if self._e_start is not None and e_end is not None and e_end >= self._e_start:
@@ -237,7 +253,14 @@ class Sampler:
             server_busiest_thread_s=None if d is None else d[1],
             sampler_cpu_s=self._cpu_s,
             sampler_late=self._late,
+            host_other_cpu_s=other_cpu_s(self._host_start, host_end, None if d is None else d[0]),
+            load_avg_max=_max_load(self._host_start, host_end),
         )
+
+
+def _max_load(a: HostSnapshot | None, b: HostSnapshot | None) -> float | None:
+    loads = [x.load_avg for x in (a, b) if x is not None and math.isfinite(x.load_avg)]
+    return max(loads) if loads else None
 
 
 def integrate_power(
@@ -319,6 +342,9 @@ def summarise(
     # job's share unknown rather than understated.
     have_busiest = have_cpu and all(b is not None for b in busiest)
     sampler_cpu = sum(p.sampler_cpu_s for p in passes)
+    others = [p.host_other_cpu_s for p in passes]
+    other = sum(o for o in others if o is not None) if passes and None not in others else None
+    loads = [x for p in passes if (x := p.load_avg_max) is not None]
     bases = sorted({p.energy_basis for p in passes if p.energy_basis})
     return {
         "energy_j": energy,
@@ -350,6 +376,10 @@ def summarise(
             "sampler_cpu_share": sampler_cpu / seconds if seconds > 0 else None,
             "sampler_late_ticks": sum(p.sampler_late for p in passes),
             "file": TELEMETRY_FILE if samples else None,
+            "host_other_cpu_s": other,
+            "host_other_cores": other / seconds if other is not None and seconds > 0 else None,
+            "load_avg_max": max(loads) if loads else None,
+            "cpu_count": os.cpu_count(),
         },
     }
 

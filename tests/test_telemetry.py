@@ -477,3 +477,23 @@ def test_load_samples_reads_back_what_write_samples_wrote(tmp_path: Path) -> Non
         fh.write('{"pass": 0}\n{"pass": 0, "t": 1.0, "power_w": "high"}\nnot json\n{"t": 2}\n')
     assert load_samples(path) == [*written, {"t": 2}]
     assert load_samples(tmp_path / "missing.jsonl") == []
+
+
+def test_a_pass_records_the_cpu_other_processes_used_on_the_machine() -> None:
+    # A quiet "server" (a sleeping child) and another process burning 0.5 s of CPU during the
+    # pass: the pass counts at least that as other processes' time (more where the shared
+    # machine had other work too: only the lower bound is the mechanism's).
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    burn = "import time\nwhile time.process_time() < 0.5: pass\n"
+    try:
+        s = Sampler(None, server.pid, interval_s=0.05)
+        s.start()
+        subprocess.run([sys.executable, "-c", burn], check=True)
+        p = s.stop()
+    finally:
+        server.kill()
+        server.wait()
+    assert p.host_other_cpu_s is not None and p.host_other_cpu_s >= 0.4
+    assert p.load_avg_max is not None
+    m = summarise([p], 1, None, "no GPU", 0.05)
+    assert m["telemetry"]["host_other_cores"] == p.host_other_cpu_s / p.seconds

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report import caps, fmt
+from benchkit.report import caps, fmt, host_load
 from benchkit.report import evidence as ev
 from benchkit.report.i18n import (
     backend_name,
@@ -569,6 +569,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(("partial_telemetry",), _detect_partial_telemetry, _say_partial_telemetry),
     Kind(("client_httpx",), _detect_client_httpx, _say_client_httpx),
     Kind(("synthetic_model",), _detect_synthetic_model, _say_synthetic_model),
+    Kind(("host_busy",), lambda src: host_load.detect(src.by_job), host_load.say),
 )
 
 _SENTENCES = {k: kind.say for kind in KINDS for k in kind.kinds}
