@@ -132,6 +132,14 @@ def _one(s: Mapping[str, Any], lang: str) -> str:
             seconds=fmt.seconds(s["seconds"], lang),
             times=fmt.ratio(s["times_median"], lang),
         )
+    elif s["phase"] == "wait":
+        what = tr(
+            lang,
+            "the call waited {seconds} before the server took up its prompt, {times} the "
+            "job's median wait, while the other slots kept working",
+            seconds=fmt.seconds(s["seconds"], lang),
+            times=fmt.ratio(s["times_median"], lang),
+        )
     else:
         what = tr(
             lang,

@@ -127,6 +127,16 @@ class JobStalls:
         """The units a stall fell in."""
         return {s.unit for s in self.stalls}
 
+    def unit_times(self, spans: Mapping[str, float]) -> dict[str, float]:
+        """Per-unit times as the comparison engine pairs them: each unit's span, less the
+        excess of the cold starts in it (the same mark the per-unit figures carry); the other
+        stalls stay in, as they stay in the figures."""
+        out = dict(spans)
+        for s in self.cold:
+            if s.unit in out:
+                out[s.unit] = max(out[s.unit] - s.excess_s, 0.0)
+        return {u: t for u, t in out.items() if t > 0}
+
     @property
     def cold(self) -> list[Stall]:
         """The cold starts: stalls in the first work of a server that had no warm-up."""
@@ -328,6 +338,7 @@ def find_stalls(
                     cold=_key(r.call) in first,
                 )
             )
+    found += _wait_stalls(job, ok, floor, telemetry, first)
     found += _unit_stalls(job, ok, {s.unit for s in found}, floor, telemetry)
     found.sort(key=lambda s: s.start_s)
     return JobStalls(job=job, wall_s=wall_s, units=units, stalls=found)
@@ -350,6 +361,77 @@ def _key(c: Mapping[str, object]) -> tuple[str, int | None]:
 
 def _int(x: object) -> int | None:
     return int(x) if isinstance(x, int | float) else None
+
+
+# A wait shorter than this is the client's and the server's fixed overhead, not a wait: the
+# median wait of a job whose calls never queue is a few milliseconds.
+MIN_WAIT_S = 0.005
+
+
+def _wait_stalls(
+    job: str,
+    ok: Sequence[Mapping[str, object]],
+    floor: float,
+    telemetry: Sequence[Mapping[str, object]],
+    first: set[tuple[str, int | None]],
+) -> list[Stall]:
+    """Calls that waited far longer than the job's typical call before the server took up
+    their prompt (time to first token less the server's own prompt time), whatever the
+    server's overall rate meanwhile: one call stuck while the other slots keep working does
+    not slow the server's rate, so the per-token rules cannot see it."""
+    prefill: list[tuple[int, float, float]] = []
+    windows: list[tuple[Mapping[str, object], float, float]] = []
+    for i, c in enumerate(ok):
+        sent, got = _num(c.get("t_sent")), _num(c.get("t_first"))
+        t = c.get("timings")
+        ms = _num(t.get("prompt_ms")) if isinstance(t, Mapping) else None
+        if sent is None or got is None or ms is None:
+            continue
+        prefill.append((i, got - ms / 1000, got))
+        windows.append((c, sent, max(got - ms / 1000, sent)))
+    # The part of a wait the server spent on other prompts is queueing behind them (calls
+    # that arrive together are taken up one prompt at a time): only the rest is unexplained.
+    waits = [
+        (c, sent, _uncovered(sent, start, [(a, b) for j, a, b in prefill if ok[j] is not c]))
+        for c, sent, start in windows
+    ]
+    if len(waits) < 5:
+        return []
+    med, spread = _outliers([w for _, _, w in waits])
+    out = []
+    for c, sent, wait in waits:
+        excess = wait - med
+        far = wait >= RATIO * max(med, MIN_WAIT_S) and excess >= Z * max(spread, MIN_WAIT_S)
+        if not far or excess < floor:
+            continue
+        out.append(
+            Stall(
+                job=job,
+                unit=str(c.get("unit")),
+                call=_int(c.get("seq")),
+                phase="wait",
+                seconds=wait,
+                tokens=None,
+                per_token_s=None,
+                median_per_token_s=None,
+                times_median=wait / max(med, MIN_WAIT_S),
+                excess_s=excess,
+                start_s=sent,
+                telemetry=around(telemetry, sent, sent + wait),
+                cold=_key(c) in first,
+            )
+        )
+    return out
+
+
+def _uncovered(start: float, end: float, spans: Sequence[tuple[float, float]]) -> float:
+    """The length of [start, end] that none of `spans` covers."""
+    free, at = 0.0, start
+    for a, b in sorted((max(a, start), min(b, end)) for a, b in spans if b > start and a < end):
+        if a > at:
+            free += a - at
+        at = max(at, b)
+    return free + max(end - at, 0.0)
 
 
 def _unit_stalls(
