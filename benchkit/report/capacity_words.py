@@ -29,9 +29,26 @@ def capacity_text(s: SettingCapacity, axis: str, lang: str) -> str:
     if s["capacity"] is None:
         lowest = s["rows"][0]["load"] if s["rows"] else None
         return tr(lang, "below {load}", load=load_text(lowest, axis, lang))
-    text = load_text(s["capacity"], axis, lang)
+    # The rate the seeded schedule actually offered, not the nominal load.rate (a short
+    # schedule of 6.4/s nominal offered 4.02/s), with what the server achieved beside it.
+    row = next((r for r in s["rows"] if r["load"] == s["capacity"]), None)
+    offered = row["offered_rps"] if row is not None else None
+    achieved = row["achieved_rps"] if row is not None else None
+    if axis == "rate" and offered is not None:
+        text = tr(lang, "{n} calls/s offered", n=fmt.num(offered, 2))
+    else:
+        text = load_text(s["capacity"], axis, lang)
     if not s["bracketed"]:
         text = tr(lang, "at least {load}", load=text)
+    if achieved is not None:
+        text = tr(
+            lang,
+            "{capacity} ({achieved} calls/s achieved; {axis}={load})",
+            capacity=text,
+            achieved=fmt.num(achieved, 2),
+            axis=f"load.{axis}",
+            load=fmt.value(s["capacity"]),
+        )
     if s["marginal"]:
         text = tr(lang, "{capacity} (within the noise of the SLO)", capacity=text)
     return text
