@@ -332,6 +332,10 @@ class StudyConfig:
     # the answers are): reported with their speed effect and what they do to the answers,
     # never as the recommended setting.
     application_factors: list[str] = field(default_factory=lambda: ["sampling"])
+    # Sweep folders (relative to the results folder, or absolute) whose jobs re-ran some of
+    # this sweep's points on another machine: they join the comparisons (benchkit.compare) as
+    # anchors that bridge machines, never the results table or the figures.
+    anchors: list[str] = field(default_factory=list)
 
 
 @dataclass

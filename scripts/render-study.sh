@@ -16,12 +16,20 @@ trap 'rm -rf "$tmp"' EXIT
 # Each folder is benchkit's whole (a report never replaces files it did not write): the
 # Korean report has its own folder; the earlier layout kept it inside report/.
 rm -f "$dir/report/report.ko.md" "$dir/report/report.ko.html"
-python -m benchkit.report "$dir/results" --out "$dir/report" > /dev/null
-python -m benchkit.report "$dir/results" --out "$dir/report-ko" study.lang=ko > /dev/null
+# A study whose sweep ran on several machines may keep, in `anchors` (one folder a line,
+# relative to results/), the folders of jobs that re-ran some of its points on one machine:
+# the comparison engine bridges the machines through them (study.anchors).
+anchors=()
+if [ -f "$dir/anchors" ]; then
+  list=$(grep -v '^[[:space:]]*\(#\|$\)' "$dir/anchors" | paste -sd, -)
+  anchors=("study.anchors=[$list]")
+fi
+python -m benchkit.report "$dir/results" --out "$dir/report" "${anchors[@]}" > /dev/null
+python -m benchkit.report "$dir/results" --out "$dir/report-ko" study.lang=ko "${anchors[@]}" > /dev/null
 if [ "${2:-}" = --blog ]; then
   python -m benchkit.report "$dir/results" --out "$tmp/pub" --publish "$dir/blog" \
-    "study.ledger=$dir/$name.ledger.jsonl" > /dev/null
+    "study.ledger=$dir/$name.ledger.jsonl" "${anchors[@]}" > /dev/null
   python -m benchkit.report "$dir/results" --out "$tmp/pub-ko" --publish "$dir/blog-ko" study.lang=ko \
-    "study.ledger=$dir/$name.ko.ledger.jsonl" > /dev/null
+    "study.ledger=$dir/$name.ko.ledger.jsonl" "${anchors[@]}" > /dev/null
 fi
 echo "$dir/report/report.md"

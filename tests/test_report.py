@@ -49,9 +49,10 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     lo, hi = v["backend"]["numbers"]["ratio_range"]["hip"]
     assert 1.3 <= lo <= hi <= 1.4  # "HIP 1.3 to 1.4x slower at every concurrency"
     # 4 slots, on the objective (seconds per unit, throughput basis); provisional because
-    # 3 slots is only 9% slower, inside the 11% run-to-run noise the post reports.
+    # 3 slots is only 9% slower (2 slots 28%), which a repeat inside the 11% run-to-run
+    # noise the post reports could reverse: those comparisons are open (rules v7).
     assert (v["slots"]["verdict"], v["slots"]["status"]) == (4, "provisional")
-    assert v["slots"]["reasons"] == ["inside_noise"]
+    assert v["slots"]["reasons"] == ["open_pairs"]
     assert v["slots"]["basis"] == "s_per_unit_throughput" and v["slots"]["numbers"]["knee_reached"]
     assert v["mtp"]["verdict"] == [
         {"from": 1, "to": 1, "effect": "helps"},
@@ -74,7 +75,10 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
         "hurt at 2+ slots; about 4.8 h per 100 stocks (throughput basis).**"
     ) in md
     assert "HIP took 1.31x–1.40x as long across the 12 settings compared" in md
-    assert "4 slots and 3 slots differ by only 9%, inside the 11% run-to-run noise the study" in md
+    assert (
+        "3 slots took 1.09x the time of 4 slots (0.89x-1.34x on a repeat, against the declared "
+        "noise)" in md
+    )
     assert "8 slots: +3%, slot latency 2.06x, context 2.00x" in md
     # The seed published no output or per-sequence rate: those cells are empty, not guessed.
     assert "| **4** | 172.4 s | 689.6 s | −8% | – | – | – | 104,448 |" in md
@@ -102,7 +106,7 @@ def test_seed_report_in_korean(tmp_path: Path) -> None:
         "도움이 됐고, 슬롯 2개 이상에서는 손해였습니다. "
         "종목 100개에 약 4.8시간이 걸립니다(처리량 기준).**"
     ) in md
-    assert "슬롯 4개와 슬롯 3개의 차이 9%는 연구가 밝힌 실행 간 노이즈 11% 이내입니다" in md
+    assert "슬롯 3개에는 슬롯 4개의 1.09배 시간이 걸렸습니다(다시 재면 0.89배-1.34배" in md
     assert "## 먼저, 무엇을 무엇과 비교하는지" in md and "## 정리하면" in md
     assert "HIP은 1.31~1.40배 느렸습니다" in md
     assert "| 슬롯 3개, MTP 끔 | 188.0초 | 255.7초 (1.36배) | Vulkan |" in md

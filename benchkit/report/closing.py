@@ -93,8 +93,8 @@ def step_text(s: NextStep, lang: str) -> str:
     if s.kind is StepKind.repeats:
         return tr(
             lang,
-            "A margin is inside one run's noise ({points}): these points with repeats, so each "
-            "has a confidence interval:",
+            "A comparison is not decided yet ({points}): these points with repeats, so each "
+            "comparison has the spread of whole runs:",
             points=points,
         )
     if s.kind is StepKind.loads:

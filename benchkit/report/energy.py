@@ -24,6 +24,7 @@ from benchkit.report.figures import drawable
 from benchkit.report.i18n import backend_name, job_seconds_text, point_text
 from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.report.recommend import recommendation
+from benchkit.report.stalls import JobStalls
 from benchkit.results import JobResult
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 
@@ -92,8 +93,26 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.0f}%"
 
 
-def job_rows(results: Sequence[JobResult]) -> list[dict[str, object]]:
-    """One row per complete job with its telemetry figures (None where not measured)."""
+def cold_energy_j(js: JobStalls | None) -> float | None:
+    """The GPU energy of a job's cold starts beyond its median rate: each one's excess seconds
+    at the power sampled during it (0 without cold starts; None where one was not sampled)."""
+    if js is None or not js.cold:
+        return 0.0
+    total = 0.0
+    for st in js.cold:
+        power = st.telemetry.get("power_w") if st.telemetry else None
+        if power is None:
+            return None
+        total += st.excess_s * float(power)
+    return total
+
+
+def job_rows(
+    results: Sequence[JobResult], stalls: Mapping[str, JobStalls] | None = None
+) -> list[dict[str, object]]:
+    """One row per complete job with its telemetry figures (None where not measured). J/unit
+    leaves out the cold starts that the seconds per unit leave out (`stalls`), at the power
+    sampled during them, so both figures rest on the same work (rules v7)."""
     rows: list[dict[str, object]] = []
     for r in results:
         if r.status != "complete":
@@ -109,7 +128,7 @@ def job_rows(results: Sequence[JobResult]) -> list[dict[str, object]]:
                 "dir": r.job_dir,
                 **{k: r.factors.get(k) for k in FACTORS},
                 "s_per_unit_throughput": _num(m.get("s_per_unit_throughput")),
-                "j_per_unit": _num(m.get("j_per_unit")),
+                "j_per_unit": _without_cold(m, (stalls or {}).get(r.job_dir.name)),
                 "energy_j": _num(m.get("energy_j")),
                 "power_mean_w": _num(power.get("mean")),
                 "power_max_w": _num(power.get("max")),
@@ -122,6 +141,14 @@ def job_rows(results: Sequence[JobResult]) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+def _without_cold(m: Mapping[str, object], js: JobStalls | None) -> float | None:
+    j, energy, units = _num(m.get("j_per_unit")), _num(m.get("energy_j")), js.units if js else 0
+    cold = cold_energy_j(js)
+    if j is None or not cold or energy is None or not units:
+        return j if cold is not None else None
+    return (energy - cold) / units
 
 
 def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]:
@@ -361,7 +388,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     """The section's view model; {"show": False} when no job carries telemetry keys (results
     from before benchkit sampled anything), so older reports render as they did. With a
     `folder`, the figure is drawn into it. The section's fixed words are in the template."""
-    rows = job_rows(a.results)
+    rows = job_rows(a.results, getattr(getattr(a, "sweep", None), "stalls", None))
     if not any(r["has_telemetry"] for r in rows):
         return {"show": False}
     gpu_keys = ("j_per_unit", "gpu_busy_share", "power_mean_w")
@@ -392,13 +419,13 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
         and any(r["j_per_unit"] is not None and Path(str(r["dir"])).name == j for r in rows)
     }
     if cold:
-        # Seconds per unit leave cold starts out (rules v6); the energy counter cannot be
-        # split at a call's edges as finely, so J/unit is as measured, and says so.
+        # Both figures leave cold starts out (rules v7): the energy at the power sampled
+        # during each, an estimate the counter cannot split more finely.
         lines.append(
             tr(
                 lang,
-                "J/unit is as measured: it includes the cold starts the seconds per unit leave "
-                "out ({jobs}).",
+                "J/unit leaves out the cold starts that the seconds per unit leave out ({jobs}), "
+                "at the power sampled during each.",
                 jobs=job_seconds_text(cold, lang),
             )
         )

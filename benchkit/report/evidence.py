@@ -192,6 +192,10 @@ ATTRIBUTES = {
     # resumed on a lent machine runs its later jobs on another (the H100 study's second
     # session). Unknown where no telemetry named it.
     "gpu": "hardware",
+    # The machine itself where no card names it: the declared hardware profile on the host
+    # that ran the job (a sweep resumed on another host, or on a profile declared as another
+    # machine, ran there).
+    "machine": "hardware",
 }
 
 
@@ -217,6 +221,18 @@ def gpu_of(result: Result) -> str:
     return cards
 
 
+def machine_name(result: Result) -> str:
+    """The machine a job ran on, as the comparison engine tells machines apart: its card where
+    telemetry named one, else its declared hardware profile on its host ('' where neither is
+    recorded: reference data)."""
+    card = gpu_of(result)
+    if card:
+        return card
+    hw = result.provenance.hardware
+    host, name = str(hw.get("host") or ""), str(hw.get("name") or "")
+    return f"{name}@{host}" if host else ""
+
+
 def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
     """One job's setup as comparable strings: llama-server build, model file, sampling sent,
     workload fingerprint and hardware. Empty strings where the result does not say."""
@@ -238,6 +254,8 @@ def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
     if samp.sent:
         sampling = f"{sampling} {json.dumps(samp.sent, sort_keys=True)}".strip()
     return {
+        # The host where no card is named (with a card, `gpu` already tells machines apart).
+        "machine": "" if gpu_of(result) else machine_name(result),
         "build": build_id or "",
         "model": ", ".join(b for b in model_bits if b),
         "model_file": ", ".join(b for b in file_bits if b),

@@ -22,6 +22,7 @@ from benchkit.paths import conf_dir
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
 from benchkit.report import racing, warmup
+from benchkit.report.anchors import load_anchors
 from benchkit.report.caps import JobCaps, job_caps
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
@@ -146,6 +147,8 @@ def analyse_folder(
     restated = racing.restate(df, results, ev.objective_of(study.objective, study.slo).metric)
     planned = an.planned_space(study.factors, swept_factors(source))
     builds = {r.job_dir.name: an.job_build(r.result) for r in results}
+    metric = ev.objective_of(study.objective, study.slo).metric
+    anchors = load_anchors(source, study.anchors, factor_columns(results), metric)
 
     def sweep(df: pd.DataFrame, slo: Mapping[str, float]) -> an.Sweep:
         return an.build_sweep(
@@ -173,6 +176,11 @@ def analyse_folder(
                 for r in results
                 if r.status == "complete"
             },
+            unit_times={
+                r.job_dir.name: stalls.get(r.job_dir.name, _NO_STALLS).unit_times(unit_spans(r))
+                for r in results
+                if r.status == "complete"
+            },
             setups={
                 r.job_dir.name: ev.setup_of(
                     r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
@@ -187,6 +195,7 @@ def analyse_folder(
             application=study.application_factors,
             race=racing.decisions(source),
             race_undecided=racing.undecided(source),
+            anchors=anchors,
         )
 
     stalls, capped, unreadable = from_calls(results)

@@ -171,9 +171,9 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
     if f:
         trade = tr(
             lang,
-            " ({slots} measured {pct} faster but needs {context} the context)",
+            " ({slots} took {ratio} its time but needs {context} the context)",
             slots=slots_phrase(f["slots"], lang),
-            pct=fmt.pct(f["faster_by"], 1),
+            ratio=fmt.ratio(1 - f["faster_by"], lang),
             context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
         )
     if sn.flat_from is not None:

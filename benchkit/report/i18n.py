@@ -430,6 +430,11 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         )
     if reason == "knee_not_reached":
         return tr(lang, "the knee was not reached within the slot counts measured")
+    if reason == "open_pairs" and isinstance(n, SlotsNumbers | BackendNumbers):
+        # Imported here: compare_words reads this module at import time.
+        from benchkit.report.compare_words import open_text
+
+        return open_text(n.open or [], lang)
     if isinstance(n, CapacityNumbers):
         return _capacity_reason(reason, n, lang)
     # Never a bare code in the prose: the ledger's noun phrase for it (imported here:

@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 6
+RULES_VERSION = 7
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -54,5 +54,15 @@ RULES: dict[int, str] = {
         "changed and why; a verdict's jobs are compared with each other for a setup that "
         "differs (another card, build or model file), not with the rest of the sweep; a "
         "verdict that compares a point a finished race left undecided is provisional"
+    ),
+    7: N_(
+        "one comparison engine decides the backend and slot verdicts: two points are compared "
+        "on the units both ran, paired, on one machine or bridged across machines through a "
+        "point measured on both (never directly across machines); each comparison carries its "
+        "own interval, the range a repeat of it would fall in at 95%, and is decided when that "
+        "range clears the margin; a knee is the fewest count within the margin of the best, "
+        "complete only when every count below it is decided slower and the knee itself decided "
+        "within; any comparison left open makes its verdict provisional, named with the units "
+        "that would decide it"
     ),
 }

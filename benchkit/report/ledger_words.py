@@ -44,6 +44,7 @@ REASON_WORDS = {
     "capacity_tie": NC_("verdict reason", "settings that held the same load"),
     "no_slo": NC_("verdict reason", "no SLO declared"),
     "race_undecided": NC_("verdict reason", "a point the race left undecided"),
+    "open_pairs": NC_("verdict reason", "comparisons not decided at the margin"),
 }
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3

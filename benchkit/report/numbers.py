@@ -77,6 +77,24 @@ class NoiseEntry(TypedDict):
     basis: str
 
 
+class ComparisonJson(TypedDict):
+    """One comparison of the engine (benchkit.compare): `other`'s time over `base`'s on their
+    shared units, its replication interval, and how it was decided (benchkit.compare.engine)."""
+
+    base: Point
+    other: Point
+    ratio: float | None
+    low: float | None
+    high: float | None
+    units: int
+    basis: str
+    machine: str
+    via: Point | None
+    outcome: str
+    needed: int | None
+    jobs: list[str]
+
+
 class Capped(TypedDict):
     """The job of a point whose outputs ran to the generation cap more than the study allows."""
 
@@ -203,6 +221,10 @@ class BackendNumbers(_Numbers):
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
     cold: Cold | None = None
+    # Each other backend against the best at each setting (benchkit.compare), and those not
+    # decided at the margin; `ratio_range` is over the comparisons of one machine or bridged.
+    comparisons: list[ComparisonJson] | None = None
+    open: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ slots
@@ -259,13 +281,17 @@ class SlotsNumbers(_Numbers):
     stalled: Stalled | None = None
     cold: Cold | None = None
     knee_reached: bool | None = None
-    # The knee when every count from it up is within the knee margin of the best count or
-    # inside the noise of it: the curve is flat from there (None: it is not, or no knee).
+    # Rules v6 and before: the knee taken inside the series' noise (flat from it). Rules v7
+    # decide the knee on comparisons alone (`comparisons`, `open`); kept for older ledgers.
     flat_from: int | None = None
     best_slots: int | None = None
     best_throughput_slots: int | None = None
     faster: Faster | None = None
     noise: list[NoiseEntry] | None = None
+    # Each count up to the knee against the best count (benchkit.compare), and those not
+    # decided the way the knee needs: the pairs a Next run would settle.
+    comparisons: list[ComparisonJson] | None = None
+    open: list[ComparisonJson] | None = None
     capped: Capped | None = None
     knee_uncapped: int | None = None
     beyond: list[Beyond] | None = None

@@ -94,18 +94,6 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     obj = objective_words(_objective_of(v), lang)
     if not n.knee_reached:
         return _no_knee(v, n, k, obj, gain, lang)
-    if n.flat_from is not None:
-        return tr(
-            lang,
-            "The curve is flat from {slots} on {objective}{prov}: every count from there is "
-            "within {gain} of the best count ({best}) or no different from it within the "
-            "noise, so the fewest of them is the knee; fewer slots were measurably worse.",
-            slots=slots_phrase(n.flat_from, lang),
-            objective=obj,
-            prov=prov,
-            gain=gain,
-            best=slots_phrase(n.best_slots, lang),
-        )
     costs = []
     for b in n.beyond or []:
         costs.append(
@@ -123,30 +111,54 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         "prov": prov,
         "gain": gain,
         "costs": f" ({'; '.join(costs)})" if costs else "",
+        "below": _below(n, k, lang),
     }
     if v.status == COMPLETE:
         text = trn(
             lang,
-            "{n} slot was the knee on {objective}{prov}: fewer slots were more than {gain} "
-            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
-            "{n} slots was the knee on {objective}{prov}: fewer slots were more than {gain} "
-            "worse than the best count, and more slots improved it by less than {gain}{costs}.",
+            "{n} slot was the knee on {objective}{prov}: {below}no larger count was more than "
+            "{gain} faster{costs}.",
+            "{n} slots was the knee on {objective}{prov}: {below}no larger count was more than "
+            "{gain} faster{costs}.",
             k,
             **fields,
         )
     else:
         text = trn(
             lang,
-            "{n} slot looks like the knee on {objective}{prov}: fewer slots were more than "
-            "{gain} worse than the best count, and more slots improved it by less than "
-            "{gain}{costs}.",
-            "{n} slots looks like the knee on {objective}{prov}: fewer slots were more than "
-            "{gain} worse than the best count, and more slots improved it by less than "
-            "{gain}{costs}.",
+            "{n} slot looks like the knee on {objective}{prov}: by the figures, {below}no "
+            "larger count was more than {gain} faster{costs}.",
+            "{n} slots looks like the knee on {objective}{prov}: by the figures, {below}no "
+            "larger count was more than {gain} faster{costs}.",
             k,
             **fields,
         )
     return text + tradeoff_text(v, lang)
+
+
+def _below(n: SlotsNumbers, k: int, lang: str) -> str:
+    """'each smaller count took more than 5% longer than the best count (1 slot: 1.32x), and '
+    from the knee's comparisons; '' where the knee is the fewest count measured."""
+    below = [c for c in n.comparisons or [] if int(float(str(c["other"].get("slots", k)))) < k]
+    if not below:
+        return ""
+    listed = ", ".join(
+        tr(
+            lang,
+            "{slots}: {ratio}",
+            slots=slots_phrase(c["other"]["slots"], lang),
+            ratio=fmt.ratio(c["ratio"], lang),
+        )
+        for c in below
+    )
+    return tr(
+        lang,
+        "each smaller count took more than {gain} longer than the best count ({best}; {listed}), "
+        "and ",
+        gain=fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05),
+        best=slots_phrase(n.best_slots, lang),
+        listed=listed,
+    )
 
 
 def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str) -> str:
@@ -167,14 +179,29 @@ def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str
             change=fmt.signed_pct(last),
             missing=missing_text(v.missing, lang),
         )
+    counts = [r["slots"] for r in n.rows or []]
+    prev = max((c for c in counts if c < k), default=None)
+    below = [c for c in n.comparisons or [] if norm(c["other"].get("slots")) == norm(prev)]
+    if prev is None or not below or prev >= k - 1:
+        return tr(
+            lang,
+            "No knee up to {slots}{prov}: the largest count tested still cut {objective} by "
+            "more than {gain}; larger counts need measuring.",
+            slots=slots_phrase(k, lang),
+            prov=_prov(v, lang),
+            objective=obj,
+            gain=gain,
+        )
+    # What lies unmeasured between the last two counts comes before any larger count: the
+    # knee may be anywhere between them.
     return tr(
         lang,
-        "No knee up to {slots}{prov}: the largest count tested still cut {objective} by more "
-        "than {gain}; larger counts need measuring.",
+        "No knee up to {slots}{prov}: {previous} took {ratio} the time of {slots}, and no count "
+        "between them was measured, so the knee may lie between them or above {slots}.",
         slots=slots_phrase(k, lang),
         prov=_prov(v, lang),
-        objective=obj,
-        gain=gain,
+        previous=slots_phrase(prev, lang),
+        ratio=fmt.ratio(below[0]["ratio"], lang),
     )
 
 
@@ -185,11 +212,13 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
     out = ""
     f = n.faster
     if f:
+        # One convention for differences: the time taken as a multiple, never "x% faster"
+        # (a rounded 4.96% read as "5.0% faster, less than the 5% margin").
         out += tr(
             lang,
-            " {slots} measured {pct} faster but needs {context} the context.",
+            " {slots} took {ratio} the knee's time but needs {context} the context.",
             slots=slots_phrase(f["slots"], lang),
-            pct=fmt.pct(f["faster_by"], 1),
+            ratio=fmt.ratio(1 - f["faster_by"], lang),
             context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
         )
     cap = n.capped
@@ -404,9 +433,9 @@ def better_point_text(v: Verdict, lang: str) -> str:
         )
     return tr(
         lang,
-        " {point} measured {pct} faster on {objective}{noise}, but is not recommended: {why}.",
+        " {point} took {ratio} the time on {objective}{noise}, but is not recommended: {why}.",
         point=point_text(b["point"], lang),
-        pct=fmt.pct(b["faster_by"], 1),
+        ratio=fmt.ratio(1 - b["faster_by"], lang),
         objective=objective_words(_objective_of(v), lang),
         noise=noise,
         why=why,

@@ -257,6 +257,18 @@ class Cell:
         return norm(self.values.get(key))
 
 
+@dataclass(frozen=True)
+class AnchorJob:
+    """A job of an anchor folder: the point it re-ran (the sweep's varying factors), its
+    per-unit spans, its figure on the objective and the card it ran on ('' where unknown)."""
+
+    job: str
+    values: Point
+    spans: dict[str, float]
+    value: float
+    machine: str
+
+
 @dataclass
 class Sweep:
     """A sweep ready for verdicts: tidy rows, which factors vary, the usable configurations,
@@ -276,6 +288,10 @@ class Sweep:
     noise: float | None = None
     # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
     spans: dict[str, dict[str, float]] = field(default_factory=dict)
+    # job -> unit -> seconds as the comparison engine pairs them: every unit, its cold
+    # starts' excess taken out (stalls.JobStalls.unit_times); `spans` leaves stalled units out
+    # for the older per-unit noise rule of the verdicts not yet on the engine.
+    unit_times: dict[str, dict[str, float]] = field(default_factory=dict)
     # A raced sweep: job -> the job it was stopped against, for each job the racing sweeper
     # stopped (racing.json), and the race's final best. The race decided those pairs on its
     # paired test with the study's confidence; the report keeps its decision.
@@ -301,6 +317,11 @@ class Sweep:
     unreadable: dict[str, list[int]] = field(default_factory=dict)
     # Factors the study declares the application's choice (study.application_factors).
     application: list[str] = field(default_factory=list)
+    # Jobs of other folders that re-ran some points on another machine (study.anchors): the
+    # comparison engine's bridges, never cells.
+    anchors: list[AnchorJob] = field(default_factory=list)
+    # What is derived from the sweep once and shared by its verdicts (the comparison engine).
+    cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def metric(self) -> str:
@@ -450,6 +471,8 @@ def build_sweep(
     application: Sequence[str] = (),
     race: tuple[Mapping[str, str], str | None] = ({}, None),
     race_undecided: Sequence[str] = (),
+    anchors: Sequence[AnchorJob] = (),
+    unit_times: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Sweep:
     """Group the tidy table into configurations and find the planned points that did not
     complete. `choices` maps job -> Hydra group choices (so `model=qwen3.6-35b-a3b` in a
@@ -537,6 +560,7 @@ def build_sweep(
         objective=objective,
         noise=noise,
         spans={k: dict(v) for k, v in (spans or {}).items()},
+        unit_times={k: dict(v) for k, v in (unit_times or {}).items()},
         race_stopped=dict(race[0]),
         race_best=race[1],
         race_undecided=list(race_undecided),
@@ -549,6 +573,7 @@ def build_sweep(
         caps=dict(caps or {}),
         unreadable=dict(unreadable or {}),
         application=list(application),
+        anchors=list(anchors),
     )
 
 

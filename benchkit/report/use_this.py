@@ -120,10 +120,17 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         if "inside_noise" in v.reasons and isinstance(v.numbers, JUDGED):
             for e in v.numbers.noise or []:
                 noisy += [p for p in (e["base"], e["other"]) if p not in noisy]
+        # A comparison the engine left open (benchkit.compare): both of its points again.
+        if "open_pairs" in v.reasons and isinstance(v.numbers, BackendNumbers | SlotsNumbers):
+            for c in v.numbers.open or []:
+                noisy += [p for p in (c["base"], c["other"]) if p and p not in noisy]
     if noisy:
         args = _restrict(swept or [], noisy, a.sweep.varying)
+        # More repeats than the run had: proposing the repeats it ran would settle nothing.
+        ran = max((_repeats_of(r.data) for r in a.results), default=1)
+        repeats = REPEATS if ran < REPEATS else 2 * ran
         steps.append(
-            NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(REPEATS))), noisy)
+            NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(repeats))), noisy)
         )
     loads = capacity_step(a, prog, swept)
     if loads is not None:
@@ -136,7 +143,10 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
             more = sorted({1, 2, 4, *counts})
             steps.append(_slots_step(StepKind.other_slots, prog, swept, a, counts, more))
         elif counts and not reached:
-            more = [*counts, 2 * max(counts)]
+            # The gap below the largest count first: the knee may lie inside it.
+            top = sorted(counts)[-2:]
+            gap = [(top[0] + top[1]) // 2] if len(top) == 2 and top[1] - top[0] > 1 else []
+            more = sorted({*counts, *gap, 2 * max(counts)})
             steps.append(_slots_step(StepKind.more_slots, prog, swept, a, counts, more))
     return steps
 
@@ -204,6 +214,12 @@ def _single_overrides(a: Analysed) -> list[str]:
 
 def _key(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
+
+
+def _repeats_of(data: Mapping[str, object]) -> int:
+    """How many passes a job's result.json holds (1: a single pass)."""
+    passes = data.get("passes")
+    return len(passes) if isinstance(passes, list) else 1
 
 
 def _set(args: Sequence[str], key: str, value: str) -> list[str]:

@@ -248,13 +248,22 @@ def test_a_verdict_with_cold_starts_keeps_their_seconds_in_the_ledger(tmp_path: 
     assert Light.of(kept).cold_s == kept["cold_s"]
 
 
-def test_the_energy_section_says_its_figures_include_the_cold_starts(tmp_path: Path) -> None:
-    """Seconds per unit leave a cold start out; J/unit cannot, and the report says so."""
-    from benchkit.report.energy import energy_view
+def test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out(tmp_path: Path) -> None:
+    """Rules v7: a mark applies to every figure drawn from the unit. J/unit leaves the cold
+    start out at the power sampled during it, as seconds per unit do, and says so."""
+    from benchkit.report.energy import cold_energy_j, energy_view, job_rows
 
     a = analyse_folder(_sweep(tmp_path))
     lines = energy_view(a, None, "en").get("lines") or []
-    assert any("includes the cold starts" in str(x) and "job 0 (20.3 s)" in str(x) for x in lines)
+    assert any("leaves out the cold starts" in str(x) and "job 0 (20.3 s)" in str(x) for x in lines)
+    js = a.sweep.stalls["0"]
+    cold = cold_energy_j(js)
+    assert cold is not None and cold > 0
+    row = next(r for r in job_rows(a.results, a.sweep.stalls) if r["job"] == "0")
+    energy = float(str(row["energy_j"]))
+    assert row["j_per_unit"] == pytest.approx((energy - cold) / js.units)
+    measured = next(r for r in job_rows(a.results) if r["job"] == "0")
+    assert float(str(measured["j_per_unit"])) > float(str(row["j_per_unit"]))
 
 
 def test_reference_data_has_no_warm_up_state() -> None:

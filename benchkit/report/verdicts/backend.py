@@ -4,13 +4,12 @@ and how sure.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from benchkit.compare.engine import ACROSS, OPEN, WORSE, Comparison
 from benchkit.report.numbers import (
     BackendContext,
     BackendNumbers,
-    NoiseEntry,
 )
 from benchkit.report.sweep import PROVISIONAL, Cell, Sweep
 from benchkit.report.verdicts.common import (
@@ -19,27 +18,29 @@ from benchkit.report.verdicts.common import (
     _context,
     _ctx_sort,
     _group,
-    _noise_entry,
     _stalled,
     _status,
     _taint,
 )
+from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
 
 
 def backend_verdict(sw: Sweep) -> Verdict | None:
     """Which backend is better on the study's objective, the ratio at each other setting
     (each slot count, with and without MTP, ...), and the winner. None when the backend
-    did not vary. A win whose margins are all inside a single run's noise is provisional."""
+    did not vary. Each other backend is compared with the best of its setting by the
+    comparison engine (benchkit.compare): on one machine or bridged, with the pair's own
+    interval; a pair it leaves open makes the verdict provisional and is named."""
     if "backend" not in sw.varying:
         return None
     m = sw.metric
     rest = [k for k in sw.varying if k != "backend"]
+    eng = engine_of(sw)
     contexts = []
     winners: dict[str, int] = {}
     clear: dict[str, int] = {}
     ties = 0
-    ratios: dict[str, list[float]] = {}
-    noise: list[NoiseEntry] = []
+    comparisons: list[Comparison] = []
     used: list[Cell] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         scored = [c for c in group if c.mean(m) is not None]
@@ -57,14 +58,15 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
             entry["ratios"][b] = v / best_v if best_v else None
             if c is best_c:
                 continue
-            ratios.setdefault(b, []).append(v / best_v if best_v else math.inf)
-            j = sw.judge(best_c, c)
-            if j is not None and j.effect == "worse":
-                if j.inside_noise:
-                    shaky = True
-                    noise.append(_noise_entry(j, best_c.values, c.values))
-                else:
-                    real = True
+            comp = eng.compare(point_of(best_c), point_of(c))
+            if comp is None:
+                continue
+            comparisons.append(comp)
+            entry["ratios"][b] = comp.ratio
+            if comp.outcome == WORSE:
+                real = True
+            elif comp.outcome == OPEN:
+                shaky = shaky or (comp.ratio or 0.0) > 1 + sw.knee_gain
         winner = str(best_c.values["backend"]) if real or shaky else None
         entry["winner"] = winner
         entry["inside_noise"] = shaky and not real
@@ -95,26 +97,40 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     else:
         verdict = "mixed"
     reasons: list[str] = []
-    shaky = isinstance(verdict, str) and verdict in winners and not clear.get(verdict)
-    if shaky:
-        reasons.append("inside_noise")
+    open_ = [c for c in comparisons if c.outcome == OPEN]
+    if open_:
+        reasons.append("open_pairs")
     numbers = BackendNumbers(
         contexts=contexts,
         winners=winners,
         ties=ties,
-        ratio_range={b: [min(v), max(v)] for b, v in ratios.items()},
+        ratio_range=_ratio_range(sw, comparisons),
         value_range=_value_range(contexts),
         compared=len(contexts),
         objective=sw.objective.to_json(),
-        noise=noise if shaky else None,
-        contaminated=_taint(sw, used, reasons),
+        contaminated=_taint(sw, used, reasons, engine=True),
         stalled=_stalled(sw, used, reasons, "backend"),
         cold=_cold(sw, used),
+        comparisons=[comparison_json(sw, c) for c in comparisons],
+        open=[comparison_json(sw, c) for c in open_],
     )
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
+
+
+def _ratio_range(sw: Sweep, comparisons: list[Comparison]) -> dict[str, list[float]]:
+    """Each slower backend's ratio to the best, least and most, over the comparisons made on
+    one machine or bridged; comparisons across machines count only where there are no
+    others (they are open, and named as such)."""
+    backends = {point_of(c): str(c.values["backend"]) for c in sw.cells}
+    kept = [c for c in comparisons if c.machine != ACROSS] or comparisons
+    out: dict[str, list[float]] = {}
+    for c in kept:
+        if c.ratio is not None:
+            out.setdefault(backends[c.other], []).append(c.ratio)
+    return {b: [min(v), max(v)] for b, v in out.items()}
 
 
 def _value_range(contexts: list[BackendContext]) -> dict[str, list[float]]:

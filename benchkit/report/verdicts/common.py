@@ -27,6 +27,7 @@ from benchkit.report.numbers import (
 )
 from benchkit.report.stalls import PER_UNIT
 from benchkit.report.sweep import COMPLETE, PROVISIONAL, Cell, Missing, Sweep, _is_num, norm
+from benchkit.report.verdicts.engine_of import MACHINE_ATTRIBUTES
 
 
 @dataclass
@@ -97,14 +98,20 @@ def _values(c: Cell) -> dict[str, float | None]:
     return {m: c.mean(m) for m in c.samples}
 
 
-def _taint(sw: Sweep, cells: Sequence[Cell], reasons: list[str]) -> Contaminated | None:
+def _taint(
+    sw: Sweep, cells: Sequence[Cell], reasons: list[str], *, engine: bool = False
+) -> Contaminated | None:
     """A verdict resting on jobs that differ in something no swept factor explains is
-    provisional, and names the jobs and the difference (None: no such jobs)."""
+    provisional, and names the jobs and the difference (None: no such jobs). A verdict on the
+    comparison engine (`engine`) has the machines handled in its comparisons (same machine,
+    bridged, or open) and the race's open pairs among them, so neither is named again here."""
     # Called by every verdict on the cells it compares: also where a finished race left one
     # of them undecided (a pair its paired test did not settle, whatever the point estimate).
-    if any(j in sw.race_undecided for c in cells for j in c.jobs):
+    if not engine and any(j in sw.race_undecided for c in cells for j in c.jobs):
         reasons.append("race_undecided")
     bad = sw.taint(cells)
+    if engine:
+        bad = [e for e in bad if e["attribute"] not in MACHINE_ATTRIBUTES]
     if bad:
         reasons.append("contaminated")
         return list(bad)

@@ -1,0 +1,46 @@
+"""Anchor jobs (study.anchors): the jobs of other sweep folders that re-ran some of a sweep's
+points on another machine, read as the comparison engine's bridges between machines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchkit.errors import UserError
+from benchkit.report import evidence as ev
+from benchkit.report.sweep import AnchorJob, _is_num, records
+from benchkit.report.table import tidy
+from benchkit.results import CALLS_FILE, find_results
+from benchkit.results import unit_spans as calls_unit_spans
+
+
+def load_anchors(
+    source: Path, folders: Sequence[str], columns: Sequence[str], metric: str
+) -> list[AnchorJob]:
+    """The complete single-pass jobs of each anchor folder (relative to `source`, the results
+    folder, unless absolute), with their values of `columns` (the sweep's factors)."""
+    out: list[AnchorJob] = []
+    for folder in folders:
+        root = Path(folder) if Path(folder).is_absolute() else source / folder
+        if not root.is_dir():
+            raise UserError(
+                f"study.anchors names {folder}, which is not a folder beside {source}: give "
+                "a sweep folder of jobs that re-ran some of its points on another machine."
+            )
+        results = [r for r in find_results(root) if r.status == "complete"]
+        rows = {str(r["job"]): r for r in records(tidy(results))} if results else {}
+        for r in results:
+            row = rows.get(r.job_dir.name, {})
+            value = row.get(metric)
+            if isinstance(r.data.get("passes"), list) or not _is_num(value):
+                continue
+            out.append(
+                AnchorJob(
+                    job=f"{folder.rstrip('/')}/{r.job_dir.name}",
+                    values={c: row.get(c) for c in columns},
+                    spans=calls_unit_spans(r.job_dir / CALLS_FILE),
+                    value=float(value),
+                    machine=ev.machine_name(r.result),
+                )
+            )
+    return out

@@ -1,0 +1,76 @@
+"""A comparison of the engine (benchkit.compare) in words: '1 slot took 1.32x the time of
+4 slots (1.21x-1.44x, 16 units paired)', the open ones with the units that would decide them.
+Every number written is a field of the comparison (its ratio, interval, units, needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchkit.report import fmt
+from benchkit.report.i18n import point_text
+from benchkit.report.lang import tr, trn
+from benchkit.report.numbers import ComparisonJson, Point
+from benchkit.report.sweep import norm
+
+
+def _pick(point: Point, like: Point) -> Point:
+    keys = [k for k in point if norm(point.get(k)) != norm(like.get(k))]
+    return {k: point[k] for k in keys} if keys else dict(point)
+
+
+def comparison_text(c: ComparisonJson, lang: str) -> str:
+    """'1 slot took 1.32x the time of 4 slots (1.21x-1.44x; 16 units paired, one machine)'."""
+    other = point_text(_pick(c["other"], c["base"]), lang)
+    base = point_text(_pick(c["base"], c["other"]), lang)
+    text = tr(
+        lang,
+        "{other} took {ratio} the time of {base}",
+        other=other,
+        ratio=fmt.ratio(c["ratio"], lang),
+        base=base,
+    )
+    return tr(lang, "{comparison} ({how})", comparison=text, how=_how(c, lang))
+
+
+def _how(c: ComparisonJson, lang: str) -> str:
+    parts = []
+    if c["low"] is not None and c["high"] is not None:
+        parts.append(
+            tr(
+                lang,
+                "{low}-{high} on a repeat",
+                low=fmt.ratio(c["low"], lang),
+                high=fmt.ratio(c["high"], lang),
+            )
+        )
+    if c["basis"] == "paired":
+        parts.append(trn(lang, "{n} unit paired", "{n} units paired", c["units"]))
+    elif c["basis"] == "repeats":
+        parts.append(tr(lang, "from repeats"))
+    elif c["basis"] == "declared":
+        parts.append(tr(lang, "against the declared noise"))
+    else:
+        parts.append(tr(lang, "no interval: too few units paired"))
+    if c["machine"] == "bridged":
+        parts.append(
+            tr(
+                lang,
+                "bridged through {anchor}, run on both machines",
+                anchor=point_text(c["via"], lang),
+            )
+        )
+    elif c["machine"] == "across":
+        parts.append(tr(lang, "on two machines, no point run on both"))
+    return ", ".join(parts)
+
+
+def open_text(open_: Sequence[ComparisonJson], lang: str) -> str:
+    """Why a verdict resting on `open_` is not decided, each pair with what would decide it."""
+    items = []
+    for c in open_:
+        text = comparison_text(c, lang)
+        if c["needed"] is not None:
+            needed = format(c["needed"], ",")
+            text += tr(lang, ": about {n} units paired would decide it at its spread", n=needed)
+        items.append(text)
+    return tr(lang, "comparisons not decided at the margin: {pairs}", pairs="; ".join(items))

@@ -1,0 +1,93 @@
+"""The comparison engine (benchkit.compare) of a sweep: one series per job of each cell, on
+the study's objective, with the machine it ran on. Built once per sweep and shared by every
+verdict that asks it, so two verdicts never judge one pair two ways."""
+
+from __future__ import annotations
+
+from benchkit.compare.engine import Comparison, Engine, Series, Settings
+from benchkit.report.numbers import ComparisonJson
+from benchkit.report.sweep import Cell, Sweep, label
+
+# Setup attributes the engine handles itself (a comparison across machines is bridged through
+# an anchor or left open), so a verdict on the engine does not also call them contamination.
+MACHINE_ATTRIBUTES = ("gpu", "machine", "hardware")
+
+
+def machine_of(sw: Sweep, job: str) -> str:
+    """The machine a job ran on (evidence.machine_name), '' where unknown. A sweep that varies
+    the hardware compares machines on purpose: there the machine is the factor, and pairs
+    are compared directly."""
+    if "hardware" in sw.varying:
+        return ""
+    setup = sw.setups.get(job, {})
+    return setup.get("gpu") or setup.get("machine", "")
+
+
+def point_of(cell: Cell) -> str:
+    return label(cell.values)
+
+
+def _series(sw: Sweep, cell: Cell) -> list[Series]:
+    m = sw.metric
+    samples = cell.samples.get(m) or []
+    point = point_of(cell)
+    machines = {machine_of(sw, j) for j in cell.jobs}
+    if len(samples) > 1 and len(machines) == 1:
+        # Repeats of one machine (passes of one job, or twin jobs): their spread is the noise.
+        job = cell.jobs[0]
+        return [Series(point, job, machines.pop(), {}, tuple(samples), cell.mean(m))]
+    out = []
+    for i, job in enumerate(cell.jobs):
+        value = samples[i] if i < len(samples) else None
+        spans = sw.unit_times.get(job) or sw.spans.get(job, {})
+        units = _scaled(spans, value)
+        out.append(Series(point, job, machine_of(sw, job), units, (), value))
+    return out
+
+
+def _scaled(spans: dict[str, float], value: float | None) -> dict[str, float]:
+    """Per-unit spans scaled so that their mean is the job's figure on the objective: on the
+    throughput basis units overlap in time when slots > 1, and the scale gives each unit its
+    share of the wall clock (as the race takes it: benchkit.racing.observe.scale_to_wall)."""
+    total = sum(spans.values())
+    if value is None or total <= 0:
+        return dict(spans)
+    k = value * len(spans) / total
+    return {u: t * k for u, t in spans.items()}
+
+
+def engine_of(sw: Sweep) -> Engine:
+    """The sweep's engine, built on first use."""
+    cached = sw.cache.get("engine")
+    if isinstance(cached, Engine):
+        return cached
+    series = [x for c in sw.cells if c.mean(sw.metric) is not None for x in _series(sw, c)]
+    cells = {point_of(c) for c in sw.cells}
+    for a in sw.anchors:
+        point = label({k: a.values.get(k) for k in sw.varying})
+        machine = "" if "hardware" in sw.varying else a.machine
+        if point in cells:
+            series.append(Series(point, a.job, machine, _scaled(a.spans, a.value), (), a.value))
+    settings = Settings(margin=sw.knee_gain, confidence=0.95, declared_noise=sw.noise)
+    eng = Engine(series, settings)
+    sw.cache["engine"] = eng
+    return eng
+
+
+def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
+    """A comparison as verdict numbers, its points as the sweep's factor values."""
+    points = {point_of(x): dict(x.values) for x in sw.cells}
+    return {
+        "base": points.get(c.base, {}),
+        "other": points.get(c.other, {}),
+        "ratio": c.ratio,
+        "low": c.low,
+        "high": c.high,
+        "units": c.units,
+        "basis": c.basis,
+        "machine": c.machine,
+        "via": points.get(c.via) if c.via else None,
+        "outcome": c.outcome,
+        "needed": c.needed,
+        "jobs": list(c.jobs),
+    }
