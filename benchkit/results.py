@@ -27,6 +27,7 @@ from benchkit.telemetry import drop_partial
 from benchkit.trust import CALLS_FILE as CALLS_FILE  # where readers take them from
 from benchkit.trust import RESULT_FILE as RESULT_FILE
 from benchkit.trust import Trust, left_out, read_result
+from benchkit.visible import visible
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -287,7 +288,8 @@ def results_csv(results: Sequence[JobResult]) -> str:
     w.writerow(columns)
     for row in rows:
         w.writerow([_cell(row.get(c)) for c in columns])
-    return buf.getvalue()
+    # A bidirectional control in a cell would reorder what a spreadsheet shows (benchkit.visible).
+    return visible(buf.getvalue())
 
 
 # A spreadsheet runs a text cell starting with one of these as a formula (a model named

@@ -42,6 +42,7 @@ from benchkit.report.use_this import use_this
 from benchkit.report.view import study_words, unit_word, view_model
 from benchkit.results import JobResult, results_digest
 from benchkit.trust import left_out_jobs as left_out
+from benchkit.visible import visible
 
 # Imported from here by the command line, the sweep callback and the tests.
 __all__ = [
@@ -161,7 +162,8 @@ def _render_analysed(
         write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
         # What a sweep prints when it ends (benchkit.app.report_of), kept beside the report.
         closing = summary_lines(a, uses, out_dir / "report.html")
-        (tmp / SUMMARY_FILE).write_text("\n".join(closing) + "\n", encoding="utf-8")
+        # Printed on the terminal too (benchkit.app): bidirectional controls shown, not obeyed.
+        (tmp / SUMMARY_FILE).write_text(visible("\n".join(closing)) + "\n", encoding="utf-8")
     if publish is not None:
         pvm = vm_for(published=True)
         pvm["use_this"] = use_this_view(uses, lang)
