@@ -53,7 +53,6 @@ from benchkit.results import (
     as_written,
     write_result,
 )
-from benchkit.reuse import digest
 from benchkit.scrub import secrets_of
 from benchkit.server.engines import (
     Engine,
@@ -67,6 +66,7 @@ from benchkit.server.plan import ReplaySpec, new_alias, plan_replay
 from benchkit.server.serve import Server, ServerError, free_port, n_vocab
 from benchkit.telemetry import JobTelemetry
 from benchkit.telemetry import absent as telemetry_absent
+from benchkit.trust import sign, user_key
 from benchkit.workload import Unit, Workload, load_workload
 
 _log = log.get(__name__)
@@ -130,7 +130,12 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
     # As the schema writes it, so the digest is over what a later job reads back.
     plain = as_written(secrets.json_object(result))
     if result["status"] in ("complete", "incomplete"):
-        plain["provenance"]["digest"] = digest(plain, job_dir)  # what reuse checks (reuse.py)
+        # Signed with this user's key: what every reader checks (benchkit.trust). A key that
+        # went bad since the start leaves the result unsigned, which no reader takes as proven.
+        try:
+            plain["provenance"]["digest"] = sign(plain, job_dir)
+        except UserError as exc:
+            _log.error(f"job {ctx.label}: {exc}")
     free_room(job_dir)
     try:
         # Through the schema, the one writer: what is written is what the loader reads.
@@ -190,6 +195,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     prov = result["provenance"]
     # Every value is checked before anything is built or started (benchkit.knobs).
     check_knobs(cfg)
+    user_key()  # the key its result is signed with: a problem with it stops the job here
     engine = engine_for(cfg)
     workload = load_workload(cfg.workload.fixture)
     # The scored task is checked before anything is built or measured: a mistake in it is

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from benchkit import bounded
 from benchkit.racing.extend import Prior
 from benchkit.results import RESULT_FILE
 from benchkit.reuse import DATA_FILES
@@ -136,7 +137,9 @@ class Kept:
     def take(cls, job_dir: Path) -> Kept:
         # The result, the files its digest covers, and the server's log beside them.
         names = (RESULT_FILE, *DATA_FILES, "server.log")
-        return cls({n: (p.read_bytes() if (p := job_dir / n).exists() else None) for n in names})
+        return cls(
+            {n: (bounded.read_bytes(p) if (p := job_dir / n).exists() else None) for n in names}
+        )
 
     def restore(self, job_dir: Path) -> None:
         for name, data in self.files.items():

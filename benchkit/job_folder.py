@@ -26,6 +26,7 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchkit import bounded
 from benchkit.errors import UserError
 from benchkit.owned import is_write_problem, write_problem
 from benchkit.results import CALLS_FILE
@@ -65,9 +66,9 @@ def hold(folder: Path, what: str = "job") -> Iterator[None]:
 
 def _busy(folder: Path, path: Path, what: str) -> str:
     try:
-        holder = json.loads(path.read_text(encoding="utf-8"))
+        holder = json.loads(bounded.read_text(path))
         who = f"pid {holder['pid']} on {holder['host']}, since {holder['since']}"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, UserError):
         who = "another process"
     return (
         f"{folder} is in use by another benchkit run ({who}); two runs in one {what} folder "
@@ -137,7 +138,6 @@ def failure_reason(exc: BaseException, folder: Path) -> str:
 
 def _lines(path: Path) -> int:
     try:
-        with path.open("rb") as fh:
-            return sum(1 for line in fh if line.strip())
-    except OSError:
+        return sum(1 for line in bounded.lines(path) if line.strip())
+    except (OSError, UserError):
         return 0

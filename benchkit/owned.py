@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchkit import bounded
 from benchkit.errors import UserError
 
 MANIFEST = ".benchkit-files"
@@ -116,9 +117,9 @@ def _swap(tmp: Path, dest: Path, kind: FolderKind) -> None:
 
 def _manifest(folder: Path) -> set[str] | None:
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        data = json.loads(bounded.read_text(folder / MANIFEST))
+    except (OSError, ValueError, UserError):
+        return None  # not benchkit's manifest: the folder is taken as holding files of others
     if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
         return None
     return set(data)

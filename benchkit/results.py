@@ -19,18 +19,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchkit import schema
+from benchkit import bounded, schema
 from benchkit.errors import UserError
 from benchkit.schema import SCHEMA_VERSION as SCHEMA_VERSION  # where writers take it from
 from benchkit.schema import Result
 from benchkit.telemetry import drop_partial
+from benchkit.trust import CALLS_FILE as CALLS_FILE  # where readers take them from
+from benchkit.trust import RESULT_FILE as RESULT_FILE
+from benchkit.trust import Trust, left_out, read_result
+from benchkit.visible import visible
 
 if TYPE_CHECKING:
     import pandas as pd
 
 STATUSES = ("complete", "incomplete", "failed", "unavailable")
-RESULT_FILE = "result.json"
-CALLS_FILE = "calls.jsonl"
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -70,6 +72,8 @@ class JobResult:
 
     path: Path
     data: dict[str, Any]
+    # What its digest proves (benchkit.trust); a result built in memory was never on disk.
+    trust: Trust = Trust.VERIFIED
 
     @property
     def job_dir(self) -> Path:
@@ -117,16 +121,18 @@ def as_written(result: Result | dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def load_result(path: Path) -> JobResult:
-    """Load and check one result.json; every problem is one UserError sentence naming the file."""
+def load_result(path: Path, root: Path | None = None) -> JobResult:
+    """Load and check one result.json of the run or sweep folder `root` (its job folder's
+    parent when None): read bounded and inside `root`, and checked against its digest
+    (benchkit.trust); one whose digest does not match is taken as a failed job with the
+    reason, never with its figures. Every problem is one UserError sentence naming the file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        read = read_result(path, root)
     except OSError as exc:
         raise UserError(f"{path} cannot be read ({exc.strerror}): check the path.") from exc
     except ValueError as exc:
         raise UserError(f"{path} is not valid JSON ({exc}): it is not a benchkit result.") from exc
-    if not isinstance(data, dict):
-        raise UserError(f"{path} holds a JSON {type(data).__name__}, not a benchkit result object.")
+    data = read.data
     version = data.get("schema_version")
     if not isinstance(version, int):
         raise UserError(f"{path} has no integer schema_version: it is not a benchkit result.")
@@ -136,6 +142,8 @@ def load_result(path: Path) -> JobResult:
             f"({SCHEMA_VERSION}): upgrade benchkit to render it."
         )
     data = migrate(data)
+    if read.checked.trust is Trust.BROKEN:
+        data = left_out(data)
     missing = [k for k in ("status", "reason", "factors", "metrics", "provenance") if k not in data]
     if missing:
         raise UserError(
@@ -150,7 +158,7 @@ def load_result(path: Path) -> JobResult:
             raise UserError(f"{path}: '{key}' must be an object, not {type(data[key]).__name__}.")
     _check_times(path, data["metrics"])
     # Figures a partial sampler gave are not the job's: left out as it is read.
-    loaded = JobResult(path=path, data=drop_partial(data))
+    loaded = JobResult(path=path, data=drop_partial(data), trust=read.checked.trust)
     try:
         loaded.result  # noqa: B018 - typed once here, so a bad block is this sentence, not a traceback later
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -213,7 +221,7 @@ def find_results(root: Path) -> list[JobResult]:
             f"{root} holds no result.json (nor */result.json): it is not a benchkit run or "
             "sweep folder."
         )
-    return [load_result(p) for p in paths]
+    return [load_result(p, root) for p in paths]
 
 
 # --------------------------------------------------------------------------- data out
@@ -280,7 +288,8 @@ def results_csv(results: Sequence[JobResult]) -> str:
     w.writerow(columns)
     for row in rows:
         w.writerow([_cell(row.get(c)) for c in columns])
-    return buf.getvalue()
+    # A bidirectional control in a cell would reorder what a spreadsheet shows (benchkit.visible).
+    return visible(buf.getvalue())
 
 
 # A spreadsheet runs a text cell starting with one of these as a formula (a model named
@@ -345,18 +354,19 @@ def read_jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
     out: list[dict[str, object]] = []
     bad: list[int] = []
     try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for n, line in enumerate(fh, 1):
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    if line.strip():
-                        bad.append(n)
-                    continue
-                if isinstance(obj, dict):
-                    out.append(obj)
-                else:
+        # Bounded, a regular file inside the job's folder (benchkit.bounded): a link to
+        # /dev/zero is one sentence, not a report that reads until memory runs out.
+        for n, line in enumerate(bounded.lines(path), 1):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                if line.strip():
                     bad.append(n)
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+            else:
+                bad.append(n)
     except OSError:
         return [], []
     return out, bad
@@ -367,5 +377,5 @@ def results_digest(paths: Sequence[Path]) -> str:
     h = hashlib.sha256()
     for path in sorted(paths):
         h.update(f"\0{path.parent.name}\0".encode())
-        h.update(path.read_bytes())
+        h.update(bounded.read_bytes(path, path.parent.parent))
     return h.hexdigest()

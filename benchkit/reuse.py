@@ -9,37 +9,30 @@ takes an earlier measurement only from where it was told to look:
 - `resume_from=DIR`: a run or sweep folder the user names (its jobs, or the run itself).
 
 And only a result that proves itself: complete, with this job's resume key (its config,
-workload and server build), and a `provenance.digest` that matches its content: the
-measured blocks and the bytes of its data files. A result edited by hand (a copied job made
-faster) no longer matches its digest and is measured again, with the reason logged. The
-extension of a race (benchkit.racing.extend) checks the same digest.
+workload and server build), and a `provenance.digest` signed with this user's key that
+matches its content: the measured blocks and the bytes of its data files (benchkit.trust).
+A result edited by hand (a copied job made faster) no longer matches its digest, and one
+signed again without the key (an unkeyed digest recomputed) or by another user's key is not
+this user's: each is measured again, with the reason logged. The extension of a race
+(benchkit.racing.extend) checks the same digest.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from benchkit import log
+from benchkit import bounded, log
+from benchkit.errors import UserError
 from benchkit.job_record import JobContext, JobResult, ReuseBlock
-from benchkit.quality.probe import QUALITY_FILE
-from benchkit.quality.task import TASK_FILE
-from benchkit.results import CALLS_FILE, RESULT_FILE
 from benchkit.schema import Json
-from benchkit.telemetry import TELEMETRY_FILE
+from benchkit.trust import DATA_FILES as DATA_FILES  # where job_extend takes them from
+from benchkit.trust import RESULT_FILE, Trust, check, read_result
 
 _log = log.get(__name__)
-
-# The files a result's figures come from, carried with a reused job and covered by its digest.
-DATA_FILES = (CALLS_FILE, TELEMETRY_FILE, QUALITY_FILE, TASK_FILE)
-# The blocks of a result that are its measurement.
-MEASURED_BLOCKS = ("status", "metrics", "passes", "quality", "task")
 
 # Provenance that describes the measurement itself: a reused job keeps the measuring pass's.
 MeasuredKey = Literal[
@@ -64,36 +57,11 @@ MeasuredKey = Literal[
 MEASURED_PROVENANCE: tuple[MeasuredKey, ...] = get_args(MeasuredKey)
 
 
-def digest(result: Mapping[str, Any], folder: Path) -> str:
-    """sha256 over the result's keys and measured blocks and the bytes of its data files."""
-    prov = result.get("provenance") or {}
-    h = hashlib.sha256()
-    head = {
-        "resume_key": prov.get("resume_key"),
-        "extend_key": prov.get("extend_key"),
-        "extended": prov.get("extended"),
-        **{k: result.get(k) for k in MEASURED_BLOCKS},
-    }
-    h.update(json.dumps(head, sort_keys=True, default=str).encode())
-    for name in DATA_FILES:
-        path = folder / name
-        if path.is_file():
-            h.update(f"\0{name}\0".encode())
-            with path.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(block)
-    return h.hexdigest()
-
-
-def proves_itself(old: Mapping[str, Any], folder: Path) -> str | None:
-    """None when the result matches its digest; else why not."""
-    prov = old.get("provenance") or {}
-    recorded = prov.get("digest") if isinstance(prov, Mapping) else None
-    if not isinstance(recorded, str):
-        return "it has no digest (written by an older benchkit, or by hand)"
-    if recorded != digest(old, folder):
-        return "its content does not match its digest (edited after it was written)"
-    return None
+def proves_itself(old: Mapping[str, Any], folder: Path, root: Path | None = None) -> str | None:
+    """None when the result is signed with this user's key and unchanged since (what a job
+    may take instead of measuring again); else why not (benchkit.trust)."""
+    checked = check(old, folder, root)
+    return None if checked.trust is Trust.VERIFIED else checked.why
 
 
 def _own(path: Path) -> bool:
@@ -108,20 +76,21 @@ def _own(path: Path) -> bool:
 class Candidate:
     path: Path
     declared: bool  # named by resume_from: the user vouches for the owner
+    root: Path  # the run or sweep folder its files must stay inside
 
 
 def candidates(ctx: JobContext) -> list[Candidate]:
     """Where this job may find its earlier measurement, in order of preference."""
     own = ctx.job_dir / RESULT_FILE
-    out = [Candidate(own, False)]
+    out = [Candidate(own, False, ctx.job_dir)]
     here = ctx.job_dir.resolve()
     for root in ctx.resume_roots:
         for path in sorted(root.glob(f"*/{RESULT_FILE}")):
             if path.parent.resolve() != here:
-                out.append(Candidate(path, False))
+                out.append(Candidate(path, False, root))
     for root in ctx.resume_from:
         paths = [root / RESULT_FILE, *sorted(root.glob(f"*/{RESULT_FILE}"))]
-        out += [Candidate(p, True) for p in paths if p.parent.resolve() != here]
+        out += [Candidate(p, True, root) for p in paths if p.parent.resolve() != here]
     return out
 
 
@@ -130,14 +99,17 @@ def find(key: str, ctx: JobContext, task_sha256: str | None) -> tuple[Path, Json
     scored task, one that answered the same task file comes first."""
     found: list[tuple[Path, Json]] = []
     for c in candidates(ctx):
-        if not c.path.is_file():
+        if not c.path.exists():
             continue
         try:
-            old = json.loads(c.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            read = read_result(c.path, c.root)
+        except (OSError, ValueError) as exc:
+            _log.info(f"not reused: {c.path} cannot be read ({exc})")
             continue
-        if not isinstance(old, dict):
+        except UserError as exc:
+            _log.warning(f"not reused: {exc}")
             continue
+        old = read.data
         prov = old.get("provenance") or {}
         if old.get("status") != "complete" or prov.get("resume_key") != key:
             continue
@@ -145,9 +117,8 @@ def find(key: str, ctx: JobContext, task_sha256: str | None) -> tuple[Path, Json
         if not c.declared and not all(_own(p) for p in files if p.exists()):
             _log.info(f"not reused: {c.path.parent} is not yours (give resume_from=DIR to vouch)")
             continue
-        why = proves_itself(old, c.path.parent)
-        if why is not None:
-            _log.warning(f"not reused: {c.path}: {why}; this job is measured again.")
+        if read.checked.trust is not Trust.VERIFIED:
+            _log.warning(f"not reused: {c.path}: {read.checked.why}; this job is measured again.")
             continue
         found.append((c.path, old))
         if task_sha256 is None or (old.get("task") or {}).get("task_sha256") == task_sha256:
@@ -163,7 +134,7 @@ def take(path: Path, old: Json, ctx: JobContext, result: JobResult) -> None:
     if path != ctx.job_dir / RESULT_FILE:
         for name in (*DATA_FILES, "server.log"):
             if (path.parent / name).exists():
-                shutil.copyfile(path.parent / name, ctx.job_dir / name)
+                bounded.copy(path.parent / name, ctx.job_dir / name)
     result["status"], result["reason"] = "complete", None
     result["metrics"] = old["metrics"]
     if "passes" in old:

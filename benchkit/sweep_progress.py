@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from benchkit import bounded
+from benchkit.errors import UserError
 from benchkit.results import RESULT_FILE, atomic_write_text
 
 MULTIRUN_FILE = "multirun.yaml"
@@ -132,9 +134,9 @@ def write_plan(sweep_dir: Path, plan: RoundPlan) -> None:
 
 def read_plan(sweep_dir: Path) -> RoundPlan | None:
     try:
-        data = json.loads((sweep_dir / PLAN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        data = json.loads(bounded.read_text(sweep_dir / PLAN_FILE))
+    except (OSError, ValueError, UserError):
+        return None  # as if none was written: the plan only shows progress
     keys = ("round", "jobs", "running", "points", "started")
     if not isinstance(data, dict) or any(k not in data for k in keys):
         return None

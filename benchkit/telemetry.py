@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import NotRequired, TypedDict, TypeGuard, TypeVar, cast
 
 # The readers live in benchkit/gpu_readers.py; these names stay importable from here.
+from benchkit import bounded
 from benchkit.gpu_readers import GPU_BACKENDS as GPU_BACKENDS
 from benchkit.gpu_readers import AmdSmiReader as AmdSmiReader
 from benchkit.gpu_readers import GpuDevice as GpuDevice
@@ -402,7 +403,7 @@ def load_samples(path: Path) -> list[SampleRow]:
     a sample is passed over)."""
     out: list[SampleRow] = []
     with contextlib.suppress(OSError):
-        for line in path.read_text().splitlines():
+        for line in bounded.lines(path):
             with contextlib.suppress(ValueError):
                 row = json.loads(line)
                 if _is_sample_row(row):

@@ -1,7 +1,9 @@
-"""Shared test fixtures: composing configs the way the entry point does."""
+"""Shared test fixtures: composing configs the way the entry point does, and a signing key of
+the test session's own (benchkit.trust), so tests never make or use the user's key."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -11,6 +13,13 @@ from hydra.core.global_hydra import GlobalHydra
 from benchkit.app import to_typed
 from benchkit.config import BenchConfig
 from benchkit.paths import repo_root
+from benchkit.trust import KEY_ENV
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_key(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test and every benchkit it starts signs and verifies with this session's key."""
+    os.environ[KEY_ENV] = str(tmp_path_factory.mktemp("key") / "key")
 
 
 @pytest.fixture

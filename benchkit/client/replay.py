@@ -29,7 +29,7 @@ from pathlib import Path
 
 import httpx
 
-from benchkit import timeouts
+from benchkit import bounded, timeouts
 from benchkit.client.fallback import check_client, fast_path_refusal
 from benchkit.client.http1 import ResponseHead
 from benchkit.client.stream import EventStream, StreamFacts, error_message
@@ -547,15 +547,15 @@ class _Stop(Exception):
     pass
 
 
-def read_records(path: Path) -> list[CallRecord]:
-    """calls.jsonl back as records (the sink writes each record's fields as JSON)."""
+def read_records(path: Path, root: Path | None = None) -> list[CallRecord]:
+    """calls.jsonl back as records (the sink writes each record's fields as JSON), read
+    bounded and inside `root` (benchkit.bounded)."""
     names = {f.name for f in fields(CallRecord)}
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                data = json.loads(line)
-                out.append(CallRecord(**{k: v for k, v in data.items() if k in names}))
+    for line in bounded.lines(path, root):
+        if line.strip():
+            data = json.loads(line)
+            out.append(CallRecord(**{k: v for k, v in data.items() if k in names}))
     return out
 
 

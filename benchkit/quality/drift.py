@@ -23,14 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchkit import bounded
 from benchkit.quality.probe import ProbeRecord
 
 EPS = 1e-12
 
 
 def read_probes(path: Path) -> list[ProbeRecord]:
-    with path.open() as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return [json.loads(line) for line in bounded.lines(path) if line.strip()]
 
 
 def kl_lumped(p_top: Sequence[Sequence[float]], q_top: Sequence[Sequence[float]]) -> float:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from benchkit import log
+from benchkit import bounded, log
 from benchkit.errors import Unavailable, UserError
 from benchkit.quality.models_doc import ModelEntry, ModelsDoc
 from benchkit.quality.text import n_vocab, workload_text
@@ -534,7 +534,7 @@ def _write(out_dir: Path, doc: ModelsDoc) -> ModelsDoc:
 def read_models(sweep: Path) -> ModelsDoc | None:
     """SWEEP/quality/models.json, or None when there is none (or it is unreadable)."""
     try:
-        data = json.loads((sweep / QUALITY_DIR / MODELS_FILE).read_text())
+        data = json.loads(bounded.read_text(sweep / QUALITY_DIR / MODELS_FILE, sweep))
     except (OSError, ValueError):
         return None
     return cast(ModelsDoc, data) if isinstance(data, dict) else None

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchkit import bounded
 from benchkit.client.replay import CallRecord, read_records
 from benchkit.results import CALLS_FILE, RESULT_FILE, atomic_write_text
-from benchkit.reuse import proves_itself
+from benchkit.trust import Trust, read_result
 
 # Seconds between the last old call and the first new one in the job's clock: the server
 # restart between them is not part of either measurement.
@@ -51,11 +52,12 @@ def find_prior(
     if not path.exists() or not calls.exists():
         return None
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
+        read = read_result(path, job_dir.parent)
     except (OSError, ValueError):
         return None
-    if not isinstance(old, dict) or proves_itself(old, job_dir) is not None:
-        return None  # edited since it was written, or not benchkit's: measured again
+    if read.checked.trust is not Trust.VERIFIED:
+        return None  # edited since it was written, or not this user's: measured again
+    old = read.data
     prov = old.get("provenance") or {}
     if (
         old.get("status") not in ("complete", "incomplete")
@@ -64,7 +66,7 @@ def find_prior(
     ):
         return None
     try:
-        records = read_records(calls)
+        records = read_records(calls, job_dir.parent)
     except (OSError, ValueError, TypeError):
         return None
     by_unit: dict[str, list[CallRecord]] = {}
@@ -97,13 +99,12 @@ def keep_calls(path: Path, prior: Prior) -> None:
     """calls.jsonl as the prior's kept calls only (an interrupted pass's partial unit out),
     line for line as they were written, before the extension appends its own."""
     keep = {(r.repeat, r.unit, r.seq) for r in prior.records}
-    with path.open(encoding="utf-8") as fh:
-        text = [
-            line
-            for line in fh
-            if line.strip()
-            and (lambda c: (c.get("repeat"), c.get("unit"), c.get("seq")) in keep)(json.loads(line))
-        ]
+    text = [
+        line
+        for line in bounded.lines(path)
+        if line.strip()
+        and (lambda c: (c.get("repeat"), c.get("unit"), c.get("seq")) in keep)(json.loads(line))
+    ]
     atomic_write_text(path, "".join(text))
 
 

@@ -10,12 +10,12 @@ when slots > 1, so a span alone would count the overlap once per slot).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
 from benchkit.report.evidence import SLOT_LATENCY, THROUGHPUT
 from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
+from benchkit.trust import read_result
 
 # The file a racing sweep writes beside its jobs: settings, outcomes, launches.
 RACING_FILE = "racing.json"
@@ -32,15 +32,17 @@ def scale_to_wall(spans: Mapping[str, float], wall_s: float) -> dict[str, float]
 
 
 def unit_values(job_dir: Path, metric: str = THROUGHPUT) -> dict[str, float]:
-    """The job's per-unit values of `metric` (one of RACEABLE); {} for a job without calls
-    or with several passes (repeats > 1: a race adds units, not repeats)."""
+    """The job's per-unit values of `metric` (one of RACEABLE); {} for a job without calls,
+    with several passes (repeats > 1: a race adds units, not repeats), or whose result does
+    not match its digest (benchkit.trust)."""
     if metric not in RACEABLE:
         raise ValueError(f"racing compares per-unit times; {metric} is not one")
     try:
-        result = json.loads((job_dir / RESULT_FILE).read_text(encoding="utf-8"))
+        read = read_result(job_dir / RESULT_FILE, job_dir.parent)
     except (OSError, ValueError):
         return {}
-    if isinstance(result.get("passes"), list):
+    result = read.data
+    if not read.usable or isinstance(result.get("passes"), list):
         return {}
     spans = unit_spans(job_dir / CALLS_FILE)
     if metric == SLOT_LATENCY:

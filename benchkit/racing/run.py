@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchkit import bounded, log
 from benchkit.errors import UserError
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
 from benchkit.racing.policy import (
@@ -32,8 +33,10 @@ from benchkit.racing.policy import (
 )
 from benchkit.report.evidence import objective_of
 from benchkit.results import RESULT_FILE, atomic_write_text
+from benchkit.trust import Trust, read_result
 from benchkit.workload import load_workload
 
+_log = log.get(__name__)
 # Final status of a point the race left undecided at max_units or the budget.
 UNDECIDED = "undecided"
 
@@ -97,17 +100,27 @@ class Race:
         # Ctrl-C still counts the launches of its first run.
         self.launch_s: dict[str, float] = {}
         self.launches: dict[str, int] = {}
+        self.distrusted: set[str] = set()
         earlier = _earlier(sweep_dir / RACING_FILE)
         if earlier is not None:
             self.launch_s = {str(k): float(v) for k, v in earlier["launch_s"].items()}
             self.launches = {str(k): int(v) for k, v in earlier["launches"].items()}
 
     def _result(self, point: str) -> dict[str, Any]:
+        """The point's result as the race may use it: read bounded and signed with this
+        user's key and unchanged (benchkit.trust), else {} (the point is measured again: a
+        race resumed after its result.json was edited takes nothing from it)."""
+        path = self.sweep_dir / point / RESULT_FILE
         try:
-            data = json.loads((self.sweep_dir / point / RESULT_FILE).read_text(encoding="utf-8"))
-            return data if isinstance(data, dict) else {}
+            read = read_result(path, self.sweep_dir)
         except (OSError, ValueError):
             return {}
+        if read.checked.trust is not Trust.VERIFIED:
+            if point not in self.distrusted:  # said once, though read every round
+                self.distrusted.add(point)
+                _log.warning(f"race: {path} is not used: {read.checked.why}; measured again.")
+            return {}
+        return read.data
 
     def values(self) -> dict[str, dict[str, float]]:
         """Each raced point's per-unit values; a point whose job did not complete leaves the
@@ -298,7 +311,7 @@ class Race:
 def _earlier(path: Path) -> dict[str, Any] | None:
     """The launches an earlier run of this race recorded in its racing.json, if any."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(bounded.read_text(path))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):

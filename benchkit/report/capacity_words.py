@@ -41,12 +41,13 @@ def capacity_text(s: SettingCapacity, axis: str, lang: str) -> str:
     if not s["bracketed"]:
         text = tr(lang, "at least {load}", load=text)
     if achieved is not None:
+        knob = "load." + axis
         text = tr(
             lang,
             "{capacity} ({achieved} calls/s achieved; {axis}={load})",
             capacity=text,
             achieved=fmt.num(achieved, 2),
-            axis=f"load.{axis}",
+            axis=knob,
             load=fmt.value(s["capacity"]),
         )
     if s["marginal"]:

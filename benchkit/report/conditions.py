@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchkit import bounded
 from benchkit.report import analyse as an
 from benchkit.report import groundtruth as gt
 from benchkit.report import i18n, warmup
@@ -78,8 +79,8 @@ def reported_gpus(hardware: Mapping[str, Any], source: Path) -> tuple[str, list[
         return "result.json", detected
     txt = source / gt.GROUND_TRUTH_DIR / "machine.txt"
     try:
-        lines = [x.strip() for x in txt.read_text().splitlines() if x.strip()]
-    except OSError:
+        lines = [x.strip() for x in bounded.read_text(txt, source).splitlines() if x.strip()]
+    except (OSError, ValueError):
         return "", []
     if not lines or "," not in lines[0]:
         return "", []
@@ -348,10 +349,9 @@ def server_threads(r: JobResult) -> tuple[int, int] | None:
         batch = flags.get("--threads-batch") or flags.get("-tb") or given
         return int(given), int(batch) if batch.isdigit() else int(given)
     try:
-        with (r.job_dir / "server.log").open(encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if m := _THREADS.search(line):
-                    return int(m.group(1)), int(m.group(2) or m.group(1))
+        for line in bounded.lines(r.job_dir / "server.log"):
+            if m := _THREADS.search(line):
+                return int(m.group(1)), int(m.group(2) or m.group(1))
     except OSError:
         return None
     return None

@@ -15,7 +15,7 @@ import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from benchkit import log
+from benchkit import bounded, log
 from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.paths import conf_dir
@@ -31,6 +31,7 @@ from benchkit.report.table import factor_columns, tidy
 from benchkit.results import CALLS_FILE, JobResult, find_results, read_jsonl, read_jsonl_lines
 from benchkit.results import unit_spans as calls_unit_spans
 from benchkit.telemetry import TELEMETRY_FILE
+from benchkit.trust import left_out_jobs
 
 MULTIRUN_FILE = "multirun.yaml"
 _log = log.get(__name__)
@@ -110,8 +111,8 @@ def swept_factors(source: Path) -> dict[str, list[Any]]:
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
+        data = yaml.safe_load(bounded.read_text(path, source)) or {}
+    except (ValueError, yaml.YAMLError) as exc:
         raise UserError(f"{path} is not valid YAML ({exc}): fix or remove it.") from exc
     task = (((data.get("hydra") or {}).get("overrides") or {}).get("task")) or []
     return an.parse_sweep_overrides(str(t) for t in task)
@@ -141,6 +142,7 @@ def analyse_folder(
 ) -> Analysed:
     """Load a run or sweep folder and compute every verdict."""
     results = find_results(source)
+    left_out = left_out_jobs(results)
     study = study or resolve_study(results, overrides)
     df = tidy(results)
     # A raced sweep's jobs ran different numbers of units: each is stated on the race's units.
@@ -193,7 +195,7 @@ def analyse_folder(
             caps=capped,
             unreadable=unreadable,
             application=study.application_factors,
-            race=racing.decisions(source),
+            race=racing.decisions(source, left_out),
             race_undecided=racing.undecided(source),
             anchors=anchors,
         )

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
+from benchkit import bounded
 from benchkit.results import JobResult
 
 GROUND_TRUTH_DIR = "ground-truth"
@@ -180,7 +181,7 @@ def _load_runs(d: Path) -> GroundTruth:
     out: GroundTruth = {"single": None, "batched": [], "pp_tok_s": None, "pp_n": None}
     lb = d / "llama-bench.json"
     if lb.exists():
-        for row in json.loads(lb.read_text()):
+        for row in json.loads(bounded.read_text(lb)):
             rate, cold = warm_rate(row)
             if row.get("n_gen") and not row.get("n_prompt"):
                 out["single"] = {"tg_tok_s": rate, "n_gen": row["n_gen"], "cold_first": cold}
@@ -189,7 +190,7 @@ def _load_runs(d: Path) -> GroundTruth:
                 out["pp_n"] = row["n_prompt"]
                 out["pp_cold_first"] = cold
     for bb in sorted(d.glob("batched-bench*.jsonl")):
-        rows = [cast(BenchRow, json.loads(x)) for x in bb.read_text().splitlines() if x.strip()]
+        rows = [cast(BenchRow, json.loads(x)) for x in bounded.lines(bb) if x.strip()]
         if rows:
             out.setdefault("batched_sets", []).append(
                 {"file": bb.name, "pp": int(rows[0]["pp"]), "tg": int(rows[0]["tg"]), "rows": rows}

@@ -41,6 +41,7 @@ from benchkit.report.words import (
     STATUS_WORDS,
 )
 from benchkit.report.words import BACKENDS as BACKENDS
+from benchkit.trust import LEFT_OUT
 
 
 def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:
@@ -103,12 +104,23 @@ def missing_text(missing: Sequence[Any], lang: str, limit: int = 6) -> str:
     items = []
     for m in missing[:limit]:
         status = status_word(m.status, lang)
-        reason = f": {m.reason}" if m.reason else ""
+        reason = f": {recorded_reason(m.reason, lang)}" if m.reason else ""
         items.append(f"{point_text(m.point, lang)} ({status}{reason})")
     more = len(missing) - limit
     if more > 0:
         items.append(tr(lang, "and {n} more", n=more))
     return "; ".join(items)
+
+
+def recorded_reason(reason: str, lang: str) -> str:
+    """A job's recorded reason in the report's language where benchkit's trust check wrote it
+    (benchkit.trust.LEFT_OUT); any other reason as recorded."""
+    if reason == LEFT_OUT:
+        return tr(
+            lang,
+            "its result.json does not match its digest (edited after it was written): left out",
+        )
+    return reason
 
 
 def _list(items: Sequence[str], lang: str) -> str:

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from benchkit import bounded
 from benchkit.errors import UserError
 from benchkit.knobs import STUDY_NAME
 from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
@@ -121,7 +122,7 @@ def load(path: Path | None, study: str) -> list[Entry]:
     if path is None or not path.exists():
         return []
     entries: list[Entry] = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(bounded.read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -204,7 +205,7 @@ def history(
 
 def append(path: Path, entry: Entry) -> None:
     """Add one entry, atomically (readers never see half a line)."""
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    old = bounded.read_text(path) if path.exists() else ""
     if old and not old.endswith("\n"):
         old += "\n"
     atomic_write_text(path, old + json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")

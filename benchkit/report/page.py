@@ -23,6 +23,7 @@ from benchkit.report.lang import tr, trn
 from benchkit.report.light import Light
 from benchkit.report.view import unit_word
 from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
+from benchkit.visible import visible
 
 _log = log.get(__name__)
 
@@ -116,7 +117,9 @@ def write_report(
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
     for hole in prose.holes(md):
         _log.warning(f"the report's prose has a hole ({hole})")
-    atomic_write_text(folder / md_name, front_matter + md)
+    # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).
+    md = visible(md)
+    atomic_write_text(folder / md_name, visible(front_matter) + md)
     body = collapse_section(
         markdown_to_html(_inline_images(md, folder)), tr(lang, "Appendix: flags per job")
     )
@@ -133,7 +136,7 @@ def write_report(
             heading=bool(vm["published"]),
         )
     )
-    atomic_write_text(folder / html_name, html)
+    atomic_write_text(folder / html_name, visible(html))
     atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
     # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
     write_results_csv(folder / RESULTS_CSV, a.results)

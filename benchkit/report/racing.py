@@ -11,12 +11,13 @@ after different rounds (`restate`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from benchkit import bounded
 from benchkit.racing.estimate import imputed_means
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
 from benchkit.report import fmt
@@ -31,15 +32,17 @@ def load_race(source: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(bounded.read_text(path, source))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("points"), dict) else None
 
 
-def decisions(source: Path) -> tuple[dict[str, str], str | None]:
+def decisions(source: Path, left_out: Collection[str] = ()) -> tuple[dict[str, str], str | None]:
     """A raced sweep's decisions for the verdicts: each stopped job -> the job it was
-    stopped against, and the race's final best ({} and None for a sweep that did not race)."""
+    stopped against, and the race's final best ({} and None for a sweep that did not race).
+    A decision that involves a job `left_out` (its result does not match its digest) is
+    dropped: it may have been made on the edited figures."""
     race = load_race(source)
     if race is None:
         return {}, None
@@ -48,8 +51,9 @@ def decisions(source: Path) -> tuple[dict[str, str], str | None]:
         for job, p in race["points"].items()
         if isinstance(p, dict) and p.get("status") == "stopped" and p.get("best") is not None
     }
+    stopped = {j: b for j, b in stopped.items() if j not in left_out and b not in left_out}
     best = race.get("best")
-    return stopped, None if best is None else str(best)
+    return stopped, None if best is None or str(best) in left_out else str(best)
 
 
 def undecided(source: Path) -> list[str]:
@@ -190,8 +194,12 @@ def _unfinished(race: Mapping[str, Any], lang: str) -> str | None:
     )
 
 
-def racing_view(source: Path, lang: str) -> dict[str, object] | None:
-    """The racing section's lines and table, or None for a sweep that did not race."""
+def racing_view(
+    source: Path, lang: str, left_out: Collection[str] = ()
+) -> dict[str, object] | None:
+    """The racing section's lines and table, or None for a sweep that did not race. A point
+    whose outcome involves a job `left_out` (its result does not match its digest) says so
+    instead: the race may have decided on the edited figures."""
     race = load_race(source)
     if race is None:
         return None
@@ -255,6 +263,13 @@ def racing_view(source: Path, lang: str) -> dict[str, object] | None:
     rows = []
     for job in sorted(race["points"], key=lambda j: int(j) if j.isdigit() else 0):
         line = point_line(race, job, lang)
+        best = str((race["points"].get(job) or {}).get("best") or race.get("best") or "")
+        if line is not None and (job in left_out or best in left_out):
+            line = tr(
+                lang,
+                "not stated: the outcome rests on a result left out of this report (its "
+                "result.json does not match its digest)",
+            )
         if line is not None:
             rows.append({"job": job, "point": _point(race, job, lang), "outcome": line})
     return {"summary": summary, "rows": rows}

@@ -41,6 +41,8 @@ from benchkit.report.page import write_report
 from benchkit.report.use_this import use_this
 from benchkit.report.view import study_words, unit_word, view_model
 from benchkit.results import JobResult, results_digest
+from benchkit.trust import left_out_jobs as left_out
+from benchkit.visible import visible
 
 # Imported from here by the command line, the sweep callback and the tests.
 __all__ = [
@@ -155,17 +157,19 @@ def _render_analysed(
         vm["use_this"] = use_this_view(uses, lang)
         _add_ground_truth(vm, source, a)
         vm["energy"] = energy.energy_view(a, tmp, lang)  # J/unit, busy shares, telemetry.png
-        vm["racing"] = racing.racing_view(a.source, lang)  # what a racing sweep stopped
+        # What a racing sweep stopped.
+        vm["racing"] = racing.racing_view(a.source, lang, left_out(a.results))
         write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
         # What a sweep prints when it ends (benchkit.app.report_of), kept beside the report.
         closing = summary_lines(a, uses, out_dir / "report.html")
-        (tmp / SUMMARY_FILE).write_text("\n".join(closing) + "\n", encoding="utf-8")
+        # Printed on the terminal too (benchkit.app): bidirectional controls shown, not obeyed.
+        (tmp / SUMMARY_FILE).write_text(visible("\n".join(closing)) + "\n", encoding="utf-8")
     if publish is not None:
         pvm = vm_for(published=True)
         pvm["use_this"] = use_this_view(uses, lang)
         _add_ground_truth(pvm, source, a)
         pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
-        pvm["racing"] = racing.racing_view(a.source, lang)
+        pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results))
         _publish(a, publish, out_dir, verdicts, lang, now, pvm)
         if ledger_file is not None:
             ledger.append(ledger_file, entry)

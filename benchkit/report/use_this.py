@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from benchkit import bounded
 from benchkit.racing.observe import RACING_FILE
 from benchkit.report import analyse as an
 from benchkit.report.conditions import command_lines
@@ -199,8 +200,8 @@ def sweep_overrides(source: Path) -> list[str] | None:
     None for a folder that is no Hydra sweep."""
     path = source / MULTIRUN_FILE
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        data = yaml.safe_load(bounded.read_text(path, source)) or {}
+    except (OSError, ValueError, yaml.YAMLError):
         return None
     task = ((data.get("hydra") or {}).get("overrides") or {}).get("task") or []
     return [str(t) for t in task if not str(t).startswith("hydra.sweep.dir=")]

@@ -38,6 +38,7 @@ from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
 from benchkit.report.time_rows import rows_note, time_rows
+from benchkit.report.trust_words import trust_sentences
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
 UNIT_WORDS = {
@@ -307,7 +308,7 @@ def _missing_view(a: Analysed, lang: str) -> list[dict[str, str]]:
         {
             "point": i18n.point_text(x.point, lang),
             "status": i18n.status_word(x.status, lang),
-            "reason": x.reason or "",
+            "reason": i18n.recorded_reason(x.reason or "", lang),
         }
         for x in a.sweep.missing
     ]
@@ -350,7 +351,10 @@ def view_model(
     )
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = _refuted(words, a.claims)
-    caveats = [i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"]
+    # What the results' digests could not prove comes first (benchkit.trust).
+    caveats = trust_sentences(a.results, lang) + [
+        i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"
+    ]
     derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
     planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
     other_hw = [
