@@ -56,3 +56,14 @@ def test_the_search_gives_its_sweep_the_key_by_environment() -> None:
     assert argv == ["backend.url=${oc.env:BENCHKIT_SEARCH_URL}", "slots=1"]
     assert env["BENCHKIT_API_KEY"] == KEY and env["BENCHKIT_SEARCH_URL"] == url
     assert os.environ.get("BENCHKIT_API_KEY") != KEY  # the search's own environment untouched
+
+
+def test_benchkit_s_own_console_line_masks_a_key_too() -> None:
+    from benchkit import log
+
+    log.get("test")
+    (handler,) = [h for h in logging.getLogger("benchkit").handlers if getattr(h, "_benchkit", 0)]
+    msg = f"job 0 failed: backend.api_key={KEY} was refused"
+    record = logging.LogRecord("benchkit.test", logging.INFO, __file__, 1, msg, None, None)
+    assert handler.filter(record)
+    assert handler.format(record) == "[benchkit] job 0 failed: backend.api_key=*** was refused"
