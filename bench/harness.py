@@ -39,7 +39,6 @@ bench/report_scale.py; `--all` runs all three and writes one JSON document.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -60,6 +59,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import peers
+
+from benchkit.cli import Parser, bounded_list
 
 REPO = peers.REPO
 CONCURRENCY = (1, 8, 64, 256, 512)
@@ -489,8 +490,10 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+def build_parser() -> Parser:
+    ap = Parser(
+        prog="python bench/harness.py", description=__doc__.splitlines()[0] if __doc__ else None
+    )
     ap.add_argument("--all", action="store_true", help="scripted table, llama-server, report")
     ap.add_argument("--smoke", action="store_true", help="fewer requests, concurrency 1,8,64")
     ap.add_argument(
@@ -498,7 +501,12 @@ def main(argv: list[str] | None = None) -> int:
         default="benchkit,benchkit-httpx,guidellm,aiperf",
         help="comma list; benchkit@DIR imports benchkit from DIR (a scratch copy) instead",
     )
-    ap.add_argument("--concurrency", default=None, help="comma list (default 1,8,64,256,512)")
+    ap.add_argument(
+        "--concurrency",
+        type=bounded_list(int, 1, 4096, means="calls in flight per client"),
+        default=None,
+        help="comma list (default 1,8,64,256,512)",
+    )
     ap.add_argument("--llama", action="store_true", help="overhead against a real llama-server")
     ap.add_argument("--report-scale", action="store_true", help="1,000-job report timing")
     ap.add_argument("--out", type=Path, default=Path("docs/perf/harness.json"))
@@ -510,17 +518,18 @@ def main(argv: list[str] | None = None) -> int:
         help="a patch to benchkit/: also measure a scratch copy with it applied ('benchkit+patch')",
     )
     ap.add_argument("--markdown", type=Path, default=None, help="print the tables of a JSON")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.markdown:
         print(markdown(json.loads(args.markdown.read_text())), end="")
         return 0
 
     work = args.work or Path(tempfile.mkdtemp(prefix="benchkit-harness-"))
     work.mkdir(parents=True, exist_ok=True)
-    if args.concurrency:
-        conc = [int(x) for x in args.concurrency.split(",")]
-    else:
-        conc = [1, 8, 64] if args.smoke else list(CONCURRENCY)
+    conc = args.concurrency or ([1, 8, 64] if args.smoke else list(CONCURRENCY))
     doc: dict[str, Any] = {
         "machine_before": machine(),
         "git": git_state(),

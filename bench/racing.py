@@ -29,7 +29,6 @@ shared units is not.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import math
@@ -46,6 +45,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchkit.cli import Parser, bounded  # noqa: E402
 from benchkit.racing.estimate import imputed_means, paired_estimates  # noqa: E402
 from benchkit.racing.observe import unit_values  # noqa: E402
 from benchkit.racing.policy import (  # noqa: E402
@@ -579,18 +579,20 @@ def markdown(data: Mapping[str, Any]) -> str:
 
 def main() -> None:
     global UNIT_SD, PAIR_SD, VERDICT_PAIRS, FILL_SLOTS, CLAIRVOYANT_SEEDS, CUTS
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--seeds", type=int, default=200)
-    p.add_argument("--rng", type=int, default=20)
+    p = Parser(prog="python bench/racing.py", description=__doc__.split("\n")[0])
+    p.add_argument(
+        "--seeds", type=bounded(int, 1, 100_000, means="random races per grid"), default=200
+    )
+    p.add_argument("--rng", type=bounded(int, 0, means="the random seed"), default=20)
     p.add_argument("--out", type=Path)
     p.add_argument("--record", type=Path, help="a sweep folder to store small")
     p.add_argument("--to", type=Path, default=CPU)
     p.add_argument("--markdown", type=Path, help="print the table of a JSON written by --out")
     p.add_argument("--grids", default="seed,cpu,studies")
-    p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument("--margin", type=float, default=0.05)
-    p.add_argument("--min-units", type=int, default=3)
-    p.add_argument("--units-per-round", type=int, default=2)
+    p.add_argument("--confidence", type=bounded(float, 0.5, 0.9999, open_lo=True), default=0.95)
+    p.add_argument("--margin", type=bounded(float, 0, 0.99, means="a share"), default=0.05)
+    p.add_argument("--min-units", type=bounded(int, 2, means="units before a decision"), default=3)
+    p.add_argument("--units-per-round", type=bounded(int, 1), default=2)
     p.add_argument("--no-settle", action="store_true")
     p.add_argument("--no-verdict-pairs", action="store_true")
     p.add_argument("--no-fill-slots", action="store_true")
@@ -609,7 +611,7 @@ def main() -> None:
     )
     p.add_argument(
         "--clairvoyant",
-        type=int,
+        type=bounded(int, 0, means="seeds"),
         default=0,
         metavar="N",
         help="also search, on the first N seeds of a grid, the cheapest race that reaches the "

@@ -30,6 +30,7 @@ from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import Terminated, UserError, interrupt_reason
 from benchkit.job import JobContext, new_result, run_job
 from benchkit.job_folder import FolderBusy, failure_reason, free_room, hold, keep_room
+from benchkit.lifeline import stop_leftover
 from benchkit.owned import is_write_problem, write_problem
 from benchkit.paths import conf_dir
 from benchkit.results import RESULT_FILE, write_result
@@ -186,6 +187,8 @@ def run_placed(
     renders.
     """
     try:
+        # A server an earlier, killed run of this job left behind holds memory and a port.
+        stop_leftover(ctx.job_dir)
         keep_room(ctx.job_dir)
         return _placed(cfg, ctx, lease_root=lease_root, job_num=job_num)
     finally:

@@ -41,6 +41,8 @@ class Range:
 
     def says(self) -> str:
         if self.lo is not None and self.hi is not None:
+            if self.open_lo:
+                return f"above {_n(self.lo)} and at most {_n(self.hi)}"
             return f"between {_n(self.lo)} and {_n(self.hi)}"
         if self.lo is not None:
             return f"above {_n(self.lo)}" if self.open_lo else f"{_n(self.lo)} or more"

@@ -20,12 +20,29 @@ class _Plain(logging.Formatter):
         return prefix + record.getMessage()
 
 
+class _NoSecrets(logging.Filter):
+    """benchkit.scrub.LogMask on the console line too (an error text may quote a key), made
+    on first use: scrub imports modules that log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._mask: logging.Filter | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._mask is None:
+            from benchkit.scrub import LogMask
+
+            self._mask = LogMask()
+        return self._mask.filter(record)
+
+
 def get(name: str) -> logging.Logger:
     """The logger of one module (`__name__`), with the `[benchkit]` console line set up once."""
     root = logging.getLogger(ROOT)
     if not any(getattr(h, "_benchkit", False) for h in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_Plain())
+        handler.addFilter(_NoSecrets())
         handler._benchkit = True  # type: ignore[attr-defined]
         root.addHandler(handler)
         root.setLevel(logging.INFO)

@@ -15,9 +15,11 @@ that names a secret whatever its quoting.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shlex
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,3 +278,39 @@ def _is_text(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# Hydra's launchers log each job's overrides as typed ("#0 : backend.api_key=sk-..."), on
+# stdout and into CI logs. An override that names a secret key, and a URL's password.
+_LOGGED_SECRET = re.compile(
+    r"((?:^|[\s'\"\[,])[+~]*(?:" + "|".join(map(re.escape, SECRET_KEYS)) + r")=)"
+    r"('[^']*'|\"[^\"]*\"|\S+)"
+)
+_LOGGED_PASSWORD = re.compile(r"(://[^/\s:@]*:)([^@\s/]+)(@)")
+
+
+class LogMask(logging.Filter):
+    """A logging filter (set on the handlers of conf/hydra/hydra_logging/benchkit.yaml and the
+    job's log) that masks secrets in every record: the values this process was given (the
+    overrides on its command line, $BENCHKIT_API_KEY) in each form `Secrets` knows, and any
+    `backend.api_key=` value or URL password by its shape, whatever the record says."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        typed = override_secrets(sys.argv[1:])
+        self.secrets = Secrets(tuple(dict.fromkeys([*Secrets.of(None, None).values, *typed])))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        masked = mask_text(text, self.secrets)
+        if masked != text:
+            record.msg, record.args = masked, None
+        return True
+
+
+def mask_text(text: str, secrets: Secrets = Secrets()) -> str:
+    """`text` with `secrets` and every secret-shaped value (an api_key override, a URL's
+    password) masked."""
+    text = secrets.text(text)
+    text = _LOGGED_SECRET.sub(rf"\g<1>{MASK}", text)
+    return _LOGGED_PASSWORD.sub(rf"\g<1>{MASK}\g<3>", text)

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,12 +60,8 @@ def test_real_rate_sweep_over_two_slot_counts(tmp_path: Path) -> None:
                  if x]  # fmt: skip
         assert len(calls) == 10 and all(c["t_sent"] >= c["t_scheduled"] for c in calls)
         by[(int(f["slots"]), float(f["rate"]))] = m
-    for slots in (1, 2):
-        low, high = by[(slots, RATES[0])], by[(slots, RATES[-1])]
-        # Past what the server holds: it falls behind the offered rate, and the wait shows
-        # as time to first token.
-        assert high["open_loop"]["achieved_rps"] < high["open_loop"]["offered_rps"]
-        assert high["ttft_ms"]["p95"] > low["ttft_ms"]["p95"], (slots, low, high)
+        if f["rate"] == RATES[-1]:
+            _queued_calls_wait_for_a_slot(calls, int(f["slots"]), ol)
     # The report names each setting's capacity under the SLO.
     md = (sweep / "report" / "report.md").read_text()
     section = md.split("## Capacity under the SLO (open-loop load)", 1)[1].split("\n## ", 1)[0]
@@ -82,6 +79,30 @@ def test_real_rate_sweep_over_two_slot_counts(tmp_path: Path) -> None:
     assert (sweep / "report" / "pareto.png").stat().st_size > 0
     summary = (sweep / "report" / "summary.txt").read_text()
     assert "capacity under the SLO" in summary
+
+
+def _queued_calls_wait_for_a_slot(
+    calls: list[dict[str, Any]], slots: int, ol: dict[str, Any]
+) -> None:
+    """Past what the server holds, the wait shows in time to first token, within one job
+    (comparing the p95 of two jobs instead, as this test did, is a comparison of two runs that
+    a busy machine inverted: 5.5 s against 8.5 s, issue #42). Ten arrivals within a fifth of a
+    second outnumber the slots, so calls queue; each call sent while every slot was busy got
+    its first token only after one of the calls holding them ended, and the client's time to
+    first token counts that wait."""
+    assert ol["peak_in_flight"] > slots, ol
+    queued = 0
+    for c in calls:
+        busy = [o for o in calls if o is not c and o["t_sent"] <= c["t_sent"] < o["t_done"]]
+        if len(busy) < slots:
+            continue
+        queued += 1
+        freed = min(o["t_done"] for o in busy)
+        # The slot's last event and the queued call's first come on two connections: a few
+        # milliseconds either way between their receive times, never a whole prefill.
+        # Its time to first token (t_first - t_sent, benchkit.measure) holds that wait.
+        assert c["t_first"] >= freed - 0.02, (c, freed)
+    assert queued > 0
 
 
 @pytest.mark.slow

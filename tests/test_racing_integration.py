@@ -99,8 +99,13 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
     sweep = tmp_path / "race"
     args = _args(fixture, sweep)
     proc = start(*args, cwd=tmp_path)
-    # Round 1 ends when racing.json is first written; round 2 extends the MTP-off jobs.
-    wait_for(lambda: (sweep / "racing.json").exists(), 600, "the first round")
+    # Round 1 ends when racing.json holds a launch of each of the 4 points (it is written as
+    # the race goes, from the first launch); round 2 extends the MTP-off jobs.
+    wait_for(
+        lambda: (sweep / "racing.json").exists() and len(_race(sweep)["launches"]) == 4,
+        600,
+        "the first round",
+    )
     first_round = {j: lines(sweep / j / "calls.jsonl") for j in ("0", "1", "2", "3")}
     assert all(len(c) == 9 for c in first_round.values()), {
         j: len(c) for j, c in first_round.items()

@@ -32,13 +32,13 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
 import httpx
 
+from benchkit.quality.workers import each_group
 from benchkit.workload.model import Call, Workload, token_ids
 
 QUALITY_FILE = "quality.jsonl"
@@ -203,9 +203,7 @@ def run_probe(
     # Worker w sends probes w, w+slots, ... in turn: each keeps to its own slot, so the
     # server's prefix cache holds that probe's prompt while its positions are asked.
     groups = [list(range(w, len(probes.items), max(1, slots))) for w in range(max(1, slots))]
-    with ThreadPoolExecutor(max_workers=max(1, slots)) as pool:
-        results = pool.map(lambda g: [one(i) for i in g], groups)
-        records = sorted((r for group in results for r in group), key=lambda r: r["probe"])
+    records = sorted(each_group(one, groups), key=lambda r: r["probe"])
     tmp = out.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
     tmp.replace(out)

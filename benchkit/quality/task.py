@@ -32,7 +32,6 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -42,6 +41,7 @@ import yaml
 
 from benchkit.errors import UserError
 from benchkit.paths import data_root
+from benchkit.quality.workers import each_group
 
 TASK_FILE = "task.jsonl"
 SCORERS = ("exact", "regex", "number")
@@ -397,9 +397,7 @@ def run_task(
         # Worker w asks items w, w+slots, ... in turn, each on its own slot (as the probe does):
         # the server batches them as the job's setting batches real work.
         groups = [range(w, len(task.items), workers) for w in range(workers)]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = pool.map(lambda g: [one(i) for i in g], groups)
-            records = sorted((r for group in done for r in group), key=lambda r: r["item"])
+        records = sorted(each_group(one, groups), key=lambda r: r["item"])
     tmp = out.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in records))
     tmp.replace(out)

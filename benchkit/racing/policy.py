@@ -110,8 +110,12 @@ class RaceSettings:
             raise ValueError(
                 f"hydra.sweeper.finite={self.finite} must be one of {', '.join(FINITE_CHOICES)}."
             )
-        if self.budget_s is not None and self.budget_s <= 0:
-            raise ValueError("hydra.sweeper.budget_h must be more than 0 hours (or null).")
+        # nan compares false both ways (a budget never spent) and inf is no budget either.
+        if self.budget_s is not None and not (0 < self.budget_s < math.inf):
+            raise ValueError(
+                f"hydra.sweeper.budget_h={self.budget_s / 3600:g} must be a number of hours "
+                "above 0 (or null for no budget)."
+            )
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,10 @@ is measured.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -101,10 +103,15 @@ class Race:
         self.launch_s: dict[str, float] = {}
         self.launches: dict[str, int] = {}
         self.distrusted: set[str] = set()
+        # The launch running now and when it started (Unix time), in racing.json while it
+        # runs: a race killed outright (kill -9) never times that launch itself.
+        self.in_flight: dict[str, float] = {}
         earlier = _earlier(sweep_dir / RACING_FILE)
         if earlier is not None:
             self.launch_s = {str(k): float(v) for k, v in earlier["launch_s"].items()}
             self.launches = {str(k): int(v) for k, v in earlier["launches"].items()}
+            for p, started in earlier["in_flight"].items():
+                self.record_launch(int(p), _ran_until(sweep_dir / str(p), float(started)))
 
     def _result(self, point: str) -> dict[str, Any]:
         """The point's result as the race may use it: read bounded and signed with this
@@ -220,7 +227,13 @@ class Race:
             self.decision, done, self.settings, self.total_units, cost, self.spent_s(), self.slots
         )
 
+    def begin_launch(self, idx: int) -> None:
+        """A launch of point `idx` starts; racing.json says so until it ends."""
+        self.in_flight = {str(idx): time.time()}
+        self.write(self.sweep_dir / RACING_FILE)
+
     def record_launch(self, idx: int, seconds: float) -> None:
+        self.in_flight.pop(str(idx), None)
         self.launch_s[str(idx)] = self.launch_s.get(str(idx), 0.0) + seconds
         self.launches[str(idx)] = self.launches.get(str(idx), 0) + 1
 
@@ -285,6 +298,7 @@ class Race:
             "full_grid_s": full_s,
             "launch_s": self.launch_s,
             "launches": self.launches,
+            "in_flight": self.in_flight,
             "machine_s": machine,
             "full_grid_machine_s": full_machine,
         }
@@ -319,4 +333,22 @@ def _earlier(path: Path) -> dict[str, Any] | None:
     secs, counts = data.get("launch_s"), data.get("launches")
     if not isinstance(secs, dict) or not isinstance(counts, dict):
         return None
-    return {"launch_s": secs, "launches": counts}
+    flight = data.get("in_flight")
+    flight = {
+        str(k): v
+        for k, v in (flight.items() if isinstance(flight, dict) else ())
+        if str(k).isdigit() and isinstance(v, int | float)
+    }
+    return {"launch_s": secs, "launches": counts, "in_flight": flight}
+
+
+def _ran_until(job_dir: Path, started: float) -> float:
+    """Seconds a launch killed outright is known to have run: from its start to the last
+    write into its job folder (its calls, its server's log), at least 0."""
+    last = started
+    with contextlib.suppress(OSError):
+        for f in job_dir.iterdir():
+            with contextlib.suppress(OSError):
+                if f.is_file():
+                    last = max(last, f.stat().st_mtime)
+    return last - started

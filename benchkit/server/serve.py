@@ -27,6 +27,7 @@ import httpx
 
 from benchkit import timeouts
 from benchkit.errors import UserError
+from benchkit.lifeline import die_with_parent, forget_server, note_server
 from benchkit.server.plan import ServerSecret, ServerSpec, llama_secret
 
 
@@ -264,7 +265,9 @@ class RunningServer(contextlib.AbstractContextManager["RunningServer"]):
             )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("wb")
-        # A new session so that a stop reaches the server and anything it spawned.
+        # A new session so that a stop reaches the server and anything it spawned (and a
+        # Ctrl-C at the terminal reaches only benchkit, which stops it in order); a death
+        # signal so that it never outlives this process, however that ends (kill -9).
         self.proc = subprocess.Popen(
             list(self.spec.argv),
             stdout=self._log,
@@ -272,7 +275,10 @@ class RunningServer(contextlib.AbstractContextManager["RunningServer"]):
             stdin=subprocess.DEVNULL,
             env=self._env(),
             start_new_session=True,
+            preexec_fn=die_with_parent(signal.SIGKILL),
         )
+        # For a later run in this folder, should this process die where no signal reaches.
+        note_server(self.log_path.parent, self.proc.pid, self.spec.alias)
         self._wait_healthy(timeout_s)
         self.props = self.verify_identity()
 
@@ -339,6 +345,7 @@ class RunningServer(contextlib.AbstractContextManager["RunningServer"]):
                         os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
             rc = proc.returncode
+            forget_server(self.log_path.parent)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from benchkit import timeouts
+from benchkit.cli import Parser, bounded
 from benchkit.errors import UserError
 from benchkit.workload.journal import convert_cli
 from benchkit.workload.model import load_workload
@@ -16,10 +16,8 @@ from benchkit.workload.stats import compute, render_text
 from benchkit.workload.synth import load_recipe, synth
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchkit.workload", description="Workload fixtures."
-    )
+def build_parser() -> Parser:
+    parser = Parser(prog="python -m benchkit.workload", description="Workload fixtures.")
     sub = parser.add_subparsers(dest="command", required=True)
     p_synth = sub.add_parser("synth", help="generate a tokens fixture from a recipe")
     p_synth.add_argument("--recipe", required=True, help="recipe JSON file")
@@ -35,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         "benchkit_unit, else one unit 'default'.",
     )
     p_rec.add_argument("--upstream", help="the server to forward to, e.g. http://127.0.0.1:8080")
-    p_rec.add_argument("--listen", type=int, help="port to listen on, on 127.0.0.1 (0: any)")
+    p_rec.add_argument(
+        "--listen",
+        type=bounded(int, 0, 65535, means="a TCP port; 0: any free one"),
+        help="port to listen on, on 127.0.0.1 (0: any)",
+    )
     p_rec.add_argument("--out", required=True, help="fixture directory to write (must be new)")
     p_rec.add_argument(
         "--lengths-only",
@@ -44,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_rec.add_argument(
         "--grace",
-        type=float,
+        type=bounded(float, 0, 3600, means="seconds calls in flight get at shutdown"),
         default=timeouts.RECORD_GRACE_S,
         help="seconds calls in flight get to finish at shutdown "
         f"(default {timeouts.RECORD_GRACE_S:.0f})",
@@ -57,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="JOURNAL",
         help="write the fixture of an earlier recording's journal instead of recording",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command == "record":

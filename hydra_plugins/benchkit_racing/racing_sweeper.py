@@ -153,12 +153,15 @@ class RacingSweeper(BasicSweeper):
                     },
                 )
                 for idx, overrides_i in batch:
+                    # racing.json as the race goes, the launch running included: a race
+                    # killed outright still counts its machine time when run again.
+                    race.begin_launch(idx)
                     t0 = time.perf_counter()
                     try:
                         returns.append(self.launcher.launch([overrides_i], initial_job_idx=idx))
                     finally:  # an interrupted launch took machine time too
                         race.record_launch(idx, time.perf_counter() - t0)
-                race.write(sweep_dir / RACING_FILE)
+                    race.write(sweep_dir / RACING_FILE)
         except SystemExit:
             # Ctrl-C inside a job: it wrote itself and exits 130. The launches so far are
             # kept for the resumed race's machine time.
