@@ -94,17 +94,20 @@ def _pct(x: float | None) -> str:
 
 
 def cold_energy_j(js: JobStalls | None) -> float | None:
-    """The GPU energy of a job's cold starts beyond its median rate: each one's excess seconds
-    at the power sampled during it (0 without cold starts; None where one was not sampled)."""
+    """The GPU energy of a job's cold starts beyond its median rate: the time they added to
+    the pass (overlapping ones counted once, as the seconds per unit count them) at the power
+    sampled during them, weighted by each one's excess (0 without cold starts; None where one
+    was not sampled). Six first calls waiting on one compile add its time once, not six times."""
     if js is None or not js.cold:
         return 0.0
-    total = 0.0
+    weighted = weight = 0.0
     for st in js.cold:
         power = st.telemetry.get("power_w") if st.telemetry else None
         if power is None:
             return None
-        total += st.excess_s * float(power)
-    return total
+        weighted += st.excess_s * float(power)
+        weight += st.excess_s
+    return js.cold_excess_s * weighted / weight if weight > 0 else 0.0
 
 
 def job_rows(

@@ -275,3 +275,24 @@ def test_reference_data_has_no_warm_up_state() -> None:
 
     seed = find_results(repo_root() / "fixtures" / "results" / "seed-r9700")
     assert seed and all(job_warmup(r) == "unknown" for r in seed)
+
+
+def test_overlapping_cold_starts_count_their_energy_once() -> None:
+    """Six first calls of one wave waiting on one compile: the time they added is their
+    union, and so is their energy (the H200 study's job 3 had 4.8 s of cold start left out of
+    its time, and 18.9 s summed over its calls)."""
+    from benchkit.report.energy import cold_energy_j
+    from benchkit.report.stalls import JobStalls, Stall
+
+    def stall(unit: str) -> Stall:
+        return Stall(
+            job="3", unit=unit, call=0, phase="prefill", seconds=5.0, tokens=100,
+            per_token_s=0.05, median_per_token_s=0.001, times_median=50.0, excess_s=4.0,
+            start_s=0.0, telemetry={"samples": 3, "gpu_busy": 0.02, "sm_clock_mhz": 500.0,
+                                    "power_w": 150.0, "server_cores": 1.0},
+            cold=True,
+        )  # fmt: skip
+
+    js = JobStalls(job="3", wall_s=60.0, units=8, stalls=[stall(f"u{i}") for i in range(6)])
+    assert js.cold_excess_s < 6 * 4.0
+    assert cold_energy_j(js) == pytest.approx(js.cold_excess_s * 150.0)

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
+from benchkit.compare.engine import BETTER
 from benchkit.report.numbers import (
     ApplicationPoint,
     BetterPoint,
@@ -28,6 +29,7 @@ from benchkit.report.verdicts.common import (
     _values,
 )
 from benchkit.report.verdicts.drafting import _first_num, _number, mtp_effect_at
+from benchkit.report.verdicts.engine_of import MACHINE_ATTRIBUTES, engine_of, point_of
 from benchkit.report.verdicts.factor import apply_factors
 
 
@@ -157,11 +159,21 @@ def _better_point(
     if best_cell is cell or best_v is None or not rec_v or best_v >= rec_v:
         return None
     j = sw.judge(cell, best_cell)
+    # The comparison engine's figure where it has one (paired units, one machine or bridged):
+    # the table's means may come from two machines (rules v7).
+    comp = engine_of(sw).compare(point_of(cell), point_of(best_cell))
+    ratio = comp.ratio if comp is not None and comp.ratio is not None else best_v / rec_v
+    if ratio >= 1:
+        return None
     why = "other"
+
     # Another setup sets the faster point apart only where the recommendation's is the usual
     # one (the H100 study: both ran on the first of two machines, and 'its job ran on a
-    # different setup' was no reason to prefer the other).
-    if sw.taint([best_cell]) and not sw.taint([cell]):
+    # different setup' was no reason to prefer the other). Machines are the engine's.
+    def setup(c: Cell) -> list[str]:
+        return [e["attribute"] for e in sw.taint([c]) if e["attribute"] not in MACHINE_ATTRIBUTES]
+
+    if setup(best_cell) and not setup(cell):
         why = "contaminated"
     elif _capped(sw, best_cell, [cell]) is not None:
         why = "capped"
@@ -169,20 +181,12 @@ def _better_point(
         why = "knee"
     return {
         "point": dict(best_cell.values),
-        "faster_by": 1 - best_v / rec_v,
-        # Inside the pair's own noise, or the knee's: the series' noise the slots verdict
-        # took the knee on (rules v3), which a single pair's judgement does not carry.
-        "inside_noise": j is not None
-        and (
-            j.inside_noise
-            or j.basis == "ci"
-            or (
-                why == "knee"
-                and 1 - best_v / rec_v > sw.min_effect
-                and slots is not None
-                and "inside_noise" in slots.reasons
-            )
-        ),
+        "faster_by": 1 - ratio,
+        # Not decided faster: the engine's comparison open or within the margin, else (no
+        # comparison) the pair's own noise.
+        "inside_noise": (comp.outcome != BETTER)
+        if comp is not None
+        else j is not None and (j.inside_noise or j.basis == "ci"),
         "below_min_effect": j is not None and j.basis == "min_effect",
         "min_effect": sw.min_effect,
         "why": why,
