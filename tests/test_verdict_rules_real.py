@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
+from benchkit.report import sentences
 from benchkit.report.folder import analyse_folder
 from benchkit.report.numbers import BackendNumbers, SlotsNumbers
 
@@ -144,7 +145,14 @@ def test_a_race_across_machines_is_compared_on_one_machine_where_a_check_ran_it(
     assert s.verdict == 8 and s.status == "provisional"
     # The backend's headline range leaves out the pairs of two cards (the old 1.09x).
     lo, _ = (bn.ratio_range or {})["vulkan"]
-    assert lo > 1.1
+    assert lo > 1.1 and bn.range_over == 7 and bn.compared == 10
+    # Vulkan at 16 slots changed all 16 greedy probes where CUDA changed none: the ratio there
+    # compares two computations, and the verdict says so beside it.
+    at16 = next(e for e in bn.contexts if e["context"] == {"slots": 16, "mtp": False})
+    assert at16.get("answers") == {"cuda": [0, 16], "vulkan": [16, 16]}
+    text = sentences.backend_sentence(b, "en")
+    assert "on the 7 of 10 settings compared on one machine" in text
+    assert "The backends do not compute the same at " in text and "Vulkan 16 of 16" in text
     assert all(c["machine"] != "across" or c["outcome"] == "open" for c in bn.comparisons or [])
 
 

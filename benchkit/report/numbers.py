@@ -205,6 +205,9 @@ class BackendContext(TypedDict):
     ratios: dict[str, float | None]
     winner: NotRequired[str | None]
     inside_noise: NotRequired[bool]
+    # Each backend's drift probes here, [changed, probes], where any answer changed against
+    # the reference: the two backends do not compute the same at this setting.
+    answers: NotRequired[dict[str, list[int]]]
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,9 @@ class BackendNumbers(_Numbers):
     # decided at the margin; `ratio_range` is over the comparisons of one machine or bridged.
     comparisons: list[ComparisonJson] | None = None
     open: list[ComparisonJson] | None = None
+    # How many of the settings compared the ratio range is over (those compared on one
+    # machine or bridged), where fewer than `compared`.
+    range_over: int | None = None
 
 
 # ------------------------------------------------------------------------------ slots

@@ -70,15 +70,55 @@ def backend_sentence(v: Verdict, lang: str) -> str:
         if ties
         else ""
     )
+    if n.range_over is not None:
+        text = tr(
+            lang,
+            "{winner} won{prov}: on {objective}, {losers} on the {m} of {k} settings compared "
+            "on one machine.{tie}",
+            winner=winner,
+            prov=prov,
+            objective=objective_words(_objective_of(v), lang),
+            losers=losers,
+            m=n.range_over,
+            k=n.compared,
+            tie=tie,
+        )
+    else:
+        text = tr(
+            lang,
+            "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
+            winner=winner,
+            prov=prov,
+            objective=objective_words(_objective_of(v), lang),
+            losers=losers,
+            k=n.compared,
+            tie=tie,
+        )
+    return text + _answers_text(n, lang)
+
+
+def _answers_text(n: BackendNumbers, lang: str) -> str:
+    """Where the drift probe shows the backends compute differently, beside the ratio: one
+    sentence naming each such setting with its answers changed against the reference."""
+    where = []
+    for e in n.contexts:
+        answers = e.get("answers")
+        if not answers:
+            continue
+        parts = ", ".join(
+            tr(lang, "{name} {k} of {n}", name=backend_name(b), k=k, n=p)
+            for b, (k, p) in answers.items()
+        )
+        where.append(
+            tr(lang, "{setting} ({parts})", setting=point_text(e["context"], lang), parts=parts)
+        )
+    if not where:
+        return ""
     return tr(
         lang,
-        "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
-        winner=winner,
-        prov=prov,
-        objective=objective_words(_objective_of(v), lang),
-        losers=losers,
-        k=n.compared,
-        tie=tie,
+        " The backends do not compute the same at {settings}: answers changed against the "
+        "reference there, so those ratios compare two computations as well as two speeds.",
+        settings="; ".join(where),
     )
 
 

@@ -11,7 +11,7 @@ from benchkit.report.numbers import (
     BackendContext,
     BackendNumbers,
 )
-from benchkit.report.sweep import PROVISIONAL, Cell, Sweep
+from benchkit.report.sweep import PROVISIONAL, Cell, Sweep, _is_num
 from benchkit.report.verdicts.common import (
     Verdict,
     _cold,
@@ -67,6 +67,9 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
                 real = True
             elif comp.outcome == OPEN:
                 shaky = shaky or (comp.ratio or 0.0) > 1 + sw.knee_gain
+        answers = _answers(sw, scored)
+        if answers:
+            entry["answers"] = answers
         winner = str(best_c.values["backend"]) if real or shaky else None
         entry["winner"] = winner
         entry["inside_noise"] = shaky and not real
@@ -105,6 +108,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         winners=winners,
         ties=ties,
         ratio_range=_ratio_range(sw, comparisons),
+        range_over=_range_over(comparisons, len(contexts)),
         value_range=_value_range(contexts),
         compared=len(contexts),
         objective=sw.objective.to_json(),
@@ -118,6 +122,29 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
+
+
+def _answers(sw: Sweep, cells: list[Cell]) -> dict[str, list[int]]:
+    """Each backend's drift probes at one setting, [changed, probes], when any of them
+    changed an answer against the reference ({} otherwise, or where no probe ran)."""
+    out: dict[str, list[int]] = {}
+    if "drift_changed_n" not in sw.df.columns:
+        return out
+    for c in cells:
+        rows = sw.df[sw.df["job"] == c.jobs[0]]
+        if not len(rows):
+            continue
+        changed, probes = rows["drift_changed_n"].iloc[0], rows["drift_probes"].iloc[0]
+        if _is_num(changed) and _is_num(probes) and float(probes) > 0:
+            out[str(c.values["backend"])] = [int(float(changed)), int(float(probes))]
+    return out if any(k for k, _ in out.values()) and len(out) > 1 else {}
+
+
+def _range_over(comparisons: list[Comparison], contexts: int) -> int | None:
+    """How many settings the ratio range is over, where the comparisons across machines
+    (left out of it) leave fewer than every setting compared."""
+    kept = {c.base for c in comparisons if c.machine != ACROSS}
+    return len(kept) if kept and len(kept) < contexts else None
 
 
 def _ratio_range(sw: Sweep, comparisons: list[Comparison]) -> dict[str, list[float]]:
