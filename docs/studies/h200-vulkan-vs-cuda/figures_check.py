@@ -107,5 +107,29 @@ def main():
         cs = [json.loads(x) for x in (RESULTS / n / "calls.jsonl").read_text().splitlines() if x.strip()]
         print(f"  job {n}: " + ", ".join(f"{c['unit']}/{c['seq']} {c['t_first'] - c['t_sent']:.2f}" for c in cs[:4]))
 
+    # The report (rules v7) leaves the cold starts out of J/unit too. Each Vulkan job's J/unit as
+    # measured (result.json), and for job 3 (8 slots, six overlapping cold starts) the GPU energy over
+    # the whole window its first calls ran in: leaving its cold starts out cannot remove more than
+    # that, so the report's J/unit for job 3 must not fall below the last figure printed here.
+    print("\n== J per unit as measured (energy_j / units, result.json), Vulkan MTP off")
+    for n, res, _ in all_jobs:
+        m = res["metrics"]
+        if res["factors"]["backend"] == "vulkan" and not res["factors"]["mtp"] and m.get("energy_j"):
+            print(f"  job {n}: {m['energy_j'] / m['units_completed']:,.0f} J per unit ({m['energy_j']:,.0f} J, {m['units_completed']} units)")
+    print("\n== job 3: GPU energy from the first request to the last token of the calls sent before its first call completed")
+    _, r3, c3 = all_jobs[3]
+    first_done = min(c["t_done"] for c in c3)
+    wave = [c for c in c3 if c["t_sent"] < first_done]
+    a, b = min(c["t_sent"] for c in wave), max(c["t_last"] for c in wave)
+    tel3 = [json.loads(x) for x in (RESULTS / "3" / "telemetry.jsonl").read_text().splitlines() if x.strip()]
+    win3 = [x for x in tel3 if a <= x["t"] <= b]
+    watts = sum(x["power_w"] for x in win3) / len(win3)
+    units3 = r3["metrics"]["units_completed"]
+    joules = watts * (b - a)
+    measured = r3["metrics"]["energy_j"] / units3
+    print(f"  {len(wave)} calls ({', '.join(sorted(c['unit'] + '/' + str(c['seq']) for c in wave))}), {a:.2f}-{b:.2f} s,"
+          f" {b - a:.1f} s; {len(win3)} samples, mean power {watts:.0f} W: {joules:,.0f} J, {joules / units3:.0f} J per unit")
+    print(f"  as measured {measured:,.0f} J per unit; less all of that window's energy: {measured - joules / units3:,.0f} J per unit")
+
 
 main()
