@@ -12,8 +12,8 @@ from benchkit.report import fmt
 from benchkit.report.i18n import jobs_text
 from benchkit.report.lang import tr
 
-# Other processes keeping a quarter of a core busy on average, or a load average above the
-# machine's cores, is a host that was not quiet: named.
+# Other processes keeping a quarter of a core busy on average over a pass is a host that was
+# not quiet: named.
 OTHER_CORES = 0.25
 
 
@@ -22,9 +22,9 @@ def _num(x: object) -> float | None:
 
 
 def detect(by_job: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One caveat naming the jobs whose passes shared the machine, with the most other
-    processes' cores and the highest load average among them (none: every pass was quiet, or
-    the host was not read)."""
+    """One caveat naming the jobs whose passes shared the machine (other processes kept at least
+    OTHER_CORES busy), with the most other processes' cores and the highest load average among
+    them (none: every pass was quiet, or the host was not read)."""
     busy: list[str] = []
     cores: list[float] = []
     loads: list[float] = []
@@ -38,7 +38,9 @@ def detect(by_job: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
         n = _num(tel.get("cpu_count"))
         if other is None and load is None:
             continue
-        if (other is not None and other >= OTHER_CORES) or (load is not None and n and load > n):
+        # The load average counts the server's own threads and the client too: it is said
+        # beside, never the test (other processes' CPU time is).
+        if other is not None and other >= OTHER_CORES:
             busy.append(job)
             cores += [other] if other is not None else []
             loads += [load] if load is not None else []
@@ -65,7 +67,7 @@ def say(c: Mapping[str, Any], lang: str) -> str:
         "slowdown no setting explains; compare them with care, or measure again on a quiet "
         "machine.",
         jobs=jobs_text(c["jobs"], lang),
-        cores=fmt.value(c["other_cores_max"]) if c["other_cores_max"] is not None else fmt.DASH,
-        load=fmt.value(c["load_avg_max"]) if c["load_avg_max"] is not None else fmt.DASH,
+        cores=fmt.num(c["other_cores_max"], 2),
+        load=fmt.num(c["load_avg_max"], 1),
         count=c["cpu_count"] if c["cpu_count"] is not None else fmt.DASH,
     )
