@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict, TypeVar
 
+from benchkit.report.comparison_numbers import ComparisonJson as ComparisonJson
 from benchkit.report.load_numbers import SettingCapacity
 
 # A factor's value as results and the planned space hold it (backend name, slot count, MTP
@@ -75,24 +76,6 @@ class NoiseEntry(TypedDict):
     margin: float
     noise: float | None
     basis: str
-
-
-class ComparisonJson(TypedDict):
-    """One comparison of the engine (benchkit.compare): `other`'s time over `base`'s on their
-    shared units, its replication interval, and how it was decided (benchkit.compare.engine)."""
-
-    base: Point
-    other: Point
-    ratio: float | None
-    low: float | None
-    high: float | None
-    units: int
-    basis: str
-    machine: str
-    via: Point | None
-    outcome: str
-    needed: int | None
-    jobs: list[str]
 
 
 class Capped(TypedDict):

@@ -537,15 +537,7 @@ def build_sweep(
         if worst.get("identity_problem"):
             status, reason = "failed", f"identity check: {worst['identity_problem']}"
         missing.append(Missing(p, status, None if reason is None else str(reason)))
-    # Each job's setup (and the unplanned factors' values), as contamination compares them.
-    compared = {
-        j: {
-            **{c: norm(r.get(c)) for c in unplanned if r.get(c) is not None},
-            **(setups or {}).get(j, {}),
-        }
-        for j, r in ((str(r["job"]), r) for r in rows)
-        if j in (setups or {}) or unplanned
-    }
+    compared = _compared(rows, setups or {}, unplanned)
     extra = [c for c in unplanned if c not in ev.ATTRIBUTES]
     return Sweep(
         df=df,
@@ -575,6 +567,19 @@ def build_sweep(
         application=list(application),
         anchors=list(anchors),
     )
+
+
+def _compared(
+    rows: Sequence[Mapping[str, Any]],
+    setups: Mapping[str, Mapping[str, str]],
+    unplanned: Sequence[str],
+) -> dict[str, dict[str, str]]:
+    """Each job's setup (and the unplanned factors' values), as contamination compares them."""
+    return {
+        j: {**{c: norm(r.get(c)) for c in unplanned if r.get(c) is not None}, **setups.get(j, {})}
+        for j, r in ((str(r["job"]), r) for r in rows)
+        if j in setups or unplanned
+    }
 
 
 def _flat(metrics: Mapping[str, object]) -> dict[str, object]:
