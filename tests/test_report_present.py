@@ -193,11 +193,10 @@ def test_figure_legends_name_points_as_the_prose_does(
     for label in seen:
         assert "=" not in label and label[:1].isupper(), label
         assert label in md, label
-    # No recommendation is settled there: the energy figure names the best measured point,
-    # as the prose names points.
-    assert re.search(
-        r"!\[Power and GPU busy time at the best measured point \(CUDA, \d+ slots, MTP off\)\]", md
-    ), md
+    # No recommendation is settled there: the energy figure names the provisionally
+    # recommended point, as the prose names points.
+    title = r"!\[Power and GPU busy time at the provisionally recommended point "
+    assert re.search(title + r"\(CUDA, \d+ slots, MTP off\)\]", md), md
 
 
 # ------------------------------------------------------------- a post that reads like one

@@ -225,6 +225,17 @@ def _needed(log: _Log, s: Settings) -> int | None:
     return n
 
 
+def on_margin(c: Comparison) -> bool:
+    """An open comparison whose figure sits so close to the margin that no practical number
+    of units would decide it (more than PRACTICAL times the units it has): what would tell
+    is a larger effect or a margin the study cares about, not more of the same units."""
+    return c.outcome == OPEN and c.needed is not None and c.needed > PRACTICAL * max(c.units, 1)
+
+
+# An open pair needing more than this many times its units is "on the margin" (on_margin).
+PRACTICAL = 20
+
+
 def _comparison(
     base: str, other: str, log: _Log, s: Settings, machine: str, jobs: tuple[str, ...]
 ) -> Comparison:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from benchkit.compare.engine import PRACTICAL
 from benchkit.report import fmt
 from benchkit.report.i18n import point_text
 from benchkit.report.lang import tr, trn
@@ -69,8 +70,17 @@ def open_text(open_: Sequence[ComparisonJson], lang: str) -> str:
     items = []
     for c in open_:
         text = comparison_text(c, lang)
-        if c["needed"] is not None:
-            needed = format(c["needed"], ",")
-            text += tr(lang, ": about {n} units paired would decide it at its spread", n=needed)
+        needed = c["needed"]
+        if needed is not None and needed > PRACTICAL * max(c["units"], 1):
+            text += tr(
+                lang,
+                ": it sits on the margin, so no practical number of units would decide it",
+            )
+        elif needed is not None:
+            text += tr(
+                lang,
+                ": about {n} units paired would decide it at its spread",
+                n=format(needed, ","),
+            )
         items.append(text)
     return tr(lang, "comparisons not decided at the margin: {pairs}", pairs="; ".join(items))

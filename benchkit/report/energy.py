@@ -1,8 +1,9 @@
 """The report's energy and telemetry section, from results alone: GPU energy per unit (J/unit)
 and busy shares per job, a verdict line per backend pair ("vulkan cost 1.2x the energy per
 unit of cuda"), why a job has no GPU telemetry, and a figure of power and GPU busy time over
-the run at the recommended point (the job's telemetry.jsonl; "the best measured point" while the
-summary recommends nothing settled: recommend.recommendation, the summary's own state). It reads
+the run at the recommended point (the job's telemetry.jsonl; "the provisionally recommended
+point" while the summary recommends nothing settled: recommend.recommendation, the summary's
+own state). It reads
 what benchkit/telemetry.py put in result.json and only divides; nothing here changes another
 verdict.
 """
@@ -330,7 +331,11 @@ def telemetry_figure(
 def figure_title(lang: str, point: str, recommended: bool = True) -> str:
     """The telemetry figure's title: above the figure and as its alt text in the report."""
     if not recommended:
-        return tr(lang, "Power and GPU busy time at the best measured point ({point})", point=point)
+        return tr(
+            lang,
+            "Power and GPU busy time at the provisionally recommended point ({point})",
+            point=point,
+        )
     return tr(lang, "Power and GPU busy time at the recommended point ({point})", point=point)
 
 
@@ -356,9 +361,9 @@ def _point_line(at: Mapping[str, Any], point: str, lang: str, recommended: bool)
     if not recommended:
         return tr(
             lang,
-            "At the best measured point ({point}): {j} J per unit, mean power {w} W (max {wmax} "
-            "W), GPU busy {gpu}, memory controller busy {mem}, server CPU {cpu} cores, busiest "
-            "server thread {thread} of the time.",
+            "At the provisionally recommended point ({point}): {j} J per unit, mean power {w} W "
+            "(max {wmax} W), GPU busy {gpu}, memory controller busy {mem}, server CPU {cpu} "
+            "cores, busiest server thread {thread} of the time.",
             **fields,
         )
     return tr(

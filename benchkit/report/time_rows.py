@@ -53,14 +53,19 @@ def rows_note(a: Analysed, lang: str) -> str:
         bits.append(
             tr(
                 lang,
-                "Seconds per unit leave the cold starts of {jobs} out (Measurement caveats).",
+                "Seconds per unit leave the cold starts of {jobs} out (Measurement caveats), and "
+                "so does the energy table's J/unit.",
                 jobs=i18n.jobs_text(cold, lang),
             )
         )
     if not bits:
         return ""
     bits.append(
-        tr(lang, "The other columns, results.csv and the energy table are as each job measured.")
+        tr(
+            lang,
+            "The other columns, results.csv and the energy table's other columns are as each "
+            "job measured.",
+        )
     )
     return " ".join(bits)
 

@@ -61,8 +61,9 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
             comp = eng.compare(point_of(best_c), point_of(c))
             if comp is None:
                 continue
+            # The table's ratio stays its own seconds' (the row prints them); the comparison's
+            # figure, on paired units and one machine, is the verdict's and its sentence's.
             comparisons.append(comp)
-            entry["ratios"][b] = comp.ratio
             if comp.outcome == WORSE:
                 real = True
             elif comp.outcome == OPEN:

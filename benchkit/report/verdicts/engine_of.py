@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchkit.compare.engine import Comparison, Engine, Series, Settings
 from benchkit.report.numbers import ComparisonJson
-from benchkit.report.sweep import Cell, Sweep, label
+from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
 
 # Setup attributes the engine handles itself (a comparison across machines is bridged through
 # an anchor or left open), so a verdict on the engine does not also call them contamination.
@@ -20,7 +20,13 @@ def machine_of(sw: Sweep, job: str) -> str:
     if "hardware" in sw.varying:
         return ""
     setup = sw.setups.get(job, {})
-    return setup.get("gpu") or setup.get("machine", "")
+    if setup.get("gpu"):
+        return setup["gpu"]
+    # A job whose telemetry named no card in a sweep whose other jobs' did ran on one of
+    # those cards, which is not known: unknown, not its host's name (the H100 study's job 10).
+    if any(s.get("gpu") for s in sw.setups.values()):
+        return ""
+    return setup.get("machine", "")
 
 
 def point_of(cell: Cell) -> str:
@@ -40,15 +46,33 @@ def _series(sw: Sweep, cell: Cell) -> list[Series]:
     for i, job in enumerate(cell.jobs):
         value = samples[i] if i < len(samples) else None
         spans = sw.unit_times.get(job) or sw.spans.get(job, {})
-        units = _scaled(spans, value)
+        units = _own(sw, job, spans) or _scaled(spans, value)
         out.append(Series(point, job, machine_of(sw, job), units, (), value))
     return out
 
 
+def _own(sw: Sweep, job: str, spans: dict[str, float]) -> dict[str, float]:
+    """A job's per-unit times on its own measurement: the spans themselves on the slot-latency
+    basis; on the throughput basis scaled so that they add up to its own wall clock less its
+    cold starts (units overlap when slots > 1: the scale gives each its share, as the race
+    takes it, benchkit.racing.observe.scale_to_wall). Never the table's figure, which a race
+    restates from other points ({}: neither basis, or the job's wall clock unknown)."""
+    if sw.metric == SLOT_LATENCY:
+        return dict(spans)
+    wall = sw.row(job).get("wall_s")
+    if sw.metric != THROUGHPUT or not isinstance(wall, int | float) or not wall > 0:
+        return {}
+    js = sw.stalls.get(job)
+    total = sum(spans.values())
+    if total <= 0:
+        return {}
+    k = (float(wall) - (js.cold_excess_s if js is not None else 0.0)) / total
+    return {u: t * k for u, t in spans.items()}
+
+
 def _scaled(spans: dict[str, float], value: float | None) -> dict[str, float]:
-    """Per-unit spans scaled so that their mean is the job's figure on the objective: on the
-    throughput basis units overlap in time when slots > 1, and the scale gives each unit its
-    share of the wall clock (as the race takes it: benchkit.racing.observe.scale_to_wall)."""
+    """Per-unit spans scaled so that their mean is `value` (a job whose wall clock is not
+    known: its figure on the objective)."""
     total = sum(spans.values())
     if value is None or total <= 0:
         return dict(spans)
