@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from benchkit.report import evidence as ev
+from benchkit.report.anchor_job import AnchorJob as AnchorJob
 from benchkit.report.caps import JobCaps
 from benchkit.report.evidence import Judgement, Objective
 from benchkit.report.numbers import (
@@ -257,18 +258,6 @@ class Cell:
         return norm(self.values.get(key))
 
 
-@dataclass(frozen=True)
-class AnchorJob:
-    """A job of an anchor folder: the point it re-ran (the sweep's varying factors), its
-    per-unit spans, its figure on the objective and the card it ran on ('' where unknown)."""
-
-    job: str
-    values: Point
-    spans: dict[str, float]
-    value: float
-    machine: str
-
-
 @dataclass
 class Sweep:
     """A sweep ready for verdicts: tidy rows, which factors vary, the usable configurations,
@@ -322,6 +311,11 @@ class Sweep:
     anchors: list[AnchorJob] = field(default_factory=list)
     # What is derived from the sweep once and shared by its verdicts (the comparison engine).
     cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # `row`'s index of the table by job, and the frame's shape it was made from.
+    _rows: dict[Any, dict[str, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _rows_shape: tuple[Any, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def metric(self) -> str:
@@ -332,9 +326,19 @@ class Sweep:
         return "declared" if self.noise is not None else "per_unit"
 
     def row(self, job: str) -> dict[str, Any]:
-        for r in records(self.df[self.df["job"] == job]):
-            return r
-        return {}
+        """The job's row of the table (its first, as the table orders them); {} for none."""
+        # Asked tens of thousands of times in a large sweep, filtering the frame for each took
+        # most of a 1,000-job report's time: indexed by job once, again when the frame gains
+        # columns (drift and task, added after the sweep is built).
+        shape = (id(self.df), len(self.df), tuple(self.df.columns))
+        if self._rows_shape != shape:
+            self._rows = {}
+            for r in records(self.df):
+                self._rows.setdefault(r["job"], r)
+            self._rows_shape = shape
+        found = self._rows.get(job)
+        # A copy, as filtering gave: a caller may change the row it was handed.
+        return {} if found is None else dict(found)
 
     def judge(self, base: Cell, other: Cell, metric: str | None = None) -> Judgement | None:
         """`other` against `base` on the objective (or `metric`), with the noise rule: CIs
