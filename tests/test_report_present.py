@@ -195,7 +195,7 @@ def test_figure_legends_name_points_as_the_prose_does(
         assert label in md, label
     # No recommendation is settled there: the energy figure names the provisionally
     # recommended point, as the prose names points.
-    title = r"!\[Power and GPU busy time at the provisionally recommended point "
+    title = r"!\[Power and GPU busy time at the point the provisional verdicts name "
     assert re.search(title + r"\(CUDA, \d+ slots, MTP off\)\]", md), md
 
 

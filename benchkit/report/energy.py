@@ -333,7 +333,7 @@ def figure_title(lang: str, point: str, recommended: bool = True) -> str:
     if not recommended:
         return tr(
             lang,
-            "Power and GPU busy time at the provisionally recommended point ({point})",
+            "Power and GPU busy time at the point the provisional verdicts name ({point})",
             point=point,
         )
     return tr(lang, "Power and GPU busy time at the recommended point ({point})", point=point)
@@ -361,9 +361,9 @@ def _point_line(at: Mapping[str, Any], point: str, lang: str, recommended: bool)
     if not recommended:
         return tr(
             lang,
-            "At the provisionally recommended point ({point}): {j} J per unit, mean power {w} W "
-            "(max {wmax} W), GPU busy {gpu}, memory controller busy {mem}, server CPU {cpu} "
-            "cores, busiest server thread {thread} of the time.",
+            "At the point the provisional verdicts name ({point}): {j} J per unit, mean power "
+            "{w} W (max {wmax} W), GPU busy {gpu}, memory controller busy {mem}, server CPU "
+            "{cpu} cores, busiest server thread {thread} of the time.",
             **fields,
         )
     return tr(

@@ -227,7 +227,7 @@ def status_and_summary(
 
 def _recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) -> str | None:
     """The recommended point's output drift beside its speed (benchkit.report.quality); the
-    provisionally recommended point's where no recommendation is settled."""
+    drift of the point the provisional verdicts name where no recommendation is settled."""
     ds = a.drift
     if not ds.measured:
         return None
@@ -270,19 +270,22 @@ def _recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) ->
 
 
 def _best_point_drift(job: str | None, d: Drift | None, reference: str | None, lang: str) -> str:
-    """The drift line while no recommendation is settled: of the provisionally recommended point."""
+    """The drift line while no recommendation is settled: of the point the provisional
+    verdicts name."""
     if job is None or d is None:
         return tr(
             lang,
-            "Output drift at the provisionally recommended point was not measured (see Quality).",
+            "Output drift at the point the provisional verdicts name was not measured "
+            "(see Quality).",
         )
     if job == reference:
         return tr(
-            lang, "The provisionally recommended point is the drift reference itself (see Quality)."
+            lang,
+            "The point the provisional verdicts name is the drift reference itself (see Quality).",
         )
     return tr(
         lang,
-        "Output drift at the provisionally recommended point: {k} of {n} probes changed their "
+        "Output drift at the point the provisional verdicts name: {k} of {n} probes changed their "
         "answer, mean KL divergence {kld} from the reference (see Quality).",
         k=d.changed,
         n=d.probes,
