@@ -70,29 +70,27 @@ def backend_sentence(v: Verdict, lang: str) -> str:
         if ties
         else ""
     )
+    fields: dict[str, Any] = {
+        "winner": winner,
+        "prov": prov,
+        "objective": objective_words(_objective_of(v), lang),
+        "losers": losers,
+        "k": n.compared,
+        "tie": tie,
+    }
     if n.range_over is not None:
         text = tr(
             lang,
             "{winner} won{prov}: on {objective}, {losers} on the {m} of {k} settings compared "
             "on one machine.{tie}",
-            winner=winner,
-            prov=prov,
-            objective=objective_words(_objective_of(v), lang),
-            losers=losers,
             m=n.range_over,
-            k=n.compared,
-            tie=tie,
+            **fields,
         )
     else:
         text = tr(
             lang,
             "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
-            winner=winner,
-            prov=prov,
-            objective=objective_words(_objective_of(v), lang),
-            losers=losers,
-            k=n.compared,
-            tie=tie,
+            **fields,
         )
     return text + _answers_text(n, lang)
 
