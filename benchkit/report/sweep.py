@@ -277,9 +277,8 @@ class Sweep:
     noise: float | None = None
     # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
     spans: dict[str, dict[str, float]] = field(default_factory=dict)
-    # job -> unit -> seconds as the comparison engine pairs them: every unit, its cold
-    # starts' excess taken out (stalls.JobStalls.unit_times); `spans` leaves stalled units out
-    # for the older per-unit noise rule of the verdicts not yet on the engine.
+    # job -> unit -> seconds as the comparison engine pairs them (stalls.JobStalls.unit_times);
+    # `spans` leaves stalled units out, for the verdicts not yet on the engine.
     unit_times: dict[str, dict[str, float]] = field(default_factory=dict)
     # A raced sweep: job -> the job it was stopped against, for each job the racing sweeper
     # stopped (racing.json), and the race's final best. The race decided those pairs on its
