@@ -4,11 +4,18 @@ Writes a sweep folder the way a real `-m` sweep leaves one (multirun.yaml with t
 overrides, one numbered folder per job holding result.json and calls.jsonl), then times
 `python -m benchkit.report DIR` in a child process and reads its peak resident memory from
 the kernel (the child's ru_maxrss). 1,000 jobs = backend 2 x slots 5 x mtp 2 x batch 5 x
-ubatch 5 x flash_attn 2. Each result.json is a real one (the first job of the llama-server
-sweep when there is one, else the committed seed fixture) with its factors replaced and its
-metrics scaled per point, so that the verdicts have real differences to find.
+ubatch 5 x flash_attn 2; more than 1,000 add server.threads (10 values: up to 10,000 jobs),
+so that the 1,000-job sweep stays the one timed before. Each result.json is a real one (the
+first job of the llama-server sweep when there is one, else the committed seed fixture) with
+its factors replaced and its metrics scaled per point, so that the verdicts have real
+differences to find.
 
     python bench/report_scale.py --jobs 1000 --calls 200 --work /tmp/report-scale
+    python bench/report_scale.py --jobs 10000 --calls 20 --work /tmp/report-scale-10k
+    python bench/report_scale.py --work /tmp/report-scale --trees OLD,NEW --rounds 3
+
+`--trees` times the report of the folder already written with each checkout in turn (its
+benchkit on PYTHONPATH), interleaved, so that a shared machine's changing load meets them alike.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import os
 import random
 import shutil
@@ -37,6 +45,13 @@ GRID: dict[str, list[Any]] = {
     "server.ubatch": [64, 128, 256, 512, 1024],
     "server.flash_attn": ["on", "off"],
 }
+# The factor a sweep of more jobs than GRID's points adds.
+MORE: dict[str, list[Any]] = {"server.threads": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]}
+
+
+def grid(jobs: int) -> dict[str, list[Any]]:
+    """GRID, and MORE where `jobs` is more than GRID's points."""
+    return GRID if jobs <= math.prod(len(v) for v in GRID.values()) else {**GRID, **MORE}
 
 
 def _fmt(v: Any) -> str:
@@ -88,10 +103,11 @@ def write_sweep(root: Path, jobs: int, calls: int, base: dict[str, Any]) -> Path
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    keys = list(GRID)
-    points = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*GRID.values())]
+    space = grid(jobs)
+    keys = list(space)
+    points = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*space.values())]
     points = points[:jobs]
-    task = [f"{k}={','.join(_fmt(v) for v in vals)}" for k, vals in GRID.items()]
+    task = [f"{k}={','.join(_fmt(v) for v in vals)}" for k, vals in space.items()]
     task.append(f"hydra.sweep.dir={root}")
     (root / "multirun.yaml").write_text(
         "hydra:\n  overrides:\n    task:\n" + "".join(f"    - {t}\n" for t in task)
@@ -117,12 +133,15 @@ def write_sweep(root: Path, jobs: int, calls: int, base: dict[str, Any]) -> Path
     return root
 
 
-def time_report(root: Path) -> dict[str, Any]:
-    """Wall time and peak RSS of `python -m benchkit.report ROOT` in a child process."""
+def time_report(root: Path, tree: Path | None = None) -> dict[str, Any]:
+    """Wall time and peak RSS of `python -m benchkit.report ROOT` in a child process; `tree`:
+    another checkout whose benchkit renders it (run from there, on its PYTHONPATH)."""
+    env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchkit.report", str(root)],
-        cwd=REPO,
+        cwd=tree or REPO,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -137,6 +156,28 @@ def time_report(root: Path) -> dict[str, Any]:
         "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
         "stderr_tail": err[-1500:] if err.strip() else None,
     }
+
+
+def time_trees(root: Path, trees: list[Path], rounds: int) -> dict[str, Any]:
+    """`time_report` of `root` with each tree in turn, `rounds` times over: the trees' runs
+    interleaved, so that a shared machine whose load changes meets them alike. Each run with
+    the load average before it; each tree with its lowest and median CPU time."""
+    runs: dict[str, list[dict[str, Any]]] = {str(t): [] for t in trees}
+    for _ in range(rounds):
+        for t in trees:
+            load = [round(x, 2) for x in os.getloadavg()]
+            runs[str(t)].append({"load_average": load, **time_report(root, t)})
+    out: dict[str, Any] = {}
+    for t, rs in runs.items():
+        cpu = sorted(r["cpu_s"] for r in rs)
+        out[t] = {
+            "cpu_s_min": cpu[0],
+            "cpu_s_median": cpu[len(cpu) // 2],
+            "wall_s_min": min(r["wall_s"] for r in rs),
+            "peak_rss_mib_max": max(r["peak_rss_mib"] for r in rs),
+            "runs": rs,
+        }
+    return out
 
 
 def run(
@@ -170,8 +211,17 @@ if __name__ == "__main__":
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--work", type=Path, default=Path("/tmp/benchkit-report-scale"))
     ap.add_argument("--reuse", action="store_true", help="time the report of an existing folder")
+    ap.add_argument(
+        "--trees",
+        default=None,
+        help="comma list of checkouts: time each one's report of the existing folder, in turn",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="with --trees: runs of each")
     a = ap.parse_args()
-    if a.reuse:
+    if a.trees:
+        trees = [Path(t).resolve() for t in a.trees.split(",")]
+        print(json.dumps(time_trees(a.work / "sweep", trees, a.rounds), indent=1))
+    elif a.reuse:
         print(json.dumps(time_report(a.work / "sweep")))
     else:
         print(json.dumps(run(a.work, jobs=a.jobs, calls=a.calls)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 from benchkit.client.replay import CallRecord
 from benchkit.report.lang import N_
@@ -185,6 +185,61 @@ class CallMetrics(TypedDict):
     fixture_completion_tokens: int
 
 
+class Timed(Protocol):
+    """What `busy_spans` and `time_figures` read of a call (a CallRecord, or the same fields of
+    a calls.jsonl line: the report computes these figures for results written before them)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def t_sent(self) -> float: ...
+    @property
+    def t_first(self) -> float | None: ...
+    @property
+    def t_last(self) -> float | None: ...
+    @property
+    def t_done(self) -> float | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+
+class TimeFigures(TypedDict):
+    """The per-sequence decode rate and where the wall clock went (DEFINITIONS)."""
+
+    seq_decode_tok_s: float | None
+    prefill_busy_share: float | None
+    decode_busy_share: float | None
+    idle_share: float | None
+
+
+def busy_spans(records: Sequence[Timed]) -> tuple[float, float, float]:
+    """The wall time during which at least one call waited for its first token, was between
+    its first and last token, and was in flight (between its request and its response)."""
+    ok = [r for r in records if r.ok]
+    prefill = union_length((r.t_sent, r.t_first) for r in ok if r.t_first is not None)
+    decode = union_length(
+        (r.t_first, r.t_last) for r in ok if r.t_first is not None and r.t_last is not None
+    )
+    in_flight = union_length((r.t_sent, r.t_done) for r in records if r.t_done is not None)
+    return prefill, decode, in_flight
+
+
+def time_figures(
+    records: Sequence[Timed], wall_s: float, busy: tuple[float, float, float] | None = None
+) -> TimeFigures:
+    """`TimeFigures` of a pass's calls; `busy`: their `busy_spans`, where known already."""
+    prefill_busy, decode_busy, in_flight = busy or busy_spans(records)
+    streaming = [r for r in records if r.ok and r.t_first is not None and r.t_last is not None]
+    seq_decode_s = sum((r.t_last or 0.0) - (r.t_first or 0.0) for r in streaming)
+    seq_decode_n = sum(max((r.completion_tokens or 0) - 1, 0) for r in streaming)
+    return {
+        "seq_decode_tok_s": (seq_decode_n / seq_decode_s) if seq_decode_s > 0 else None,
+        "prefill_busy_share": _share(prefill_busy, wall_s),
+        "decode_busy_share": _share(decode_busy, wall_s),
+        "idle_share": None if wall_s <= 0 else max(0.0, 1.0 - min(in_flight / wall_s, 1.0)),
+    }
+
+
 def compute_metrics(
     records: Sequence[CallRecord],
     *,
@@ -211,17 +266,11 @@ def compute_metrics(
 
     prompt_evaluated = sum(int(r.timings.get("prompt_n") or 0) for r in ok)
     completion = sum(r.completion_tokens or 0 for r in ok)
-    prefill_busy = union_length((r.t_sent, r.t_first) for r in ok if r.t_first is not None)
-    decode_busy = union_length(
-        (r.t_first, r.t_last) for r in ok if r.t_first is not None and r.t_last is not None
-    )
+    busy = busy_spans(records)
+    prefill_busy, decode_busy, _ = busy
     decode_tokens_in_window = sum(
         max((r.completion_tokens or 0) - 1, 0) for r in ok if r.t_first is not None
     )
-    streaming = [r for r in ok if r.t_first is not None and r.t_last is not None]
-    seq_decode_s = sum((r.t_last or 0.0) - (r.t_first or 0.0) for r in streaming)
-    seq_decode_n = sum(max((r.completion_tokens or 0) - 1, 0) for r in streaming)
-    in_flight = union_length((r.t_sent, r.t_done) for r in records if r.t_done is not None)
 
     ttft = [1000 * (r.t_first - r.t_sent) for r in ok if r.t_first is not None]
     itl = [
@@ -253,10 +302,7 @@ def compute_metrics(
         # Tokens after the first are the ones the decode window produced.
         "decode_tok_s": (decode_tokens_in_window / decode_busy) if decode_busy > 0 else None,
         "output_tok_s": (completion / wall_s) if wall_s > 0 else None,
-        "seq_decode_tok_s": (seq_decode_n / seq_decode_s) if seq_decode_s > 0 else None,
-        "prefill_busy_share": _share(prefill_busy, wall_s),
-        "decode_busy_share": _share(decode_busy, wall_s),
-        "idle_share": None if wall_s <= 0 else max(0.0, 1.0 - min(in_flight / wall_s, 1.0)),
+        **time_figures(records, wall_s, busy),
         "prompt_tokens": sum(r.prompt_tokens or 0 for r in ok),
         "prompt_tokens_evaluated": prompt_evaluated,
         "cached_prompt_tokens": sum(r.cached_tokens or 0 for r in ok),

@@ -13,11 +13,11 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from benchkit import bounded, schema
 from benchkit.errors import UserError
@@ -37,11 +37,16 @@ STATUSES = ("complete", "incomplete", "failed", "unavailable")
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write to a temp file in the same folder, then rename: readers never see half a file."""
+    _atomic_write(path, lambda fh: fh.write(text))
+
+
+def _atomic_write(path: Path, write: Callable[[TextIO], object]) -> None:
+    """`write` into a temp file in `path`'s folder, then the rename (atomic_write_text)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -63,7 +68,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+    """`obj` as indented JSON, atomically. Encoded into the file as it goes (the same text as
+    json.dumps): dumps first holds every piece of the text, a million small strings (tens of
+    MiB) for the verdicts.json of a 1,000-job report."""
+
+    def write(fh: TextIO) -> None:
+        json.dump(obj, fh, indent=2, sort_keys=False, default=str)
+        fh.write("\n")
+
+    _atomic_write(path, write)
 
 
 @dataclass(frozen=True)
@@ -329,10 +342,15 @@ def unit_spans(calls: Path) -> dict[str, float]:
     units first appear; a unit with a failed or untimed call is left out, and a file that
     cannot be read gives none. The per-unit times the report's noise rule pairs and the
     racing policy compares."""
+    return spans_of(read_jsonl(calls))
+
+
+def spans_of(calls: Iterable[Mapping[str, object]]) -> dict[str, float]:
+    """`unit_spans` of calls already read (the report reads each calls.jsonl once)."""
     first: dict[str, float] = {}
     last: dict[str, float] = {}
     bad: set[str] = set()
-    for c in read_jsonl(calls):
+    for c in calls:
         u = str(c.get("unit"))
         t0, t1 = c.get("t_sent"), c.get("t_done")
         if not c.get("ok") or not isinstance(t0, int | float) or not isinstance(t1, int | float):
@@ -351,24 +369,30 @@ def read_jsonl(path: Path) -> list[dict[str, object]]:
 def read_jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
     """The JSON objects of a .jsonl file, and the numbers (from 1) of the non-empty lines that
     are not one: a file cut short or edited by hand, which the report names."""
-    out: list[dict[str, object]] = []
-    bad: list[int] = []
     try:
-        # Bounded, a regular file inside the job's folder (benchkit.bounded): a link to
-        # /dev/zero is one sentence, not a report that reads until memory runs out.
-        for n, line in enumerate(bounded.lines(path), 1):
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                if line.strip():
-                    bad.append(n)
-                continue
-            if isinstance(obj, dict):
-                out.append(obj)
-            else:
-                bad.append(n)
+        return jsonl_lines(path)
     except OSError:
         return [], []
+
+
+def jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
+    """`read_jsonl_lines`, where a file that cannot be read is OSError (a reader that tells
+    an unreadable file from an empty one: benchkit.report.job_calls)."""
+    out: list[dict[str, object]] = []
+    bad: list[int] = []
+    # Bounded, a regular file inside the job's folder (benchkit.bounded): a link to
+    # /dev/zero is one sentence, not a report that reads until memory runs out.
+    for n, line in enumerate(bounded.lines(path), 1):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            if line.strip():
+                bad.append(n)
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+        else:
+            bad.append(n)
     return out, bad
 
 

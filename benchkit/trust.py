@@ -29,6 +29,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -199,13 +200,20 @@ class Read:
         return self.checked.trust in USABLE
 
 
+def _shared(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object with its keys and string values interned: a sweep's results repeat the
+    same keys and most of the same values job after job, and a report holds every one of
+    them (half the memory a 1,000-job sweep's results took was these repeats)."""
+    return {sys.intern(k): sys.intern(v) if type(v) is str else v for k, v in pairs}
+
+
 def read_result(path: Path, root: Path | None = None) -> Read:
     """The one read of a result.json for every reader (reuse, a race, the report, a search):
     bounded, inside `root` (the run or sweep folder; the job's folder's parent when None),
     and checked against its digest when its status says it holds figures. A file that is not
     there is OSError; one that is not JSON is ValueError; any other refusal is a UserError."""
     base = root if root is not None else path.parent.parent
-    data = json.loads(bounded.read_text(path, base))
+    data = json.loads(bounded.read_text(path, base), object_pairs_hook=_shared)
     if not isinstance(data, dict):
         raise UserError(f"{path} holds a JSON {type(data).__name__}, not a benchkit result object.")
     if data.get("status") not in MEASURED_STATUSES:

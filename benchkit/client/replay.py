@@ -23,9 +23,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -550,13 +551,19 @@ class _Stop(Exception):
 def read_records(path: Path, root: Path | None = None) -> list[CallRecord]:
     """calls.jsonl back as records (the sink writes each record's fields as JSON), read
     bounded and inside `root` (benchkit.bounded)."""
-    names = {f.name for f in fields(CallRecord)}
     out = []
     for line in bounded.lines(path, root):
         if line.strip():
-            data = json.loads(line)
-            out.append(CallRecord(**{k: v for k, v in data.items() if k in names}))
+            out.append(record_of(json.loads(line)))
     return out
+
+
+def record_of(data: Mapping[str, Any]) -> CallRecord:
+    """One calls.jsonl line's object as a record (keys a record does not have are left out)."""
+    return CallRecord(**{k: v for k, v in data.items() if k in _RECORD_FIELDS})
+
+
+_RECORD_FIELDS = frozenset(f.name for f in fields(CallRecord))
 
 
 def pass_wall(records: list[CallRecord], fallback: float) -> float:

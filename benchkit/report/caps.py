@@ -11,6 +11,8 @@ capped here that some peer also capped, or ran to within ALIKE_SHARE of the cap,
 
 from __future__ import annotations
 
+import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -19,33 +21,27 @@ ALIKE_SHARE = 0.9
 
 
 @dataclass(frozen=True)
-class CallCap:
-    tokens: int
-    capped: bool
-    seconds: float
-
-
-@dataclass(frozen=True)
 class JobCaps:
     """One job's calls as far as the cap is concerned: per call key (unit/seq), its
-    completion tokens, whether it ran to the cap, and its time; and the job's totals."""
+    completion tokens; the calls that ran to the cap, with their time; and the time of all
+    its calls. Only what the comparisons read is kept: the report holds this for every job,
+    and an object per call was a tenth of a 1,000-job report's memory."""
 
     job: str
     cap: int
-    calls: dict[str, CallCap] = field(default_factory=dict)
+    # The calls it made (by key), and those that ran to the cap or nearly (`alike_in`).
+    made: frozenset[str] = frozenset()
+    alike: frozenset[str] = frozenset()
+    capped_s: dict[str, float] = field(default_factory=dict)
+    call_time: float = 0.0
 
     @property
     def capped(self) -> set[str]:
-        return {k for k, c in self.calls.items() if c.capped}
-
-    @property
-    def call_time(self) -> float:
-        return sum(c.seconds for c in self.calls.values())
+        return set(self.capped_s)
 
     def alike_in(self, key: str) -> bool:
         """The call ran to the cap here, or nearly."""
-        c = self.calls.get(key)
-        return c is not None and (c.capped or (self.cap > 0 and c.tokens >= ALIKE_SHARE * self.cap))
+        return key in self.alike
 
 
 @dataclass(frozen=True)
@@ -58,9 +54,17 @@ class Differing:
     share_time: float
 
 
-def job_caps(job: str, calls: Iterable[Mapping[str, object]]) -> JobCaps:
-    """A job's completed calls from its calls.jsonl records."""
-    out: dict[str, CallCap] = {}
+def job_caps(
+    job: str,
+    calls: Iterable[Mapping[str, object]],
+    shared: dict[frozenset[str], frozenset[str]] | None = None,
+) -> JobCaps:
+    """A job's completed calls from its calls.jsonl records. `shared`: the sets of calls made
+    by the jobs read before (every job of a sweep usually replays the same calls: they keep
+    one set between them)."""
+    # Per call key, its tokens, whether capped and its time: a call made twice counts once,
+    # as it last ran.
+    out: dict[str, tuple[int, bool, float]] = {}
     cap = 0
     for c in calls:
         if not c.get("ok"):
@@ -79,32 +83,68 @@ def job_caps(job: str, calls: Iterable[Mapping[str, object]]) -> JobCaps:
             if isinstance(done, int | float) and isinstance(sent, int | float)
             else 0.0
         )
-        out[f"{c.get('unit')}/{c.get('seq')}"] = CallCap(n, capped, seconds)
-    return JobCaps(job=job, cap=cap, calls=out)
+        # Interned: every job of a sweep replays the same calls, so the keys repeat job after
+        # job, and one string each is enough.
+        out[sys.intern(f"{c.get('unit')}/{c.get('seq')}")] = (n, capped, seconds)
+    made = frozenset(out)
+    return JobCaps(
+        job=job,
+        cap=cap,
+        made=made if shared is None else shared.setdefault(made, made),
+        alike=frozenset(
+            k for k, (n, capped, _) in out.items() if capped or (cap > 0 and n >= ALIKE_SHARE * cap)
+        ),
+        capped_s={k: s for k, (_, capped, s) in out.items() if capped},
+        call_time=sum(s for _, _, s in out.values()),
+    )
 
 
-def differing(own: JobCaps, peers: Sequence[JobCaps]) -> Differing:
+class Peers:
+    """Jobs as `differing` compares a job with them: for each call asked about, how many of
+    them (by job name) made it, and how many of those did not run it to the cap or nearly.
+    Counted once a call, so that comparing every job of a sweep with all the others is not
+    every job against every other for every capped call (100 million steps at 10,000 jobs)."""
+
+    def __init__(self, jobs: Sequence[JobCaps]) -> None:
+        self.jobs = list(jobs)
+        self.names = Counter(p.job for p in self.jobs)
+        self._calls: dict[str, tuple[int, Counter[str], int, Counter[str]]] = {}
+
+    def call(self, key: str) -> tuple[int, Counter[str], int, Counter[str]]:
+        """The jobs that made call `key` (in all, and by name), and those unlike it."""
+        found = self._calls.get(key)
+        if found is None:
+            made = Counter(p.job for p in self.jobs if key in p.made)
+            unlike = Counter(p.job for p in self.jobs if key in p.made and not p.alike_in(key))
+            found = self._calls[key] = (made.total(), made, unlike.total(), unlike)
+        return found
+
+
+def differing(own: JobCaps, peers: Sequence[JobCaps] | Peers) -> Differing:
     """`own`'s capped calls that are not capped alike in every peer that made the same call
     (with no peer, every capped call differs: there is nothing to compare with). A call no
     peer made (a raced sweep stops points after their first units, so a point with more
-    units has calls the others never sent) is compared with nothing and counted neither way."""
-    others = [p for p in peers if p.job != own.job]
+    units has calls the others never sent) is compared with nothing and counted neither way.
+    A peer of `own`'s job name is not its peer. `Peers`, for many jobs compared with the same."""
+    index = peers if isinstance(peers, Peers) else Peers(peers)
+    others = len(index.jobs) - index.names[own.job]
     keys, common = [], []
     for k in sorted(own.capped):
-        made = [p for p in others if k in p.calls]
-        if others and not made:
+        n_made, made, n_unlike, unlike = index.call(k)
+        made_n = n_made - made[own.job]
+        if others and not made_n:
             continue
-        if made and all(p.alike_in(k) for p in made):
+        if made_n and not n_unlike - unlike[own.job]:
             common.append(k)
         else:
             keys.append(k)
-    n = len(own.calls)
+    n = len(own.made)
     total = own.call_time
     return Differing(
         keys=keys,
         common=common,
         share_calls=len(keys) / n if n else 0.0,
-        share_time=sum(own.calls[k].seconds for k in keys) / total if total > 0 else 0.0,
+        share_time=sum(own.capped_s[k] for k in keys) / total if total > 0 else 0.0,
     )
 
 

@@ -87,12 +87,13 @@ def _detect_cap(src: Data) -> list[Caveat]:
         over = []
         known = [src.sw.caps[str(r["job"])] for r in src.done if str(r["job"]) in src.sw.caps]
         common = caps.capped_everywhere(known) if len(known) > 1 else []
+        peers = caps.Peers(known)
         for r in capped:
             own = src.sw.caps.get(str(r["job"]))
             calls_share: float | None
             time_share: float | None
             if own is not None and len(known) > 1:
-                d = caps.differing(own, known)
+                d = caps.differing(own, peers)
                 calls_share, time_share = d.share_calls, d.share_time
             else:
                 calls_share, time_share = ev.cap_shares(r)

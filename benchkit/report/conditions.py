@@ -235,7 +235,7 @@ def _setup_view(a: Analysed, lang: str) -> tuple[list[dict[str, Any]], str, list
             else "",
             "devices": info.get("devices") or "",
         }
-        for b, info in an.build_summary(a.records).items()
+        for b, info in an.build_summary(a.loaded()).items()
     ]
     common_flags, flags = command_lines(
         [

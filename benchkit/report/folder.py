@@ -21,16 +21,15 @@ from benchkit.errors import UserError
 from benchkit.paths import conf_dir
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
-from benchkit.report import racing, warmup
+from benchkit.report import racing
 from benchkit.report.anchors import load_anchors
-from benchkit.report.caps import JobCaps, job_caps
+from benchkit.report.job_calls import JobCalls, read_calls, stalls_caps
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
-from benchkit.report.stalls import PER_UNIT, JobStalls, find_stalls
+from benchkit.report.stalls import PER_UNIT, JobStalls
 from benchkit.report.table import factor_columns, tidy
-from benchkit.results import CALLS_FILE, JobResult, find_results, read_jsonl, read_jsonl_lines
-from benchkit.results import unit_spans as calls_unit_spans
-from benchkit.telemetry import TELEMETRY_FILE
+from benchkit.results import JobResult, find_results
+from benchkit.schema import Result
 from benchkit.trust import left_out_jobs
 
 MULTIRUN_FILE = "multirun.yaml"
@@ -132,9 +131,15 @@ class Analysed:
     caveats: list[dict[str, Any]]
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     drift: DriftSet = field(default_factory=DriftSet)
+    # What was taken from each job's calls.jsonl, by its result.json's path.
+    calls: dict[Path, JobCalls] = field(default_factory=dict)
 
     def verdict(self, factor: str) -> an.Verdict | None:
         return next((v for v in self.verdicts if v.factor == factor), None)
+
+    def loaded(self) -> dict[str, Result]:
+        """Each job's result as loaded (`records`' keys): not loaded again from its object."""
+        return {r.job_dir.name: r.result for r in self.results}
 
 
 def analyse_folder(
@@ -144,7 +149,8 @@ def analyse_folder(
     results = find_results(source)
     left_out = left_out_jobs(results)
     study = study or resolve_study(results, overrides)
-    df = tidy(results)
+    calls = read_calls(results)
+    df = tidy(results, {p: jc.figures for p, jc in calls.items()})
     # A raced sweep's jobs ran different numbers of units: each is stated on the race's units.
     restated = racing.restate(df, results, ev.objective_of(study.objective, study.slo).metric)
     planned = an.planned_space(study.factors, swept_factors(source))
@@ -172,14 +178,16 @@ def analyse_folder(
             spans={
                 r.job_dir.name: {
                     u: t
-                    for u, t in unit_spans(r).items()
+                    for u, t in calls[r.path].spans.items()
                     if u not in stalls.get(r.job_dir.name, _NO_STALLS).units_stalled
                 }
                 for r in results
                 if r.status == "complete"
             },
             unit_times={
-                r.job_dir.name: stalls.get(r.job_dir.name, _NO_STALLS).unit_times(unit_spans(r))
+                r.job_dir.name: stalls.get(r.job_dir.name, _NO_STALLS).unit_times(
+                    calls[r.path].spans
+                )
                 for r in results
                 if r.status == "complete"
             },
@@ -200,7 +208,7 @@ def analyse_folder(
             anchors=anchors,
         )
 
-    stalls, capped, unreadable = from_calls(results)
+    stalls, capped, unreadable = stalls_caps(calls, results)
     leave_out_cold_starts(df, stalls, set(restated))
     sw = sweep(df, study.slo)
     # Output drift needs the sweep's factors to choose its reference; a study that limits
@@ -230,16 +238,8 @@ def analyse_folder(
         caveats=an.detect_caveats(df, records, sw),
         records=records,
         drift=drift,
+        calls=calls,
     )
-
-
-def unit_spans(r: JobResult) -> dict[str, float]:
-    """Seconds each unit took in a single-pass job (first request to last response, every
-    call of the unit answered), from its calls.jsonl: the per-unit times the noise rule
-    pairs between two single runs. Empty when the job has no calls file or several passes."""
-    if isinstance(r.data.get("passes"), list):
-        return {}
-    return calls_unit_spans(r.job_dir / CALLS_FILE)
 
 
 _NO_STALLS = JobStalls(job="", wall_s=0.0, units=0)
@@ -263,38 +263,3 @@ def leave_out_cold_starts(
                 value = df.loc[rows, column].iloc[0] if rows.any() else None
                 if isinstance(value, int | float) and value == value:
                     df.loc[rows, column] = js.cold_free(metric, float(value))
-
-
-def from_calls(
-    results: Sequence[JobResult],
-) -> tuple[dict[str, JobStalls], dict[str, JobCaps], dict[str, list[int]]]:
-    """What the report reads from each complete single-pass job's calls.jsonl beyond its
-    metrics: its stalls (benchkit.report.stalls) and its calls as far as the generation cap
-    goes (benchkit.report.caps), by job; jobs without calls have neither. Also the lines of
-    each calls.jsonl that could not be read (those calls are in no figure: the report says so)."""
-    stalls: dict[str, JobStalls] = {}
-    capped: dict[str, JobCaps] = {}
-    unreadable: dict[str, list[int]] = {}
-    for r in results:
-        if r.status != "complete" or isinstance(r.data.get("passes"), list):
-            continue
-        calls, bad = read_jsonl_lines(r.job_dir / CALLS_FILE)
-        job, m = r.job_dir.name, r.result.metrics
-        if bad:
-            unreadable[job] = bad
-        if not calls:
-            continue
-        capped[job] = job_caps(job, calls)
-        if m.wall_s and m.units_completed:
-            tel = [s for s in read_jsonl(r.job_dir / TELEMETRY_FILE) if s.get("pass", 0) == 0]
-            found = find_stalls(
-                job,
-                calls,
-                float(m.wall_s),
-                int(m.units_completed),
-                tel,
-                warmup.warmed(r),
-            )
-            if found.stalls:
-                stalls[job] = found
-    return stalls, capped, unreadable

@@ -66,7 +66,7 @@ PUBLISHED = FolderKind(
 def _context(a: Analysed) -> ledger.Context:
     """What was measured, for the ledger: a later correction can say what changed."""
     c = a.sweep.constants
-    builds = an.build_summary(a.records)
+    builds = an.build_summary(a.loaded())
     context: ledger.Context = {
         "model": c.get("model"),
         "hardware": c.get("hardware"),

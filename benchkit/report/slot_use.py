@@ -11,6 +11,7 @@ over the time with work only, so the gaps between a raced job's runs do not coun
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from benchkit.results import read_jsonl
@@ -19,9 +20,14 @@ from benchkit.results import read_jsonl
 def unit_windows(calls: Path) -> list[tuple[float, float]]:
     """Each unit's window (first request sent, last response done); units with an untimed
     call are left out."""
+    return windows_of(read_jsonl(calls))
+
+
+def windows_of(calls: Iterable[Mapping[str, object]]) -> list[tuple[float, float]]:
+    """`unit_windows` of calls already read (the report reads each calls.jsonl once)."""
     first: dict[str, float] = {}
     last: dict[str, float] = {}
-    for c in read_jsonl(calls):
+    for c in calls:
         t0, t1 = c.get("t_sent"), c.get("t_done")
         if not isinstance(t0, int | float) or not isinstance(t1, int | float):
             continue

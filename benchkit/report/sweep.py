@@ -277,8 +277,9 @@ class Sweep:
     noise: float | None = None
     # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
     spans: dict[str, dict[str, float]] = field(default_factory=dict)
-    # job -> unit -> seconds as the comparison engine pairs them (stalls.JobStalls.unit_times);
-    # `spans` leaves stalled units out, for the verdicts not yet on the engine.
+    # job -> unit -> seconds as the comparison engine pairs them: every unit, its cold
+    # starts' excess taken out (stalls.JobStalls.unit_times); `spans` leaves stalled units out
+    # for the older per-unit noise rule of the verdicts not yet on the engine.
     unit_times: dict[str, dict[str, float]] = field(default_factory=dict)
     # A raced sweep: job -> the job it was stopped against, for each job the racing sweeper
     # stopped (racing.json), and the race's final best. The race decided those pairs on its
@@ -310,7 +311,7 @@ class Sweep:
     anchors: list[AnchorJob] = field(default_factory=list)
     # What is derived from the sweep once and shared by its verdicts (the comparison engine).
     cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
-    # `row`'s index of the table by job, and the frame's shape it was made from.
+    # `row`'s index of the table by job, and the frame, columns Index and length it is of.
     _rows: dict[Any, dict[str, Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -328,13 +329,13 @@ class Sweep:
         """The job's row of the table (its first, as the table orders them); {} for none."""
         # Asked tens of thousands of times in a large sweep, filtering the frame for each took
         # most of a 1,000-job report's time: indexed by job once, again when the frame gains
-        # columns (drift and task, added after the sweep is built).
-        shape = (id(self.df), len(self.df), tuple(self.df.columns))
-        if self._rows_shape != shape:
+        # columns (drift and task, added later: a new Index, held so its id is not reused).
+        df, seen = self.df, self._rows_shape
+        if seen is None or seen[0] is not df or seen[1] is not df.columns or seen[2] != len(df):
             self._rows = {}
-            for r in records(self.df):
+            for r in records(df):
                 self._rows.setdefault(r["job"], r)
-            self._rows_shape = shape
+            self._rows_shape = (df, df.columns, len(df))
         found = self._rows.get(job)
         # A copy, as filtering gave: a caller may change the row it was handed.
         return {} if found is None else dict(found)

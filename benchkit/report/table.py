@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pandas as pd
 
-from benchkit.client.replay import read_records
-from benchkit.measure import compute_metrics, server_rates
+from benchkit.client.replay import CallRecord, read_records, record_of
+from benchkit.measure import compute_metrics, server_rates, time_figures
 from benchkit.report.analyse import identity_problem
 from benchkit.results import CALLS_FILE, JobResult
 
@@ -23,11 +26,15 @@ def factor_columns(results: Sequence[JobResult]) -> list[str]:
     return list(seen)
 
 
-def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
+def tidy(
+    results: Sequence[JobResult], from_calls: Mapping[Path, Mapping[str, object]] | None = None
+) -> pd.DataFrame:
     """One row per job: `job`, `status`, `reason`, every factor, every scalar metric, the
     p50/p90/p99 of distribution metrics as `<name>_p50` ... columns, `ctx_total` (the
     server's context size), `identity_problem` (None when the server was provably the
-    job's own) and `derived` (reference data derived from a publication, not measured)."""
+    job's own) and `derived` (reference data derived from a publication, not measured).
+    `from_calls`: the figures `figures_from_calls` gives, by result.json path, where the
+    caller has read the calls already (benchkit.report.job_calls); else they are read here."""
     rows: list[dict[str, object]] = []
     for r in results:
         row: dict[str, object] = {"job": r.job_dir.name, "status": r.status, "reason": r.reason}
@@ -38,8 +45,8 @@ def tidy(results: Sequence[JobResult]) -> pd.DataFrame:
                     row[f"{key}_{q}"] = v
             elif not isinstance(value, list):
                 row[key] = value
-        if "seq_decode_tok_s" not in r.metrics and not isinstance(r.data.get("passes"), list):
-            row.update(_from_calls(r))
+        if needs_calls(r):
+            row.update(figures_from_calls(r) if from_calls is None else from_calls[r.path])
         if row.get("seqs_per_step") is None:
             # Results written before these figures: the same arithmetic on their counters.
             server = r.metrics.get("server")
@@ -73,13 +80,58 @@ _FROM_CALLS = (
 )  # fmt: skip
 
 
-def _from_calls(r: JobResult) -> dict[str, object]:
+# A record's fields without a default (making one without them fails) and its defaults.
+_REQUIRED = frozenset(
+    f.name for f in fields(CallRecord) if f.default is MISSING and f.default_factory is MISSING
+)
+_DEFAULT = {f.name: f.default for f in fields(CallRecord)}
+
+
+class _Times(NamedTuple):
+    """The fields of a call `measure.time_figures` reads."""
+
+    ok: bool
+    t_sent: float
+    t_first: float | None
+    t_last: float | None
+    t_done: float | None
+    completion_tokens: int | None
+
+
+def needs_calls(r: JobResult) -> bool:
+    """Does the job's row take figures from its calls (`figures_from_calls`)?"""
+    return "seq_decode_tok_s" not in r.metrics and not isinstance(r.data.get("passes"), list)
+
+
+def figures_from_calls(
+    r: JobResult, calls: Sequence[Mapping[str, Any]] | None = None
+) -> dict[str, object]:
+    """The figures of `_FROM_CALLS` from the job's calls.jsonl ({} without the file, a wall
+    clock or a file `read_records` can read). `calls`: the file's objects, already read, where
+    every line was one (else the file is read here, as `read_records` reads it)."""
     path = r.job_dir / CALLS_FILE
     wall = _float(r.metrics.get("wall_s"))
     if not path.exists() or not wall:
         return {}
+    if calls is not None and all(c.keys() >= _REQUIRED for c in calls):
+        # The times of each call as its record would hold them, without making the records:
+        # making one for each of a 1,000-job sweep's 200,000 calls took longer than the
+        # figures (a call a record could not be made from is read as before, below).
+        times = [
+            _Times(
+                c.get("ok", _DEFAULT["ok"]),
+                c["t_sent"],
+                c.get("t_first", _DEFAULT["t_first"]),
+                c.get("t_last", _DEFAULT["t_last"]),
+                c.get("t_done", _DEFAULT["t_done"]),
+                c.get("completion_tokens", _DEFAULT["completion_tokens"]),
+            )
+            for c in calls
+        ]
+        figures = time_figures(times, wall)
+        return {k: figures.get(k) for k in _FROM_CALLS}
     try:
-        records = read_records(path)
+        records = read_records(path) if calls is None else [record_of(c) for c in calls]
     except (OSError, ValueError, TypeError):
         return {}
     m = compute_metrics(records, wall_s=wall, units_planned=0, calls_planned=0, calls_per_unit={})

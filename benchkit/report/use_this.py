@@ -117,14 +117,24 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         args = [*race, *swept, f"hydra.sweep.dir={a.source}"]
         steps.append(NextStep(StepKind.resume, _sweep(prog, args), missing))
     noisy: list[Point] = []
+    # The points already in `noisy`, as sets of their items (equal as the dicts are): looking
+    # each point up in the list was quadratic in the open pairs (5,000 at 10,000 jobs).
+    seen: set[frozenset[tuple[str, FactorValue]]] = set()
+
+    def add(pair: Sequence[Point]) -> None:
+        # Both of a pair checked against the points before it, as a list's `in` did.
+        new = [p for p in pair if frozenset(p.items()) not in seen]
+        seen.update(frozenset(p.items()) for p in new)
+        noisy.extend(new)
+
     for v in verdicts:
         if "inside_noise" in v.reasons and isinstance(v.numbers, JUDGED):
             for e in v.numbers.noise or []:
-                noisy += [p for p in (e["base"], e["other"]) if p not in noisy]
+                add((e["base"], e["other"]))
         # A comparison the engine left open (benchkit.compare): both of its points again.
         if "open_pairs" in v.reasons and isinstance(v.numbers, BackendNumbers | SlotsNumbers):
             for c in v.numbers.open or []:
-                noisy += [p for p in (c["base"], c["other"]) if p and p not in noisy]
+                add([p for p in (c["base"], c["other"]) if p])
     if noisy:
         args = _restrict(swept or [], noisy, a.sweep.varying)
         # More repeats than the run had: proposing the repeats it ran would settle nothing.

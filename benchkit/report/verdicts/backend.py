@@ -132,10 +132,11 @@ def _answers(sw: Sweep, cells: list[Cell]) -> dict[str, list[int]]:
     if "drift_changed_n" not in sw.df.columns:
         return out
     for c in cells:
-        rows = sw.df[sw.df["job"] == c.jobs[0]]
-        if not len(rows):
+        # The job's row (sw.row's index, NaN as None), not the frame filtered for each cell.
+        row = sw.row(c.jobs[0])
+        if not row:
             continue
-        changed, probes = rows["drift_changed_n"].iloc[0], rows["drift_probes"].iloc[0]
+        changed, probes = row.get("drift_changed_n"), row.get("drift_probes")
         if _is_num(changed) and _is_num(probes) and float(probes) > 0:
             out[str(c.values["backend"])] = [int(float(changed)), int(float(probes))]
     return out if any(k for k, _ in out.values()) and len(out) > 1 else {}

@@ -173,11 +173,12 @@ def job_build(result: Result) -> JobBuild | None:
     }
 
 
-def build_summary(by_job: Mapping[str, Mapping[str, Any]]) -> dict[str, JobBuild]:
-    """Per backend: the llama.cpp build number, commit, source and source date its jobs ran."""
+def build_summary(by_job: Mapping[str, Mapping[str, Any] | Result]) -> dict[str, JobBuild]:
+    """Per backend: the llama.cpp build number, commit, source and source date its jobs ran.
+    `by_job`: each job's result.json object, or the result already loaded from it."""
     out: dict[str, JobBuild] = {}
     for data in by_job.values():
-        r = schema.load(data)
+        r = data if isinstance(data, Result) else schema.load(data)
         b = job_build(r)
         if b is not None:
             out.setdefault(str(r.factors.get("backend", "?")), b)

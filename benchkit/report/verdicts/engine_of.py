@@ -5,7 +5,7 @@ verdict that asks it, so two verdicts never judge one pair two ways."""
 from __future__ import annotations
 
 from benchkit.compare.engine import Comparison, Engine, Series, Settings
-from benchkit.report.numbers import ComparisonJson
+from benchkit.report.numbers import ComparisonJson, Point
 from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
 
 # Setup attributes the engine handles itself (a comparison across machines is bridged through
@@ -24,9 +24,20 @@ def machine_of(sw: Sweep, job: str) -> str:
         return setup["gpu"]
     # A job whose telemetry named no card in a sweep whose other jobs' did ran on one of
     # those cards, which is not known: unknown, not its host's name (the H100 study's job 10).
-    if any(s.get("gpu") for s in sw.setups.values()):
+    if _any_card(sw):
         return ""
     return setup.get("machine", "")
+
+
+def _any_card(sw: Sweep) -> bool:
+    """Whether any job's telemetry named its card, found once a sweep: asked for every job,
+    looking through every job's setup each time was quadratic (2 million steps at 1,000 jobs)."""
+    cached = sw.cache.get("any_card")
+    if isinstance(cached, bool):
+        return cached
+    found = any(s.get("gpu") for s in sw.setups.values())
+    sw.cache["any_card"] = found
+    return found
 
 
 def point_of(cell: Cell) -> str:
@@ -98,19 +109,32 @@ def engine_of(sw: Sweep) -> Engine:
     return eng
 
 
+def _points(sw: Sweep) -> dict[str, Point]:
+    """Each cell's factor values by its point, made once a sweep: each comparison made the map
+    again (a million labels for the 994 comparisons of a 1,000-job sweep)."""
+    cached = sw.cache.get("points")
+    if isinstance(cached, dict):
+        return cached
+    points = {point_of(x): dict(x.values) for x in sw.cells}
+    sw.cache["points"] = points
+    return points
+
+
 def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
     """A comparison as verdict numbers, its points as the sweep's factor values."""
-    points = {point_of(x): dict(x.values) for x in sw.cells}
+    points = _points(sw)
+    via = points.get(c.via) if c.via else None
+    # Copies, as a map made for each comparison gave: the numbers are the verdict's own.
     return {
-        "base": points.get(c.base, {}),
-        "other": points.get(c.other, {}),
+        "base": dict(points.get(c.base, {})),
+        "other": dict(points.get(c.other, {})),
         "ratio": c.ratio,
         "low": c.low,
         "high": c.high,
         "units": c.units,
         "basis": c.basis,
         "machine": c.machine,
-        "via": points.get(c.via) if c.via else None,
+        "via": None if via is None else dict(via),
         "outcome": c.outcome,
         "needed": c.needed,
         "jobs": list(c.jobs),

@@ -1,0 +1,111 @@
+"""What the report takes from each job's calls.jsonl, from one read of the file.
+
+The report takes five things from a job's calls: the client-side figures that results written
+before them lack (`table.figures_from_calls`), the calls as far as the generation cap goes
+(`caps`), the stalls (`stalls`), the seconds each unit took, which the noise rule pairs
+(`results.spans_of`), and each unit's window, over which the idle-slot share is taken
+(`slot_use.windows_of`). Each of them used to read and parse the file itself: four parses of
+every call, most of a 1,000-job report's time. Here each file is parsed once and each of them
+is given the calls under the conditions it read them under before; the calls are then let go
+and only what was taken from them is kept (a large sweep's calls, as Python objects, would take
+many times the memory the rest of the report needs).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchkit.report import warmup
+from benchkit.report.caps import JobCaps, job_caps
+from benchkit.report.slot_use import windows_of
+from benchkit.report.stalls import JobStalls, find_stalls
+from benchkit.report.table import figures_from_calls, needs_calls
+from benchkit.results import CALLS_FILE, JobResult, jsonl_lines, read_jsonl, spans_of
+from benchkit.telemetry import TELEMETRY_FILE
+
+
+@dataclass(frozen=True)
+class JobCalls:
+    """What the report takes from one job's calls.jsonl; empty where it takes nothing."""
+
+    # The row's figures from the calls (`table.figures_from_calls`), where the row asks.
+    figures: dict[str, object] = field(default_factory=dict)
+    caps: JobCaps | None = None
+    # The job's stalls, where it has any.
+    stalls: JobStalls | None = None
+    # The numbers (from 1) of the lines that are not a JSON object.
+    unreadable: list[int] = field(default_factory=list)
+    # Seconds each unit took (a single-pass job's), and each unit's window (every pass's).
+    spans: dict[str, float] = field(default_factory=dict)
+    windows: list[tuple[float, float]] = field(default_factory=list)
+
+
+def read_calls(results: Sequence[JobResult]) -> dict[Path, JobCalls]:
+    """Each job's `JobCalls`, by its result.json's path: the calls of every complete job, and
+    of any other whose row takes figures from them."""
+    # Without the cyclic collector meanwhile: parsing allocates millions of objects, and each
+    # full collection it set off went through every result the report holds (a fifth of the
+    # reading's time in a 1,000-job sweep). Parsed JSON holds no cycles for it to find, and
+    # what is let go is freed by reference counting all the same.
+    paused = gc.isenabled()
+    gc.disable()
+    shared: dict[frozenset[str], frozenset[str]] = {}
+    try:
+        return {r.path: job_calls(r, shared) for r in results}
+    finally:
+        if paused:
+            gc.enable()
+
+
+def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None = None) -> JobCalls:
+    """One job's `JobCalls` (see the module docstring); `shared` as `caps.job_caps` takes it."""
+    complete = r.status == "complete"
+    single = not isinstance(r.data.get("passes"), list)
+    if not complete and not needs_calls(r):
+        return JobCalls()
+    try:
+        calls, bad = jsonl_lines(r.job_dir / CALLS_FILE)
+        read = True
+    except OSError:
+        calls, bad, read = [], [], False
+    # The row's figures were read with `read_records`, which refuses a file that cannot be
+    # read or has a line that is not a JSON object: such a file is read as it read it.
+    figures = figures_from_calls(r, calls if read and not bad else None) if needs_calls(r) else {}
+    if not complete:
+        return JobCalls(figures=figures)
+    windows = windows_of(calls)
+    if not single:
+        # A job of several passes has its figures per pass in result.json.
+        return JobCalls(figures=figures, windows=windows)
+    caps, stalls, m = None, None, r.result.metrics
+    if calls:
+        caps = job_caps(r.job_dir.name, calls, shared)
+    if calls and m.wall_s and m.units_completed:
+        tel = [s for s in read_jsonl(r.job_dir / TELEMETRY_FILE) if s.get("pass", 0) == 0]
+        job, wall, units = r.job_dir.name, float(m.wall_s), int(m.units_completed)
+        found = find_stalls(job, calls, wall, units, tel, warmup.warmed(r))
+        stalls = found if found.stalls else None
+    return JobCalls(figures, caps, stalls, bad, spans_of(calls), windows)
+
+
+def stalls_caps(
+    calls: Mapping[Path, JobCalls], results: Sequence[JobResult]
+) -> tuple[dict[str, JobStalls], dict[str, JobCaps], dict[str, list[int]]]:
+    """The stalls, the calls as far as the cap goes and the unreadable lines of calls.jsonl,
+    by job, as the sweep holds them."""
+    stalls: dict[str, JobStalls] = {}
+    capped: dict[str, JobCaps] = {}
+    unreadable: dict[str, list[int]] = {}
+    for r in results:
+        jc = calls[r.path]
+        job = r.job_dir.name
+        if jc.unreadable:
+            unreadable[job] = jc.unreadable
+        if jc.caps is not None:
+            capped[job] = jc.caps
+        if jc.stalls is not None:
+            stalls[job] = jc.stalls
+    return stalls, capped, unreadable
