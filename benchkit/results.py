@@ -26,6 +26,15 @@ from benchkit.schema import Result
 from benchkit.telemetry import drop_partial
 from benchkit.trust import CALLS_FILE as CALLS_FILE  # where readers take them from
 from benchkit.trust import RESULT_FILE as RESULT_FILE
+
+try:
+    # A declared dependency; the standard parser stands in where an environment lacks it (a
+    # lent machine that installs only what a run needs), reading the same objects, slower.
+    import orjson
+
+    _fast_loads: Callable[[bytes], object] = orjson.loads
+except ImportError:  # pragma: no cover - exercised only where orjson is missing
+    _fast_loads = json.loads
 from benchkit.trust import Trust, left_out, read_result
 from benchkit.visible import visible
 
@@ -382,10 +391,9 @@ def jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
     bad: list[int] = []
     # Bounded, a regular file inside the job's folder (benchkit.bounded): a link to
     # /dev/zero is one sentence, not a report that reads until memory runs out.
-    for n, line in enumerate(bounded.lines(path), 1):
-        try:
-            obj = json.loads(line)
-        except ValueError:
+    for n, line in enumerate(bounded.byte_lines(path), 1):
+        obj = _loads(line)
+        if obj is _BAD:
             if line.strip():
                 bad.append(n)
             continue
@@ -394,6 +402,24 @@ def jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
         else:
             bad.append(n)
     return out, bad
+
+
+_BAD = object()
+
+
+def _loads(line: bytes) -> object:
+    """One JSON line: orjson first (a fifth of the standard parser's time on calls.jsonl);
+    what it refuses (NaN, bytes that are not UTF-8) is read as the standard parser reads the
+    line decoded with replacement, as every line was read before. One difference remains: an
+    integer beyond 64 bits comes back as a float (nothing benchkit writes has one)."""
+    try:
+        return _fast_loads(line)
+    except ValueError:
+        pass
+    try:
+        return json.loads(line.decode("utf-8", errors="replace"))
+    except ValueError:
+        return _BAD
 
 
 def results_digest(paths: Sequence[Path]) -> str:

