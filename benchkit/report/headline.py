@@ -8,8 +8,6 @@ from functools import partial
 
 from benchkit.report import factor_words as fw
 from benchkit.report import fmt
-from benchkit.report.analyse import COMPLETE, Verdict
-from benchkit.report.capacity_words import capacity_clause
 from benchkit.report.i18n import (
     backend_name,
     drafter,
@@ -26,7 +24,10 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     of,
 )
+from benchkit.report.sweep import COMPLETE
+from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.factor import is_setting
+from benchkit.report.verdicts.kinds.capacity.words import capacity_clause
 from benchkit.report.words import BACKENDS as BACKENDS
 
 

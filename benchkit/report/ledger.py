@@ -30,7 +30,7 @@ from typing import Any, cast
 from benchkit import bounded
 from benchkit.errors import UserError
 from benchkit.knobs import STUDY_NAME
-from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
+from benchkit.report.claims import ClaimCheck
 
 # The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
 from benchkit.report.ledger_rules import RULES as RULES
@@ -64,6 +64,8 @@ from benchkit.report.ledger_types import (
 )
 from benchkit.report.light import Light, cold_of, number_changes
 from benchkit.report.numbers import MissingPoint
+from benchkit.report.sweep import COMPLETE, norm
+from benchkit.report.verdicts.common import Verdict
 from benchkit.results import atomic_write_text
 from benchkit.results import results_digest as results_digest
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from benchkit.report.analyse import COMPLETE, Verdict
 from benchkit.report.numbers import Point
+from benchkit.report.sweep import COMPLETE
+from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.factor import is_setting
 
 # What the recommendation is, from the projection's point and how settled the verdicts are:

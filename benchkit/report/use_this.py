@@ -32,7 +32,7 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     of,
 )
-from benchkit.report.verdicts.capacity import next_loads
+from benchkit.report.verdicts.kinds.capacity.verdict import next_loads
 from benchkit.results import JobResult
 
 # The factor verdicts a recommendation rests on (as the summary's "settled" counts them).
