@@ -28,4 +28,4 @@ def _summary(v: Verdict, say: Say) -> str:
     return backend_sentence(v, say.lang)
 
 
-KIND = VerdictKind("backend", _compute, value_text=_value, summary=_summary)
+KIND: VerdictKind = VerdictKind("backend", _compute, value_text=_value, summary=_summary)

@@ -20,4 +20,4 @@ def _summary(v: Verdict, say: Say) -> str:
     return build_sentence(v, say.lang)
 
 
-KIND = VerdictKind("build", value_text=_value, summary=_summary)
+KIND: VerdictKind = VerdictKind("build", value_text=_value, summary=_summary)

@@ -23,7 +23,7 @@ def _value(value: Any, lang: str, numbers: Light) -> str | None:
     return point_text(value, lang) if isinstance(value, Mapping) else None
 
 
-KIND = VerdictKind(
+KIND: VerdictKind = VerdictKind(
     "capacity",
     _compute,
     loads=frozenset({OPEN}),

@@ -14,4 +14,4 @@ def _value(value: Any, lang: str, numbers: Light) -> str:
     return claim_status(str(value), lang)
 
 
-KIND = VerdictKind("claim:", prefix=True, value_text=_value)
+KIND: VerdictKind = VerdictKind("claim:", prefix=True, value_text=_value)

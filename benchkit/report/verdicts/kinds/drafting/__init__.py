@@ -36,5 +36,5 @@ def _summary(v: Verdict, say: Say) -> str:
     return mtp_sentence(v, say.lang)
 
 
-MTP = VerdictKind("mtp", _mtp, value_text=_value, summary=_summary)
-SPEC = VerdictKind("spec=", _spec, prefix=True, value_text=_value, summary=_summary)
+MTP: VerdictKind = VerdictKind("mtp", _mtp, value_text=_value, summary=_summary)
+SPEC: VerdictKind = VerdictKind("spec=", _spec, prefix=True, value_text=_value, summary=_summary)

@@ -31,4 +31,4 @@ def value_text(factor: str, value: Any, lang: str) -> str:
     return str(value)
 
 
-KIND = VerdictKind("factor", _compute, table_value=verdict_value)
+KIND: VerdictKind = VerdictKind("factor", _compute, table_value=verdict_value)

@@ -40,7 +40,7 @@ def _summary(v: Verdict, say: Say) -> str:
     return projection_sentence(v, say.lang, say.unit)
 
 
-KIND = VerdictKind(
+KIND: VerdictKind = VerdictKind(
     "projection", _compute, value_text=_value, summary=_summary, value_tolerance=True,
     names_point=True,
 )  # fmt: skip

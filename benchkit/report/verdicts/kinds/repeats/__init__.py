@@ -25,7 +25,7 @@ def _summary(v: Verdict, say: Say) -> str:
     return repeats_sentence(v, say.lang, say.knee_gain)
 
 
-KIND = VerdictKind(
+KIND: VerdictKind = VerdictKind(
     "repeats", _compute, loads=BOTH, value_text=_value, summary=_summary,
     in_summary_table=False, tracked=False,
 )  # fmt: skip

@@ -27,4 +27,4 @@ def _summary(v: Verdict, say: Say) -> str:
     return slots_sentence(v, say.lang)
 
 
-KIND = VerdictKind("slots", _compute, value_text=_value, summary=_summary)
+KIND: VerdictKind = VerdictKind("slots", _compute, value_text=_value, summary=_summary)

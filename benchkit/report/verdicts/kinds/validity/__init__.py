@@ -22,6 +22,6 @@ def _value(value: Any, lang: str, numbers: Light) -> str:
     return status_word(str(value), lang)
 
 
-KIND = VerdictKind(
+KIND: VerdictKind = VerdictKind(
     NAME, _compute, loads=BOTH, value_text=_value, in_summary_table=False, tracked=False
 )
