@@ -31,7 +31,7 @@ from benchkit.errors import Terminated, UserError
 from benchkit.lifeline import die_with_parent
 from benchkit.report.folder import analyse_folder
 from benchkit.report.numbers import CapacityNumbers, of
-from benchkit.report.verdicts.capacity import next_loads
+from benchkit.report.verdicts.kinds.capacity.verdict import next_loads
 from benchkit.scrub import SECRET_KEYS, URL_KEYS, url_password
 
 _log = log.get(__name__)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchkit.report import analyse as an
-from benchkit.report import fmt, headline, i18n, ledger, ledger_words, sentences
+from benchkit.report import caveats, fmt, headline, i18n, ledger, ledger_words, sentences
 from benchkit.report.lang import grammar
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult
@@ -508,7 +508,7 @@ def test_caveats_found_in_the_data() -> None:
     assert kinds["rate_swing"]["jobs"][0]["ratio"] == pytest.approx(1600 / 9)
     assert kinds["sampling_unspecified"]["defaults"] == {"temperature": 0.8}
     assert set(kinds["builds_differ"]["builds"]) == {"vulkan", "hip"}
-    texts = [i18n.caveat_sentence(c, "en") for c in kinds.values()]
+    texts = [caveats.caveat_sentence(c, "en") for c in kinds.values()]
     assert any("21% of call time" in t for t in texts)
     assert any("server's defaults applied (temperature=0.8)" in t for t in texts)
 
@@ -527,9 +527,9 @@ def test_a_software_rasteriser_is_a_caveat_in_both_languages() -> None:
     c = kinds["software_device"]
     assert c["devices"] == {"vulkan": "Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits)"}
     assert c["flash_attn_off"] == ["vulkan"]
-    en = i18n.caveat_sentence(c, "en")
+    en = caveats.caveat_sentence(c, "en")
     assert "says nothing about any GPU" in en and "flash attention off" in en
-    assert "GPU에 대해 아무것도" in i18n.caveat_sentence(c, "ko")
+    assert "GPU에 대해 아무것도" in caveats.caveat_sentence(c, "ko")
 
 
 def test_jobs_timed_on_the_httpx_fallback_are_a_caveat() -> None:
@@ -541,8 +541,10 @@ def test_jobs_timed_on_the_httpx_fallback_are_a_caveat() -> None:
     kinds = {c["kind"]: c for c in an.detect_caveats(sw.df, {"0": raw, "1": fell_back}, sw)}
     c = kinds["client_httpx"]
     assert c == {"kind": "client_httpx", "jobs": 1, "reasons": ["https:// base URL"]}
-    assert "1 job was timed on the httpx path (https:// base URL)" in i18n.caveat_sentence(c, "en")
-    assert "httpx 경로" in i18n.caveat_sentence(c, "ko")
+    assert "1 job was timed on the httpx path (https:// base URL)" in caveats.caveat_sentence(
+        c, "en"
+    )
+    assert "httpx 경로" in caveats.caveat_sentence(c, "ko")
     # Timed by the kernel everywhere: nothing to say.
     sw = sweep_of([raw])
     assert "client_httpx" not in {c["kind"] for c in an.detect_caveats(sw.df, {"0": raw}, sw)}

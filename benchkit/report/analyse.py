@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.report import caveats
 from benchkit.report.claims import ClaimCheck as ClaimCheck
 from benchkit.report.claims import check_claims as check_claims
-from benchkit.report.numbers import Point
 from benchkit.report.sweep import BASIS_FACTORS as BASIS_FACTORS
 from benchkit.report.sweep import COMPLETE as COMPLETE
 from benchkit.report.sweep import DECODE as DECODE
@@ -40,14 +40,7 @@ from benchkit.report.sweep import planned_space as planned_space
 from benchkit.report.sweep import records as records
 from benchkit.report.sweep import t95 as t95
 from benchkit.report.sweep import usable as usable
-from benchkit.report.verdicts.backend import backend_verdict as backend_verdict
-from benchkit.report.verdicts.builds import JobBuild as JobBuild
-from benchkit.report.verdicts.builds import build_identity as build_identity
-from benchkit.report.verdicts.builds import build_summary as build_summary
-from benchkit.report.verdicts.builds import compare_builds as compare_builds
-from benchkit.report.verdicts.builds import identity_problem as identity_problem
-from benchkit.report.verdicts.builds import job_build as job_build
-from benchkit.report.verdicts.capacity import capacity_verdict as capacity_verdict
+from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict as Verdict
 from benchkit.report.verdicts.drafting import drafting_verdict as drafting_verdict
 from benchkit.report.verdicts.drafting import mtp_effect_at as mtp_effect_at
@@ -55,35 +48,28 @@ from benchkit.report.verdicts.drafting import mtp_verdict as mtp_verdict
 from benchkit.report.verdicts.drafting import spec_verdicts as spec_verdicts
 from benchkit.report.verdicts.exercise import exercised as exercised
 from benchkit.report.verdicts.factor import factor_verdicts as factor_verdicts
+from benchkit.report.verdicts.kind import Found
+from benchkit.report.verdicts.kinds.backend.verdict import backend_verdict as backend_verdict
+from benchkit.report.verdicts.kinds.builds.verdict import JobBuild as JobBuild
+from benchkit.report.verdicts.kinds.builds.verdict import build_identity as build_identity
+from benchkit.report.verdicts.kinds.builds.verdict import build_summary as build_summary
+from benchkit.report.verdicts.kinds.builds.verdict import compare_builds as compare_builds
+from benchkit.report.verdicts.kinds.builds.verdict import identity_problem as identity_problem
+from benchkit.report.verdicts.kinds.builds.verdict import job_build as job_build
+from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict as capacity_verdict
+from benchkit.report.verdicts.kinds.repeats.verdict import repeats_verdict as repeats_verdict
+from benchkit.report.verdicts.kinds.slots.verdict import knee as knee
+from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict as slots_verdict
+from benchkit.report.verdicts.kinds.validity.verdict import validity_verdict as validity_verdict
 from benchkit.report.verdicts.projection import projection_verdict as projection_verdict
-from benchkit.report.verdicts.repeats import repeats_verdict as repeats_verdict
-from benchkit.report.verdicts.slots import knee as knee
-from benchkit.report.verdicts.slots import slots_verdict as slots_verdict
-from benchkit.report.verdicts.validity import validity_verdict as validity_verdict
 
 
 def analyse(sw: Sweep, projection_units: int) -> list[Verdict]:
-    """Every verdict the sweep supports, in report order: a factor the run could not have
-    exercised (exercise.py) keeps its numbers but has no verdict."""
-    capacity = capacity_verdict(sw)
-    if capacity is not None:
-        # Open-loop load: per-unit seconds follow the arrival schedule, not the setting, so
-        # the closed-loop verdicts (knee, MTP, projection) have nothing to judge.
-        return [capacity, repeats_verdict(sw), validity_verdict(sw)]
-    b = backend_verdict(sw)
-    s = exercised(sw, slots_verdict(sw, b))
-    m = exercised(sw, mtp_verdict(sw, s, b))
-    specs = [exercised(sw, v) for v in spec_verdicts(sw, s, b)]
-    where: Point = dict((s.point if s is not None else None) or {})
-    if not where and b is not None and b.point:
-        where = dict(b.point)
-    factors = factor_verdicts(sw, where)
-    out = [v for v in (b, s, m, *specs) if v is not None]
-    out += factors
-    out.append(repeats_verdict(sw))
-    out.append(projection_verdict(sw, projection_units, b, s, m, specs, factors))
-    out.append(validity_verdict(sw))
-    return out
+    """Every verdict the sweep supports, in report order (the kinds of `verdicts.registry`):
+    a factor the run could not have exercised (exercise.py) keeps its numbers but has no
+    verdict; open-loop load has no closed-loop verdicts (knee, MTP, projection), its per-unit
+    seconds following the arrival schedule, not the setting."""
+    return registry.verdicts_of(Found(sw, projection_units))
 
 
 def detect_caveats(
@@ -99,9 +85,6 @@ def detect_caveats(
     problems, failed calls inside complete jobs, results spanning models or hardware,
     backends run from different builds, synthetic models and derived reference data.
     `by_job` maps job -> its result.json data. Each caveat is {"kind": ..., **numbers}."""
-    # Imported here: caveats reads i18n, which reads this module at import time.
-    from benchkit.report import caveats
-
     rows: list[dict[str, Any]] = records(df)
     done = [r for r in rows if usable(r)]
     return caveats.detect(caveats.Data(df, rows, done, by_job, sw, spread_cv, swing))

@@ -1,7 +1,7 @@
 """Caveats: each kind of measurement problem a report warns about, as a detector (what the
 data show) and a sentence (how the report says it), registered in one table, `KINDS`.
 
-`analyse.detect_caveats` runs the detectors in the table's order; `i18n.caveat_sentence`
+`analyse.detect_caveats` runs the detectors in the table's order; `caveat_sentence`
 says a caveat by its kind. A new caveat kind is one detector, one sentence and one row.
 """
 
@@ -22,10 +22,14 @@ from benchkit.report.i18n import (
     jobs_text,
     point_text,
 )
-from benchkit.report.lang import tr, trc, trn
+from benchkit.report.lang import grammar, tr, trc, trn
 from benchkit.report.stall_words import say_stalls, stall_jobs
 from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
-from benchkit.report.verdicts.builds import _days_between, build_identity, build_summary
+from benchkit.report.verdicts.kinds.builds.verdict import (
+    _days_between,
+    build_identity,
+    build_summary,
+)
 from benchkit.telemetry import is_partial
 
 Caveat = dict[str, Any]
@@ -585,3 +589,9 @@ def sentence(c: Mapping[str, Any], lang: str) -> str:
     """One caveat in `lang`, by its kind's sentence (an unknown kind: its name)."""
     say = _SENTENCES.get(c["kind"])
     return say(c, lang) if say else str(c["kind"])
+
+
+def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
+    """One caveat in `lang`, finished as the language finishes a message (Korean names the
+    study's unit by its own word)."""
+    return grammar(lang).finish(sentence(c, lang))

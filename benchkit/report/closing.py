@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.report import analyse as an
-from benchkit.report import i18n
+from benchkit.report import i18n, reasons
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
 from benchkit.report.use_this import NextStep, StepKind, UseThis
@@ -154,7 +154,7 @@ def provisional_reasons(verdicts: Sequence[an.Verdict], lang: str) -> list[tuple
         if v.missing:
             why = tr(lang, "missing: {points}", points=i18n.missing_text(v.missing, lang))
             out.append((v, why))
-        out += [(v, i18n.reason_text(r, v, lang)) for r in v.reasons]
+        out += [(v, reasons.reason_text(r, v, lang)) for r in v.reasons]
     return out
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from benchkit import bounded
 from benchkit.report import analyse as an
+from benchkit.report import caveats, i18n, warmup
 from benchkit.report import groundtruth as gt
-from benchkit.report import i18n, warmup
 from benchkit.report.cold_words import warmup_lines
 from benchkit.report.fmt import integer
 from benchkit.report.folder import Analysed
@@ -390,7 +390,7 @@ def view(a: Analysed, lang: str) -> dict[str, object]:
         "sampling_lines": _sampling_lines(a.results, lang),
         "warmup_lines": warmup_lines(warmup.states(a.results), lang),
         "builds": builds,
-        "build_warning": i18n.caveat_sentence(build_caveat, lang) if build_caveat else None,
+        "build_warning": caveats.caveat_sentence(build_caveat, lang) if build_caveat else None,
         "flags": flags,
         "common_flags": common_flags,
     }

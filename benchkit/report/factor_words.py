@@ -8,11 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.report import fmt
-from benchkit.report.analyse import COMPLETE, Verdict
 from benchkit.report.i18n import (
     _list,
     _objective_of,
-    _prov,
     factor_name,
     objective_value,
     objective_words,
@@ -29,9 +27,9 @@ from benchkit.report.numbers import (
     of,
 )
 from benchkit.report.quality import kld_text
-
-# Units a point that let single runs estimate their own noise (verdicts.factor.PAIRED_UNITS).
-PAIRED_UNITS = 3
+from benchkit.report.reasons import _prov
+from benchkit.report.sweep import COMPLETE
+from benchkit.report.verdicts.common import Verdict
 
 
 def value_text(factor: str, value: FactorValue, lang: str) -> str:
@@ -95,22 +93,6 @@ def not_exercised_text(n: NotExercised, lang: str) -> str:
         "drafts, then measure again.",
         factor=factor,
         values=values,
-    )
-
-
-def no_noise_text(units: int | None, lang: str) -> str:
-    """A comparison of single runs too small to estimate its own noise."""
-    return trn(
-        lang,
-        "each point ran {units} unit once and the study declares no noise (study.noise), so "
-        "a difference cannot be told from run-to-run variation; {need} units a point (or "
-        "repeats) would tell",
-        "each point ran {units} units once and the study declares no noise (study.noise), so "
-        "a difference cannot be told from run-to-run variation; {need} units a point (or "
-        "repeats) would tell",
-        units or 0,
-        units=units or 0,
-        need=PAIRED_UNITS,
     )
 
 

@@ -23,9 +23,10 @@ from matplotlib import font_manager
 
 from benchkit.owned import safe_name
 from benchkit.report import i18n
-from benchkit.report.analyse import THROUGHPUT, Verdict, norm
 from benchkit.report.lang import SOURCE, grammar, tr, trc
 from benchkit.report.numbers import BuildNumbers, DraftingNumbers, of
+from benchkit.report.sweep import THROUGHPUT, norm
+from benchkit.report.verdicts.common import Verdict
 
 
 @cache

@@ -8,8 +8,6 @@ from functools import partial
 
 from benchkit.report import factor_words as fw
 from benchkit.report import fmt
-from benchkit.report.analyse import COMPLETE, Verdict
-from benchkit.report.capacity_words import capacity_clause
 from benchkit.report.i18n import (
     backend_name,
     drafter,
@@ -26,7 +24,11 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     of,
 )
+from benchkit.report.sweep import COMPLETE
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.factor import is_setting
+from benchkit.report.verdicts.kinds.capacity.words import capacity_clause
 from benchkit.report.words import BACKENDS as BACKENDS
 
 
@@ -74,6 +76,11 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
     factors = [v for v in verdicts.values() if isinstance(v.numbers, FactorNumbers)]
     for fv in factors:
         clauses.append(partial(_said, fw.factor_clause(fv, lang), lang))
+    for v in verdicts.values():  # a kind that words its own clause
+        clause = registry.kind_of(v.factor).clause
+        own = clause(v, lang) if clause is not None else None
+        if own:
+            clauses.append(partial(_said, own, lang))
     bv = verdicts.get("build")
     if bv is not None and bv.verdict in ("faster", "slower", "no difference"):
         clauses.append(partial(_build_clause, bv, lang))

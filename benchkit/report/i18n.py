@@ -15,13 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from benchkit.report import fmt
-from benchkit.report.analyse import COMPLETE, Verdict, norm
-from benchkit.report.lang import clauses, grammar, marked, tr, trc, trc_marked, trn
+from benchkit.report.lang import marked, tr, trc, trc_marked, trn
 from benchkit.report.lang import span as lang_span
-from benchkit.report.light import Light
 from benchkit.report.numbers import (
     BackendNumbers,
-    CapacityNumbers,
     Capped,
     DraftingNumbers,
     FactorNumbers,
@@ -30,6 +27,8 @@ from benchkit.report.numbers import (
     Run,
     SlotsNumbers,
 )
+from benchkit.report.sweep import norm
+from benchkit.report.verdicts.common import Verdict
 from benchkit.report.words import (
     ATTRIBUTES,
     CLAIM_STATUS,
@@ -338,189 +337,5 @@ def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool =
     return trc(lang, "drafting run", "made no difference at {where}", where=where)
 
 
-def _prov(v: Verdict, lang: str) -> str:
-    """' (Provisional: why)' after a verdict's sentence; '' for a complete verdict."""
-    reasons = _prov_reasons(v, lang)
-    return tr(lang, " (Provisional: {reasons})", reasons=reasons) if reasons else ""
-
-
-def _prov_sentence(v: Verdict, lang: str) -> str:
-    """'Provisional: why.' as a sentence of its own; '' for a complete verdict."""
-    reasons = _prov_reasons(v, lang)
-    return tr(lang, "Provisional: {reasons}.", reasons=reasons) if reasons else ""
-
-
-def _prov_reasons(v: Verdict, lang: str) -> str:
-    if v.status == COMPLETE:
-        return ""
-    bits = []
-    if len(v.missing) > 2:
-        bits.append(
-            tr(
-                lang,
-                "{n} planned points it depends on did not complete (listed under Not run)",
-                n=len(v.missing),
-            )
-        )
-    elif v.missing:
-        bits.append(tr(lang, "missing: {points}", points=missing_text(v.missing, lang)))
-    for r in v.reasons:
-        bits.append(reason_text(r, v, lang))
-    return clauses(lang, [b for b in bits if b])
-
-
-def reason_text(reason: str, v: Verdict, lang: str) -> str:
-    n = v.numbers
-    if reason == "single_run":
-        measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
-        return trn(
-            lang,
-            "one run of {units} unit, so no confidence interval",
-            "one run of {units} units, so no confidence interval",
-            int(measured) if measured is not None else 0,
-            units=fmt.integer(measured) if measured is not None else "?",
-        )
-    if reason.startswith("depends_on:"):
-        factor = factor_name(reason.split(":", 1)[1], lang)
-        return tr(lang, "the {factor} verdict is provisional", factor=factor)
-    if reason == "no_result":
-        return tr(lang, "the recommended point has no complete result")
-    if reason == "no_comparison":
-        return tr(lang, "no complete points to compare")
-    if reason == "other_series" and isinstance(n, DraftingNumbers):
-        return tr(
-            lang,
-            "compared only on {series}, not on {wanted}",
-            series=point_text(n.primary, lang),
-            wanted=point_text(n.wanted, lang),
-        )
-    if reason == "one_slot_count":
-        return tr(lang, "only one slot count completed")
-    if reason == "inside_noise":
-        noisy = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers
-        return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
-    if reason == "contaminated":
-        judged = (
-            BackendNumbers
-            | SlotsNumbers
-            | DraftingNumbers
-            | ProjectionNumbers
-            | FactorNumbers
-            | CapacityNumbers
-        )
-        return contamination_text((n.contaminated if isinstance(n, judged) else None) or [], lang)
-    capping = SlotsNumbers | ProjectionNumbers | FactorNumbers | CapacityNumbers
-    if reason == "capped" and isinstance(n, capping) and n.capped:
-        return capped_text(n.capped, lang)
-    if reason == "stalled":
-        # Imported here: stall_words reads this module at import time.
-        from benchkit.report.stall_words import stalled_text
-
-        stalled = (
-            BackendNumbers
-            | SlotsNumbers
-            | DraftingNumbers
-            | ProjectionNumbers
-            | FactorNumbers
-            | CapacityNumbers
-        )
-        return stalled_text((n.stalled if isinstance(n, stalled) else None) or [], lang)
-    if reason == "not_exercised":
-        return tr(lang, "the run did not exercise {factor}", factor=factor_name(v.factor, lang))
-    if reason == "no_noise_estimate":
-        # Imported here: factor_words reads this module at import time.
-        from benchkit.report.factor_words import no_noise_text
-
-        return no_noise_text(n.units if isinstance(n, FactorNumbers) else None, lang)
-    if reason == "slo_none":
-        return tr(lang, "no point met the study's SLO")
-    if reason == "race_undecided":
-        return tr(
-            lang,
-            "it compares a point the race left undecided against its best (Racing): a "
-            "difference its paired test did not settle",
-        )
-    if reason == "knee_not_reached":
-        return tr(lang, "the knee was not reached within the slot counts measured")
-    if reason == "open_pairs" and isinstance(n, SlotsNumbers | BackendNumbers):
-        # Imported here: compare_words reads this module at import time.
-        from benchkit.report.compare_words import open_text
-
-        return open_text(n.open or [], lang)
-    if isinstance(n, CapacityNumbers):
-        return _capacity_reason(reason, n, lang)
-    # Never a bare code in the prose: the ledger's noun phrase for it (imported here:
-    # ledger_words reads this module at import time).
-    from benchkit.report.ledger_words import reason_words
-
-    return reason_words(reason, lang)
-
-
-def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
-    """Why a capacity verdict is provisional (report/verdicts/capacity.py)."""
-    settings = n.settings or []
-    if reason == "not_bracketed":
-        open_ = [point_text(s["setting"], lang) for s in settings if not s["bracketed"]]
-        return tr(
-            lang,
-            "the loads tried did not bracket the capacity of {settings}: measure higher (or "
-            "lower) loads",
-            settings=" / ".join(open_),
-        )
-    if reason == "capacity_marginal":
-        return tr(lang, "a capacity within the noise of the SLO's limit")
-    if reason == "capacity_tie":
-        return tr(lang, "settings held the same load: loads between those tried would tell")
-    if reason == "no_slo":
-        return tr(lang, "no SLO declared (study.slo): capacity is the most load kept up with")
-    from benchkit.report.ledger_words import reason_words
-
-    return reason_words(reason, lang)
-
-
-def caveat_sentence(c: Mapping[str, Any], lang: str) -> str:
-    """One caveat in `lang`, finished as the language finishes a message (Korean names the
-    study's unit by its own word)."""
-    # Imported here: caveats reads this module at import time.
-    from benchkit.report import caveats
-
-    return grammar(lang).finish(caveats.sentence(c, lang))
-
-
 def claim_status(status: str, lang: str) -> str:
     return trc_marked(lang, "claim", CLAIM_STATUS[status]) if status in CLAIM_STATUS else status
-
-
-def verdict_value_text(factor: str, value: Any, lang: str, numbers: Light) -> str:
-    """A verdict's value as a reader sees it (also for earlier values from the ledger, whose
-    numbers are the few the ledger keeps)."""
-    if value is None:
-        return fmt.DASH
-    if factor == "backend":
-        if value in ("mixed", "no difference"):
-            return effect_word(value, lang)
-        return backend_name(value)
-    if factor == "slots":
-        return slots_phrase(value, lang)
-    if (factor == "mtp" or factor.startswith("spec=")) and isinstance(value, list):
-        return mtp_runs_text(value, numbers.largest, lang)
-    if factor == "projection":
-        # The verdict's value is rounded hours; the seconds, where kept, give minutes exactly.
-        seconds = numbers.seconds
-        return fmt.hours(seconds if seconds else float(value) * 3600, lang)
-    if factor == "build":
-        return effect_word(value, lang)
-    if factor == "repeats" and isinstance(value, dict):
-        return f"CV ≤ {fmt.pct(value.get('max_cv'), 1)}"
-    if factor == "validity":
-        return status_word(str(value), lang)
-    if factor == "capacity" and isinstance(value, Mapping):
-        return point_text(value, lang)
-    if factor.startswith("claim:"):
-        return claim_status(str(value), lang)
-    if isinstance(value, Mapping) and "state" in value and "kind" in value:
-        # A factor verdict ({state, best, kind}); imported here: factor_words reads this module.
-        from benchkit.report.factor_words import stored_value_text
-
-        return stored_value_text(factor, value, lang)
-    return str(value)

@@ -30,7 +30,7 @@ from typing import Any, cast
 from benchkit import bounded
 from benchkit.errors import UserError
 from benchkit.knobs import STUDY_NAME
-from benchkit.report.analyse import COMPLETE, ClaimCheck, Verdict, norm
+from benchkit.report.claims import ClaimCheck
 
 # The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
 from benchkit.report.ledger_rules import RULES as RULES
@@ -64,19 +64,19 @@ from benchkit.report.ledger_types import (
 )
 from benchkit.report.light import Light, cold_of, number_changes
 from benchkit.report.numbers import MissingPoint
+from benchkit.report.sweep import COMPLETE, norm
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.common import Verdict
 from benchkit.results import atomic_write_text
 from benchkit.results import results_digest as results_digest
 
 LEDGER_VERSION = 1
 
-# Verdicts reported in their own sections rather than corrected; every other factor (backend,
-# slots, mtp, spec=..., projection, build, factor:<name>, ...) is tracked.
-UNTRACKED = ("validity", "repeats")
-
 
 def tracked(factor: str) -> bool:
-    """Whether a verdict of this factor is compared between publications."""
-    return factor not in UNTRACKED
+    """Whether a verdict of this factor is compared between publications: its kind says
+    (the study-wide verdicts, reported in their own sections, are not corrected)."""
+    return registry.tracked(factor)
 
 
 def ledger_name(study_name: str) -> str:
@@ -264,7 +264,8 @@ def _light(v: Verdict) -> dict[str, object]:
 
 
 def _same(factor: str, a: Any, b: Any, tol: float) -> bool:
-    if factor == "projection" and isinstance(a, int | float) and isinstance(b, int | float):
+    numeric = isinstance(a, int | float) and isinstance(b, int | float)
+    if numeric and registry.kind_of(factor).value_tolerance:
         return bool(a) and abs(float(b) / float(a) - 1) < tol
     return json.dumps(_norm_json(a), sort_keys=True) == json.dumps(_norm_json(b), sort_keys=True)
 

@@ -19,7 +19,8 @@ from benchkit.report.i18n import (
     status_word,
 )
 from benchkit.report.lang import NC_, clauses, marked, tr, trc_marked, trn
-from benchkit.report.ledger import RULES, Change
+from benchkit.report.ledger_rules import RULES
+from benchkit.report.ledger_types import Change
 from benchkit.report.light import NumberChange
 from benchkit.report.numbers import MissingPoint
 from benchkit.report.words import CONTEXT_WORDS

@@ -10,11 +10,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from benchkit.report import fmt, i18n
-from benchkit.report.analyse import Verdict
 from benchkit.report.figures import _legend, _save, drawable
 from benchkit.report.lang import tr
 from benchkit.report.load_numbers import CapacityRow
 from benchkit.report.numbers import CapacityNumbers, of
+from benchkit.report.verdicts.common import Verdict
 
 # p50 dotted, p95 solid (what an SLO usually limits), p99 dashed.
 _PERCENTILES = (("ttft_ms_p50", ":"), ("ttft_ms_p95", "-"), ("ttft_ms_p99", "--"))

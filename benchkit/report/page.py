@@ -18,11 +18,13 @@ from markdown_it import MarkdownIt
 from benchkit import log
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
-from benchkit.report import i18n, prose, sentences
+from benchkit.report import prose
 from benchkit.report.fmt import filters
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
 from benchkit.report.light import Light
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.kind import Say
 from benchkit.report.view import unit_word
 from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
 from benchkit.visible import visible
@@ -132,20 +134,12 @@ def _verdicts_json(
     verdicts: Sequence[an.Verdict], a: Analysed, lang: str
 ) -> list[dict[str, object]]:
     """verdicts.json: each verdict with its one-sentence summary in `lang`, then each claim."""
-    unit = unit_word(a.study, lang)
-    text = {
-        "backend": lambda v: sentences.backend_sentence(v, lang),
-        "slots": lambda v: sentences.slots_sentence(v, lang),
-        "mtp": lambda v: sentences.mtp_sentence(v, lang),
-        "build": lambda v: sentences.build_sentence(v, lang),
-        "repeats": lambda v: sentences.repeats_sentence(v, lang, a.study.knee_gain),
-        "projection": lambda v: sentences.projection_sentence(v, lang, unit),
-    }
+    say = Say(lang, unit_word(a.study, lang), a.study.knee_gain)
     out = []
     for v in verdicts:
         j = v.to_json()
-        fn = text.get("mtp" if v.factor.startswith("spec=") else v.factor)
-        j["summary"] = fn(v) if fn else i18n.verdict_value_text(v.factor, v.verdict, lang, Light())
+        fn = registry.kind_of(v.factor).summary
+        j["summary"] = fn(v, say) if fn else registry.value_text(v.factor, v.verdict, lang, Light())
         out.append(j)
     for c in a.claims:
         out.append(

@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from benchkit.report.analyse import COMPLETE, Verdict
 from benchkit.report.numbers import Point
+from benchkit.report.sweep import COMPLETE
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.factor import is_setting
 
 # What the recommendation is, from the projection's point and how settled the verdicts are:
@@ -40,7 +42,7 @@ class Recommendation:
 def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
     """The recommendation the verdicts support (`by`: verdicts by factor)."""
     # The projection's point; under open-loop load, the capacity verdict's (no projection).
-    proj = by.get("projection") or by.get("capacity")
+    proj = registry.recommending(list(by.values()))
     point = proj.point if proj is not None and proj.verdict is not None else None
     if not point:
         return Recommendation(None, NONE)

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from benchkit.report import analyse as an
 from benchkit.report import cold_words, factor_words, i18n, sentences
 from benchkit.report import evidence as ev
-from benchkit.report.capacity_words import capacity_section
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr
 from benchkit.report.numbers import (
@@ -23,6 +22,7 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     of,
 )
+from benchkit.report.verdicts.kinds.capacity.words import capacity_section
 
 
 def _backend_section(

@@ -6,12 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchkit.report import fmt
-from benchkit.report.analyse import COMPLETE, Verdict, norm
 from benchkit.report.factor_words import not_exercised_text
 from benchkit.report.i18n import (
     _objective_of,
-    _prov,
-    _prov_sentence,
     backend_name,
     capped_text,
     drafter,
@@ -36,6 +33,9 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     of,
 )
+from benchkit.report.reasons import _prov, _prov_sentence
+from benchkit.report.sweep import COMPLETE, norm
+from benchkit.report.verdicts.common import Verdict
 from benchkit.report.words import BACKENDS as BACKENDS
 
 

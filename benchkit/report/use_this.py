@@ -32,7 +32,8 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     of,
 )
-from benchkit.report.verdicts.capacity import next_loads
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.kinds.capacity.verdict import next_loads
 from benchkit.results import JobResult
 
 # The factor verdicts a recommendation rests on (as the summary's "settled" counts them).
@@ -81,7 +82,7 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
     """The recommended point's commands, and what to run next while it is not settled.
     `program` starts every benchkit command (default: `benchkit_program()`)."""
     prog = program or benchkit_program()
-    proj = a.verdict("projection") or a.verdict("capacity")
+    proj = registry.recommending(a.verdicts)
     named = proj is not None and proj.verdict is not None and proj.point
     point = dict(proj.point) if named and proj is not None and proj.point else None
     verdicts = factor_verdicts(a)

@@ -28,17 +28,19 @@ from benchkit.report import (
     recommend,
     sentences,
 )
-from benchkit.report.capacity_words import capacity_value
+from benchkit.report.caveats import caveat_sentence
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, tr, trc_marked, trn
 from benchkit.report.light import Light
-from benchkit.report.numbers import FactorNumbers, ProjectionNumbers, ValidityNumbers, of
+from benchkit.report.numbers import ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
 from benchkit.report.time_rows import rows_note, time_rows
 from benchkit.report.trust_words import trust_sentences
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.kinds.capacity.words import capacity_value
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
 UNIT_WORDS = {
@@ -92,18 +94,15 @@ def summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, st
     have their own sections)."""
     rows = []
     for v in verdicts:
-        if v.factor in ("validity", "repeats"):
+        kind = registry.kind_of(v.factor)
+        if not kind.in_summary_table:
             continue
-        if isinstance(v.numbers, FactorNumbers):
-            value = factor_words.verdict_value(v, lang)
-        elif v.factor == "capacity":
-            value = capacity_value(v, lang)
+        if kind.table_value is not None:
+            value = kind.table_value(v, lang)
         elif getattr(v.numbers, "not_exercised", None):
             value = tr(lang, "not exercised")
         else:
-            value = i18n.verdict_value_text(
-                v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers))
-            )
+            value = registry.value_text(v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers)))
         rows.append(
             {
                 "factor": i18n.factor_name(v.factor, lang),
@@ -361,7 +360,7 @@ def view_model(
     corr["refuted"] = _refuted(words, a.claims)
     # What the results' digests could not prove comes first (benchkit.trust).
     caveats = trust_sentences(a.results, lang) + [
-        i18n.caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"
+        caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"
     ]
     derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
     planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
@@ -511,15 +510,13 @@ def _corrections_view(
                 "date": date,
                 "earlier": fmt.DASH
                 if new
-                else i18n.verdict_value_text(
-                    vf, c["earlier"], lang, Light.of(c["earlier_numbers"])
-                ),
+                else registry.value_text(vf, c["earlier"], lang, Light.of(c["earlier_numbers"])),
                 "earlier_status": tr(lang, "no verdict")
                 if new
                 else i18n.status_word(c["earlier_status"], lang),
                 "now": fmt.DASH
                 if gone
-                else i18n.verdict_value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
+                else registry.value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
                 "now_status": tr(lang, "no verdict")
                 if gone
                 else i18n.status_word(c["now_status"], lang),
@@ -530,7 +527,7 @@ def _corrections_view(
     confirmed = [
         {
             "factor": i18n.factor_name(c["factor"], lang),
-            "value": i18n.verdict_value_text(c["factor"], c["value"], lang, Light.of(c["numbers"])),
+            "value": registry.value_text(c["factor"], c["value"], lang, Light.of(c["numbers"])),
         }
         for c in corr["confirmed"]
     ]

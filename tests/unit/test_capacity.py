@@ -11,7 +11,7 @@ import pandas as pd
 from benchkit.report import evidence as ev
 from benchkit.report.numbers import CapacityNumbers, of
 from benchkit.report.sweep import build_sweep
-from benchkit.report.verdicts.capacity import capacity_verdict, next_loads
+from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict, next_loads
 
 SLO = {"ttft_ms_p95": 1000.0}
 
@@ -136,7 +136,7 @@ def test_a_capacity_is_stated_as_the_rate_the_schedule_offered_with_the_achieved
 ):
     # The CPU finding: a short seeded schedule at load.rate=6.4 offered 4.02 calls/s and the
     # server achieved 2.96/s; the capacity was stated as "at least 6.4 calls/s".
-    from benchkit.report.capacity_words import capacity_text
+    from benchkit.report.verdicts.kinds.capacity.words import capacity_text
 
     rows = [row(0, 1, 1.0, 200), row(1, 1, 2.0, 300), row(2, 1, 4.0, 400)]
     rows[2].update(open_loop_offered_rps=4.02 / 1.6, open_loop_achieved_rps=2.96 / 1.6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.report import i18n
+from benchkit.report import reasons
 from benchkit.report.analyse import Verdict
 from benchkit.report.ledger_words import REASON_WORDS
 from benchkit.report.numbers import CapacityNumbers, SlotsNumbers
@@ -16,7 +16,7 @@ from benchkit.report.numbers import CapacityNumbers, SlotsNumbers
 def test_every_recorded_reason_reads_as_words(code: str, lang: str) -> None:
     for numbers in (SlotsNumbers(), CapacityNumbers()):
         v = Verdict("slots", None, "provisional", [], "m", numbers, reasons=[code])
-        text = i18n.reason_text(code, v, lang)
+        text = reasons.reason_text(code, v, lang)
         assert "_" not in text and text != code
         # These three are stated from their numbers (empty here, so nothing to state).
         assert text or code in {"inside_noise", "stalled", "contaminated"}

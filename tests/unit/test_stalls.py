@@ -158,7 +158,7 @@ def test_a_cut_calls_file_is_named_not_skipped_silently(tmp_path: Path) -> None:
     a = analyse_folder(src)
     (c,) = [c for c in a.caveats if c["kind"] == "unreadable_calls"]
     assert c["jobs"] == [{"job": "4", "lines": [10]}]
-    from benchkit.report.i18n import caveat_sentence
+    from benchkit.report.caveats import caveat_sentence
 
     text = caveat_sentence(c, "en")
     assert "job 4, line 10" in text and "could not be read" in text

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from benchkit.report import fmt, i18n
-from benchkit.report.analyse import Verdict
 from benchkit.report.lang import tr
 from benchkit.report.load_numbers import CapacityRow, SettingCapacity
 from benchkit.report.numbers import CapacityNumbers, of
+from benchkit.report.verdicts.common import Verdict
 
 
 def load_text(value: float | None, axis: str, lang: str) -> str:

@@ -1,0 +1,172 @@
+"""Why a verdict is provisional, in words: each reason code a verdict carries, worded from
+its numbers, and the "(Provisional: ...)" a verdict's sentence ends with. It sits above the
+words it draws on (stalls, comparisons, the ledger's noun phrases), so none of them reads it."""
+
+from __future__ import annotations
+
+from benchkit.report import fmt
+from benchkit.report.compare_words import open_text
+from benchkit.report.i18n import (
+    capped_text,
+    contamination_text,
+    factor_name,
+    missing_text,
+    noise_text,
+    point_text,
+)
+from benchkit.report.lang import clauses, tr, trn
+from benchkit.report.ledger_words import reason_words
+from benchkit.report.numbers import (
+    BackendNumbers,
+    CapacityNumbers,
+    DraftingNumbers,
+    FactorNumbers,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
+from benchkit.report.stall_words import stalled_text
+from benchkit.report.sweep import COMPLETE
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.factor import PAIRED_UNITS
+
+
+def _prov(v: Verdict, lang: str) -> str:
+    """' (Provisional: why)' after a verdict's sentence; '' for a complete verdict."""
+    reasons = _prov_reasons(v, lang)
+    return tr(lang, " (Provisional: {reasons})", reasons=reasons) if reasons else ""
+
+
+def _prov_sentence(v: Verdict, lang: str) -> str:
+    """'Provisional: why.' as a sentence of its own; '' for a complete verdict."""
+    reasons = _prov_reasons(v, lang)
+    return tr(lang, "Provisional: {reasons}.", reasons=reasons) if reasons else ""
+
+
+def _prov_reasons(v: Verdict, lang: str) -> str:
+    if v.status == COMPLETE:
+        return ""
+    bits = []
+    if len(v.missing) > 2:
+        bits.append(
+            tr(
+                lang,
+                "{n} planned points it depends on did not complete (listed under Not run)",
+                n=len(v.missing),
+            )
+        )
+    elif v.missing:
+        bits.append(tr(lang, "missing: {points}", points=missing_text(v.missing, lang)))
+    for r in v.reasons:
+        bits.append(reason_text(r, v, lang))
+    return clauses(lang, [b for b in bits if b])
+
+
+def reason_text(reason: str, v: Verdict, lang: str) -> str:
+    n = v.numbers
+    if reason == "single_run":
+        measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
+        return trn(
+            lang,
+            "one run of {units} unit, so no confidence interval",
+            "one run of {units} units, so no confidence interval",
+            int(measured) if measured is not None else 0,
+            units=fmt.integer(measured) if measured is not None else "?",
+        )
+    if reason.startswith("depends_on:"):
+        factor = factor_name(reason.split(":", 1)[1], lang)
+        return tr(lang, "the {factor} verdict is provisional", factor=factor)
+    if reason == "no_result":
+        return tr(lang, "the recommended point has no complete result")
+    if reason == "no_comparison":
+        return tr(lang, "no complete points to compare")
+    if reason == "other_series" and isinstance(n, DraftingNumbers):
+        return tr(
+            lang,
+            "compared only on {series}, not on {wanted}",
+            series=point_text(n.primary, lang),
+            wanted=point_text(n.wanted, lang),
+        )
+    if reason == "one_slot_count":
+        return tr(lang, "only one slot count completed")
+    if reason == "inside_noise":
+        noisy = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers
+        return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
+    if reason == "contaminated":
+        judged = (
+            BackendNumbers
+            | SlotsNumbers
+            | DraftingNumbers
+            | ProjectionNumbers
+            | FactorNumbers
+            | CapacityNumbers
+        )
+        return contamination_text((n.contaminated if isinstance(n, judged) else None) or [], lang)
+    capping = SlotsNumbers | ProjectionNumbers | FactorNumbers | CapacityNumbers
+    if reason == "capped" and isinstance(n, capping) and n.capped:
+        return capped_text(n.capped, lang)
+    if reason == "stalled":
+        stalled = (
+            BackendNumbers
+            | SlotsNumbers
+            | DraftingNumbers
+            | ProjectionNumbers
+            | FactorNumbers
+            | CapacityNumbers
+        )
+        return stalled_text((n.stalled if isinstance(n, stalled) else None) or [], lang)
+    if reason == "not_exercised":
+        return tr(lang, "the run did not exercise {factor}", factor=factor_name(v.factor, lang))
+    if reason == "no_noise_estimate":
+        return no_noise_text(n.units if isinstance(n, FactorNumbers) else None, lang)
+    if reason == "slo_none":
+        return tr(lang, "no point met the study's SLO")
+    if reason == "race_undecided":
+        return tr(
+            lang,
+            "it compares a point the race left undecided against its best (Racing): a "
+            "difference its paired test did not settle",
+        )
+    if reason == "knee_not_reached":
+        return tr(lang, "the knee was not reached within the slot counts measured")
+    if reason == "open_pairs" and isinstance(n, SlotsNumbers | BackendNumbers):
+        return open_text(n.open or [], lang)
+    if isinstance(n, CapacityNumbers):
+        return _capacity_reason(reason, n, lang)
+    # Never a bare code in the prose: the ledger's noun phrase for it.
+    return reason_words(reason, lang)
+
+
+def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
+    """Why a capacity verdict is provisional (report/verdicts/capacity.py)."""
+    settings = n.settings or []
+    if reason == "not_bracketed":
+        open_ = [point_text(s["setting"], lang) for s in settings if not s["bracketed"]]
+        return tr(
+            lang,
+            "the loads tried did not bracket the capacity of {settings}: measure higher (or "
+            "lower) loads",
+            settings=" / ".join(open_),
+        )
+    if reason == "capacity_marginal":
+        return tr(lang, "a capacity within the noise of the SLO's limit")
+    if reason == "capacity_tie":
+        return tr(lang, "settings held the same load: loads between those tried would tell")
+    if reason == "no_slo":
+        return tr(lang, "no SLO declared (study.slo): capacity is the most load kept up with")
+    return reason_words(reason, lang)
+
+
+def no_noise_text(units: int | None, lang: str) -> str:
+    """A comparison of single runs too small to estimate its own noise."""
+    return trn(
+        lang,
+        "each point ran {units} unit once and the study declares no noise (study.noise), so "
+        "a difference cannot be told from run-to-run variation; {need} units a point (or "
+        "repeats) would tell",
+        "each point ran {units} units once and the study declares no noise (study.noise), so "
+        "a difference cannot be told from run-to-run variation; {need} units a point (or "
+        "repeats) would tell",
+        units or 0,
+        units=units or 0,
+        need=PAIRED_UNITS,
+    )

@@ -1,0 +1,33 @@
+"""The capacity verdict (open-loop load): the setting that held the most offered load under
+the study's SLO, said as that point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchkit.report.i18n import point_text
+from benchkit.report.light import Light
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.kind import OPEN, Found, VerdictKind
+from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict
+from benchkit.report.verdicts.kinds.capacity.words import capacity_value
+
+
+def _compute(found: Found) -> Sequence[Verdict]:
+    v = capacity_verdict(found.sweep)
+    return [v] if v is not None else []
+
+
+def _value(value: Any, lang: str, numbers: Light) -> str | None:
+    return point_text(value, lang) if isinstance(value, Mapping) else None
+
+
+KIND: VerdictKind = VerdictKind(
+    "capacity",
+    _compute,
+    loads=frozenset({OPEN}),
+    value_text=_value,
+    table_value=capacity_value,
+    names_point=True,
+)

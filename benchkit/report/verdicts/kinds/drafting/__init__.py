@@ -1,0 +1,40 @@
+"""The drafting verdicts: MTP against none ("mtp"), and each drafter against none ("spec=..."),
+said as the runs of slot counts where drafting helped, hurt or made no difference.
+
+The computation is in `benchkit.report.verdicts.drafting` until it moves in here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from benchkit.report.i18n import mtp_runs_text
+from benchkit.report.light import Light
+from benchkit.report.sentences import mtp_sentence
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.drafting import mtp_verdict, spec_verdicts
+from benchkit.report.verdicts.exercise import exercised
+from benchkit.report.verdicts.kind import Found, Say, VerdictKind
+
+
+def _mtp(found: Found) -> Sequence[Verdict]:
+    sw = found.sweep
+    v = exercised(sw, mtp_verdict(sw, found.one("slots"), found.one("backend")))
+    return [v] if v is not None else []
+
+
+def _spec(found: Found) -> Sequence[Verdict]:
+    sw = found.sweep
+    return [exercised(sw, v) for v in spec_verdicts(sw, found.one("slots"), found.one("backend"))]
+
+
+def _value(value: Any, lang: str, numbers: Light) -> str | None:
+    return mtp_runs_text(value, numbers.largest, lang) if isinstance(value, list) else None
+
+
+def _summary(v: Verdict, say: Say) -> str:
+    return mtp_sentence(v, say.lang)
+
+
+MTP: VerdictKind = VerdictKind("mtp", _mtp, value_text=_value, summary=_summary)
+SPEC: VerdictKind = VerdictKind("spec=", _spec, prefix=True, value_text=_value, summary=_summary)

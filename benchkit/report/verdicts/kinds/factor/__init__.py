@@ -1,0 +1,34 @@
+"""The generic factor verdict: any other swept factor's best value (a batch size, a cache
+type), and the kind every verdict name no other kind claims falls to.
+
+The computation is in `benchkit.report.verdicts.factor`, its words in
+`benchkit.report.factor_words`, until they move in here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchkit.report.factor_words import stored_value_text, verdict_value
+from benchkit.report.numbers import Point
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.factor import factor_verdicts
+from benchkit.report.verdicts.kind import Found, VerdictKind
+
+
+def _compute(found: Found) -> Sequence[Verdict]:
+    s, b = found.one("slots"), found.one("backend")
+    where: Point = dict((s.point if s is not None else None) or {})
+    if not where and b is not None and b.point:
+        where = dict(b.point)
+    return factor_verdicts(found.sweep, where)
+
+
+def value_text(factor: str, value: Any, lang: str) -> str:
+    """A factor verdict's stored value ({state, best, kind}), else the value as it is."""
+    if isinstance(value, Mapping) and "state" in value and "kind" in value:
+        return stored_value_text(factor, value, lang)
+    return str(value)
+
+
+KIND: VerdictKind = VerdictKind("factor", _compute, table_value=verdict_value)

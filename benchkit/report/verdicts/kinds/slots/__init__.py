@@ -1,0 +1,30 @@
+"""The slots verdict: the knee, the fewest parallel slots not measurably worse than the best."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from benchkit.report.i18n import slots_phrase
+from benchkit.report.light import Light
+from benchkit.report.sentences import slots_sentence
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.exercise import exercised
+from benchkit.report.verdicts.kind import Found, Say, VerdictKind
+from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict
+
+
+def _compute(found: Found) -> Sequence[Verdict]:
+    v = exercised(found.sweep, slots_verdict(found.sweep, found.one("backend")))
+    return [v] if v is not None else []
+
+
+def _value(value: Any, lang: str, numbers: Light) -> str:
+    return slots_phrase(value, lang)
+
+
+def _summary(v: Verdict, say: Say) -> str:
+    return slots_sentence(v, say.lang)
+
+
+KIND: VerdictKind = VerdictKind("slots", _compute, value_text=_value, summary=_summary)

@@ -1,0 +1,85 @@
+"""The verdict kinds, in report order: the one place a kind is registered. Analysis computes
+them in this order (`analyse`), and the write-up asks a verdict's kind (`kind_of`) for its
+words instead of naming it.
+
+Adding a kind is a package under `verdicts/kinds/` holding its `KIND`, and one line here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from benchkit.report import fmt
+from benchkit.report.light import Light
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.kind import CLOSED, OPEN, Found, VerdictKind
+from benchkit.report.verdicts.kinds import (
+    backend,
+    builds,
+    capacity,
+    claim,
+    drafting,
+    factor,
+    projection,
+    repeats,
+    slots,
+    validity,
+)
+from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
+
+KINDS: tuple[VerdictKind, ...] = (
+    capacity.KIND,
+    backend.KIND,
+    slots.KIND,
+    drafting.MTP,
+    drafting.SPEC,
+    factor.KIND,
+    repeats.KIND,
+    projection.KIND,
+    validity.KIND,
+    builds.KIND,
+    claim.KIND,
+)
+# The kind a verdict name no registered kind claims falls to: a swept factor's own verdict.
+GENERIC = factor.KIND
+
+
+def kind_of(name: str) -> VerdictKind:
+    """The kind of the verdict named `name` (a name, then a prefix, then the generic kind)."""
+    exact = next((k for k in KINDS if not k.prefix and k.matches(name)), None)
+    return exact or next((k for k in KINDS if k.prefix and k.matches(name)), GENERIC)
+
+
+def verdicts_of(found: Found) -> list[Verdict]:
+    """Every kind's verdicts for the sweep in `found`, in registry order: each kind computed
+    under the sweep's load (open-loop or not) sees the verdicts of the kinds before it."""
+    load = OPEN if load_axis(found.sweep) is not None else CLOSED
+    out: list[Verdict] = []
+    for kind in KINDS:
+        if kind.compute is None or load not in kind.loads:
+            continue
+        verdicts = list(kind.compute(found))
+        found.by_kind[kind.name] = verdicts
+        out += verdicts
+    return out
+
+
+def value_text(name: str, value: Any, lang: str, numbers: Light) -> str:
+    """A verdict's value as a reader sees it (also an earlier value from the ledger, whose
+    numbers are the few the ledger keeps)."""
+    if value is None:
+        return fmt.DASH
+    kind = kind_of(name)
+    said = kind.value_text(value, lang, numbers) if kind.value_text is not None else None
+    return said if said is not None else factor.value_text(name, value, lang)
+
+
+def tracked(name: str) -> bool:
+    """Whether the ledger follows this verdict's value from one publication to the next."""
+    return kind_of(name).tracked
+
+
+def recommending(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The verdict whose point is the report's recommendation (the projection's; under
+    open-loop load, the capacity verdict's)."""
+    return next((v for v in verdicts if kind_of(v.factor).names_point), None)
