@@ -98,3 +98,43 @@ def test_a_simulated_race_on_two_machines_stops_nothing_across_them() -> None:
     # The same race on one machine stops `b` on its first units.
     one = simulate(per_unit, per_unit, RaceSettings())
     assert one.status["b"] == STOPPED and one.units["b"] < 12
+
+
+def test_the_replay_check_flags_a_stop_the_machine_offset_explains() -> None:
+    # The H100 race's 8 slots against 16 (1.20x across two cards), beside a machine check
+    # that measured the same points 1.15x slower on another card: 1.20 / 1.15 is inside the
+    # 5% margin, so the offset alone could have made the stop; a same-card stop is not
+    # flagged, nor a cross-card one far beyond the offset.
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from bench.race_check import _explained
+
+    assert _explained(True, {"ratio": 1.20}, 1.15, 0.05)
+    assert not _explained(False, {"ratio": 1.20}, 1.15, 0.05)
+    assert not _explained(True, {"ratio": 1.60}, 1.15, 0.05)
+    assert not _explained(True, {"ratio": None}, 1.15, 0.05)
+
+
+def test_a_job_extended_on_another_card_has_its_units_on_each_card() -> None:
+    from benchkit.racing.observe import unit_machines
+
+    card = {"name": "H100", "uuid": "GPU-aaaaaaaaaaaa-x"}
+    other = {"name": "H100", "uuid": "GPU-bbbbbbbbbbbb-y"}
+    one = {"metrics": {"telemetry": {"devices": [card]}}}
+    assert unit_machines(one, ["0", "1"], {}) == {
+        "0": "H100 GPU-aaaaaaaa",
+        "1": "H100 GPU-aaaaaaaa",
+    }
+    two = {
+        "metrics": {"telemetry": {"devices": [card, other]}},
+        "provenance": {"extended": [{"units": ["0", "1"]}, {"units": ["2"]}]},
+    }
+    got = unit_machines(two, ["0", "1", "2"], {"0": "H100 GPU-aaaaaaaa"})
+    # The last run's unit on the last card; earlier units as recorded, else both cards.
+    assert got["2"] == "H100 GPU-bbbbbbbb" and got["0"] == "H100 GPU-aaaaaaaa"
+    assert got["1"] == "H100 GPU-aaaaaaaa + H100 GPU-bbbbbbbb"
+    # No card: the hardware profile on its host.
+    host = {"provenance": {"hardware": {"host": "vm", "name": "cpu"}}}
+    assert unit_machines(host, ["0"], {}) == {"0": "cpu@vm"}
