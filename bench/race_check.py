@@ -13,6 +13,15 @@ What it assumes: a stopped point's unmeasured units keep the ratio spread its me
 showed against the best. It cannot see a change the first units did not show (a machine that
 slows down later, a unit kind the first units lacked).
 
+The machine term: a stop that compared two machines (the stopped point and its best measured
+on different cards, or on a card not recorded in a sweep across cards) carries the offset
+between the cards, which its own ratios cannot separate from the setting's effect. Such a
+point is replayed a second time with that offset's uncertainty: each completion divides its
+ratio by a machine offset drawn from those measured (the same point on two machines: the
+study's anchors, and `--shared` folders of jobs that re-ran some points on another machine),
+either way round. A stop is *explained by the machine* where its ratio divided by the largest
+offset measured is inside the margin: the offset alone could have made it.
+
     python bench/race_check.py docs/studies/h100-vulkan-vs-cuda-warm/results \
         --out docs/perf/gpu-race-check.json
 """
@@ -34,7 +43,11 @@ sys.path.insert(0, str(REPO))
 from bench.racing import verdicts, with_values  # noqa: E402
 from benchkit.racing.observe import RACING_FILE, unit_values  # noqa: E402
 from benchkit.report import analyse as an  # noqa: E402
+from benchkit.report.anchor_job import AnchorJob  # noqa: E402
+from benchkit.report.anchors import load_anchors  # noqa: E402
 from benchkit.report.folder import analyse_folder  # noqa: E402
+from benchkit.report.sweep import label  # noqa: E402
+from benchkit.report.verdicts.engine_of import machine_of  # noqa: E402
 
 
 class Check(TypedDict):
@@ -54,6 +67,20 @@ class Check(TypedDict):
     # Per point the race stopped: its units, the race's ratio to the best, and the share of
     # completions in which it stays slower than the best by more than the race's margin.
     stopped: dict[str, StoppedPoint]
+    # The machine term: the offsets measured (the same point on two machines), the stops that
+    # compared two machines, and those the largest offset alone explains.
+    machine_offsets: list[MachineOffset]
+    cross_machine_stops: list[str]
+    explained_by_machine: list[str]
+
+
+class MachineOffset(TypedDict):
+    point: str
+    job: str
+    machine: str
+    other_job: str
+    other_machine: str
+    ratio: float
 
 
 class StoppedPoint(TypedDict):
@@ -61,6 +88,45 @@ class StoppedPoint(TypedDict):
     race_ratio: float | None
     completed_ratio_median: float
     holds_share: float
+    machines: list[str]
+    cross_machine: bool
+    # With the machine term (cross-machine stops only; the plain figures otherwise).
+    with_machine_median: float
+    with_machine_holds_share: float
+    explained_by_machine: bool
+
+
+def offsets_of(sw: an.Sweep, extra: list[AnchorJob]) -> list[MachineOffset]:
+    """Each point measured on two machines: the other machine's seconds per unit over the
+    sweep job's, on the units both ran (each side's spans scaled to its own figure)."""
+    cells = {label({k: c.values.get(k) for k in sw.varying}): c for c in sw.cells}
+    out: list[MachineOffset] = []
+    for a in [*sw.anchors, *extra]:
+        cell = cells.get(label({k: a.values.get(k) for k in sw.varying}))
+        if cell is None:
+            continue
+        for j in cell.jobs:
+            mine = sw.spans.get(j, {})
+            shared = [u for u in a.spans if u in mine and mine[u] > 0 and a.spans[u] > 0]
+            samples = cell.samples.get(sw.metric) or []
+            value = samples[0] if samples else None
+            if not shared or not value or machine_of(sw, j) == a.machine:
+                continue
+            # Each side's spans as its figure's shares, on the shared units only.
+            k_a = a.value * len(a.spans) / sum(a.spans.values())
+            k_j = value * len(mine) / sum(mine.values())
+            ratio = sum(a.spans[u] * k_a for u in shared) / sum(mine[u] * k_j for u in shared)
+            out.append(
+                {
+                    "point": label(cell.values),
+                    "job": a.job,
+                    "machine": a.machine,
+                    "other_job": j,
+                    "other_machine": machine_of(sw, j),
+                    "ratio": ratio,
+                }
+            )
+    return out
 
 
 def full_grid(sw: an.Sweep) -> an.Sweep:
@@ -70,9 +136,16 @@ def full_grid(sw: an.Sweep) -> an.Sweep:
     return out
 
 
-def check(folder: Path, draws: int, rng: random.Random) -> Check:
+def check(folder: Path, draws: int, rng: random.Random, shared: list[Path]) -> Check:
     a = analyse_folder(folder)
     sw, n_proj = a.sweep, a.study.projection_units
+    cols = list(sw.varying)
+    extra = load_anchors(folder, [str(p.resolve()) for p in shared], cols, sw.metric)
+    offsets = offsets_of(sw, extra)
+    # Either way round: which card of a pair is the slower one is what is not known.
+    factors = [f for o in offsets for f in (o["ratio"], 1 / o["ratio"])]
+    widest = max((max(f, 1 / f) for f in factors), default=1.0)
+    cards = {machine_of(sw, j) for c in sw.cells for j in c.jobs} - {""}
     race = json.loads((folder / RACING_FILE).read_text(encoding="utf-8"))
     done = [r for r in a.results if r.status == "complete"]
     values = {r.job_dir.name: unit_values(r.job_dir, sw.metric) for r in done}
@@ -107,15 +180,28 @@ def check(folder: Path, draws: int, rng: random.Random) -> Check:
     points = race["points"]
     stopped = [j for j, pt in points.items() if pt.get("status") == "stopped" and j in values]
     kept: dict[str, list[float]] = {j: [] for j in stopped}
+    against = {j: str(points[j].get("best") or ref) for j in stopped}
+    machines = {j: sorted({machine_of(sw, j), machine_of(sw, against[j])}) for j in stopped}
+    # A stop compared two machines where its two jobs' cards differ, or where one is not
+    # recorded in a sweep that ran on several cards (it ran on one of them, not known which).
+    cross = [
+        j for j in stopped if len(machines[j]) > 1 and (len(cards) > 1 or "" not in machines[j])
+    ]
+    with_machine: dict[str, list[float]] = {j: [] for j in stopped}
+    # Its own draws: the completions (and so the figures without the machine term) stay
+    # those an earlier run of this check drew with the same --rng.
+    mrng = random.Random(f"machine-{draws}")
     point = judged(completed({j: statistics.fmean(r) for j, r in ratios.items()}))
     differ: dict[str, int] = {}
     any_d = status_only = 0
     for i in range(draws):
         grid = completed(None)
         for j in stopped:
-            against = str(points[j].get("best") or ref)
             mean = statistics.fmean
-            kept[j].append(mean(grid[j].values()) / mean(grid[against].values()))
+            kept[j].append(mean(grid[j].values()) / mean(grid[against[j]].values()))
+            # The same completion with the cards' offset taken out, drawn either way round.
+            off = mrng.choice(factors) if j in cross and factors else 1.0
+            with_machine[j].append(kept[j][-1] / off)
         got = judged(grid)
         diff = [k for k in published if got.get(k) != published[k]]
         for k in diff:
@@ -148,10 +234,27 @@ def check(folder: Path, draws: int, rng: random.Random) -> Check:
                 "race_ratio": race["points"][j].get("ratio"),
                 "completed_ratio_median": statistics.median(kept[j]),
                 "holds_share": sum(x > 1 + margin for x in kept[j]) / draws,
+                "machines": machines[j],
+                "cross_machine": j in cross,
+                "with_machine_median": statistics.median(with_machine[j]),
+                "with_machine_holds_share": sum(x > 1 + margin for x in with_machine[j]) / draws,
+                "explained_by_machine": _explained(j in cross, race["points"][j], widest, margin),
             }
             for j in sorted(stopped, key=int)
         },
+        "machine_offsets": offsets,
+        "cross_machine_stops": sorted(cross, key=int),
+        "explained_by_machine": sorted(
+            (j for j in cross if _explained(True, race["points"][j], widest, margin)), key=int
+        ),
     }
+
+
+def _explained(cross: bool, point: dict[str, object], widest: float, margin: float) -> bool:
+    """A cross-machine stop whose ratio, divided by the largest machine offset measured, is
+    inside the margin: the offset alone could have made the stop."""
+    ratio = point.get("ratio")
+    return cross and isinstance(ratio, int | float) and ratio / widest <= 1 + margin
 
 
 def main() -> None:
@@ -160,6 +263,14 @@ def main() -> None:
     p.add_argument("--draws", type=int, default=200)
     p.add_argument("--rng", type=int, default=33)
     p.add_argument("--out", type=Path)
+    p.add_argument(
+        "--shared",
+        type=Path,
+        action="append",
+        default=[],
+        help="a folder of jobs that re-ran some of the sweep's points on another machine "
+        "(the machine term's offsets; the study's anchors are read too)",
+    )
     args = p.parse_args()
     if args.draws < 1:
         sys.exit(f"race_check: --draws {args.draws}: give at least 1 completion to draw")
@@ -169,7 +280,7 @@ def main() -> None:
         sys.exit(f"race_check: --out {args.out}: give a file path in a folder that exists")
     if not (args.folder / RACING_FILE).exists():
         sys.exit(f"race_check: {args.folder} has no {RACING_FILE}: give a raced sweep folder")
-    out = check(args.folder, args.draws, random.Random(args.rng))
+    out = check(args.folder, args.draws, random.Random(args.rng), args.shared)
     text = json.dumps(out, indent=2, sort_keys=True)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

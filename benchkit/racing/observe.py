@@ -1,4 +1,5 @@
-"""Per-unit objective values of one job, read from its folder: what the racing policy compares.
+"""Per-unit objective values of one job, read from its folder, and the machine that measured
+each unit: what the racing policy compares.
 
 A unit's time is its span in calls.jsonl (first request sent to last response, every call of
 the unit answered), the per-unit time the report's noise rule pairs (benchkit.report.folder).
@@ -10,8 +11,9 @@ when slots > 1, so a span alone would count the overlap once per slot).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from benchkit.report.evidence import SLOT_LATENCY, THROUGHPUT
 from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
@@ -51,3 +53,37 @@ def unit_values(job_dir: Path, metric: str = THROUGHPUT) -> dict[str, float]:
     if not isinstance(wall, int | float) or not spans:
         return {}
     return scale_to_wall(spans, float(wall))
+
+
+def _card(d: Mapping[str, Any]) -> str:
+    # As benchkit.report.evidence.gpu_of names one card: the report's machine for the job.
+    return f"{d.get('name') or 'GPU'} {str(d.get('uuid') or '')[:12]}".strip()
+
+
+def unit_machines(
+    result: Mapping[str, Any], units: Iterable[str], earlier: Mapping[str, str]
+) -> dict[str, str]:
+    """Each of a job's `units` -> the machine that measured it, as the comparison engine tells
+    machines apart: a card from telemetry, else the hardware profile on its host ('' where
+    neither is recorded). A job a race extended (provenance.extended: each run's units)
+    measured its last run's units on the last card its telemetry lists (an extension lists
+    the earlier runs' cards first, benchkit.job_extend.join_devices); its earlier units keep
+    the machine `earlier` recorded for them, else all the job's cards together, as the report
+    names such a job's machine (evidence.gpu_of)."""
+    tel = (result.get("metrics") or {}).get("telemetry")
+    devices = tel.get("devices") if isinstance(tel, dict) else None
+    cards = [_card(d) for d in devices or [] if isinstance(d, dict)]
+    hw = (result.get("provenance") or {}).get("hardware") or {}
+    host, name = str(hw.get("host") or ""), str(hw.get("name") or "")
+    here = cards[-1] if cards else (f"{name}@{host}" if host else "")
+    runs = (result.get("provenance") or {}).get("extended")
+    out = dict.fromkeys(units, here)
+    if not isinstance(runs, list) or len(runs) < 2:
+        return out
+    joined = " + ".join(cards) if cards else here
+    for run in runs[:-1]:
+        ran = run.get("units") if isinstance(run, dict) else None
+        for u in ran if isinstance(ran, list) else []:
+            if str(u) in out:
+                out[str(u)] = earlier.get(str(u), joined)
+    return out

@@ -2,25 +2,30 @@
 
 Every point of a race is measured on the same units in the same order, so two points can be
 compared unit by unit. After each round the point with the lowest objective (lower is better)
-is the current best, and every other running point is compared with it by a one-sided
-**paired** t-test on the per-unit log-ratio `log(point / best)` over the units both have: a
-point is stopped when it is worse than the best by more than the practical margin with the
-study's confidence. With few shared units the spread of one pair's log-ratios is itself
-unsure, so it is moderated by the other pairs' (an empirical-Bayes prior, Smyth's moderated
-t: borrowed whole where the pairs share one spread, little where they differ). The
-comparisons of one round are corrected together with Holm's method, so `confidence` holds for
-the round as a whole, not per comparison.
+is the current best, and every other point is compared with it by the comparison engine the
+report's verdicts ask (benchkit.compare, through benchkit.racing.judge), on the race's
+observations so far, each unit with the machine that measured it:
 
-A running point whose log-ratio is inside the margin on both sides with the same confidence
-(two one-sided tests) is *settled*: it is practically as good as the best and gets no more
-units. The survivors get `units_per_round` more units until none is undecided, `max_units`
-is reached, or the next round would spend more than the budget.
+- a point is **stopped** only where the engine decides it `worse` than the best (its
+  replication interval wholly above 1 + margin, on one machine or bridged through an anchor
+  point measured on both machines); a point stopped earlier is judged again each round
+  against the current best, and runs again where the engine no longer calls it worse;
+- a point is **settled** (practically as good as the best, no more units) only where the
+  engine decides it `within` the margin;
+- a **verdict pair** is decided only where the engine decides it (outcome not open).
 
-The race's target is the full grid's verdicts, and the full grid judges a verdict pair on its
-point estimate over the workload's N units, a finite set the race partly measured: a pair is
-decided once the full grid's ratio is known well enough, with the N - n unmeasured units as
-its only unknown (`finite`), so a pair that sits inside a bound is decided at the latest when
-every unit is measured, not left open for ever.
+So a raced point and the report cannot disagree: the race stops nothing the report's engine
+would leave open on the same units, and two points measured on different machines with no
+anchor point between them are never decided by the race (the pair is measured further, or
+reported open when the race ends).
+
+The race's own statistics (a one-sided paired t-test on the per-unit log-ratio with its
+spread moderated by the other pairs', Smyth's moderated t, Holm-corrected across the round;
+and the finite-population interval of the full grid's figure, `finite`) stay for what they
+are good at, prioritising units: they are recorded beside each comparison, and they rest the
+slot counts above the knee whose further units cannot move it (benchkit.racing.knee). They
+never stop a point. The survivors get `units_per_round` more units until none is undecided,
+`max_units` is reached, or the next round would spend more than the budget.
 
 Nothing here measures or reads files: `observe` reads per-unit values from job folders, the
 sweeper plugin (hydra_plugins/benchkit_racing) runs the rounds, bench/racing.py replays
@@ -35,17 +40,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from benchkit.compare.engine import OPEN, WITHIN, WORSE
+from benchkit.compare.engine import Comparison as EngineComparison
+from benchkit.racing.judge import Machines, outcome_of, race_engine
 from benchkit.racing.knee import KNEE_FACTOR, knee_rests, knee_series, series_noise
-from benchkit.racing.stats import (
-    Prior,
-    finite,
-    holm,
-    log_ratios,
-    prior_of,
-    spread,
-    t_quantile,
-    t_sf,
-)
+from benchkit.racing.stats import Prior, finite, holm, log_ratios, prior_of, spread, t_sf
 
 # Point status after a round.
 RUNNING = "running"
@@ -123,7 +122,9 @@ class Comparison:
     """`point` against the round's best on the units both have.
 
     `ratio` is point / best (geometric mean of the per-unit ratios, >1: slower); `p_worse` the
-    one-sided p-value of "worse by more than the margin"; `p_adjusted` after Holm's correction."""
+    one-sided p-value of "worse by more than the margin"; `p_adjusted` after Holm's correction
+    (the race's moderated statistics, for the record). `outcome`, `machine` and `via` are the
+    engine's: what decided the point's status (benchkit.compare.engine)."""
 
     point: str
     best: str
@@ -132,6 +133,9 @@ class Comparison:
     p_worse: float
     p_adjusted: float = 1.0
     p_within: float = 1.0
+    outcome: str = "open"
+    machine: str = "same"
+    via: str | None = None
 
 
 @dataclass
@@ -173,36 +177,85 @@ def decide(
     thresholds: Sequence[float] = (),
     points: Mapping[str, Mapping[str, object]] | None = None,
     total_units: int = 0,
+    machines: Machines | None = None,
 ) -> RoundDecision:
     """One round: the best of the points not yet stopped, and each other point's status.
 
-    `values` maps point -> {unit: objective value} (units in measuring order); points in
-    `stopped` stay stopped; a point settled earlier is compared again, and runs again if it
-    is no longer within the margin. With `points` (point -> factor values) and the
-    workload's `total_units`, a slot count of the best's series is stopped only when worse
-    than the best by more than the margin and the series' noise (`series_noise`), and a
-    verdict pair of that series is decided against that noise too: the knee takes a count
-    within it as no different from the best."""
+    `values` maps point -> {unit: objective value} (units in measuring order), `machines`
+    point -> {unit: the machine that measured it} (absent: one machine). Every other point is
+    judged by the engine against the best (the module's docstring): stopped where it is
+    `worse`, settled where `within`, running otherwise; a point in `stopped` is judged again
+    and runs again where it is no longer worse. A verdict pair in `pairs` is open until the
+    engine decides it. `thresholds` are the verdicts' relative bounds, the margin first and
+    the study's declared noise after it: the engine takes that noise for a pair with too few
+    units for a paired interval, as the report's engine does. With `points` (point -> factor
+    values) and the workload's `total_units`, the slot counts above the knee that cannot move
+    it rest (benchkit.racing.knee, on the race's moderated
+    statistics against the margin or the series' noise)."""
     alive = [p for p in values if p not in stopped and values[p]]
     status = {p: STOPPED for p in stopped if p in values}
     if not alive:
         raise ValueError("no point has a measured unit to race on")
     best = best_of(values, alive)
     status[best] = BEST
-    others = [p for p in alive if p != best]
+    noise = max(thresholds[1:]) if len(thresholds) > 1 else None
+    eng = race_engine(values, machines or {}, settings.margin, settings.confidence, noise)
+    others = [p for p in values if p != best and values[p]]
     logs = {p: log_ratios(values[p], values[best]) for p in others}
-    pair_logs = {pair: log_ratios(values[pair[1]], values[pair[0]]) for pair in pairs}
-    # One prior for the round: every comparison with the best and every verdict pair.
-    prior = prior_of([*logs.values(), *pair_logs.values()])
+    prior = prior_of(list(logs.values()))
     series = knee_series({p: points[p] for p in values}, best) if points else []
-    noise = series_noise(values, series, best, total_units) if series else None
-    wide = math.log1p(max(settings.margin, noise or 0.0))
+    noise_s = series_noise(values, series, best, total_units) if series else None
+    comps = _moderated(logs, best, settings, total_units, prior)
+    for p in others:
+        c = eng.compare(best, p)
+        comps[p] = _with_engine(comps[p], c)
+        outcome = outcome_of(c)
+        if outcome == WORSE:
+            status[p] = STOPPED
+        elif settings.settle and outcome == WITHIN:
+            status[p] = SETTLED
+        else:
+            status[p] = RUNNING
+    if settings.knee_rest and series and points:
+        # Prioritising only: a resting count is neither stopped nor settled by the engine, and
+        # the report's knee rests on no pair of a count above the knee.
+        whole = total_units if settings.finite != FINITE_NONE else 0
+        known = whole if settings.finite == FINITE_ALL or not noise_s else 0
+        rest, above = knee_rests(
+            values,
+            points,
+            series,
+            best,
+            [p for p in others if status[p] == RUNNING],
+            [q for q in series if status.get(q) == STOPPED],
+            max(settings.margin, noise_s or 0.0),
+            prior,
+            settings.confidence,
+            whole,
+            known if (noise_s or 0.0) > settings.margin else whole,
+        )
+        status.update(dict.fromkeys(rest, SETTLED))
+        # The knee pair of a count above the knee cannot move the knee.
+        pairs = [pair for pair in pairs if not (best in pair and set(pair) & above)]
+    open_pairs = [pair for pair in pairs if not pair_decided(eng.compare(*pair))]
+    needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
+    return RoundDecision(best, status, comps, needed)
+
+
+def _moderated(
+    logs: Mapping[str, Sequence[float]],
+    best: str,
+    settings: RaceSettings,
+    total_units: int,
+    prior: Prior | None,
+) -> dict[str, Comparison]:
+    """Each point's moderated paired test against the best, Holm-corrected across the round:
+    the race's own statistics, recorded beside the engine's outcome (they decide nothing)."""
     worse_p: dict[str, float] = {}
     within_p: dict[str, float] = {}
     comps: dict[str, Comparison] = {}
     margin = math.log1p(settings.margin)
-    for p in others:
-        xs = logs[p]
+    for p, xs in logs.items():
         n = len(xs)
         mean = statistics.fmean(xs) if xs else 0.0
         if n < 2:
@@ -211,94 +264,41 @@ def decide(
             sd, dof = spread(xs, prior)
             fpc = finite(n, total_units) if settings.finite == FINITE_ALL else 1.0
             se = max(max(sd, 1e-9) / math.sqrt(n) * fpc, 1e-12)
-            worse_p[p] = t_sf((mean - (wide if p in series else margin)) / se, dof)
+            worse_p[p] = t_sf((mean - margin) / se, dof)
             # Two one-sided tests: inside (-bound, +bound) with the same confidence.
             within_p[p] = max(t_sf((margin - mean) / se, dof), t_sf((mean + margin) / se, dof))
         comps[p] = Comparison(p, best, n, math.exp(mean), worse_p[p])
     alpha = 1 - settings.confidence
-    adj_worse, reject_worse = holm(worse_p, alpha)
-    adj_within, reject_within = holm(within_p, alpha)
-    for p in others:
-        c = comps[p]
+    adj_worse, _ = holm(worse_p, alpha)
+    adj_within, _ = holm(within_p, alpha)
+    for p, c in comps.items():
         comps[p] = Comparison(p, best, c.units, c.ratio, c.p_worse, adj_worse[p], adj_within[p])
-        if p in reject_worse:
-            status[p] = STOPPED
-        elif settings.settle and p in reject_within:
-            status[p] = SETTLED
-        else:
-            status[p] = RUNNING
-    knee_bounds = [*thresholds, *([noise] if noise else [])]
-    # The full grid's figure over its finite units (`finite`), where the bound it is judged
-    # against is known. The series' noise is itself estimated from the race's units, some of
-    # them on pairs stopped early (docs/perf/racing.md: 0.86-1.36 of the full grid's at the
-    # race's end); an interval over an unbounded population of units is what covers its error,
-    # so a pair held to it keeps that interval unless every test is finite.
-    whole = total_units if settings.finite != FINITE_NONE else 0
-    known = whole if settings.finite == FINITE_ALL or not noise else 0
-    if settings.knee_rest and series and points:
-        running = [p for p in others if status[p] == RUNNING]
-        rest, above = knee_rests(
-            values,
-            points,
-            series,
-            best,
-            running,
-            [q for q in series if status.get(q) == STOPPED],
-            max(settings.margin, noise or 0.0),
-            prior,
-            settings.confidence,
-            whole,
-            known if (noise or 0.0) > settings.margin else whole,
-        )
-        status.update(dict.fromkeys(rest, SETTLED))
-        # The knee pair of a count above the knee cannot move the knee.
-        pairs = [pair for pair in pairs if not (best in pair and set(pair) & above)]
-    open_pairs = [
-        pair
-        for pair in pairs
-        if not (
-            pair_decided(values, pair, knee_bounds, settings.confidence, prior, known)
-            if best in pair and set(pair) & set(series)
-            else pair_decided(values, pair, thresholds, settings.confidence, prior, whole)
-        )
-    ]
-    needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
-    return RoundDecision(best, status, comps, needed)
+    return comps
 
 
-def pair_decided(
-    values: Mapping[str, Mapping[str, float]],
-    pair: tuple[str, str],
-    thresholds: Sequence[float],
-    confidence: float,
-    prior: Prior | None = None,
-    total_units: int = 0,
-) -> bool:
-    """Is the ratio of two points decided against every relative threshold a verdict holds
-    it to (the margin, a declared noise)? Decided when the ratio's two-sided interval at
-    `confidence`, on the units both have, lies wholly on one side of each bound `1 - t` and
-    `1 + t`. A pair near a bound stays open: its verdict would flip with the units drawn.
-    The pair's spread is moderated by the round's `prior`, as in `decide`. With the workload's
-    `total_units`, the interval is of the full grid's ratio over them (`finite`): what the
-    full grid's verdict judges against the bounds is its point estimate on those units."""
-    a, b = pair
-    xs = log_ratios(values[b], values[a])
-    if len(xs) < 2:
-        return False
-    mean = statistics.fmean(xs)
-    sd, dof = spread(xs, prior)
-    se = max(max(sd, 1e-9) / math.sqrt(len(xs)) * finite(len(xs), total_units), 1e-12)
-    # The two-sided critical value: the t with (1 - confidence) / 2 above it.
-    crit = t_quantile((1 + confidence) / 2, dof)
-    lo, hi = mean - crit * se, mean + crit * se
-    for t in thresholds:
-        # A noise of 100% or more has no lower bound: no ratio is below 1 - t (the H100
-        # study's 2-slot series measured 120%, and the replay of that shape crashed here).
-        bounds = (math.log1p(t),) if t >= 1 else (math.log1p(-t), math.log1p(t))
-        for bound in bounds:
-            if lo <= bound <= hi:
-                return False
-    return True
+def _with_engine(c: Comparison, e: EngineComparison | None) -> Comparison:
+    """The race's comparison with the engine's outcome, machine and anchor beside it."""
+    if e is None:
+        return c
+    return Comparison(
+        c.point,
+        c.best,
+        c.units,
+        c.ratio,
+        c.p_worse,
+        c.p_adjusted,
+        c.p_within,
+        e.outcome,
+        e.machine,
+        e.via,
+    )
+
+
+def pair_decided(c: EngineComparison | None) -> bool:
+    """Is a verdict pair decided? Only where the engine decides it (worse, better or within
+    the margin, on one machine or bridged): a pair the report's engine would leave open stays
+    open for the race too, and is measured further or reported open."""
+    return outcome_of(c) != OPEN
 
 
 def verdict_pairs(points: Mapping[str, Mapping[str, object]], best: str) -> list[tuple[str, str]]:
@@ -408,15 +408,19 @@ def simulate(
     thresholds: Sequence[float] = (),
     start_s: Mapping[str, float] | None = None,
     slots: Mapping[str, int] | None = None,
+    machines: Mapping[str, Sequence[str]] | None = None,
 ) -> RaceOutcome:
     """Race recorded per-unit values (point -> values in the order the race measures them)
     and their machine time per unit: what a racing sweep would have measured and decided.
     With `points` (point -> its factor values), the pairs a verdict compares near the best
-    are measured until decided against `thresholds` (verdict_pairs, pair_decided). With
+    are measured until the engine decides them (verdict_pairs, pair_decided). With
     `start_s` (point -> the seconds a launch of its job costs besides its units: server
     start, warm-up, teardown), every launch is charged: a race launches a point once a round
     it takes part in, the full grid once. With `slots` (point -> its parallel slots), a
-    round gives a point at least one unit a slot (`first_round`, `next_round`)."""
+    round gives a point at least one unit a slot (`first_round`, `next_round`). With
+    `machines` (point -> the machine of each unit, in the same order), each unit is compared
+    as measured there (`decide`)."""
+    where = {p: {str(i): str(m) for i, m in enumerate(ms)} for p, ms in (machines or {}).items()}
     total = min(len(v) for v in per_unit.values())
     units = first_round(list(per_unit), settings, total, slots or {})
     launches = dict.fromkeys(per_unit, 1)
@@ -431,10 +435,10 @@ def simulate(
             if points
             else []
         )
-        decision = decide(values, settings, stopped, pairs, thresholds, points, total)
+        decision = decide(values, settings, stopped, pairs, thresholds, points, total, where)
         stopped = [p for p, s in decision.status.items() if s == STOPPED]
-        for p in stopped:
-            stopped_by.setdefault(p, decision.best)
+        # Each stopped point is judged again every round: the best it is worse than now.
+        stopped_by = {p: decision.best for p in stopped}
         spent = sum(sum(cost[p][: units[p]]) for p in per_unit)
         if start_s:
             spent += sum(launches[p] * start_s.get(p, 0.0) for p in per_unit)

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchkit import bounded, log
 from benchkit.errors import UserError
-from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
+from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_machines, unit_values
 from benchkit.racing.policy import (
     RUNNING,
     STOPPED,
@@ -106,8 +106,13 @@ class Race:
         # The launch running now and when it started (Unix time), in racing.json while it
         # runs: a race killed outright (kill -9) never times that launch itself.
         self.in_flight: dict[str, float] = {}
+        # Each point's units -> the machine that measured them, kept in racing.json: a race
+        # resumed on another lent card compares its later units there, and a pair across
+        # machines is decided only through an anchor measured on both (benchkit.racing.judge).
+        self.machines: dict[str, dict[str, str]] = {}
         earlier = _earlier(sweep_dir / RACING_FILE)
         if earlier is not None:
+            self.machines = earlier["machines"]
             self.launch_s = {str(k): float(v) for k, v in earlier["launch_s"].items()}
             self.launches = {str(k): int(v) for k, v in earlier["launches"].items()}
             for p, started in earlier["in_flight"].items():
@@ -144,6 +149,7 @@ class Race:
                 self.failed.append(p)
                 continue
             out[p] = vals
+            self.machines[p] = unit_machines(self._result(p), vals, self.machines.get(p, {}))
         return out
 
     def spent_s(self) -> float:
@@ -215,11 +221,13 @@ class Race:
             self.thresholds,
             {p: self.factors[p] for p in values},
             self.total_units,
+            self.machines,
         )
         self.stopped = [p for p, s in self.decision.status.items() if s == STOPPED]
-        for p in self.stopped:
-            if p not in self.stopped_by and p in self.decision.comparisons:
-                self.stopped_by[p] = self.decision.comparisons[p]
+        # Every point is judged again each round (a stopped one too): its comparison now.
+        self.stopped_by = {
+            p: self.decision.comparisons[p] for p in self.stopped if p in self.decision.comparisons
+        }
         done = {p: len(v) for p, v in values.items()}
         cost = {p: (self._wall(p) or 0.0) / max(done[p], 1) for p in values}
         self.round += 1
@@ -283,6 +291,11 @@ class Race:
                 "ratio": c.ratio if c else None,
                 "units_compared": c.units if c else None,
                 "p_adjusted": c.p_adjusted if c else None,
+                # The engine's decision behind the status (benchkit.compare.engine).
+                "outcome": c.outcome if c else None,
+                "machine": c.machine if c else None,
+                "via": c.via if c else None,
+                "machines": sorted(set(self.machines.get(p, {}).values())),
             }
         machine, full_machine = self.machine_s(walls, {p: len(values[p]) for p in walls})
         return {
@@ -301,6 +314,7 @@ class Race:
             "in_flight": self.in_flight,
             "machine_s": machine,
             "full_grid_machine_s": full_machine,
+            "unit_machines": self.machines,
         }
 
     def write(self, path: Path) -> None:
@@ -333,13 +347,19 @@ def _earlier(path: Path) -> dict[str, Any] | None:
     secs, counts = data.get("launch_s"), data.get("launches")
     if not isinstance(secs, dict) or not isinstance(counts, dict):
         return None
+    machines = data.get("unit_machines")
+    kept = {
+        str(p): {str(u): str(m) for u, m in units.items()}
+        for p, units in (machines.items() if isinstance(machines, dict) else ())
+        if isinstance(units, dict)
+    }
     flight = data.get("in_flight")
     flight = {
         str(k): v
         for k, v in (flight.items() if isinstance(flight, dict) else ())
         if str(k).isdigit() and isinstance(v, int | float)
     }
-    return {"launch_s": secs, "launches": counts, "in_flight": flight}
+    return {"launch_s": secs, "launches": counts, "in_flight": flight, "machines": kept}
 
 
 def _ran_until(job_dir: Path, started: float) -> float:
