@@ -15,7 +15,7 @@ from benchkit.report import factor_words, headline, sentences
 from benchkit.report.numbers import FactorNumbers, ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult
-from tests.test_analyse import result
+from tests.test_analyse import result, unit_spans
 
 # What every job here shares, named in the recommended point.
 CPU = {"backend": "cpu", "mtp": False}
@@ -54,9 +54,27 @@ def sweep(
         df["drift_changed_n"] = df["job"].map({str(j): d[0] for j, d in drift.items()})
         df["drift_probes"] = df["job"].map({str(j): d[1] for j, d in drift.items()})
         df["drift_kld"] = df["job"].map({str(j): d[2] for j, d in drift.items()})
+    # Each job's per-unit times, as a real run's calls give the comparison engine: without
+    # them every pair is open.
     return an.build_sweep(
-        df, factor_columns(results), {}, min_effect=0.05, knee_gain=0.05, application=application
+        df,
+        factor_columns(results),
+        {},
+        min_effect=0.05,
+        knee_gain=0.05,
+        application=application,
+        spans={str(i): _spans(d, i) for i, d in enumerate(datas)},
     )
+
+
+def _spans(d: dict[str, Any], job: int) -> dict[str, float]:
+    """`unit_spans` for as many units as the job completed."""
+    six = unit_spans(d, job)
+    n = int(d["metrics"].get("units_completed") or 6)
+    if n <= 6:
+        return dict(list(six.items())[:n])
+    s = d["metrics"]["s_per_unit_throughput"]
+    return {f"u{k}": s * (1 + 0.001 * ((k * 7 + job * 3) % 5 - 2)) for k in range(n)}
 
 
 def verdicts(sw: an.Sweep) -> dict[str, an.Verdict]:
@@ -78,7 +96,9 @@ def test_a_numeric_best_at_the_end_of_its_range_says_larger_values_need_measurin
     assert n.primary == {"slots": 2}
     text = factor_words.factor_sentence(u, "en")
     assert text.startswith("ubatch=512 was best on seconds per unit (throughput basis) at 2 slots")
-    assert "ubatch=128 +30.0%" in text and "ubatch=256 +12.0%" in text
+    # Each value against the best by the engine's comparison (its ratio and repeat range).
+    assert "ubatch=128 took 1.30x the time of ubatch=512 (1.30x-1.30x on a repeat" in text
+    assert "ubatch=256 took 1.12x the time of ubatch=512 (1.12x-1.12x on a repeat" in text
     assert "It is the largest value tested: larger values were not measured" in text
     # The recommended combination names every swept factor, in the headline too.
     p = v["projection"]
@@ -103,7 +123,8 @@ def test_a_categorical_factor_has_its_answer_drift_beside_its_speed() -> None:
     assert n.edge is None and n.numeric is False
     text = factor_words.factor_sentence(k, "en")
     assert "cache_type_k=q8_0 fastest (changed 3 of 16 answers, KL 0.0051)" in text
-    assert "cache_type_k=f16 +11.1% (changed 0 of 16 answers, KL 0)" in text
+    assert "cache_type_k=f16 took 1.11x the time of cache_type_k=q8_0 (" in text
+    assert "6 units paired, changed 0 of 16 answers, KL 0)" in text
     assert v["projection"].point == {**CPU, "slots": 2, "cache_type_k": "q8_0"}
 
 
@@ -221,8 +242,8 @@ def test_an_application_choice_is_never_the_recommended_setting() -> None:
     line = headline.headline(v, "en", "unit")
     # One convention (rules v7): the time as a multiple, where it was measured.
     assert (
-        "sampling=greedy (your choice, not a setting) took 0.71x the time of "
-        "sampling=qwen-recommended at 16 slots" in line
+        "sampling=greedy (your choice, not a setting) was fastest at 16 slots, changed 0 of 16 "
+        "answers: sampling=qwen-recommended took 1.40x its time" in line
     )
     # The time at each sampling measured, none of them recommended.
     assert "at CPU, 16 slots, MTP off, by the sampling you choose (throughput basis)" in line

@@ -59,11 +59,15 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
         {"from": 2, "to": None, "effect": "hurts"},
     ]
     assert v["mtp"]["numbers"]["acceptance_range"] == [0.48, 0.52]
+    # MTP on against off at 1 slot (0.80x) and 2 slots (1.12x) are open inside the 11% noise
+    # the post declares (rules v7: the drafting verdict is on the engine too).
+    assert (v["mtp"]["status"], v["mtp"]["reasons"]) == ("provisional", ["open_pairs"])
+    assert [c["other"]["slots"] for c in v["mtp"]["numbers"]["open"]] == [1, 2]
     p = v["projection"]
     assert p["numbers"]["seconds"] / 3600 == pytest.approx(4.79, abs=0.01)
     assert p["point"] == {"backend": "vulkan", "slots": 4, "mtp": False}
     assert p["basis"] == "s_per_unit_throughput"
-    assert p["reasons"] == ["depends_on:slots", "single_run"]
+    assert p["reasons"] == ["depends_on:slots", "depends_on:mtp", "single_run"]
     assert v["claim"]["verdict"] == "refuted"
     assert v["validity"]["verdict"] == "complete" and v["validity"]["missing"] == []
     for entry in v.values():

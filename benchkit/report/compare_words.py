@@ -19,8 +19,10 @@ def _pick(point: Point, like: Point) -> Point:
     return {k: point[k] for k in keys} if keys else dict(point)
 
 
-def comparison_text(c: ComparisonJson, lang: str) -> str:
-    """'1 slot took 1.32x the time of 4 slots (1.21x-1.44x; 16 units paired, one machine)'."""
+def comparison_text(c: ComparisonJson, lang: str, at: bool = False) -> str:
+    """'1 slot took 1.32x the time of 4 slots (1.21x-1.44x; 16 units paired, one machine)';
+    with `at`, the setting both points share is named too ('... at 2 slots'): a verdict that
+    compares the same two values at several settings (drafting on against off)."""
     other = point_text(_pick(c["other"], c["base"]), lang)
     base = point_text(_pick(c["base"], c["other"]), lang)
     text = tr(
@@ -30,10 +32,15 @@ def comparison_text(c: ComparisonJson, lang: str) -> str:
         ratio=fmt.ratio(c["ratio"], lang),
         base=base,
     )
-    return tr(lang, "{comparison} ({how})", comparison=text, how=_how(c, lang))
+    shared = {k: x for k, x in c["other"].items() if norm(x) == norm(c["base"].get(k))}
+    if at and shared:
+        text = tr(lang, "{comparison} at {where}", comparison=text, where=point_text(shared, lang))
+    return tr(lang, "{comparison} ({how})", comparison=text, how=how_text(c, lang))
 
 
-def _how(c: ComparisonJson, lang: str) -> str:
+def how_text(c: ComparisonJson, lang: str) -> str:
+    """How sure a comparison is and where it holds: '1.21x-1.44x on a repeat, 16 units
+    paired' (bridged or across machines said so)."""
     parts = []
     if c["low"] is not None and c["high"] is not None:
         parts.append(
@@ -65,11 +72,12 @@ def _how(c: ComparisonJson, lang: str) -> str:
     return ", ".join(parts)
 
 
-def open_text(open_: Sequence[ComparisonJson], lang: str) -> str:
-    """Why a verdict resting on `open_` is not decided, each pair with what would decide it."""
+def open_text(open_: Sequence[ComparisonJson], lang: str, at: bool = False) -> str:
+    """Why a verdict resting on `open_` is not decided, each pair with what would decide it
+    (`at`: each named with the setting it was compared at, see `comparison_text`)."""
     items = []
     for c in open_:
-        text = comparison_text(c, lang)
+        text = comparison_text(c, lang, at)
         needed = c["needed"]
         if needed is not None and needed > PRACTICAL * max(c["units"], 1):
             text += tr(

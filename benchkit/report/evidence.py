@@ -1,14 +1,11 @@
 """What the data can support: the study's objective, noise, contamination and runaway outputs.
 
 The verdicts in `analyse` ask the same four questions of every comparison they make, and this
-module answers them, purely:
+module answers three of them, purely:
 - **Objective**: which metric decides (lower is better) and which points an SLO rules out.
-- **Noise**: is a difference between two configurations real? With repeats, a difference whose
-  95% intervals overlap is no difference. A single run has no interval, so it is judged against
-  the study's declared run-to-run noise (`study.noise`), else against the spread of the
-  per-unit ratios between the two jobs on the units both replayed (a paired estimate from the
-  calls themselves); a margin inside that noise keeps its direction but makes the verdict
-  provisional.
+- **Noise**: whether a difference between two configurations is real is the comparison
+  engine's (benchkit.compare: paired per unit, per machine or bridged, decided at the margin
+  on a replication interval), which every verdict asks.
 - **Contamination**: jobs that differ in build, model file, sampling, workload or hardware
   where the sweep did not vary that on purpose.
 - **Runaway outputs**: jobs whose calls ran to the generation cap beyond the study's limit,
@@ -19,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,86 +90,6 @@ def objective_of(name: str, slo: Mapping[str, Any] | None = None) -> Objective:
                 f"study.slo.{k}={v!r} is not a number: give the limit, e.g. 2000."
             ) from exc
     return Objective(name, metric, limits)
-
-
-# ---------------------------------------------------------------------------------- noise
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """`other` against `base` on the objective (lower is better).
-
-    `effect` is 'better', 'worse' or 'same'; `rel` = other / base - 1; `noise` is the relative
-    noise the margin was held against (None: none known); `inside_noise` marks a single-run
-    margin inside that noise: its direction stands, but it is not established."""
-
-    effect: str
-    rel: float
-    noise: float | None
-    basis: str
-    inside_noise: bool = False
-
-
-def judge(
-    base_samples: Sequence[float],
-    other_samples: Sequence[float],
-    *,
-    min_effect: float,
-    single_noise: float | None,
-    noise_basis: str,
-    t95: Any,
-) -> Judgement:
-    """Is `other` better, worse or the same as `base`? `single_noise` is the relative noise for
-    single runs (declared, or paired per-unit); `t95(df)` gives the t critical value."""
-    a = [float(x) for x in base_samples]
-    b = [float(x) for x in other_samples]
-    ma, mb = statistics.fmean(a), statistics.fmean(b)
-    if ma == 0:
-        return Judgement("same", 0.0, None, "plain")
-    rel = mb / ma - 1
-    direction = "worse" if rel > 0 else "better"
-    if abs(rel) < min_effect:
-        return Judgement("same", rel, None, "min_effect")
-    if len(a) > 1 and len(b) > 1:
-        ha = t95(len(a) - 1) * statistics.stdev(a) / math.sqrt(len(a))
-        hb = t95(len(b) - 1) * statistics.stdev(b) / math.sqrt(len(b))
-        noise = math.hypot(ha, hb)
-        rel_noise = noise / ma
-        if abs(mb - ma) <= noise:
-            return Judgement("same", rel, rel_noise, "ci")
-        return Judgement(direction, rel, rel_noise, "ci")
-    if single_noise is not None and abs(rel) <= single_noise:
-        return Judgement(direction, rel, single_noise, noise_basis, inside_noise=True)
-    return Judgement(direction, rel, single_noise, noise_basis if single_noise else "plain")
-
-
-def paired_noise(
-    a: Mapping[str, float], b: Mapping[str, float], t95: Any, min_units: int = 3
-) -> float | None:
-    """The relative 95% half-width of the ratio between two single runs, from the units both
-    replayed: per unit, log(b's time / a's time); the spread of those logs over the units says
-    how consistent the ratio is. None with fewer than `min_units` shared units."""
-    spread = paired_spread(a, b, min_units)
-    if spread is None:
-        return None
-    sd, n = spread
-    return noise_at(sd, n, t95)
-
-
-def paired_spread(
-    a: Mapping[str, float], b: Mapping[str, float], min_units: int = 3
-) -> tuple[float, int] | None:
-    """The standard deviation of log(b's time / a's time) over the units both replayed, and
-    how many units that is; None with fewer than `min_units`."""
-    logs = [math.log(b[u] / a[u]) for u in a.keys() & b.keys() if a[u] > 0 and b[u] > 0]
-    if len(logs) < min_units:
-        return None
-    return statistics.stdev(logs), len(logs)
-
-
-def noise_at(sd: float, n: int, t95: Any) -> float:
-    """The relative 95% half-width of a paired ratio whose log spread is `sd`, on `n` units."""
-    return math.exp(t95(n - 1) * sd / math.sqrt(n)) - 1
 
 
 # -------------------------------------------------------------------------- contamination

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchkit.report import fmt
+from benchkit.report.compare_words import how_text
 from benchkit.report.i18n import (
     _list,
     _objective_of,
@@ -124,23 +125,37 @@ def _extras(r: FactorRow, best: FactorRow | None, lang: str) -> list[str]:
 
 
 def row_text(factor: str, r: FactorRow, best: FactorRow | None, lang: str) -> str:
-    """'ubatch=128 +12.0% (inside the noise, context 2.00x, changed 3 of 16 answers)'."""
+    """'ubatch=128 took 1.12x the time of ubatch=512 (1.05x-1.20x on a repeat, 6 units paired,
+    context 2.00x)': a value against the best by the engine's comparison, its figures the
+    comparison's, with what stands beside it."""
     name = value_text(factor, r["value"], lang)
     notes = []
+    c = r["comparison"]
     if r["effect"] == "best":
         head = tr(lang, "{value} fastest", value=name)
+    elif c is None or c["ratio"] is None:
+        head = tr(lang, "{value} not compared", value=name)
     else:
-        head = f"{name} {_margin(r)}"
+        head = tr(
+            lang,
+            "{value} took {ratio} the time of {best}",
+            value=name,
+            ratio=fmt.ratio(c["ratio"], lang),
+            best=value_text(factor, best["value"], lang) if best is not None else fmt.DASH,
+        )
+        notes.append(how_text(c, lang))
         if r["effect"] == "same":
             notes.append(tr(lang, "no difference"))
-        elif r["inside_noise"]:
-            notes.append(tr(lang, "inside the noise"))
+        elif r["effect"] == "open":
+            notes.append(tr(lang, "not decided at the margin"))
     notes += _extras(r, best, lang)
     return f"{head} ({', '.join(notes)})" if notes else head
 
 
-def _margin(r: FactorRow) -> str:
-    return fmt.signed_pct(r["margin"], 1) if r["margin"] is not None else fmt.DASH
+def _ratio(r: FactorRow) -> float | None:
+    """A value's time over the best's, the engine's comparison's figure (None: none)."""
+    c = r["comparison"]
+    return None if c is None else c["ratio"]
 
 
 def _rows_text(factor: str, ctx: FactorContext, lang: str) -> str:
@@ -258,18 +273,18 @@ def factor_clause(v: Verdict, lang: str) -> str:
                 k=fastest["drift_changed"] or 0,
                 n=fastest["drift_probes"],
             )
-        others = [r for r in primary["rows"] if r["effect"] != "best"]
-        slowest = max(others, key=lambda r: r["margin"] or 0.0) if others else None
+        others = [r for r in primary["rows"] if r["effect"] != "best" and _ratio(r) is not None]
+        slowest = max(others, key=lambda r: _ratio(r) or 0.0) if others else None
         if slowest is None:
             return tr(lang, "{factor} (your choice) made no difference to speed", factor=name)
-        # The time taken as a multiple of the slowest value's, where it was measured: "took
-        # 0.70x the time of X at 16 slots", never "29.6% faster" for 29.6% less time.
+        # The comparison's figure as it is, where it was measured: "X took 1.42x the time of
+        # the fastest at 16 slots", never "29.6% faster" for 29.6% less time.
         return tr(
             lang,
-            "{value} (your choice, not a setting) took {ratio} the time of {other} at "
-            "{where}{drift}",
+            "{value} (your choice, not a setting) was fastest at {where}{drift}: {other} took "
+            "{ratio} its time",
             value=value_text(n.factor, fastest["value"], lang),
-            ratio=fmt.ratio(1 / (1 + (slowest["margin"] or 0.0)), lang),
+            ratio=fmt.ratio(_ratio(slowest), lang),
             other=value_text(n.factor, slowest["value"], lang),
             where=_where(primary, lang),
             drift=drift,

@@ -56,13 +56,16 @@ RULES: dict[int, str] = {
         "verdict that compares a point a finished race left undecided is provisional"
     ),
     7: N_(
-        "one comparison engine decides the backend and slot verdicts: two points are compared "
+        "one comparison engine decides the backend, slot, drafting and factor verdicts and the "
+        "projection's faster point: two points are compared "
         "on the units both ran, paired, on one machine or bridged across machines through a "
         "point measured on both (never directly across machines); each comparison carries its "
         "own interval, the range a repeat of it would fall in at 95%, and is decided when that "
         "range clears the margin; a knee is the fewest count within the margin of the best, "
         "complete only when every count below it is decided slower and the knee itself decided "
-        "within; any comparison left open makes its verdict provisional, named with the units "
-        "that would decide it"
+        "within; a drafter helps or hurts where its on/off comparison is decided faster or "
+        "slower; a factor's best value is complete only when every other value is decided "
+        "against it; any comparison left open makes its verdict provisional, named with the "
+        "units that would decide it"
     ),
 }

@@ -292,15 +292,16 @@ class SlotsNumbers(_Numbers):
 
 
 class DraftContext(TypedDict):
-    """One setting of the other factors with the drafter off and on."""
+    """One setting of the other factors with the drafter off and on: the table's seconds and
+    their ratio, the engine's comparison of on against off (benchkit.compare) and the effect
+    it gives (`helps`, `hurts`, `no difference`; an open comparison read by its figure)."""
 
     context: Point
     off: float
     on: float
     ratio: float
     effect: str
-    inside_noise: bool
-    noise: float | None
+    comparison: ComparisonJson
     acceptance: float | None
     decode_off: float | None
     decode_on: float | None
@@ -325,7 +326,9 @@ class DraftingNumbers(_Numbers):
     by_series: list[SeriesRuns]
     scope_differs: bool
     objective: ObjectiveJson
-    noise: list[NoiseEntry] | None = None
+    # The primary series' comparisons of on against off, and those not decided at the margin.
+    comparisons: list[ComparisonJson] | None = None
+    open: list[ComparisonJson] | None = None
     contaminated: Contaminated | None = None
     stalled: Stalled | None = None
     cold: Cold | None = None
@@ -334,7 +337,7 @@ class DraftingNumbers(_Numbers):
     wanted: Point | None = None
     # The largest slot count of the primary series; written once there was a comparison.
     largest: int | None = _null_with("compared")
-    # The on/off ratio of the objective, least and most, across the primary series' settings.
+    # The comparisons' on/off ratio, least and most, across the primary series' settings.
     on_off_range: list[float] | None = None
     not_exercised: NotExercised | None = None
     compared: bool = _internal()
@@ -364,10 +367,10 @@ class FactorRow(TypedDict):
     objective: float | None
     # value / best - 1 on the objective (0 for the best itself).
     margin: float | None
-    # `best`, `worse` (a real difference), `same` (inside the noise or the smallest effect).
+    # `best`, or by the engine's comparison with the best (`comparison`): `worse` (decided
+    # slower beyond the margin), `same` (decided within it), `open` (not decided).
     effect: str
-    inside_noise: bool
-    noise: float | None
+    comparison: ComparisonJson | None
     ctx_total: float | None
     j_per_unit: float | None
     seqs_per_step: float | None
@@ -388,7 +391,7 @@ class FactorContext(TypedDict):
     # The value best on the objective; None when no value differed from it.
     best: FactorValue
     state: str  # `best` | `no difference`
-    # Values no different from the best (inside the noise or the smallest counted effect).
+    # Values decided no different from the best (within the margin).
     ties: list[FactorValue]
     rows: list[FactorRow]
 
@@ -438,7 +441,9 @@ class FactorNumbers(_Numbers):
     # Units a point, where a comparison rests on single runs without a noise estimate.
     units: int | None = None
     not_exercised: NotExercised | None = None
-    noise: list[NoiseEntry] | None = None
+    # The primary setting's values against its best (benchkit.compare), and those not decided.
+    comparisons: list[ComparisonJson] | None = None
+    open: list[ComparisonJson] | None = None
     contaminated: Contaminated | None = None
     capped: Capped | None = None
     stalled: Stalled | None = None
@@ -474,10 +479,11 @@ class BetterPoint(TypedDict):
     the recommendation."""
 
     point: Point
+    # 1 - the comparison's ratio (the table's means' where there is no comparison).
     faster_by: float
-    inside_noise: bool
-    below_min_effect: bool
-    min_effect: float
+    # The recommendation (base) against this point (other) by the engine, and its margin.
+    comparison: ComparisonJson | None
+    margin: float
     why: str
     ctx_ratio: float | None
 

@@ -89,7 +89,8 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
     if reason == "one_slot_count":
         return tr(lang, "only one slot count completed")
     if reason == "inside_noise":
-        noisy = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers
+        # Rules v6 and before: no verdict on the engine gives this reason.
+        noisy = BackendNumbers | SlotsNumbers
         return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
     if reason == "contaminated":
         judged = (
@@ -128,8 +129,11 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         )
     if reason == "knee_not_reached":
         return tr(lang, "the knee was not reached within the slot counts measured")
-    if reason == "open_pairs" and isinstance(n, SlotsNumbers | BackendNumbers):
-        return open_text(n.open or [], lang)
+    if reason == "open_pairs" and isinstance(
+        n, SlotsNumbers | BackendNumbers | DraftingNumbers | FactorNumbers
+    ):
+        # A drafter is compared on against off at each setting: each pair names its setting.
+        return open_text(n.open or [], lang, at=isinstance(n, DraftingNumbers))
     if isinstance(n, CapacityNumbers):
         return _capacity_reason(reason, n, lang)
     # Never a bare code in the prose: the ledger's noun phrase for it.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchkit.report import fmt
+from benchkit.report.compare_words import how_text
 from benchkit.report.factor_words import not_exercised_text
 from benchkit.report.i18n import (
     _objective_of,
@@ -27,6 +28,7 @@ from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
     BuildPair,
+    ComparisonJson,
     DraftingNumbers,
     ProjectionNumbers,
     RepeatsNumbers,
@@ -294,13 +296,6 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
             prov=prov,
         )
     n = of(DraftingNumbers, v.numbers)
-    primary = [
-        e
-        for e in n.contexts
-        if all(norm(e["context"].get(k)) == norm(x) for k, x in (n.primary or {}).items())
-    ]
-    worst = max(primary, key=lambda e: e["ratio"])
-    best = min(primary, key=lambda e: e["ratio"])
     acc = n.acceptance_range
     acceptance = ""
     if acc:
@@ -309,44 +304,65 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
             " Draft acceptance was {acceptance} across all settings measured.",
             acceptance=span(acc[0], acc[1], fmt.pct, lang),
         )
+    # Every figure stated is a comparison's (on against off, paired on one machine or
+    # bridged), at the setting it holds for: never the table's means of two machines.
+    comps = n.comparisons or []
+    ratios = [c["ratio"] for c in comps if c["ratio"] is not None]
     fields: dict[str, Any] = {
         "who": drafter(v.factor, lang, start=True),
         "runs": mtp_runs_text(v.verdict, n.largest, lang),
         "prov": prov,
         "objective": objective_words(_objective_of(v), lang),
-        "best": fmt.ratio(best["ratio"], lang),
-        "worst": fmt.ratio(worst["ratio"], lang),
         "acceptance": acceptance,
         "scope": scope_text(n, lang),
     }
-    if fields["best"] == fields["worst"]:
-        # One setting compared (or all alike): one ratio, not 'by 1.59x to 1.59x'.
+    if not ratios:
+        return tr(lang, "{who} {runs}{prov}.{acceptance}{scope}", **fields)
+    if len(comps) == 1:
+        fields["ratio"] = fmt.ratio(ratios[0], lang)
+        fields["how"] = how_text(comps[0], lang)
         if v.point:
             return tr(
                 lang,
-                "{who} {runs}{prov}. On {point}, turning it on changed {objective} by "
-                "{best}.{acceptance}{scope}",
+                "{who} {runs}{prov}. On {point}, turning it on took {ratio} the time on "
+                "{objective} ({how}).{acceptance}{scope}",
                 point=point_text(v.point, lang),
                 **fields,
             )
         return tr(
             lang,
-            "{who} {runs}{prov}. Turning it on changed {objective} by {best}.{acceptance}{scope}",
+            "{who} {runs}{prov}. Turning it on took {ratio} the time on {objective} "
+            "({how}).{acceptance}{scope}",
             **fields,
         )
+    fields["ratio"] = span(min(ratios), max(ratios), lambda x: fmt.ratio(x, lang), lang)
+    fields["settings"] = "; ".join(_setting_comparison(c, n, lang) for c in comps)
     if v.point:
         return tr(
             lang,
-            "{who} {runs}{prov}. On {point}, turning it on changed {objective} by {best} to "
-            "{worst}.{acceptance}{scope}",
+            "{who} {runs}{prov}. On {point}, turning it on took {ratio} the time on "
+            "{objective}: {settings}.{acceptance}{scope}",
             point=point_text(v.point, lang),
             **fields,
         )
     return tr(
         lang,
-        "{who} {runs}{prov}. Turning it on changed {objective} by {best} to "
-        "{worst}.{acceptance}{scope}",
+        "{who} {runs}{prov}. Turning it on took {ratio} the time on {objective}: "
+        "{settings}.{acceptance}{scope}",
         **fields,
+    )
+
+
+def _setting_comparison(c: ComparisonJson, n: DraftingNumbers, lang: str) -> str:
+    """'1 slot 1.45x (1.40x-1.50x on a repeat, 8 units paired)': one setting's comparison of
+    on against off, the setting named by what the primary series does not already name."""
+    where = {k: x for k, x in c["other"].items() if k != n.factor and k not in (n.primary or {})}
+    return tr(
+        lang,
+        "{setting} {ratio} ({how})",
+        setting=point_text(where or c["other"], lang),
+        ratio=fmt.ratio(c["ratio"], lang),
+        how=how_text(c, lang),
     )
 
 
@@ -436,46 +452,51 @@ def application_text(v: Verdict, lang: str) -> str:
 
 
 def better_point_text(v: Verdict, lang: str) -> str:
-    """Where a complete point beat the recommendation on the objective: which, by how much,
-    and why it is not the recommendation, in one sentence."""
+    """Where a complete point beat the recommendation on the objective: which, by how much
+    (the engine's comparison: its ratio, its range on a repeat, whether it is decided), and
+    why it is not the recommendation, in one sentence."""
     b = of(ProjectionNumbers, v.numbers).better_point
     if not b:
         return ""
+    c = b["comparison"]
+    outcome = c["outcome"] if c is not None else "open"
     ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else None
-    # A gain past the knee margin that the knee still stands beside is one inside the noise.
-    past_margin = b["faster_by"] > (b["min_effect"] or 0.0) and b["inside_noise"]
-    if b["why"] == "knee" and past_margin and ctx:
-        why = tr(lang, "it needs {context} the context for a gain inside the noise", context=ctx)
-    elif b["why"] == "knee" and past_margin:
-        why = tr(lang, "its gain is inside the noise")
-    elif b["why"] == "knee" and ctx:
+    if b["why"] == "knee" and outcome == "within" and ctx:
         why = tr(
             lang, "it needs {context} the context for a gain inside the knee margin", context=ctx
         )
-    elif b["why"] == "knee":
+    elif b["why"] == "knee" and outcome == "within":
         why = tr(lang, "its gain is inside the knee margin")
+    elif b["why"] == "knee" and outcome == "open" and ctx:
+        why = tr(
+            lang,
+            "it needs {context} the context for a gain not decided at the knee margin",
+            context=ctx,
+        )
+    elif b["why"] == "knee" and outcome == "open":
+        why = tr(lang, "its gain is not decided at the knee margin")
+    elif b["why"] == "knee" and ctx:
+        why = tr(lang, "it needs {context} the context", context=ctx)
+    elif b["why"] == "knee":
+        why = tr(lang, "the knee is the fewest count within the margin of the best")
     elif b["why"] == "contaminated":
         why = tr(lang, "its job ran on a different setup than the rest")
     elif b["why"] == "capped":
         why = tr(lang, "too many of its calls ran to the generation cap")
     else:
         why = tr(lang, "the other verdicts (backend, MTP) do not single it out")
-    noise = ""
-    if b["inside_noise"] and not past_margin:
-        noise = tr(lang, " (inside the noise)")
-    elif b["below_min_effect"]:
-        noise = tr(
-            lang,
-            " (less than the {effect} the study counts as a difference)",
-            effect=fmt.pct(b["min_effect"] or 0),
-        )
+    notes = [how_text(c, lang)] if c is not None else []
+    if outcome == "within":
+        notes.append(tr(lang, "within the {margin} margin", margin=fmt.pct(b["margin"])))
+    elif outcome == "open":
+        notes.append(tr(lang, "not decided at the {margin} margin", margin=fmt.pct(b["margin"])))
     return tr(
         lang,
         " {point} took {ratio} the time on {objective}{noise}, but is not recommended: {why}.",
         point=point_text(b["point"], lang),
-        ratio=fmt.ratio(1 - b["faster_by"], lang),
+        ratio=fmt.ratio(c["ratio"] if c is not None else 1 - b["faster_by"], lang),
         objective=objective_words(_objective_of(v), lang),
-        noise=noise,
+        noise=tr(lang, " ({notes})", notes=", ".join(notes)) if notes else "",
         why=why,
     )
 

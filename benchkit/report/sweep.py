@@ -17,7 +17,7 @@ import pandas as pd
 from benchkit.report import evidence as ev
 from benchkit.report.anchor_job import AnchorJob as AnchorJob
 from benchkit.report.caps import JobCaps
-from benchkit.report.evidence import Judgement, Objective
+from benchkit.report.evidence import Objective
 from benchkit.report.numbers import (
     Contamination,
     MissingPoint,
@@ -278,12 +278,12 @@ class Sweep:
     # job -> unit -> seconds that unit took (per-unit times within a pass, from calls.jsonl).
     spans: dict[str, dict[str, float]] = field(default_factory=dict)
     # job -> unit -> seconds as the comparison engine pairs them: every unit, its cold
-    # starts' excess taken out (stalls.JobStalls.unit_times); `spans` leaves stalled units out
-    # for the older per-unit noise rule of the verdicts not yet on the engine.
+    # starts' excess taken out (stalls.JobStalls.unit_times); `spans` (stalled units left out)
+    # is the engine's fallback where a job has no `unit_times`.
     unit_times: dict[str, dict[str, float]] = field(default_factory=dict)
     # A raced sweep: job -> the job it was stopped against, for each job the racing sweeper
-    # stopped (racing.json), and the race's final best. The race decided those pairs on its
-    # paired test with the study's confidence; the report keeps its decision.
+    # stopped (racing.json), and the race's final best: the job table says which were
+    # stopped; the verdicts compare every pair on the comparison engine, as the race does.
     race_stopped: dict[str, str] = field(default_factory=dict)
     race_best: str | None = None
     # The points a finished race left undecided against its best (racing.json): a verdict
@@ -321,10 +321,6 @@ class Sweep:
     def metric(self) -> str:
         return self.objective.metric
 
-    @property
-    def noise_basis(self) -> str:
-        return "declared" if self.noise is not None else "per_unit"
-
     def row(self, job: str) -> dict[str, Any]:
         """The job's row of the table (its first, as the table orders them); {} for none."""
         # Asked tens of thousands of times in a large sweep, filtering the frame for each took
@@ -339,41 +335,6 @@ class Sweep:
         found = self._rows.get(job)
         # A copy, as filtering gave: a caller may change the row it was handed.
         return {} if found is None else dict(found)
-
-    def judge(self, base: Cell, other: Cell, metric: str | None = None) -> Judgement | None:
-        """`other` against `base` on the objective (or `metric`), with the noise rule: CIs
-        with repeats; the declared noise, else the paired per-unit spread, for single runs."""
-        m = metric or self.metric
-        a, b = base.samples.get(m) or [], other.samples.get(m) or []
-        if not a or not b:
-            return None
-        single = None
-        basis = "plain"
-        if len(a) < 2 or len(b) < 2:
-            if self.noise is not None:
-                single, basis = self.noise, "declared"
-            elif len(base.jobs) == 1 and len(other.jobs) == 1:
-                single = ev.paired_noise(
-                    self.spans.get(base.jobs[0], {}), self.spans.get(other.jobs[0], {}), t95
-                )
-                basis = "per_unit" if single is not None else "plain"
-        j = ev.judge(
-            a, b, min_effect=self.min_effect, single_noise=single, noise_basis=basis, t95=t95
-        )
-        if basis == "per_unit" and self.stopped_by_race(base, other) and j.rel > 0:
-            # Its own few units give a wide interval, but the race stopped it as worse than
-            # this point by more than its margin, on a paired test that borrowed the other
-            # pairs' spread: that decision is the evidence, not "inside the noise".
-            return ev.Judgement("worse", j.rel, j.noise, "race")
-        return j
-
-    def stopped_by_race(self, base: Cell, other: Cell) -> bool:
-        """Did the racing sweeper stop `other` against `base` (or against a point `base`
-        followed as the race's best)?"""
-        if len(base.jobs) != 1 or len(other.jobs) != 1:
-            return False
-        against = self.race_stopped.get(other.jobs[0])
-        return against is not None and base.jobs[0] in (against, self.race_best)
 
     def taint(self, cells: Iterable[Cell]) -> list[Contamination]:
         """Contamination among the jobs of `cells`: their setups compared with each other,

@@ -27,6 +27,7 @@ from benchkit.report.numbers import (
     BackendNumbers,
     CapacityNumbers,
     DraftingNumbers,
+    FactorNumbers,
     FactorValue,
     Point,
     SlotsNumbers,
@@ -38,8 +39,8 @@ from benchkit.results import JobResult
 
 # The factor verdicts a recommendation rests on (as the summary's "settled" counts them).
 FACTORS = ("backend", "slots", "mtp", "capacity")
-# The verdicts that hold margins judged against the noise.
-JUDGED = (BackendNumbers, SlotsNumbers, DraftingNumbers)
+# The verdicts whose open comparisons (benchkit.compare) a Next run settles.
+ENGINE = (BackendNumbers, SlotsNumbers, DraftingNumbers, FactorNumbers)
 # Repeats that give a point a confidence interval for the noise rule.
 REPEATS = 3
 
@@ -48,7 +49,7 @@ class StepKind(Enum):
     """Why a next run is proposed."""
 
     resume = "resume"  # planned points did not complete: the same sweep again, same folder
-    repeats = "repeats"  # a verdict rests on a margin inside one run's noise
+    repeats = "repeats"  # a verdict rests on a comparison the engine left open
     more_slots = "more_slots"  # the largest slot count was still the best
     other_slots = "other_slots"  # only one slot count completed
     loads = "loads"  # a capacity the loads tried did not bracket, or bracket closely enough
@@ -107,7 +108,7 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
 def next_steps(a: Analysed, prog: str) -> list[NextStep]:
     """The runs that would settle what is not settled, each as one command: the same sweep
     again into its folder where planned points are missing (complete jobs are reused), the
-    pairs inside one run's noise with repeats, and slot counts beyond the best one."""
+    pairs the comparison engine left open with repeats, and slot counts beyond the best one."""
     swept = sweep_overrides(a.source)
     steps: list[NextStep] = []
     verdicts = factor_verdicts(a)
@@ -129,11 +130,8 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         noisy.extend(new)
 
     for v in verdicts:
-        if "inside_noise" in v.reasons and isinstance(v.numbers, JUDGED):
-            for e in v.numbers.noise or []:
-                add((e["base"], e["other"]))
         # A comparison the engine left open (benchkit.compare): both of its points again.
-        if "open_pairs" in v.reasons and isinstance(v.numbers, BackendNumbers | SlotsNumbers):
+        if "open_pairs" in v.reasons and isinstance(v.numbers, ENGINE):
             for c in v.numbers.open or []:
                 add([p for p in (c["base"], c["other"]) if p])
     if noisy:

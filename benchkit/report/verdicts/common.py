@@ -10,14 +10,12 @@ from typing import Any
 
 from benchkit.report import caps
 from benchkit.report import evidence as ev
-from benchkit.report.evidence import Judgement
 from benchkit.report.numbers import (
     CallRef,
     Capped,
     Cold,
     ColdNote,
     Contaminated,
-    NoiseEntry,
     Point,
     SlotsNumbers,
     Stalled,
@@ -82,16 +80,6 @@ def _sort_key(v: Any) -> tuple[int, float, str]:
     if _is_num(v):
         return (0, float(v), "")
     return (1, 0.0, norm(v))
-
-
-def _noise_entry(j: Judgement, base: Point, other: Point) -> NoiseEntry:
-    return {
-        "base": dict(base),
-        "other": dict(other),
-        "margin": j.rel,
-        "noise": j.noise,
-        "basis": j.basis,
-    }
 
 
 def _values(c: Cell) -> dict[str, float | None]:

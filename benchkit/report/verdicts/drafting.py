@@ -1,4 +1,5 @@
-"""Drafting verdicts (MTP, draft models, n-gram): the effect per slot count and its runs."""
+"""Drafting verdicts (MTP, draft models, n-gram): the effect per slot count and its runs, each
+effect the comparison engine's answer (benchkit.compare) for the drafter on against off."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.compare.engine import BETTER, OPEN, WITHIN, WORSE, Comparison
 from benchkit.report.numbers import (
     DraftContext,
     DraftingNumbers,
     FactorValue,
-    NoiseEntry,
     Point,
     Run,
     SeriesRuns,
@@ -39,6 +40,7 @@ from benchkit.report.verdicts.common import (
     _status,
     _taint,
 )
+from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
 
 
 def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
@@ -65,39 +67,55 @@ def _runs(entries: Sequence[DraftContext]) -> list[Run]:
     return runs
 
 
+def _effect(c: Comparison, margin: float) -> str:
+    """The drafter's effect by the comparison of on (other) against off (base): decided
+    faster helps, slower hurts, within the margin no difference. An open comparison is read
+    by its figure against the margin, and the verdict resting on it is provisional."""
+    outcome = c.outcome
+    if outcome == OPEN:
+        ratio = c.ratio if c.ratio is not None else 1.0
+        outcome = BETTER if ratio < 1 / (1 + margin) else WORSE if ratio > 1 + margin else WITHIN
+    return {BETTER: "helps", WORSE: "hurts"}.get(outcome, "no difference")
+
+
 def _contexts(
     sw: Sweep, factor: str, off: Any, on: Any, rest: Sequence[str]
-) -> tuple[list[DraftContext], list[tuple[Cell, Cell]]]:
+) -> tuple[list[DraftContext], list[tuple[Cell, Cell]], list[Comparison]]:
     """The drafter on against off at each setting of the other factors: the objective both
-    ways, the effect, the acceptance and decode rates; and the two cells compared."""
+    ways (the table's), the engine's comparison and the effect it gives, the acceptance and
+    decode rates; the two cells compared and the comparisons."""
     m = sw.metric
+    eng = engine_of(sw)
     contexts: list[DraftContext] = []
     cells_of: list[tuple[Cell, Cell]] = []
+    comps: list[Comparison] = []
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         c_on = next((c for c in group if c.get(factor) == norm(on)), None)
         c_off = next((c for c in group if c.get(factor) == norm(off)), None)
         if c_on is None or c_off is None:
             continue
         v_on, v_off = c_on.mean(m), c_off.mean(m)
-        j = sw.judge(c_off, c_on)
-        if v_on is None or v_off is None or j is None:
+        comp = eng.compare(point_of(c_off), point_of(c_on))
+        if v_on is None or v_off is None or comp is None:
             continue
         contexts.append(
             {
                 "context": _context(c_on, rest),
                 "off": v_off,
                 "on": v_on,
+                # The table's ratio stays its own seconds' (the row prints them); the
+                # comparison's figure, paired on one machine, is the sentence's.
                 "ratio": v_on / v_off if v_off else math.inf,
-                "effect": {"better": "helps", "worse": "hurts"}.get(j.effect, "no difference"),
-                "inside_noise": j.inside_noise,
-                "noise": j.noise,
+                "effect": _effect(comp, eng.settings.margin),
+                "comparison": comparison_json(sw, comp),
                 "acceptance": c_on.mean("draft_acceptance"),
                 "decode_off": c_off.mean(DECODE),
                 "decode_on": c_on.mean(DECODE),
             }
         )
         cells_of.append((c_off, c_on))
-    return contexts, cells_of
+        comps.append(comp)
+    return contexts, cells_of, comps
 
 
 def drafting_verdict(
@@ -119,7 +137,7 @@ def drafting_verdict(
     m = sw.metric
     name = factor if factor == "mtp" else f"{factor}={norm(on)}"
     rest = [k for k in sw.varying if k != factor]
-    contexts, cells_of = _contexts(sw, factor, off, on, rest)
+    contexts, cells_of, comps = _contexts(sw, factor, off, on, rest)
     # The primary series: what the slots verdict or the backend winner singled out.
     where: Point = {}
     if slots is not None and slots.point:
@@ -175,35 +193,29 @@ def drafting_verdict(
     )
     if not primary:
         return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
-    shaky = [e for e in primary if e["inside_noise"]]
-    noise: list[NoiseEntry] | None = None
-    if shaky:
-        reasons.append("inside_noise")
-        noise = [
-            {
-                "base": {**e["context"], factor: off},
-                "other": {**e["context"], factor: on},
-                "margin": e["ratio"] - 1,
-                "noise": e["noise"],
-                "basis": sw.noise_basis,
-            }
-            for e in shaky
-        ]
+    # The effects rest on the primary series' comparisons: any left open makes the verdict
+    # provisional, named with the units that would decide it.
+    rests = [c for c, e in zip(comps, contexts, strict=True) if in_where(e)]
+    open_ = [c for c in rests if c.outcome == OPEN]
+    if open_:
+        reasons.append("open_pairs")
     used = [
         c
         for (c_off, c_on), e in zip(cells_of, contexts, strict=True)
         if in_where(e)
         for c in (c_off, c_on)
     ]
-    bad = _taint(sw, used, reasons)
+    bad = _taint(sw, used, reasons, engine=True)
+    ratios = [c.ratio for c in rests if c.ratio is not None]
     numbers = replace(
         numbers,
-        noise=noise,
+        comparisons=[comparison_json(sw, c) for c in rests],
+        open=[comparison_json(sw, c) for c in open_],
         contaminated=bad,
         stalled=_stalled(sw, used, reasons, factor),
         cold=_cold(sw, used),
         largest=_slots_in(primary[-1]["context"]),
-        on_off_range=[min(e["ratio"] for e in primary), max(e["ratio"] for e in primary)],
+        on_off_range=[min(ratios), max(ratios)] if ratios else None,
         compared=True,
     )
     return Verdict(

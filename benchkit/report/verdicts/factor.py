@@ -1,9 +1,10 @@
 """The verdict of any swept factor without one of its own (batch, ubatch, KV cache types, flash
 attention, threads, the model file, sampling, ...): at each setting of the other factors, the
-value best on the study's objective and every other value's margin against it, with what
-stands beside it (context, energy per unit, output drift, the scored task). The noise,
-contamination, runaway-output, stall and completeness rules are the other verdicts' (`sw.judge`,
-`_taint`, `_capped`, `_stalled`, `sw.missing_where`).
+value best on the study's objective and every other value compared with it by the comparison
+engine (benchkit.compare, `best_of`), with what stands beside it (context, energy per unit,
+output drift, the scored task). Complete only when each of those comparisons is decided (worse
+beyond the margin, or within it); the contamination, runaway-output, stall and completeness
+rules are the other verdicts' (`_taint`, `_capped`, `_stalled`, `sw.missing_where`).
 
 - A factor whose best value differs between settings of the others is stated per setting.
 - A numeric factor whose best value is at an end of the range tested says so: values beyond it
@@ -11,8 +12,8 @@ contamination, runaway-output, stall and completeness rules are the other verdic
 - A factor the study declares the application's choice (`study.application_factors`, sampling
   by default) gets the same numbers, but it is never the recommended setting.
 - A factor the run could not exercise (`exercise`) has no verdict, only the reason.
-- A comparison of single runs with too few units for a paired noise estimate, and no declared
-  noise, cannot tell a difference from run-to-run variation, and says so.
+- A comparison of single runs with too few units for a paired interval, and no declared noise,
+  cannot tell a difference from run-to-run variation, and says so.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from benchkit.report.evidence import Judgement
+from benchkit.compare import questions
+from benchkit.compare.engine import BETTER, OPEN, WITHIN, WORSE, Comparison
 from benchkit.report.numbers import (
     FactorContext,
     FactorNumbers,
@@ -29,7 +31,6 @@ from benchkit.report.numbers import (
     FactorSeries,
     FactorValue,
     FactorVerdictValue,
-    NoiseEntry,
     Point,
 )
 from benchkit.report.sweep import (
@@ -49,18 +50,18 @@ from benchkit.report.verdicts.common import (
     _context,
     _ctx_sort,
     _group,
-    _noise_entry,
     _sort_key,
     _stalled,
     _status,
     _taint,
     _values,
 )
+from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
 from benchkit.report.verdicts.exercise import not_exercised
 
 # Factors with a verdict of their own, or that say what was measured rather than how.
 OWN = ("backend", "slots", "mtp", "spec", "repeats", *BASIS_FACTORS[1:])
-# Units a point from which single runs give a paired noise estimate (evidence.paired_noise).
+# Units a point from which single runs give a paired interval (compare.engine.MIN_UNITS).
 PAIRED_UNITS = 3
 
 
@@ -97,19 +98,20 @@ def _eligible(sw: Sweep, c: Cell) -> bool:
     return c.mean(sw.metric) is not None and not sw.objective.meets(_values(c))
 
 
-def _row(sw: Sweep, c: Cell, factor: str, best: Cell, j: Judgement | None) -> FactorRow:
+# A value's effect against the best by the engine's outcome: decided slower is `worse`,
+# within the margin `same`, not decided `open`.
+EFFECTS = {WORSE: "worse", WITHIN: "same", OPEN: "open"}
+
+
+def _row(sw: Sweep, c: Cell, factor: str, best: Cell, comp: Comparison | None) -> FactorRow:
     v, b = c.mean(sw.metric), best.mean(sw.metric)
-    if c is best:
-        effect = "best"
-    else:
-        effect = "same" if j is None or j.effect in ("same", "better") else "worse"
+    effect = "best" if c is best else EFFECTS.get(comp.outcome, "open") if comp else "open"
     return {
         "value": c.values.get(factor),
         "objective": v,
         "margin": v / b - 1 if v is not None and b else None,
         "effect": effect,
-        "inside_noise": bool(j is not None and j.inside_noise),
-        "noise": None if j is None else j.noise,
+        "comparison": None if comp is None else comparison_json(sw, comp),
         "ctx_total": _num(_first(sw, c, "ctx_total")),
         "j_per_unit": c.mean("j_per_unit") or _num(_first(sw, c, "j_per_unit")),
         "seqs_per_step": c.mean(SEQS_PER_STEP),
@@ -124,31 +126,51 @@ def _row(sw: Sweep, c: Cell, factor: str, best: Cell, j: Judgement | None) -> Fa
     }
 
 
-def _judged(sw: Sweep, group: Sequence[Cell]) -> tuple[Cell, dict[int, Judgement | None]] | None:
+def _compared(sw: Sweep, group: Sequence[Cell]) -> tuple[Cell, dict[int, Comparison]] | None:
     """The group's best cell on the objective (SLO breakers left out) and each other cell
-    judged against it; None with fewer than two cells to compare."""
+    compared with it by the engine (`best_of`); None with fewer than two cells to compare.
+    The best is the lowest figure, unless the engine decides another value faster than it on
+    their paired units (figures of two machines, say): that value is then taken as the best."""
     scored = [c for c in group if _eligible(sw, c)]
     if len(scored) < 2:
         return None
-    best = min(scored, key=lambda c: float(c.mean(sw.metric) or 0.0))
-    return best, {id(c): sw.judge(best, c) for c in group if c is not best}
+    eng = engine_of(sw)
+    by_point = {point_of(c): c for c in scored}
+    figures = {p: float(c.mean(sw.metric) or 0.0) for p, c in by_point.items()}
+    best = questions.best_of(eng, list(by_point), figures)
+    for _ in range(len(by_point)):
+        faster = [c for c in best.against if c.outcome == BETTER and c.ratio is not None]
+        if not faster or best.best is None:
+            break
+        win = min(faster, key=lambda c: float(c.ratio or 1.0))
+        figures[win.other] = figures[best.best] * float(win.ratio or 1.0)
+        best = questions.best_of(eng, list(by_point), figures)
+    cell = by_point[str(best.best)]
+    return cell, {id(by_point[c.other]): c for c in best.against}
 
 
 def _contexts(
     sw: Sweep, factor: str, rest: Sequence[str]
-) -> tuple[list[FactorContext], list[tuple[list[Cell], Cell]]]:
+) -> tuple[list[FactorContext], list[tuple[list[Cell], Cell, list[Comparison]]]]:
     """Each setting of the other factors with two values or more to compare: its rows (in
-    the factor's order), its best value and the ties; and the cells behind each."""
+    the factor's order), its best value and the ties; the cells behind each, its best and
+    the comparisons it rests on."""
     out: list[FactorContext] = []
-    cells: list[tuple[list[Cell], Cell]] = []
+    cells: list[tuple[list[Cell], Cell, list[Comparison]]] = []
+    margin = engine_of(sw).settings.margin
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
-        judged = _judged(sw, group)
-        if judged is None:
+        compared = _compared(sw, group)
+        if compared is None:
             continue
-        best, js = judged
+        best, comps = compared
         ordered = sorted(group, key=lambda c: _sort_key(c.values.get(factor)))
-        rows = [_row(sw, c, factor, best, js.get(id(c))) for c in ordered]
-        differs = any(r["effect"] == "worse" for r in rows)
+        rows = [_row(sw, c, factor, best, comps.get(id(c))) for c in ordered]
+        # A value decided slower sets the best apart; so does one whose comparison is open but
+        # whose figure is past the margin (the verdict is then provisional, naming the pair).
+        differs = any(
+            r["effect"] == "worse" or (r["effect"] == "open" and (_ratio(r) or 0.0) > 1 + margin)
+            for r in rows
+        )
         out.append(
             {
                 "context": _context(best, rest),
@@ -158,8 +180,13 @@ def _contexts(
                 "rows": rows,
             }
         )
-        cells.append((ordered, best))
+        cells.append((ordered, best, list(comps.values())))
     return out, cells
+
+
+def _ratio(r: FactorRow) -> float | None:
+    c = r["comparison"]
+    return None if c is None else c["ratio"]
 
 
 def _primary(
@@ -275,14 +302,16 @@ def factor_verdict(sw: Sweep, factor: str, where: Point) -> Verdict:
         return Verdict(factor, value, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
     series, differs = _series(contexts)
     ctx = contexts[pi]
-    group, best = cells_of[pi]
+    group, best, comps = cells_of[pi]
     reasons: list[str] = []
+    # Complete only when every value's comparison with the best is decided. Where no pair
+    # could have an interval (too few units, no declared noise), that is the reason given.
+    open_ = [c for c in comps if c.outcome == OPEN]
     units = _no_noise_estimate(sw, group)
     if units is not None:
         reasons.append("no_noise_estimate")
-    noise = _noise(sw, group, best, ctx, factor)
-    if noise:
-        reasons.append("inside_noise")
+    elif open_:
+        reasons.append("open_pairs")
     cap = _capped(sw, best) if ctx["state"] == "best" else None
     if cap is not None:
         reasons.append("capped")
@@ -294,8 +323,9 @@ def factor_verdict(sw: Sweep, factor: str, where: Point) -> Verdict:
         scope_differs=differs,
         edge=_edge(values, ctx["best"]) if numbers.numeric and ctx["state"] == "best" else None,
         units=units,
-        noise=noise or None,
-        contaminated=_taint(sw, group, reasons),
+        comparisons=[comparison_json(sw, c) for c in comps],
+        open=[comparison_json(sw, c) for c in open_],
+        contaminated=_taint(sw, group, reasons, engine=True),
         capped=cap,
         stalled=_stalled(sw, group, reasons, factor),
         cold=_cold(sw, group),
@@ -303,23 +333,6 @@ def factor_verdict(sw: Sweep, factor: str, where: Point) -> Verdict:
     point = {**primary, factor: best_value} if best_value is not None else None
     value = {"state": state, "best": best_value, "kind": kind}
     return Verdict(factor, value, _status(missing, reasons), missing, m, numbers, point, reasons)
-
-
-def _noise(
-    sw: Sweep, group: Sequence[Cell], best: Cell, ctx: FactorContext, factor: str
-) -> list[NoiseEntry]:
-    """The margins of the primary setting that rest on a single run's noise: the runner-up's
-    when the best is only ahead inside it."""
-    out: list[NoiseEntry] = []
-    if ctx["state"] != "best":
-        return out
-    for c in group:
-        if c is best:
-            continue
-        j = sw.judge(best, c)
-        if j is not None and j.inside_noise:
-            out.append(_noise_entry(j, best.values, c.values))
-    return out
 
 
 def is_setting(v: Verdict) -> bool:

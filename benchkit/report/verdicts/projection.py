@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from benchkit.compare.engine import BETTER
 from benchkit.report.numbers import (
     ApplicationPoint,
     BetterPoint,
@@ -29,7 +28,12 @@ from benchkit.report.verdicts.common import (
     _values,
 )
 from benchkit.report.verdicts.drafting import _first_num, _number, mtp_effect_at
-from benchkit.report.verdicts.engine_of import MACHINE_ATTRIBUTES, engine_of, point_of
+from benchkit.report.verdicts.engine_of import (
+    MACHINE_ATTRIBUTES,
+    comparison_json,
+    engine_of,
+    point_of,
+)
 from benchkit.report.verdicts.factor import apply_factors
 
 
@@ -158,10 +162,10 @@ def _better_point(
     best_v, rec_v = best_cell.mean(m), cell.mean(m)
     if best_cell is cell or best_v is None or not rec_v or best_v >= rec_v:
         return None
-    j = sw.judge(cell, best_cell)
     # The comparison engine's figure where it has one (paired units, one machine or bridged):
     # the table's means may come from two machines (rules v7).
-    comp = engine_of(sw).compare(point_of(cell), point_of(best_cell))
+    eng = engine_of(sw)
+    comp = eng.compare(point_of(cell), point_of(best_cell))
     ratio = comp.ratio if comp is not None and comp.ratio is not None else best_v / rec_v
     if ratio >= 1:
         return None
@@ -182,13 +186,10 @@ def _better_point(
     return {
         "point": dict(best_cell.values),
         "faster_by": 1 - ratio,
-        # Not decided faster: the engine's comparison open or within the margin, else (no
-        # comparison) the pair's own noise.
-        "inside_noise": (comp.outcome != BETTER)
-        if comp is not None
-        else j is not None and (j.inside_noise or j.basis == "ci"),
-        "below_min_effect": j is not None and j.basis == "min_effect",
-        "min_effect": sw.min_effect,
+        # Whether it is decided faster (better), within the margin or open is the
+        # comparison's outcome; None: the engine had nothing to compare them on.
+        "comparison": None if comp is None else comparison_json(sw, comp),
+        "margin": eng.settings.margin,
         "why": why,
         "ctx_ratio": _ratio_or_none(
             _first_num(sw.df, best_cell.jobs, "ctx_total"),
