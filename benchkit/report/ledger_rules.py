@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 7
+RULES_VERSION = 8
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -56,16 +56,22 @@ RULES: dict[int, str] = {
         "verdict that compares a point a finished race left undecided is provisional"
     ),
     7: N_(
-        "one comparison engine decides the backend, slot, drafting and factor verdicts and the "
-        "projection's faster point: two points are compared "
+        "one comparison engine decides the backend and slot verdicts: two points are compared "
         "on the units both ran, paired, on one machine or bridged across machines through a "
         "point measured on both (never directly across machines); each comparison carries its "
         "own interval, the range a repeat of it would fall in at 95%, and is decided when that "
         "range clears the margin; a knee is the fewest count within the margin of the best, "
         "complete only when every count below it is decided slower and the knee itself decided "
-        "within; a drafter helps or hurts where its on/off comparison is decided faster or "
-        "slower; a factor's best value is complete only when every other value is decided "
-        "against it; any comparison left open makes its verdict provisional, named with the "
-        "units that would decide it"
+        "within; any comparison left open makes its verdict provisional, named with the units "
+        "that would decide it"
+    ),
+    8: N_(
+        "the drafting, factor and projection verdicts and the racing sweeper ask the same "
+        "comparison engine: a drafter helps or hurts where its on/off comparison is decided "
+        "faster or slower, and no difference where it is decided within the margin; a factor's "
+        "best value is complete only when every other value is decided against it; the "
+        "projection's faster point is named only where its comparison is decided; a race stops "
+        "a point only where the engine decides it slower than the best, on one machine or "
+        "through a point measured on both"
     ),
 }
