@@ -342,9 +342,7 @@ def view_model(
     validity = by["validity"]
 
     # Factor sections.
-    sections = factor_sections(
-        a, by, build=build, baseline=baseline, figs=figs, lang=lang, unit=unit
-    )
+    sections = factor_sections(a, by, baseline=baseline, figs=figs, lang=lang, unit=unit)
 
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)

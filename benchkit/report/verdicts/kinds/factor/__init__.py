@@ -14,6 +14,7 @@ from benchkit.report.numbers import Point
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.factor import factor_verdicts
 from benchkit.report.verdicts.kind import Found, VerdictKind
+from benchkit.report.verdicts.kinds.factor import section
 
 
 def _compute(found: Found) -> Sequence[Verdict]:
@@ -31,4 +32,6 @@ def value_text(factor: str, value: Any, lang: str) -> str:
     return str(value)
 
 
-KIND: VerdictKind = VerdictKind("factor", _compute, table_value=verdict_value)
+KIND: VerdictKind = VerdictKind(
+    "factor", _compute, table_value=verdict_value, section=section.section
+)
