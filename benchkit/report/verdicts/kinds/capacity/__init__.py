@@ -12,7 +12,11 @@ from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import OPEN, Found, Page, Section, VerdictKind
 from benchkit.report.verdicts.kinds.capacity import figure
 from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict
-from benchkit.report.verdicts.kinds.capacity.words import capacity_section, capacity_value
+from benchkit.report.verdicts.kinds.capacity.words import (
+    capacity_clause,
+    capacity_section,
+    capacity_value,
+)
 
 
 def _compute(found: Found) -> Sequence[Verdict]:
@@ -22,6 +26,10 @@ def _compute(found: Found) -> Sequence[Verdict]:
 
 def _value(value: Any, lang: str, numbers: Light) -> str | None:
     return point_text(value, lang) if isinstance(value, Mapping) else None
+
+
+def _clause(v: Verdict, lang: str) -> str | None:
+    return capacity_clause(v, lang) if v.verdict is not None else None
 
 
 def _section(v: Verdict, page: Page) -> Section:
@@ -37,4 +45,5 @@ KIND: VerdictKind = VerdictKind(
     names_point=True,
     section=_section,
     figures=figure.figures,
+    clause=_clause,
 )

@@ -15,7 +15,7 @@ from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.drafting import mtp_verdict, spec_verdicts
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
-from benchkit.report.verdicts.kinds.drafting import figure, section
+from benchkit.report.verdicts.kinds.drafting import figure, section, words
 
 
 def _mtp(found: Found) -> Sequence[Verdict]:
@@ -39,9 +39,9 @@ def _summary(v: Verdict, say: Say) -> str:
 
 MTP: VerdictKind = VerdictKind(
     figure.MTP, _mtp, value_text=_value, summary=_summary, section=section.section,
-    figures=figure.figures,
+    figures=figure.figures, clauses=words.clauses,
 )  # fmt: skip
 SPEC: VerdictKind = VerdictKind(
     "spec=", _spec, prefix=True, value_text=_value, summary=_summary, section=section.section,
-    figures=figure.figures,
+    figures=figure.figures, clauses=words.clauses,
 )  # fmt: skip

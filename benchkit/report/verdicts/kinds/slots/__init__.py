@@ -11,7 +11,7 @@ from benchkit.report.sentences import slots_sentence
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
-from benchkit.report.verdicts.kinds.slots import figure, section
+from benchkit.report.verdicts.kinds.slots import figure, section, words
 from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict
 
 
@@ -30,5 +30,5 @@ def _summary(v: Verdict, say: Say) -> str:
 
 KIND: VerdictKind = VerdictKind(
     "slots", _compute, value_text=_value, summary=_summary, section=section.section,
-    figures=figure.figures,
+    figures=figure.figures, clauses=words.clauses,
 )  # fmt: skip
