@@ -17,6 +17,7 @@ import pandas as pd
 
 from benchkit.report.lang import tr
 from benchkit.report.light import Light
+from benchkit.report.numbers import Point
 from benchkit.report.sweep import Sweep
 from benchkit.report.verdicts.common import Verdict
 
@@ -90,6 +91,20 @@ class Drawing:
     lang: str
 
 
+@dataclass(frozen=True)
+class Proposal:
+    """The next run a kind's verdict asks for: the sweep override it sets (`key` to
+    `values`, as the command line writes them), the points it measures that were not, and
+    why (a `use_this.StepKind` value). `reuse`: into a new folder that reuses this one's jobs
+    (new values would renumber the points here)."""
+
+    why: str
+    key: str
+    values: str
+    points: list[Point]
+    reuse: bool = False
+
+
 # A kind's report section: the fields the template prints for it (kind, title, text, table,
 # figure, ...); None where the verdict has none.
 Section = dict[str, object]
@@ -127,8 +142,10 @@ class VerdictKind:
     figures: Callable[[Sequence[Verdict], Drawing], Mapping[str, str]] | None = None
     # Its verdict's status is the study's: whether every planned point completed.
     completeness: bool = False
-    # A reader acts on it (the "use this" view lists it, the next steps start from it).
+    # The recommendation rests on it: "use this" is settled only when it is complete.
     acted_on: bool = False
+    # The next run its verdict asks for, if any.
+    proposes: Callable[[Verdict], Proposal | None] | None = None
 
     def matches(self, factor: str) -> bool:
         return factor.startswith(self.name) if self.prefix else factor == self.name

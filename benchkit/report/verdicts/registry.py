@@ -91,6 +91,14 @@ def completeness(verdicts: Iterable[Verdict]) -> Verdict | None:
     return next((v for v in verdicts if kind_of(v.factor).completeness), None)
 
 
+def study_status(verdicts: Iterable[Verdict]) -> Verdict:
+    """`completeness`'s verdict, which analysis always gives (a ValueError where not)."""
+    v = completeness(verdicts)
+    if v is None:
+        raise ValueError("no verdict says whether every planned point completed")
+    return v
+
+
 def tracked(name: str) -> bool:
     """Whether the ledger follows this verdict's value from one publication to the next."""
     return kind_of(name).tracked

@@ -31,5 +31,5 @@ def _summary(v: Verdict, say: Say) -> str:
 
 KIND: VerdictKind = VerdictKind(
     "backend", _compute, value_text=_value, summary=_summary, section=section.section,
-    figures=figure.figures, clauses=words.clauses,
+    figures=figure.figures, clauses=words.clauses, acted_on=True,
 )  # fmt: skip

@@ -10,7 +10,7 @@ from benchkit.report.i18n import point_text
 from benchkit.report.light import Light
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import OPEN, Found, Page, Section, VerdictKind
-from benchkit.report.verdicts.kinds.capacity import figure
+from benchkit.report.verdicts.kinds.capacity import figure, next_run
 from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict
 from benchkit.report.verdicts.kinds.capacity.words import (
     capacity_clause,
@@ -46,4 +46,6 @@ KIND: VerdictKind = VerdictKind(
     section=_section,
     figures=figure.figures,
     clause=_clause,
+    proposes=next_run.proposes,
+    acted_on=True,
 )

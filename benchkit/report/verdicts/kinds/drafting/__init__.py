@@ -39,9 +39,9 @@ def _summary(v: Verdict, say: Say) -> str:
 
 MTP: VerdictKind = VerdictKind(
     figure.MTP, _mtp, value_text=_value, summary=_summary, section=section.section,
-    figures=figure.figures, clauses=words.clauses,
+    figures=figure.figures, clauses=words.clauses, acted_on=True,
 )  # fmt: skip
 SPEC: VerdictKind = VerdictKind(
     "spec=", _spec, prefix=True, value_text=_value, summary=_summary, section=section.section,
-    figures=figure.figures, clauses=words.clauses,
+    figures=figure.figures, clauses=words.clauses, acted_on=True,
 )  # fmt: skip
