@@ -13,6 +13,8 @@ from benchkit.paths import repo_root
 from benchkit.report import figures
 from benchkit.report.lang import grammar
 from benchkit.report.render import analyse_folder
+from benchkit.report.verdicts.kinds.backend.figure import backend_figure
+from benchkit.report.verdicts.kinds.slots.figure import slots_figure
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 
@@ -54,8 +56,8 @@ def test_slots_and_backend_figures_of_the_seed(
     tmp_path: Path, drawn: dict[str, Any], lang: str
 ) -> None:
     a = analyse_folder(SEED, [f"study.lang={lang}"])
-    assert figures.slots_figure(a.sweep.df, tmp_path, lang, knee={"slots": 4}) == "slots.png"
-    assert figures.backend_figure(a.sweep.df, tmp_path, lang) == "backend.png"
+    assert slots_figure(a.sweep.df, tmp_path, lang, knee={"slots": 4}) == "slots.png"
+    assert backend_figure(a.sweep.df, tmp_path, lang) == "backend.png"
     slots, backend = drawn["slots.png"], drawn["backend.png"]
 
     # One quantity per axis: the two bases of seconds per unit never share one.
@@ -88,7 +90,7 @@ def test_a_korean_figure_draws_korean_words_in_a_font_that_has_them(
     if figures.drawable("ko")[0] != "ko":
         pytest.skip("no font with Hangul installed (fonts-noto-cjk)")
     a = analyse_folder(SEED, ["study.lang=ko"])
-    figures.slots_figure(a.sweep.df, tmp_path, "ko", knee={"slots": 4})
+    slots_figure(a.sweep.df, tmp_path, "ko", knee={"slots": 4})
     slots = drawn["slots.png"]
     words = [ax.get_ylabel() for ax in slots.axes] + [ax.get_xlabel() for ax in slots.axes]
     assert all(_hangul(w) for w in words), words
@@ -105,7 +107,7 @@ def test_without_a_font_for_the_script_a_figure_keeps_its_words_in_english(
     monkeypatch.setattr(figures, "_installed", lambda fonts=(): frozenset({"DejaVu Sans"}))
     assert figures.drawable("ko") == ("en", {})
     a = analyse_folder(SEED, ["study.lang=ko"])
-    figures.slots_figure(a.sweep.df, tmp_path, "ko", knee={"slots": 4})
+    slots_figure(a.sweep.df, tmp_path, "ko", knee={"slots": 4})
     slots = drawn["slots.png"]
     texts = [ax.get_ylabel() for ax in slots.axes] + [ax.get_xlabel() for ax in slots.axes]
     texts += [t.get_text() for lg in slots.legends for t in lg.get_texts()]
@@ -118,7 +120,7 @@ def test_the_third_slots_panel_is_the_output_rate(tmp_path: Path, drawn: dict[st
     figure whose meaning is the same at every slot count."""
     a = analyse_folder(Path(__file__).parent / "data" / "h200-vulkan-1slot")
     a.sweep.df["slots"] = [1, 2]  # two counts so there is a line to draw
-    assert figures.slots_figure(a.sweep.df, tmp_path, "en") == "slots.png"
+    assert slots_figure(a.sweep.df, tmp_path, "en") == "slots.png"
     words, _ = figures.labels("en")
     axes = drawn["slots.png"].axes
     assert [ax.get_ylabel() for ax in axes][2] == words["tok_s"]

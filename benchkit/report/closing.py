@@ -17,6 +17,7 @@ from benchkit.report import i18n, reasons
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
 from benchkit.report.use_this import NextStep, StepKind, UseThis
+from benchkit.report.verdicts import registry
 from benchkit.report.view import status_and_summary, study_words, summary_rows, unit_word
 
 SUMMARY_FILE = "summary.txt"
@@ -149,7 +150,7 @@ def provisional_reasons(verdicts: Sequence[an.Verdict], lang: str) -> list[tuple
     other reason, as the report words them."""
     out: list[tuple[an.Verdict, str]] = []
     for v in verdicts:
-        if v.status == an.COMPLETE or v.factor == "validity":
+        if v.status == an.COMPLETE or registry.kind_of(v.factor).completeness:
             continue
         if v.missing:
             why = tr(lang, "missing: {points}", points=i18n.missing_text(v.missing, lang))

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from benchkit.report.i18n import jobs_text, objective_value, point_text
+from benchkit.report.i18n import _objective_of, jobs_text, objective_value, point_text
 from benchkit.report.lang import clauses, tr
-from benchkit.report.numbers import CallRef, Cold
+from benchkit.report.numbers import (
+    BackendNumbers,
+    CallRef,
+    Cold,
+    DraftingNumbers,
+    FactorNumbers,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
+from benchkit.report.verdicts.common import Verdict
 from benchkit.report.warmup import WarmState
 
 
@@ -108,3 +117,12 @@ def _state_words(state: str, lang: str) -> str:
     if state == "off":
         return tr(lang, "no warm-up (the first timed calls were the server's first work)")
     return tr(lang, "not recorded")
+
+
+def with_cold(text: str, v: Verdict, lang: str) -> str:
+    """A verdict's sentence, then what its figures leave out (cold starts) and why."""
+    n = v.numbers
+    compared = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers | ProjectionNumbers
+    notes = n.cold if isinstance(n, compared) else None
+    cold = cold_text(notes, _objective_of(v), lang)
+    return f"{text} {cold}" if cold else text

@@ -292,7 +292,9 @@ def _pool(entry: Entry, v: LedgerVerdict | None) -> list[MissingPoint]:
     """The points missing under a verdict, with the entry's validity verdict's (every planned
     point that did not complete)."""
     pool = list(v.get("missing") or []) if v is not None else []
-    validity = next((x for x in entry["verdicts"] if x["factor"] == "validity"), None)
+    validity = next(
+        (x for x in entry["verdicts"] if registry.kind_of(x["factor"]).completeness), None
+    )
     if validity is not None:
         pool += [m for m in validity.get("missing") or [] if m not in pool]
     return pool

@@ -48,7 +48,7 @@ def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
         return Recommendation(None, NONE)
     if all(v.status == COMPLETE for v in by.values() if deciding(v)):
         return Recommendation(point, SETTLED)
-    validity = by.get("validity")
+    validity = registry.completeness(by.values())
     if validity is not None and validity.status == COMPLETE:
         return Recommendation(point, PROVISIONAL)
     return Recommendation(point, BEST_SO_FAR)

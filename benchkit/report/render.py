@@ -25,7 +25,7 @@ import yaml
 from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
-from benchkit.report import energy, figures, ledger, load_figures, racing, warmup
+from benchkit.report import energy, ledger, racing, warmup
 from benchkit.report import evidence as ev
 from benchkit.report import groundtruth as gt
 from benchkit.report import groundtruth_words as gt_words
@@ -36,9 +36,10 @@ from benchkit.report.folder import Analysed, analyse_folder
 from benchkit.report.headline import headline as headline_of
 from benchkit.report.i18n import point_text
 from benchkit.report.lang import grammar
-from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.page import write_report
 from benchkit.report.use_this import use_this
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.kind import Drawing
 from benchkit.report.view import study_words, unit_word, view_model
 from benchkit.results import JobResult, results_digest
 from benchkit.trust import left_out_jobs as left_out
@@ -206,27 +207,13 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
 
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:
+    """Every kind's figures ({key: file}), each kind given its verdicts (a figure drawn from
+    the rows alone is drawn without one)."""
+    drawing = Drawing(a.df, folder, lang)
     out: dict[str, str] = {}
-    s = a.verdict("slots")
-    knee = None
-    sn = of(SlotsNumbers, s.numbers) if s is not None else None
-    if s is not None and sn is not None and sn.knee_reached:
-        knee = {"slots": s.verdict}
-    series = sn.series if sn is not None else None
-    made = {
-        "backend": figures.backend_figure(a.df, folder, lang),
-        "slots": figures.slots_figure(a.df, folder, lang, knee, series),
-        **{
-            v.factor: figures.mtp_figure(v, folder, lang)
-            for v in a.verdicts
-            if v.factor == "mtp" or v.factor.startswith("spec=")
-        },
-        "build": figures.build_figure(build, folder, lang),
-        **load_figures.capacity_figures(a.verdict("capacity"), folder, lang),
-    }
-    for k, v in made.items():
-        if v:
-            out[k] = v
+    for kind, verdicts in registry.by_kind([*a.verdicts, *([build] if build else [])]):
+        if kind.figures is not None:
+            out.update(kind.figures(verdicts, drawing))
     return out
 
 

@@ -25,20 +25,15 @@ from benchkit.report.conditions import command_lines
 from benchkit.report.folder import MULTIRUN_FILE, Analysed
 from benchkit.report.numbers import (
     BackendNumbers,
-    CapacityNumbers,
     DraftingNumbers,
     FactorNumbers,
     FactorValue,
     Point,
     SlotsNumbers,
-    of,
 )
 from benchkit.report.verdicts import registry
-from benchkit.report.verdicts.kinds.capacity.verdict import next_loads
 from benchkit.results import JobResult
 
-# The factor verdicts a recommendation rests on (as the summary's "settled" counts them).
-FACTORS = ("backend", "slots", "mtp", "capacity")
 # The verdicts whose open comparisons (benchkit.compare) a Next run settles.
 ENGINE = (BackendNumbers, SlotsNumbers, DraftingNumbers, FactorNumbers)
 # Repeats that give a point a confidence interval for the noise rule.
@@ -76,7 +71,8 @@ class UseThis:
 
 
 def factor_verdicts(a: Analysed) -> list[an.Verdict]:
-    return [v for v in a.verdicts if v.factor in FACTORS or v.factor.startswith("spec=")]
+    """The verdicts a recommendation rests on (as the summary's "settled" counts them)."""
+    return [v for v in a.verdicts if registry.kind_of(v.factor).acted_on]
 
 
 def use_this(a: Analysed, program: str | None = None) -> UseThis:
@@ -142,56 +138,20 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         steps.append(
             NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(repeats))), noisy)
         )
-    loads = capacity_step(a, prog, swept)
-    if loads is not None:
-        steps.append(loads)
-    slots = a.verdict("slots")
-    if slots is not None and slots.verdict is not None:
-        counts = [r["slots"] for r in of(SlotsNumbers, slots.numbers).rows or []]
-        reached = of(SlotsNumbers, slots.numbers).knee_reached
-        if "one_slot_count" in slots.reasons:
-            more = sorted({1, 2, 4, *counts})
-            steps.append(_slots_step(StepKind.other_slots, prog, swept, a, counts, more))
-        elif counts and not reached:
-            # The gap below the largest count first: the knee may lie inside it.
-            top = sorted(counts)[-2:]
-            gap = [(top[0] + top[1]) // 2] if len(top) == 2 and top[1] - top[0] > 1 else []
-            more = sorted({*counts, *gap, 2 * max(counts)})
-            steps.append(_slots_step(StepKind.more_slots, prog, swept, a, counts, more))
+    # Each kind's next run, in report order (the capacity search's loads, more slot counts).
+    for kind, mine in registry.by_kind(a.verdicts):
+        for v in mine:
+            p = kind.proposes(v) if kind.proposes is not None else None
+            if p is None or (p.reuse and swept is None and not a.results):
+                continue
+            args = _set(swept or _single_overrides(a), p.key, p.values)
+            if p.reuse:
+                # A new folder that reuses this one's jobs: into this folder, the new values
+                # would renumber the points and a job would overwrite another point's result
+                # before it was reused.
+                args = _set(args, "resume_from", str(a.source))
+            steps.append(NextStep(StepKind(p.why), _sweep(prog, args), p.points))
     return steps
-
-
-def capacity_step(a: Analysed, prog: str, swept: list[str] | None) -> NextStep | None:
-    """The next round of the capacity search (open-loop load): the loads `next_loads`
-    proposes (report/verdicts/capacity.py), in one sweep with the loads tried that reuses this
-    folder's complete jobs, so the next report brackets each capacity more closely."""
-    v = a.verdict("capacity")
-    if v is None or (swept is None and not a.results):
-        return None
-    n = of(CapacityNumbers, v.numbers)
-    tried = sorted({r["load"] for s in n.settings or [] for r in s["rows"]})
-    new = next_loads(n)
-    if not new:
-        return None
-    key = f"load.{n.axis}"
-    loads = ",".join(f"{x:g}" for x in sorted(tried + new))
-    # A new folder that reuses this one's jobs: into this folder, the new loads would renumber
-    # the points and a job would overwrite another point's result before it was reused.
-    args = _set(_set(swept or _single_overrides(a), key, loads), "resume_from", str(a.source))
-    return NextStep(StepKind.loads, _sweep(prog, args), [{n.axis: x} for x in sorted(new)])
-
-
-def _slots_step(
-    kind: StepKind,
-    prog: str,
-    swept: list[str] | None,
-    a: Analysed,
-    counts: Sequence[int],
-    wanted: Sequence[int],
-) -> NextStep:
-    args = _set(swept or _single_overrides(a), "slots", ",".join(map(str, wanted)))
-    new: list[Point] = [{"slots": n} for n in wanted if n not in counts]
-    return NextStep(kind, _sweep(prog, args), new)
 
 
 def _job_at(results: Sequence[JobResult], point: Mapping[str, FactorValue]) -> JobResult | None:

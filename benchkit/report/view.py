@@ -121,7 +121,7 @@ def status_and_summary(
     provisional. A sweep whose points all finished can still hold provisional verdicts
     (noise, contamination, runaway outputs): never "complete" beside them."""
     study = a.study
-    validity = by["validity"]
+    validity = registry.study_status(by.values())
     # Open-loop load has no projection: its capacity verdict names the point instead.
     proj = by.get("projection")
     unsettled = [
@@ -337,14 +337,12 @@ def view_model(
     unit = unit_word(study, lang)
     by = {v.factor: v for v in a.verdicts}
     if build is not None:
-        by["build"] = build
+        by[build.factor] = build
     rows = an.records(a.df)
-    validity = by["validity"]
+    validity = registry.study_status(by.values())
 
     # Factor sections.
-    sections = factor_sections(
-        a, by, build=build, baseline=baseline, figs=figs, lang=lang, unit=unit
-    )
+    sections = factor_sections(a, by, baseline=baseline, figs=figs, lang=lang, unit=unit)
 
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)

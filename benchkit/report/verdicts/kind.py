@@ -8,11 +8,16 @@ short value a table shows, the one-sentence summary, and what the ledger does wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from benchkit.report.lang import tr
 from benchkit.report.light import Light
+from benchkit.report.numbers import Point
 from benchkit.report.sweep import Sweep
 from benchkit.report.verdicts.common import Verdict
 
@@ -47,6 +52,64 @@ class Say:
     knee_gain: float
 
 
+# A clause of the headline. Given None it is one the sentence goes on from; given what
+# follows the verdicts (the projection, or ""), it is the one that ends them: a language may
+# word the last clause otherwise (Korean ends the sentence there; English only stops adding
+# commas), so each clause has a message of each kind, the last with a {rest} field.
+Clause = Callable[[str | None], str]
+
+
+def said(text: str, lang: str, rest: str | None) -> str:
+    """A clause worded as one text: the last one carries what follows it."""
+    if rest is None:
+        return text
+    # TRANSLATORS: a clause of the headline worded elsewhere, then what follows the verdicts.
+    return tr(lang, "{clause}{rest}", clause=text, rest=rest)
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a kind's report section may need besides its verdict: the study's language and
+    unit, the sweep, the study's knee gain, the figures drawn (by key, `VerdictKind.figures`)
+    and, where two builds are compared, the baseline's folder."""
+
+    lang: str
+    unit: str
+    sweep: Sweep
+    knee_gain: float
+    figs: Mapping[str, str]
+    baseline: str = ""
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """Where and from what a kind draws its figures: the sweep's rows, the folder the files
+    go to, the report's language."""
+
+    df: pd.DataFrame
+    folder: Path
+    lang: str
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The next run a kind's verdict asks for: the sweep override it sets (`key` to
+    `values`, as the command line writes them), the points it measures that were not, and
+    why (a `use_this.StepKind` value). `reuse`: into a new folder that reuses this one's jobs
+    (new values would renumber the points here)."""
+
+    why: str
+    key: str
+    values: str
+    points: list[Point]
+    reuse: bool = False
+
+
+# A kind's report section: the fields the template prints for it (kind, title, text, table,
+# figure, ...); None where the verdict has none.
+Section = dict[str, object]
+
+
 @dataclass(frozen=True)
 class VerdictKind:
     """One kind of verdict, registered once in `verdicts.registry.KINDS` (whose order is the
@@ -70,6 +133,19 @@ class VerdictKind:
     value_tolerance: bool = False  # the ledger takes a numeric value within its tolerance
     names_point: bool = False  # its point is the report's recommendation
     clause: Callable[[Verdict, str], str | None] | None = None  # its headline clause, if any
+    # Its headline clauses where they are more than one text (a last clause worded apart).
+    clauses: Callable[[Verdict, str], Sequence[Clause]] | None = None
+    # Its report section, from its verdict and the page.
+    section: Callable[[Verdict, Page], Section | None] | None = None
+    # Its figures, from its verdicts in the report (none: a figure drawn from the rows alone),
+    # as {key: file} for the sections (`Page.figs`).
+    figures: Callable[[Sequence[Verdict], Drawing], Mapping[str, str]] | None = None
+    # Its verdict's status is the study's: whether every planned point completed.
+    completeness: bool = False
+    # The recommendation rests on it: "use this" is settled only when it is complete.
+    acted_on: bool = False
+    # The next run its verdict asks for, if any.
+    proposes: Callable[[Verdict], Proposal | None] | None = None
 
     def matches(self, factor: str) -> bool:
         return factor.startswith(self.name) if self.prefix else factor == self.name

@@ -6,7 +6,7 @@ Adding a kind is a package under `verdicts/kinds/` holding its `KIND`, and one l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchkit.report import fmt
@@ -34,10 +34,10 @@ KINDS: tuple[VerdictKind, ...] = (
     drafting.MTP,
     drafting.SPEC,
     factor.KIND,
+    builds.KIND,
     repeats.KIND,
     projection.KIND,
     validity.KIND,
-    builds.KIND,
     claim.KIND,
 )
 # The kind a verdict name no registered kind claims falls to: a swept factor's own verdict.
@@ -72,6 +72,31 @@ def value_text(name: str, value: Any, lang: str, numbers: Light) -> str:
     kind = kind_of(name)
     said = kind.value_text(value, lang, numbers) if kind.value_text is not None else None
     return said if said is not None else factor.value_text(name, value, lang)
+
+
+def of_kind(kind: VerdictKind, verdicts: Iterable[Verdict]) -> list[Verdict]:
+    """The verdicts among `verdicts` that are `kind`'s, in their order."""
+    return [v for v in verdicts if kind_of(v.factor) is kind]
+
+
+def by_kind(verdicts: Iterable[Verdict]) -> list[tuple[VerdictKind, list[Verdict]]]:
+    """Each registered kind with its verdicts among `verdicts` (none: an empty list), in
+    report order."""
+    listed = list(verdicts)
+    return [(k, of_kind(k, listed)) for k in KINDS]
+
+
+def completeness(verdicts: Iterable[Verdict]) -> Verdict | None:
+    """The verdict whose status is the study's (every planned point completed), if given."""
+    return next((v for v in verdicts if kind_of(v.factor).completeness), None)
+
+
+def study_status(verdicts: Iterable[Verdict]) -> Verdict:
+    """`completeness`'s verdict, which analysis always gives (a ValueError where not)."""
+    v = completeness(verdicts)
+    if v is None:
+        raise ValueError("no verdict says whether every planned point completed")
+    return v
 
 
 def tracked(name: str) -> bool:

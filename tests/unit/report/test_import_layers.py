@@ -32,8 +32,6 @@ WRITE_UP = {
     "use_this",
     "ledger",
     "view",
-    "figures",
-    "load_figures",
     "folder",
     "conditions",
     "analyse",
@@ -59,6 +57,9 @@ KIND_MAY = (
     "benchkit.report.i18n",
     "benchkit.report.fmt",
     "benchkit.report.words",
+    "benchkit.report.cold_words",
+    # What figures share (fonts, words, legend, saving); each kind draws its own.
+    "benchkit.report.figures",
     "benchkit.report.sentences",
     "benchkit.report.factor_words",
 )

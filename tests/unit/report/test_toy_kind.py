@@ -1,6 +1,7 @@
 """A verdict kind is one package and one registry line: a toy kind, written as a package
 outside benchkit and added to the registry's tuple (the one line), appears in analyse's
-output, in the short value text, and in the written report, with no other file touched."""
+output, in the short value text, in the headline, and in the written report with a section
+and a figure of its own, with no other file touched."""
 
 from __future__ import annotations
 
@@ -20,9 +21,12 @@ TOY = '''"""A toy verdict kind: says the sweep's cell count, to show what a kind
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
+
+from benchkit.report import figures
 from benchkit.report.sweep import COMPLETE
 from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.kind import BOTH, Found, Say, VerdictKind
+from benchkit.report.verdicts.kind import BOTH, Drawing, Found, Page, Say, VerdictKind
 
 
 def _compute(found: Found) -> list[Verdict]:
@@ -41,8 +45,21 @@ def _clause(v: Verdict, lang: str) -> str:
     return f"the toy counted {v.verdict} cells"
 
 
+def _section(v: Verdict, page: Page) -> dict[str, object]:
+    return {"kind": "toy", "title": "Toy cells", "text": f"The toy section: {v.verdict} cells.",
+            "table": [], "figure": page.figs.get("toy"), "figure_title": "Toy cells drawn"}
+
+
+def _figures(verdicts: list[Verdict], d: Drawing) -> dict[str, str]:
+    if not verdicts:
+        return {}
+    fig, ax = plt.subplots()
+    ax.bar([0], [verdicts[0].verdict])
+    return {"toy": figures._save(fig, d.folder, "toy.png")}
+
+
 KIND = VerdictKind("toy", _compute, loads=BOTH, value_text=_value, summary=_summary,
-                   clause=_clause)
+                   clause=_clause, section=_section, figures=_figures)
 '''
 
 
@@ -73,3 +90,7 @@ def test_toy_kind_reaches_analysis_words_and_report(toy: object, tmp_path: Path)
     md = (out / "report.md").read_text()
     assert "the toy counted" in md  # the headline's clause
     assert "toy cells: " in md  # the verdict summary table's value
+    # Its own section, and its figure beside it, from the package alone.
+    assert "## Toy cells\n\nThe toy section: " in md
+    assert "![Toy cells drawn](toy.png)" in md
+    assert (out / "toy.png").is_file()

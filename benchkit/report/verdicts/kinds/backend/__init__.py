@@ -10,6 +10,7 @@ from benchkit.report.light import Light
 from benchkit.report.sentences import backend_sentence
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
+from benchkit.report.verdicts.kinds.backend import figure, section, words
 from benchkit.report.verdicts.kinds.backend.verdict import backend_verdict
 
 
@@ -28,4 +29,7 @@ def _summary(v: Verdict, say: Say) -> str:
     return backend_sentence(v, say.lang)
 
 
-KIND: VerdictKind = VerdictKind("backend", _compute, value_text=_value, summary=_summary)
+KIND: VerdictKind = VerdictKind(
+    "backend", _compute, value_text=_value, summary=_summary, section=section.section,
+    figures=figure.figures, clauses=words.clauses, acted_on=True,
+)  # fmt: skip

@@ -10,6 +10,7 @@ from benchkit.report.light import Light
 from benchkit.report.sentences import build_sentence
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Say, VerdictKind
+from benchkit.report.verdicts.kinds.builds import figure, section, words
 
 
 def _value(value: Any, lang: str, numbers: Light) -> str:
@@ -20,4 +21,7 @@ def _summary(v: Verdict, say: Say) -> str:
     return build_sentence(v, say.lang)
 
 
-KIND: VerdictKind = VerdictKind("build", value_text=_value, summary=_summary)
+KIND: VerdictKind = VerdictKind(
+    "build", value_text=_value, summary=_summary, section=section.section, figures=figure.figures,
+    clauses=words.clauses,
+)  # fmt: skip

@@ -9,9 +9,14 @@ from typing import Any
 from benchkit.report.i18n import point_text
 from benchkit.report.light import Light
 from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.kind import OPEN, Found, VerdictKind
+from benchkit.report.verdicts.kind import OPEN, Found, Page, Section, VerdictKind
+from benchkit.report.verdicts.kinds.capacity import figure, next_run
 from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict
-from benchkit.report.verdicts.kinds.capacity.words import capacity_value
+from benchkit.report.verdicts.kinds.capacity.words import (
+    capacity_clause,
+    capacity_section,
+    capacity_value,
+)
 
 
 def _compute(found: Found) -> Sequence[Verdict]:
@@ -23,6 +28,14 @@ def _value(value: Any, lang: str, numbers: Light) -> str | None:
     return point_text(value, lang) if isinstance(value, Mapping) else None
 
 
+def _clause(v: Verdict, lang: str) -> str | None:
+    return capacity_clause(v, lang) if v.verdict is not None else None
+
+
+def _section(v: Verdict, page: Page) -> Section:
+    return capacity_section(v, page.lang, page.figs)
+
+
 KIND: VerdictKind = VerdictKind(
     "capacity",
     _compute,
@@ -30,4 +43,9 @@ KIND: VerdictKind = VerdictKind(
     value_text=_value,
     table_value=capacity_value,
     names_point=True,
+    section=_section,
+    figures=figure.figures,
+    clause=_clause,
+    proposes=next_run.proposes,
+    acted_on=True,
 )

@@ -15,6 +15,7 @@ from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.drafting import mtp_verdict, spec_verdicts
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
+from benchkit.report.verdicts.kinds.drafting import figure, section, words
 
 
 def _mtp(found: Found) -> Sequence[Verdict]:
@@ -36,5 +37,11 @@ def _summary(v: Verdict, say: Say) -> str:
     return mtp_sentence(v, say.lang)
 
 
-MTP: VerdictKind = VerdictKind("mtp", _mtp, value_text=_value, summary=_summary)
-SPEC: VerdictKind = VerdictKind("spec=", _spec, prefix=True, value_text=_value, summary=_summary)
+MTP: VerdictKind = VerdictKind(
+    figure.MTP, _mtp, value_text=_value, summary=_summary, section=section.section,
+    figures=figure.figures, clauses=words.clauses, acted_on=True,
+)  # fmt: skip
+SPEC: VerdictKind = VerdictKind(
+    "spec=", _spec, prefix=True, value_text=_value, summary=_summary, section=section.section,
+    figures=figure.figures, clauses=words.clauses, acted_on=True,
+)  # fmt: skip

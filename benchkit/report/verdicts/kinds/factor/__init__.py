@@ -7,13 +7,15 @@ The computation is in `benchkit.report.verdicts.factor`, its words in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from benchkit.report.factor_words import stored_value_text, verdict_value
-from benchkit.report.numbers import Point
+from benchkit.report.factor_words import factor_clause, stored_value_text, verdict_value
+from benchkit.report.numbers import FactorNumbers, Point
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.factor import factor_verdicts
-from benchkit.report.verdicts.kind import Found, VerdictKind
+from benchkit.report.verdicts.kind import Clause, Found, VerdictKind, said
+from benchkit.report.verdicts.kinds.factor import section
 
 
 def _compute(found: Found) -> Sequence[Verdict]:
@@ -31,4 +33,13 @@ def value_text(factor: str, value: Any, lang: str) -> str:
     return str(value)
 
 
-KIND: VerdictKind = VerdictKind("factor", _compute, table_value=verdict_value)
+def _clauses(v: Verdict, lang: str) -> list[Clause]:
+    """The headline's clause of a swept factor's verdict."""
+    if not isinstance(v.numbers, FactorNumbers):
+        return []
+    return [partial(said, factor_clause(v, lang), lang)]
+
+
+KIND: VerdictKind = VerdictKind(
+    "factor", _compute, table_value=verdict_value, section=section.section, clauses=_clauses
+)

@@ -12,6 +12,7 @@ from benchkit.report.light import Light
 from benchkit.report.sentences import projection_sentence
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
+from benchkit.report.verdicts.kinds.projection import section
 from benchkit.report.verdicts.projection import projection_verdict
 
 
@@ -42,5 +43,5 @@ def _summary(v: Verdict, say: Say) -> str:
 
 KIND: VerdictKind = VerdictKind(
     "projection", _compute, value_text=_value, summary=_summary, value_tolerance=True,
-    names_point=True,
+    names_point=True, section=section.section,
 )  # fmt: skip

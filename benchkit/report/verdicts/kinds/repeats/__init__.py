@@ -10,6 +10,7 @@ from benchkit.report.light import Light
 from benchkit.report.sentences import repeats_sentence
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import BOTH, Found, Say, VerdictKind
+from benchkit.report.verdicts.kinds.repeats import section
 from benchkit.report.verdicts.kinds.repeats.verdict import repeats_verdict
 
 
@@ -27,5 +28,5 @@ def _summary(v: Verdict, say: Say) -> str:
 
 KIND: VerdictKind = VerdictKind(
     "repeats", _compute, loads=BOTH, value_text=_value, summary=_summary,
-    in_summary_table=False, tracked=False,
+    in_summary_table=False, tracked=False, section=section.section,
 )  # fmt: skip

@@ -11,6 +11,7 @@ from benchkit.report.sentences import slots_sentence
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
+from benchkit.report.verdicts.kinds.slots import figure, next_run, section, words
 from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict
 
 
@@ -27,4 +28,8 @@ def _summary(v: Verdict, say: Say) -> str:
     return slots_sentence(v, say.lang)
 
 
-KIND: VerdictKind = VerdictKind("slots", _compute, value_text=_value, summary=_summary)
+KIND: VerdictKind = VerdictKind(
+    "slots", _compute, value_text=_value, summary=_summary, section=section.section,
+    figures=figure.figures, clauses=words.clauses,
+    proposes=next_run.proposes, acted_on=True,
+)  # fmt: skip

@@ -23,5 +23,11 @@ def _value(value: Any, lang: str, numbers: Light) -> str:
 
 
 KIND: VerdictKind = VerdictKind(
-    NAME, _compute, loads=BOTH, value_text=_value, in_summary_table=False, tracked=False
+    NAME,
+    _compute,
+    loads=BOTH,
+    value_text=_value,
+    in_summary_table=False,
+    tracked=False,
+    completeness=True,
 )

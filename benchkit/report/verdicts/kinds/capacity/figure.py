@@ -5,6 +5,7 @@ over every setting and load, the frontier joined. Both bases are named on the ax
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -15,9 +16,15 @@ from benchkit.report.lang import tr
 from benchkit.report.load_numbers import CapacityRow
 from benchkit.report.numbers import CapacityNumbers, of
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.kind import Drawing
 
 # p50 dotted, p95 solid (what an SLO usually limits), p99 dashed.
 _PERCENTILES = (("ttft_ms_p50", ":"), ("ttft_ms_p95", "-"), ("ttft_ms_p99", "--"))
+
+
+def figures(verdicts: Sequence[Verdict], d: Drawing) -> dict[str, str]:
+    """The capacity verdict's figures (`capacity_figures`), where it gave one."""
+    return capacity_figures(next(iter(verdicts), None), d.folder, d.lang)
 
 
 def capacity_figures(v: Verdict | None, out_dir: Path, lang: str) -> dict[str, str]:

@@ -1,0 +1,42 @@
+"""One drafting section (MTP, a draft model, n-gram): the effect per setting."""
+
+from __future__ import annotations
+
+from benchkit.report import i18n, sentences
+from benchkit.report.cold_words import with_cold
+from benchkit.report.lang import tr
+from benchkit.report.numbers import DraftingNumbers, of
+from benchkit.report.sweep import norm
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.kind import Page, Section
+from benchkit.report.verdicts.kinds.drafting.figure import MTP
+
+
+def section(m: Verdict, page: Page) -> Section:
+    lang = page.lang
+    dn = of(DraftingNumbers, m.numbers)
+    on = norm(dn.on_value)
+    mtp = m.factor == MTP
+    return {
+        "kind": "mtp",
+        "title": tr(lang, "MTP (speculative decoding)")
+        if mtp
+        else tr(lang, "Speculative decoding ({value}) against none", value=on),
+        "col_off": tr(lang, "MTP off s/unit") if mtp else "spec=none",
+        "col_on": tr(lang, "MTP on s/unit") if mtp else f"spec={on}",
+        "text": with_cold(sentences.mtp_sentence(m, lang), m, lang),
+        "table": [
+            dict(
+                e,
+                setting=i18n.point_text(e["context"], lang),
+                effect_text=i18n.effect_word(e["effect"], lang),
+            )
+            for e in dn.contexts
+        ],
+        "figure": page.figs.get(m.factor),
+        "figure_title": tr(
+            lang, "MTP on / off: seconds per unit (throughput basis), per slot count"
+        )
+        if mtp
+        else tr(lang, "Drafter on / off: seconds per unit (throughput basis), per slot count"),
+    }

@@ -1,0 +1,55 @@
+"""The drafting verdicts' words: their headline clauses."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from benchkit.report.i18n import drafter, mtp_runs_text, point_text
+from benchkit.report.lang import tr
+from benchkit.report.numbers import DraftingNumbers, of
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.kind import Clause, said
+
+
+def clauses(v: Verdict, lang: str) -> list[Clause]:
+    """What the drafter did, else that it was not exercised."""
+    if v.verdict is not None:
+        return _drafting_clauses(v.factor, v, lang)
+    if of(DraftingNumbers, v.numbers).not_exercised:
+        text = tr(lang, "{drafter} was not exercised (no drafts)", drafter=drafter(v.factor, lang))
+        return [partial(said, text, lang)]
+    return []
+
+
+def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
+    """What a drafter did; where its effect differs between series, what it did on each (an
+    effect that held on one series only is never generalised)."""
+    n = of(DraftingNumbers, v.numbers)
+    who = drafter(key, lang)
+    # Measured on another series than the one the other verdicts single out: say where.
+    if n.scope_differs or "other_series" in v.reasons:
+        return [
+            partial(
+                _series_clause,
+                who,
+                point_text(ser["series"], lang),
+                mtp_runs_text(ser["runs"], n.largest, lang),
+                lang,
+            )
+            for ser in n.by_series or []
+        ]
+    return [partial(_drafting_clause, who, mtp_runs_text(v.verdict, n.largest, lang), lang)]
+
+
+def _drafting_clause(who: str, runs: str, lang: str, rest: str | None) -> str:
+    if rest is None:
+        return tr(lang, "{drafter} {runs}", drafter=who, runs=runs)
+    return tr(lang, "{drafter} {runs}{rest}", drafter=who, runs=runs, rest=rest)
+
+
+def _series_clause(who: str, where: str, runs: str, lang: str, rest: str | None) -> str:
+    if rest is None:
+        return tr(lang, "on {point} {drafter} {runs}", point=where, drafter=who, runs=runs)
+    return tr(
+        lang, "on {point} {drafter} {runs}{rest}", point=where, drafter=who, runs=runs, rest=rest
+    )

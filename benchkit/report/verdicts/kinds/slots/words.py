@@ -1,0 +1,96 @@
+"""The slots verdict's words: its headline clause."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from benchkit.report import fmt
+from benchkit.report.factor_words import slots_not_exercised
+from benchkit.report.i18n import slots_phrase
+from benchkit.report.lang import tr, trn
+from benchkit.report.numbers import SlotsNumbers, of
+from benchkit.report.sweep import COMPLETE
+from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.kind import Clause, said
+
+
+def clauses(s: Verdict, lang: str) -> list[Clause]:
+    """The headline's clause: the knee (or how far the curve went), else that slots were
+    not exercised."""
+    if s.verdict is not None:
+        return [partial(_slots_clause, s, lang)]
+    if idle := of(SlotsNumbers, s.numbers).not_exercised:
+        return [partial(said, slots_not_exercised(idle, lang), lang)]
+    return []
+
+
+def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
+    k = int(s.verdict)
+    sn = of(SlotsNumbers, s.numbers)
+    f = sn.faster if sn.knee_reached else None
+    trade = ""
+    if f:
+        trade = tr(
+            lang,
+            " ({slots} took {ratio} its time but needs {context} the context)",
+            slots=slots_phrase(f["slots"], lang),
+            ratio=fmt.ratio(1 - f["faster_by"], lang),
+            context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
+        )
+    if sn.flat_from is not None:
+        flat = slots_phrase(sn.flat_from, lang)
+        if rest is None:
+            return tr(lang, "the curve was flat from {slots}", slots=flat)
+        return tr(lang, "the curve was flat from {slots}{rest}", slots=flat, rest=rest)
+    if sn.knee_reached and s.status == COMPLETE:
+        if rest is None:
+            return trn(
+                lang,
+                "{n} slot was the knee{trade}",
+                "{n} slots was the knee{trade}",
+                k,
+                trade=trade,
+            )
+        return trn(
+            lang,
+            "{n} slot was the knee{trade}{rest}",
+            "{n} slots was the knee{trade}{rest}",
+            k,
+            trade=trade,
+            rest=rest,
+        )
+    if sn.knee_reached:
+        if rest is None:
+            return trn(
+                lang,
+                "{n} slot looks like the knee{trade}",
+                "{n} slots looks like the knee{trade}",
+                k,
+                trade=trade,
+            )
+        return trn(
+            lang,
+            "{n} slot looks like the knee{trade}{rest}",
+            "{n} slots looks like the knee{trade}{rest}",
+            k,
+            trade=trade,
+            rest=rest,
+        )
+    if not s.missing:
+        if rest is None:
+            return tr(lang, "no knee up to {slots}", slots=slots_phrase(k, lang))
+        return tr(lang, "no knee up to {slots}{rest}", slots=slots_phrase(k, lang), rest=rest)
+    if rest is None:
+        return trn(
+            lang,
+            "{n} slot is only the best completed point",
+            "{n} slots is only the best completed point",
+            k,
+        )
+    return trn(
+        lang,
+        "{n} slot is only the best completed point{rest}",
+        "{n} slots is only the best completed point{rest}",
+        k,
+        rest=rest,
+    )
