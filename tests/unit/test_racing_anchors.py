@@ -3,8 +3,10 @@ and never decides what the machine offset alone explains. Pure arithmetic, no se
 
 from __future__ import annotations
 
+import json
 import math
 import random
+from pathlib import Path
 
 from benchkit.compare.engine import ACROSS, OPEN
 from benchkit.racing.anchors import (
@@ -163,3 +165,24 @@ def test_a_pair_left_open_across_machines_says_why() -> None:
 def test_anchor_is_a_plain_record() -> None:
     a = Anchor("3", "H100 GPU-b", 3, "the current best")
     assert (a.point, a.units) == ("3", 3)
+
+
+def test_racing_json_recorded_before_anchors_still_reads(tmp_path: Path) -> None:
+    from benchkit.racing.run import _earlier
+
+    old = Path(__file__).resolve().parents[2] / "docs/studies/h100-vulkan-vs-cuda-warm/results"
+    got = _earlier(old / "racing.json")
+    assert got is not None and got["anchors"] == []
+    # An anchor's job is where the next launch writes: only anchors/N is taken from the file.
+    data = {
+        "launch_s": {},
+        "launches": {},
+        "anchors": [
+            {"point": "0", "machine": "m", "units": 3, "why": "w", "job": "anchors/0"},
+            {"point": "1", "machine": "m", "units": 3, "why": "w", "job": "../../etc"},
+        ],
+    }
+    (tmp_path / "racing.json").write_text(json.dumps(data))
+    got = _earlier(tmp_path / "racing.json")
+    assert got is not None and [a["job"] for a in got["anchors"]] == ["anchors/0"]
+    assert got["anchors"][0]["status"] == "planned"
