@@ -11,10 +11,12 @@ when slots > 1, so a span alone would count the overlap once per slot).
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchkit.gpu_readers import GPU_BACKENDS, open_reader
 from benchkit.report.evidence import SLOT_LATENCY, THROUGHPUT
 from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
 from benchkit.trust import read_result
@@ -58,6 +60,23 @@ def unit_values(job_dir: Path, metric: str = THROUGHPUT) -> dict[str, float]:
 def _card(d: Mapping[str, Any]) -> str:
     # As benchkit.report.evidence.gpu_of names one card: the report's machine for the job.
     return f"{d.get('name') or 'GPU'} {str(d.get('uuid') or '')[:12]}".strip()
+
+
+def machine_here(backend: str, telemetry: bool, device: int | None, hardware: str) -> str:
+    """The machine the race's next job will measure on, named as `unit_machines` will name it
+    from that job's result: the last card its telemetry would list, else the hardware profile
+    on this host. Read before anything is launched, so a resumed race knows it has moved."""
+    if telemetry and backend in GPU_BACKENDS:
+        reader, _ = open_reader(backend, None if device is None else [device])
+        if reader is not None:
+            try:
+                devices = list(reader.devices)
+            finally:
+                reader.close()
+            if devices:
+                return _card(dict(devices[-1]))
+    host = platform.node()
+    return f"{hardware}@{host}" if host else ""
 
 
 def unit_machines(

@@ -42,7 +42,7 @@ from typing import Literal
 
 from benchkit.compare.engine import OPEN, WITHIN, WORSE
 from benchkit.compare.engine import Comparison as EngineComparison
-from benchkit.racing.judge import Machines, outcome_of, race_engine
+from benchkit.racing.judge import Anchored, Machines, outcome_of, race_engine
 from benchkit.racing.knee import KNEE_FACTOR, knee_rests, knee_series, series_noise
 from benchkit.racing.stats import Prior, finite, holm, log_ratios, prior_of, spread, t_sf
 
@@ -147,6 +147,8 @@ class RoundDecision:
     comparisons: dict[str, Comparison] = field(default_factory=dict)
     # Points out of contention that a factor's verdict still needs measured (`verdict_pairs`).
     for_verdicts: list[str] = field(default_factory=list)
+    # The verdict pairs the engine left open this round (what a resumed race anchors for).
+    open_pairs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def undecided(self) -> list[str]:
@@ -178,11 +180,13 @@ def decide(
     points: Mapping[str, Mapping[str, object]] | None = None,
     total_units: int = 0,
     machines: Machines | None = None,
+    anchors: Anchored | None = None,
 ) -> RoundDecision:
     """One round: the best of the points not yet stopped, and each other point's status.
 
     `values` maps point -> {unit: objective value} (units in measuring order), `machines`
-    point -> {unit: the machine that measured it} (absent: one machine). Every other point is
+    point -> {unit: the machine that measured it} (absent: one machine), `anchors` the units
+    measured again on another machine (benchkit.racing.anchors). Every other point is
     judged by the engine against the best (the module's docstring): stopped where it is
     `worse`, settled where `within`, running otherwise; a point in `stopped` is judged again
     and runs again where it is no longer worse. A verdict pair in `pairs` is open until the
@@ -199,7 +203,7 @@ def decide(
     best = best_of(values, alive)
     status[best] = BEST
     noise = max(thresholds[1:]) if len(thresholds) > 1 else None
-    eng = race_engine(values, machines or {}, settings.margin, settings.confidence, noise)
+    eng = race_engine(values, machines or {}, settings.margin, settings.confidence, noise, anchors)
     others = [p for p in values if p != best and values[p]]
     logs = {p: log_ratios(values[p], values[best]) for p in others}
     prior = prior_of(list(logs.values()))
@@ -239,7 +243,7 @@ def decide(
         pairs = [pair for pair in pairs if not (best in pair and set(pair) & above)]
     open_pairs = [pair for pair in pairs if not pair_decided(eng.compare(*pair))]
     needed = sorted({p for pair in open_pairs for p in pair if status.get(p) != BEST})
-    return RoundDecision(best, status, comps, needed)
+    return RoundDecision(best, status, comps, needed, open_pairs)
 
 
 def _moderated(

@@ -5,13 +5,15 @@ The sweeper plugin (hydra_plugins/benchkit_racing) launches the jobs; this modul
 reads their folders (benchkit.racing.observe) and asks the policy. A race started again on
 the same sweep folder (after Ctrl-C) replays its rounds: the jobs already complete are
 reused by the resume mechanism, so the decisions come out the same and only what is left
-is measured.
+is measured. A race resumed on another machine measures its anchor points there first
+(benchkit.racing.anchors), and racing.json lists them with why each was measured.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -20,6 +22,14 @@ from typing import Any
 
 from benchkit import bounded, log
 from benchkit.errors import UserError
+from benchkit.racing.anchors import (
+    AnchorEntry,
+    OpenPair,
+    moved,
+    offset_of,
+    open_across,
+    plan_anchors,
+)
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_machines, unit_values
 from benchkit.racing.policy import (
     RUNNING,
@@ -41,6 +51,10 @@ from benchkit.workload import load_workload
 _log = log.get(__name__)
 # Final status of a point the race left undecided at max_units or the budget.
 UNDECIDED = "undecided"
+# Where a resumed race's anchor jobs are measured: below the sweep folder, so the sweep's
+# jobs stay one a point, and the report reads them as study.anchors=[anchors].
+ANCHORS_DIR = "anchors"
+_ANCHOR_JOB = re.compile(rf"{ANCHORS_DIR}/[0-9]{{1,6}}")
 
 
 class Race:
@@ -57,6 +71,7 @@ class Race:
         fixture: str,
         units_override: int | None = None,
         slots: Sequence[int] = (),
+        here: str = "",
     ) -> None:
         self.grid = {str(i): list(o) for i, o in enumerate(grid)}
         # Each point's parallel slots: a round gives it at least one unit a slot.
@@ -110,13 +125,25 @@ class Race:
         # resumed on another lent card compares its later units there, and a pair across
         # machines is decided only through an anchor measured on both (benchkit.racing.judge).
         self.machines: dict[str, dict[str, str]] = {}
+        # The machine this run of the race measures on ('' unknown: no anchors), the anchors
+        # measured on a machine the race moved to, and the pairs left open across machines.
+        self.here = here
+        self.anchors: list[AnchorEntry] = []
+        self._launched: set[str] = set()
+        self.open: list[OpenPair] = []
         earlier = _earlier(sweep_dir / RACING_FILE)
         if earlier is not None:
             self.machines = earlier["machines"]
+            self.anchors = earlier["anchors"]
             self.launch_s = {str(k): float(v) for k, v in earlier["launch_s"].items()}
             self.launches = {str(k): int(v) for k, v in earlier["launches"].items()}
             for p, started in earlier["in_flight"].items():
-                self.record_launch(int(p), _ran_until(sweep_dir / str(p), float(started)))
+                self.record_launch(int(p), _ran_until(self._job_dir(int(p)), float(started)))
+
+    def _job_dir(self, idx: int) -> Path:
+        """A launch's folder: a point's job, or (past the grid) an anchor's."""
+        n = idx - len(self.grid)
+        return self.sweep_dir / (str(idx) if n < 0 else f"{ANCHORS_DIR}/{n}")
 
     def _result(self, point: str) -> dict[str, Any]:
         """The point's result as the race may use it: read bounded and signed with this
@@ -134,36 +161,43 @@ class Race:
             return {}
         return read.data
 
-    def values(self) -> dict[str, dict[str, float]]:
+    def values(self, settle: bool = True) -> dict[str, dict[str, float]]:
         """Each raced point's per-unit values; a point whose job did not complete leaves the
-        race (the report shows it failed or incomplete, as in any sweep)."""
+        race (the report shows it failed or incomplete, as in any sweep). `settle=False`:
+        read only, before a round (what a resumed race has measured so far)."""
         out: dict[str, dict[str, float]] = {}
         for p in self.grid:
             if p in self.failed:
                 continue
             if self._result(p).get("status") != "complete":
-                self.failed.append(p)
+                if settle:
+                    self.failed.append(p)
                 continue
             vals = unit_values(self.sweep_dir / p, self.metric)
             if len(vals) < 2:
-                self.failed.append(p)
+                if settle:
+                    self.failed.append(p)
                 continue
             out[p] = vals
             self.machines[p] = unit_machines(self._result(p), vals, self.machines.get(p, {}))
         return out
 
     def spent_s(self) -> float:
-        return sum(float(self._wall(p) or 0.0) for p in self.grid)
+        """The measured jobs' wall clock, the anchors' included."""
+        anchors = sum(float(_wall_of(self._result(a["job"])) or 0.0) for a in self.anchors)
+        return sum(float(self._wall(p) or 0.0) for p in self.grid) + anchors
 
     def _wall(self, point: str) -> float | None:
-        wall = (self._result(point).get("metrics") or {}).get("wall_s")
-        return float(wall) if isinstance(wall, int | float) else None
+        return _wall_of(self._result(point))
 
     def next_batch(self) -> list[tuple[int, list[str]]]:
         """The jobs of the next round, as (job number, overrides); [] when the race is over.
         A point whose folder already holds the units asked (a race run again after Ctrl-C)
         is not launched: the round is decided on what it has."""
         while True:
+            due = self._anchors_due()
+            if due:
+                return due
             want = self._round()
             if not want:
                 self.finished = True
@@ -203,6 +237,96 @@ class Race:
         """The point's job is complete with at least `units` units, run with its overrides."""
         return self._ran_as_planned(point) and self._units_done(point) >= units
 
+    def _anchored(self, tried: bool = False) -> dict[str, dict[str, dict[str, float]]]:
+        """Each measured anchor's units, by point and the machine its result names (the
+        engine's series); `tried`: every anchor planned on a machine, measured or not (what
+        is not planned again)."""
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for a in self.anchors:
+            vals: dict[str, float] = {}
+            machine = a["machine"]
+            if a["status"] == "measured":
+                vals = unit_values(self.sweep_dir / a["job"], self.metric)
+                ran = list(unit_machines(self._result(a["job"]), vals, {}).values())
+                machine = max(set(ran), key=ran.count) if ran else machine
+            if vals or tried:
+                out.setdefault(a["point"], {}).setdefault(machine, {}).update(vals)
+        return out
+
+    def _settle_anchors(self, values: Mapping[str, Mapping[str, float]]) -> None:
+        """Each planned anchor measured (its offset with it), failed (launched in this run and
+        not complete), or skipped (planned on a machine the race has since left)."""
+        for a in self.anchors:
+            if a["status"] != "planned":
+                continue
+            if self._result(a["job"]).get("status") == "complete":
+                a["status"] = "measured"
+                got = unit_values(self.sweep_dir / a["job"], self.metric)
+                a["offset"] = offset_of(a["point"], values, self.machines, got)
+            elif a["job"] in self._launched:
+                a["status"] = "failed"
+            elif a["machine"] != self.here:
+                a["status"] = "skipped"
+
+    def _anchors_due(self) -> list[tuple[int, list[str]]]:
+        """The anchor jobs to launch before any unit of the next round: on a machine the race
+        has not measured its earlier units on (benchkit.racing.anchors); [] otherwise."""
+        if not self.here:
+            return []
+        values = self.values(settle=False)
+        self._settle_anchors(values)
+        alive = [p for p in values if p not in self.stopped]
+        if not alive or not moved({p: self.machines.get(p, {}) for p in values}, self.here):
+            return []
+        due = [
+            a
+            for a in self.anchors
+            if a["status"] == "planned" and a["machine"] == self.here and a["point"] in self.grid
+        ]
+        if not due:
+            factors = {p: self.factors[p] for p in values}
+            d = decide(
+                values,
+                self.settings,
+                self.stopped,
+                verdict_pairs(factors, best_of(values, alive)),
+                self.thresholds,
+                factors,
+                self.total_units,
+                self.machines,
+                self._anchored(),
+            )
+            tried = self._anchored(tried=True)
+            for a in plan_anchors(
+                d, values, self.machines, tried, self.here, self.settings, self.slots
+            ):
+                job = f"{ANCHORS_DIR}/{len(self.anchors)}"
+                entry = AnchorEntry(point=a.point, machine=a.machine, units=a.units, why=a.why,
+                                    job=job, status="planned", offset=None)  # fmt: skip
+                self.anchors.append(entry)
+                due.append(entry)
+                _log.info(
+                    f"[benchkit] race on {self.here}, where its earlier units were not measured: "
+                    f"anchor first: point {a.point} on its first {a.units} units, into {job} "
+                    f"({a.why})"
+                )
+        todo = [a for a in due if a["job"] not in self._launched]
+        self._launched.update(a["job"] for a in todo)
+        return [
+            (
+                len(self.grid) + int(a["job"].rsplit("/", 1)[1]),
+                [
+                    *self.grid[a["point"]],
+                    f"workload.units={a['units']}",
+                    # Measured afresh: the point's own job with as many units has the same
+                    # resume key, and would be taken instead.
+                    "resume=false",
+                    f"hydra.sweep.subdir={a['job']}",
+                ],
+            )
+            for a in todo
+        ]
+
     def _round(self) -> dict[str, int]:
         """Decide on what the points have, and how many units each should have next."""
         if self.round == 0:
@@ -222,6 +346,11 @@ class Race:
             {p: self.factors[p] for p in values},
             self.total_units,
             self.machines,
+            self._anchored(),
+        )
+        noise = max(self.thresholds[1:]) if len(self.thresholds) > 1 else None
+        self.open = open_across(
+            self.decision, values, self.machines, self._anchored(), self.settings, noise
         )
         self.stopped = [p for p, s in self.decision.status.items() if s == STOPPED]
         # Every point is judged again each round (a stopped one too): its comparison now.
@@ -315,6 +444,11 @@ class Race:
             "machine_s": machine,
             "full_grid_machine_s": full_machine,
             "unit_machines": self.machines,
+            # Where this run measured, the anchors measured on a machine the race moved to
+            # (and why), and the pairs left open because they span machines (and why).
+            "here": self.here,
+            "anchors": self.anchors,
+            "open_across": self.open,
         }
 
     def write(self, path: Path) -> None:
@@ -359,7 +493,39 @@ def _earlier(path: Path) -> dict[str, Any] | None:
         for k, v in (flight.items() if isinstance(flight, dict) else ())
         if str(k).isdigit() and isinstance(v, int | float)
     }
-    return {"launch_s": secs, "launches": counts, "in_flight": flight, "machines": kept}
+    anchors = data.get("anchors")  # absent in races recorded before anchors were measured
+    return {
+        "launch_s": secs,
+        "launches": counts,
+        "in_flight": flight,
+        "machines": kept,
+        # Only anchor folders this race names itself: a job path from the file is where the
+        # next launch writes.
+        "anchors": [
+            _entry(a)
+            for a in (anchors if isinstance(anchors, list) else [])
+            if isinstance(a, dict) and _ANCHOR_JOB.fullmatch(str(a.get("job") or ""))
+        ],
+    }
+
+
+def _entry(a: Mapping[str, Any]) -> AnchorEntry:
+    """An anchor as an earlier run recorded it in racing.json."""
+    offset = a.get("offset")
+    return AnchorEntry(
+        point=str(a.get("point")),
+        machine=str(a.get("machine") or ""),
+        units=int(a.get("units") or 0),
+        why=str(a.get("why") or ""),
+        job=str(a.get("job") or ""),
+        status=str(a.get("status") or "planned"),
+        offset=float(offset) if isinstance(offset, int | float) else None,
+    )
+
+
+def _wall_of(result: Mapping[str, Any]) -> float | None:
+    wall = (result.get("metrics") or {}).get("wall_s")
+    return float(wall) if isinstance(wall, int | float) else None
 
 
 def _ran_until(job_dir: Path, started: float) -> float:

@@ -87,9 +87,18 @@ class RacingSweeper(BasicSweeper):
         self, grid: Sequence[Sequence[str]], swept: list[str], sweep_dir: Path, composed: list[Any]
     ) -> Any:
         """The race over `grid`; a setting that cannot race is a UserError sentence."""
+        from benchkit.racing.observe import machine_here
         from benchkit.racing.run import Race
 
         first = composed[0]
+        # Where this run measures: a race resumed on another machine anchors there first.
+        backend = first.backend.name
+        here = machine_here(
+            str(getattr(backend, "value", backend)),
+            bool(first.telemetry.get("enabled", True)),
+            first.hardware.get("device"),
+            str(first.hardware.name),
+        )
         return Race(
             grid=[list(g) for g in grid],
             swept=swept,
@@ -99,6 +108,7 @@ class RacingSweeper(BasicSweeper):
             fixture=str(first.workload.fixture),
             units_override=first.workload.get("units"),
             slots=[int(c.get("slots") or 1) for c in composed],
+            here=here,
         )
 
     def sweep(self, arguments: list[str]) -> Any:
