@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
+from benchkit.report.folder import analyse_folder
 from tests.reliability.conftest import result, run
 from tests.test_racing_integration import _args, _fixture, _race
 
@@ -76,3 +77,7 @@ def test_a_race_resumed_on_another_machine_measures_its_anchor_first(tmp_path: P
     # Open pairs across machines, if any, say why.
     assert all(o["reason"] for o in race["open_across"])
     json.dumps(race)  # racing.json stays plain JSON
+    # The report bridges the machines through the race's anchor without being told
+    # (study.anchors unset): the anchor job is one of the sweep's anchors.
+    analysed = analyse_folder(sweep)
+    assert [x.job for x in analysed.sweep.anchors] == [a["job"]], analysed.sweep.anchors

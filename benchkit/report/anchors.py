@@ -7,11 +7,29 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchkit.errors import UserError
+from benchkit.racing.run import ANCHORS_DIR
 from benchkit.report import evidence as ev
+from benchkit.report.racing import load_race
 from benchkit.report.sweep import AnchorJob, _is_num, records
 from benchkit.report.table import tidy
 from benchkit.results import CALLS_FILE, find_results
 from benchkit.results import unit_spans as calls_unit_spans
+
+
+def race_anchors(source: Path, configured: Sequence[str]) -> list[str]:
+    """`configured` (study.anchors), and the folder of anchor jobs a race measured when it was
+    resumed on another machine (benchkit.racing.anchors: `anchors/N` beside its jobs), which
+    its racing.json lists: the report bridges the machines as the race did, without being told."""
+    folders = list(configured)
+    race = load_race(source)
+    measured = [
+        a
+        for a in (race or {}).get("anchors") or []
+        if isinstance(a, dict) and a.get("status") == "measured"
+    ]
+    if measured and (source / ANCHORS_DIR).is_dir() and ANCHORS_DIR not in folders:
+        folders.append(ANCHORS_DIR)
+    return folders
 
 
 def load_anchors(

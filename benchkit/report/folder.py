@@ -22,7 +22,7 @@ from benchkit.paths import conf_dir
 from benchkit.report import analyse as an
 from benchkit.report import evidence as ev
 from benchkit.report import racing
-from benchkit.report.anchors import load_anchors
+from benchkit.report.anchors import load_anchors, race_anchors
 from benchkit.report.job_calls import JobCalls, read_calls, stalls_caps
 from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
@@ -156,7 +156,8 @@ def analyse_folder(
     planned = an.planned_space(study.factors, swept_factors(source))
     builds = {r.job_dir.name: an.job_build(r.result) for r in results}
     metric = ev.objective_of(study.objective, study.slo).metric
-    anchors = load_anchors(source, study.anchors, factor_columns(results), metric)
+    folders = race_anchors(source, study.anchors)
+    anchors = load_anchors(source, folders, factor_columns(results), metric)
 
     def sweep(df: pd.DataFrame, slo: Mapping[str, float]) -> an.Sweep:
         return an.build_sweep(
