@@ -20,6 +20,7 @@ import pytest
 
 from benchkit.paths import repo_root
 from benchkit.report.folder import analyse_folder
+from benchkit.report.verdicts.engine_of import engine_of
 from tests.reliability.conftest import result, run
 from tests.test_racing_integration import _args, _fixture, _race
 
@@ -81,3 +82,13 @@ def test_a_race_resumed_on_another_machine_measures_its_anchor_first(tmp_path: P
     # (study.anchors unset): the anchor job is one of the sweep's anchors.
     analysed = analyse_folder(sweep)
     assert [x.job for x in analysed.sweep.anchors] == [a["job"]], analysed.sweep.anchors
+    # The best job's units ran on both hosts: the engine holds one series per host for it,
+    # each with that host's units (racing.json's unit_machines), not one series named by
+    # the job's last host.
+    eng = engine_of(analysed.sweep)
+    job_series = [x for xs in eng.by_point.values() for x in xs if x.job == race["best"]]
+    by_host = {x.machine.rsplit("@", 1)[1]: set(x.units) for x in job_series}
+    assert set(by_host) == {"host-a", "host-b"}, job_series
+    assert by_host == {
+        h: {u for u, m in best.items() if m.endswith("@" + h)} for h in ("host-a", "host-b")
+    }

@@ -159,8 +159,10 @@ def analyse_folder(
     folders = race_anchors(source, study.anchors)
     anchors = load_anchors(source, folders, factor_columns(results), metric)
 
+    machines = racing.unit_machines(source)
+
     def sweep(df: pd.DataFrame, slo: Mapping[str, float]) -> an.Sweep:
-        return an.build_sweep(
+        built = an.build_sweep(
             df,
             factor_columns(results),
             planned,
@@ -208,6 +210,8 @@ def analyse_folder(
             race_undecided=racing.undecided(source),
             anchors=anchors,
         )
+        built.unit_machines = machines
+        return built
 
     stalls, capped, unreadable = stalls_caps(calls, results)
     leave_out_cold_starts(df, stalls, set(restated))

@@ -56,6 +56,21 @@ def decisions(source: Path, left_out: Collection[str] = ()) -> tuple[dict[str, s
     return stopped, None if best is None or str(best) in left_out else str(best)
 
 
+def unit_machines(source: Path) -> dict[str, dict[str, str]]:
+    """job -> unit -> the machine that measured it, as a race recorded it (racing.json's
+    `unit_machines`: a job it extended on another card measured its units on two); {} for a
+    sweep that did not race, or a race recorded before it kept them."""
+    race = load_race(source)
+    kept = (race or {}).get("unit_machines")
+    if not isinstance(kept, dict):
+        return {}
+    return {
+        str(job): {str(u): str(m) for u, m in units.items()}
+        for job, units in kept.items()
+        if isinstance(units, dict)
+    }
+
+
 def undecided(source: Path) -> list[str]:
     """The points a finished race left undecided (its unit limit or budget came first): [] for
     a sweep that did not race, or a race stopped from outside (its open points were never

@@ -289,6 +289,9 @@ class Sweep:
     # The points a finished race left undecided against its best (racing.json): a verdict
     # that compares one rests on a pair the race's paired test did not settle.
     race_undecided: list[str] = field(default_factory=list)
+    # job -> unit -> machine, where a race recorded it (a job it extended on another card
+    # measured its units on two): the engine splits such a job's units by machine.
+    unit_machines: dict[str, dict[str, str]] = field(default_factory=dict)
     # Jobs whose setup differs in something no swept factor explains (evidence.contamination).
     contaminated: list[Contamination] = field(default_factory=list)
     # Each job's setup as `contaminated` compared them, and the further keys it compared:

@@ -48,7 +48,9 @@ def _series(sw: Sweep, cell: Cell) -> list[Series]:
     m = sw.metric
     samples = cell.samples.get(m) or []
     point = point_of(cell)
+    # Each job's machine, and those a race recorded for its units (one it extended elsewhere).
     machines = {machine_of(sw, j) for j in cell.jobs}
+    machines |= {m for j in cell.jobs for m in sw.unit_machines.get(j, {}).values()}
     if len(samples) > 1 and len(machines) == 1:
         # Repeats of one machine (passes of one job, or twin jobs): their spread is the noise.
         job = cell.jobs[0]
@@ -58,8 +60,22 @@ def _series(sw: Sweep, cell: Cell) -> list[Series]:
         value = samples[i] if i < len(samples) else None
         spans = sw.unit_times.get(job) or sw.spans.get(job, {})
         units = _own(sw, job, spans) or _scaled(spans, value)
-        out.append(Series(point, job, machine_of(sw, job), units, (), value))
+        out += _by_machine(sw, Series(point, job, machine_of(sw, job), units, (), value))
     return out
+
+
+def _by_machine(sw: Sweep, x: Series) -> list[Series]:
+    """A job a race extended on another machine, as one series per machine its units ran on
+    (racing.json's unit_machines): its units on the first card pair with the points measured
+    there, those on the second with the points measured there, never one with the other."""
+    where = sw.unit_machines.get(x.job, {})
+    machines = {where.get(u, "") for u in x.units}
+    if len(machines) < 2 or "" in machines or "hardware" in sw.varying:
+        return [x]
+    return [
+        Series(x.point, x.job, m, {u: t for u, t in x.units.items() if where[u] == m}, (), None)
+        for m in sorted(machines)
+    ]
 
 
 def _own(sw: Sweep, job: str, spans: dict[str, float]) -> dict[str, float]:
