@@ -51,14 +51,14 @@ A user on the CPU:
    tests/test_issue41_findings.py::test_cpu_slots_verdict_compares_each_count_below_on_its_own_pairs
 13. Two identical sweeps, 2 units a point, "provisional" and "complete":
    tests/test_issue41_findings.py::test_cpu_twin_sweeps_of_two_units_a_point_are_both_provisional
-   ... and another run "complete" with 52% of its slots idle at 4 slots (XFAIL, not fixed):
+   ... and another run "complete" with 52% of its slots idle at 4 slots (reason partial_rounds):
    tests/test_issue41_findings.py::test_cpu_a_knee_resting_on_idle_slots_is_not_complete
 14. Two identical larger sweeps both recommending the point that measured slowest:
    tests/test_issue41_findings.py::test_cpu_larger_twin_sweeps_never_recommend_the_slowest_point
 15. Capacity "at least 6.4 calls/s" where 4.02/s was offered and 2.96/s achieved:
    tests/unit/test_capacity.py::test_a_capacity_is_stated_as_the_rate_the_schedule_offered_with_the_achieved_beside_it
 16. "No knee up to 2 slots" holding at ubatch 512 only (29% slower at 128), flagged for ubatch
-   but not for slots (the words: XFAIL, not fixed):
+   but not for slots (the words: slots_words.series_text and elsewhere_text):
    tests/test_issue41_findings.py::test_cpu_a_slots_verdict_at_one_ubatch_is_drawn_on_that_series
    tests/test_issue41_findings.py::test_cpu_slots_verdict_names_the_ubatch_it_holds_at
 17. A loaded machine (load 3-19 on 2 cores) not named:
@@ -375,17 +375,6 @@ def _rounds(folder: Path, i: int, slots: int, unit_s: float, units: int = 6) -> 
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue #41 finding 13, not fixed: a slots verdict is called complete while the points "
-        "it rests on left a quarter or more of their slot-time idle (6 units at 4 and 8 "
-        "slots); the issue asks 'complete only when ... exercised (enough units for every "
-        "slot to work whole rounds)', but verdicts/exercise.py checks only that the slot "
-        "counts had different units in flight, and report/slot_use.py's idle share feeds the "
-        "time table, not the verdict's status"
-    ),
-)
 def test_cpu_a_knee_resting_on_idle_slots_is_not_complete(tmp_path: Path) -> None:
     """Finding 13's second half (no stored run; rebuilt): a CPU run called "complete" with 52%
     of its slots idle at 4 slots. Here 6 units a point at 1, 2, 4 and 8 slots: 4 slots runs a
@@ -433,7 +422,7 @@ def test_cpu_a_slots_verdict_at_one_ubatch_is_drawn_on_that_series(tmp_path: Pat
     slots took 0.80x the time of 1 ("no knee up to 2 slots"); at ubatch 128, 2 slots took
     1.29x the time of 1. What holds today: the ubatch verdict says its best differs between
     slot counts, and the slots verdict is drawn on the ubatch=512 series. What does not (the
-    slots verdict saying where it holds) is the xfail test below."""
+    slots verdict saying where it holds) is the test below."""
     steady = [1.0, 1.002, 0.998, 1.001, 0.999, 1.0, 1.001, 0.999]
     for i, (slots, ubatch, per_unit) in enumerate(
         [(1, 512, 10.0), (2, 512, 8.0), (1, 128, 10.2), (2, 128, 13.2)]
@@ -451,21 +440,10 @@ def test_cpu_a_slots_verdict_at_one_ubatch_is_drawn_on_that_series(tmp_path: Pat
     assert "No knee up to 2 slots" in sentences.slots_sentence(s, "en")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue #41 finding 16, not fixed: the slots verdict is drawn on the series holding "
-        "the best point (ubatch=512) and its sentence neither names that setting nor says "
-        "that at ubatch=128 2 slots took 1.29x the time of 1; its status does not depend on "
-        "it either (the ubatch verdict says its best differs between slot counts, the slots "
-        "verdict has no such check: SlotsNumbers has no by-series or scope field)"
-    ),
-)
 def test_cpu_slots_verdict_names_the_ubatch_it_holds_at(tmp_path: Path) -> None:
     """Finding 16's fixed behaviour, on the sweep above: the slots sentence names ubatch=512
-    (where it holds) and says ubatch=128 differs, or the verdict is provisional for it. (The
-    rendered section labels its table "ubatch=512:", but the verdict's words and status do
-    not, and the ubatch=128 series is not shown there.)"""
+    (where it holds) and says the knee at ubatch=128 differs, with 2 slots' time against 1
+    slot's there (slots_words.elsewhere_text)."""
     steady = [1.0, 1.002, 0.998, 1.001, 0.999, 1.0, 1.001, 0.999]
     for i, (slots, ubatch, per_unit) in enumerate(
         [(1, 512, 10.0), (2, 512, 8.0), (1, 128, 10.2), (2, 128, 13.2)]

@@ -72,6 +72,8 @@ RULES: dict[int, str] = {
         "best value is complete only when every other value is decided against it; the "
         "projection's faster point is named only where its comparison is decided; a race stops "
         "a point only where the engine decides it slower than the best, on one machine or "
-        "through a point measured on both"
+        "through a point measured on both; a knee resting on a slot count whose units did not "
+        "fill whole rounds of its slots is provisional (the run did not exercise it), and a "
+        "knee drawn on one series says so, with the other series' knees where they differ"
     ),
 }

@@ -24,6 +24,7 @@ from benchkit.report.numbers import (
     ProjectionNumbers,
     SlotsNumbers,
 )
+from benchkit.report.slots_words import partial_rounds_text
 from benchkit.report.stall_words import stalled_text
 from benchkit.report.sweep import COMPLETE
 from benchkit.report.verdicts.common import Verdict
@@ -127,6 +128,8 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
             "it compares a point the race left undecided against its best (Racing): a "
             "difference its paired test did not settle",
         )
+    if reason == "partial_rounds" and isinstance(n, SlotsNumbers) and n.partial_rounds:
+        return partial_rounds_text(n.partial_rounds, lang)
     if reason == "knee_not_reached":
         return tr(lang, "the knee was not reached within the slot counts measured")
     if reason == "open_pairs" and isinstance(

@@ -36,6 +36,7 @@ from benchkit.report.numbers import (
     of,
 )
 from benchkit.report.reasons import _prov, _prov_sentence
+from benchkit.report.slots_words import elsewhere_text, series_text
 from benchkit.report.sweep import COMPLETE, norm
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.words import BACKENDS as BACKENDS
@@ -131,9 +132,9 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         return tr(lang, "No complete points compare slot counts{prov}.", prov=prov)
     k = int(v.verdict)
     gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
-    obj = objective_words(_objective_of(v), lang)
+    obj = objective_words(_objective_of(v), lang) + series_text(n, lang)
     if not n.knee_reached:
-        return _no_knee(v, n, k, obj, gain, lang)
+        return _no_knee(v, n, k, obj, gain, lang) + elsewhere_text(n, k, lang)
     costs = []
     for b in n.beyond or []:
         costs.append(
@@ -173,7 +174,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
             k,
             **fields,
         )
-    return text + tradeoff_text(v, lang)
+    return text + elsewhere_text(n, k, lang) + tradeoff_text(v, lang)
 
 
 def _below(n: SlotsNumbers, k: int, lang: str) -> str:

@@ -10,7 +10,9 @@ from benchkit.compare import questions
 from benchkit.compare.engine import Engine
 from benchkit.report.numbers import (
     Beyond,
+    ElsewhereKnee,
     Faster,
+    PartialRound,
     SlotsNumbers,
     SlotsRow,
 )
@@ -153,6 +155,9 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
             if k2 != k:
                 knee_uncapped = k2
     beyond = _beyond(rows, ratio, counts, ki)
+    partial = _partial_rounds(sw, primary, counts, counts[bi], k)
+    if partial:
+        reasons.append("partial_rounds")
     numbers = replace(
         known,
         knee_reached=reached,
@@ -169,6 +174,8 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
         knee_uncapped=knee_uncapped,
         beyond=beyond,
         latency_grows=(all((b["latency_ratio"] or 0) > 1 for b in beyond) if beyond else None),
+        partial_rounds=partial or None,
+        elsewhere=_elsewhere(sw, eng, series, primary, k, eligible) or None,
     )
     return Verdict(
         "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
@@ -258,3 +265,65 @@ def _beyond(
             }
         )
     return beyond
+
+
+def _partial_rounds(
+    sw: Sweep, primary: Sequence[Cell], counts: Sequence[int], best: int, k: int
+) -> list[PartialRound]:
+    """The counts the knee rests on (each count up to the knee, and the best) whose units did
+    not fill whole rounds of their slots: n units on s slots run ceil(n/s) rounds, and
+    1 - n / (rounds x s) of the slot-time has no unit to run (6 units on 4 slots: a round of
+    4, one of 2, a quarter idle), so the count is measured slower than its slots run a full
+    workload: the run did not exercise it (the issue's "enough units for every slot to work
+    whole rounds")."""
+    out: list[PartialRound] = []
+    for c, s in zip(primary, counts, strict=True):
+        units = [sw.row(j).get("units_completed") for j in c.jobs]
+        known = [int(float(u)) for u in units if isinstance(u, int | float) and u == u and u > 0]
+        if s < 2 or not known or (s > k and s != best):
+            continue
+        n = min(known)
+        idle = 1 - n / (math.ceil(n / s) * s)
+        if idle > 0:
+            out.append({"slots": s, "units": n, "idle_share": idle})
+    return out
+
+
+def _elsewhere(
+    sw: Sweep,
+    eng: Engine,
+    series: dict[tuple[str, ...], list[Cell]],
+    primary: Sequence[Cell],
+    k: int,
+    eligible: Callable[[Cell], bool],
+) -> list[ElsewhereKnee]:
+    """The other series' knees where they differ from this one's: a knee drawn on one
+    ubatch (or MTP setting, ...) holds there, and the words say where it does not, with this
+    knee's count against that series' knee on that series' own comparison."""
+    out: list[ElsewhereKnee] = []
+    mine = {id(c) for c in primary}
+    for group in series.values():
+        cells = sorted(
+            (c for c in group if id(c) not in mine and eligible(c)),
+            key=lambda c: _number(c.values["slots"]),
+        )
+        if len(cells) < 2 or any(id(c) in mine for c in group):
+            continue
+        figures = {point_of(c): float(c.mean(sw.metric) or 0.0) for c in cells}
+        kq = questions.knee(eng, [point_of(c) for c in cells], figures)
+        at = {point_of(c): int(_number(c.values["slots"])) for c in cells}
+        there = at.get(str(kq.knee))
+        if there is None or there == k:
+            continue
+        rest = [x for x in sw.varying if x != "slots"]
+        same_k = next((p for p, n in at.items() if n == k), None)
+        comp = eng.compare(str(kq.knee), same_k) if same_k is not None else None
+        out.append(
+            {
+                "series": _context(cells[0], rest),
+                "knee": there,
+                "reached": kq.reached,
+                "comparison": comparison_json(sw, comp) if comp is not None else None,
+            }
+        )
+    return out

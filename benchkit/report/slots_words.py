@@ -1,0 +1,57 @@
+"""The slots verdict's words for where its knee holds: the series it was drawn on, the other
+series whose knee differs, and the counts whose units did not fill whole rounds of slots."""
+
+from __future__ import annotations
+
+from benchkit.report import fmt
+from benchkit.report.i18n import point_text, slots_phrase
+from benchkit.report.lang import tr
+from benchkit.report.numbers import ElsewhereKnee, PartialRound, SlotsNumbers
+
+
+def series_text(n: SlotsNumbers, lang: str) -> str:
+    """' at ubatch=512' where the knee was drawn on one series of several; '' otherwise."""
+    return tr(lang, " at {series}", series=point_text(n.series, lang)) if n.series else ""
+
+
+def elsewhere_text(n: SlotsNumbers, k: int, lang: str) -> str:
+    """' At ubatch=128 the knee was 1 slot: 2 slots took 1.29x its time there.' for each other
+    series whose knee differs, on that series' own comparison."""
+    return "".join(" " + _one(e, k, lang) for e in n.elsewhere or [])
+
+
+def _one(e: ElsewhereKnee, k: int, lang: str) -> str:
+    c = e["comparison"]
+    where = point_text(e["series"], lang)
+    knee = slots_phrase(e["knee"], lang)
+    if c is None or c["ratio"] is None:
+        return tr(lang, "At {series} the knee was {knee}.", series=where, knee=knee)
+    return tr(
+        lang,
+        "At {series} the knee was {knee}: {slots} took {ratio} its time there.",
+        series=where,
+        knee=knee,
+        slots=slots_phrase(k, lang),
+        ratio=fmt.ratio(c["ratio"], lang),
+    )
+
+
+def partial_rounds_text(rounds: list[PartialRound], lang: str) -> str:
+    """The reason a knee resting on counts whose units did not fill whole rounds is
+    provisional, each count with its units and idle share."""
+    items = "; ".join(
+        tr(
+            lang,
+            "{slots}: {units} units, {share} of its slot-time with no unit to run",
+            slots=slots_phrase(r["slots"], lang),
+            units=fmt.integer(r["units"]),
+            share=fmt.pct(r["idle_share"]),
+        )
+        for r in rounds
+    )
+    return tr(
+        lang,
+        "the units did not fill whole rounds of slots ({items}), so those counts were measured "
+        "slower than a full workload runs them (a multiple of the slot count fills whole rounds)",
+        items=items,
+    )
