@@ -195,8 +195,10 @@ def test_vulkan_a_measurably_different_pair_is_not_inside_the_noise(tmp_path: Pa
     assert four["outcome"] == "open" and four["units"] == 8 and four["needed"] == 49
     assert s.verdict == 8 and s.status == "provisional" and "open_pairs" in s.reasons
     text = sentences.slots_sentence(s, "en")
-    assert "4 slots took 1.07x the time of 8 slots (1.02x-1.12x on a repeat, 8 units paired)" in (
-        text
+    # Single runs, no noise declared: the range is the units' alone, and says so (rules v8).
+    assert (
+        "4 slots took 1.07x the time of 8 slots (1.02x-1.12x over its units, run-to-run noise "
+        "not measured, 8 units paired)" in text
     )
     md = _render(VULKAN, tmp_path)
     assert "inside the 8% noise" not in md and "flat from 4 slots" not in md
@@ -348,7 +350,7 @@ def test_cpu_twin_sweeps_of_two_units_a_point_are_both_provisional(tmp_path: Pat
         one = _by_other(n)[1]
         assert one["units"] == 2 and one["low"] is None and one["outcome"] == "open"
         assert "(no interval: too few units paired)" in sentences.slots_sentence(s, "en")
-    assert got["a"] == got["b"] == ("provisional", ["open_pairs"])
+    assert got["a"] == got["b"] == ("provisional", ["open_pairs", "run_noise_unmeasured"])
 
 
 def _rounds(folder: Path, i: int, slots: int, unit_s: float, units: int = 6) -> None:

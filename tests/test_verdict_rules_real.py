@@ -88,7 +88,8 @@ def test_a_knee_on_pairs_left_open_is_provisional_and_names_them() -> None:
     # Rules v8: 16 units fill no whole rounds of 3 or 6 slots (6 and 3 rounds with 2 slots
     # idle in the last: 11% of the slot-time each), so the knee rests on counts the run did
     # not exercise as well.
-    assert s.status == "provisional" and s.reasons == ["open_pairs", "partial_rounds"]
+    assert s.status == "provisional"
+    assert s.reasons == ["open_pairs", "run_noise_unmeasured", "partial_rounds"]
     assert [(r["slots"], r["units"]) for r in n.partial_rounds or []] == [(3, 16), (6, 16)]
     by = {c["other"]["slots"]: c for c in n.comparisons or []}
     assert [by[k]["outcome"] for k in (1, 2, 3, 4)] == ["worse", "worse", "open", "open"]
@@ -123,7 +124,9 @@ def test_a_knee_outside_the_noise_is_settled(tmp_path: Path) -> None:
     assert isinstance(s.numbers, SlotsNumbers) and s.numbers.flat_from is None
     # Every comparison the knee rests on is decided; what keeps it provisional is that 16
     # units fill no whole rounds of 3 or 6 slots (rules v8: the run did not exercise them).
-    assert not s.numbers.open and s.reasons == ["partial_rounds"], s.reasons
+    # (and, rules v8, each point ran once with no run-to-run noise measured).
+    assert not s.numbers.open
+    assert s.reasons == ["run_noise_unmeasured", "partial_rounds"], s.reasons
 
 
 def test_no_knee_reached_is_never_complete() -> None:

@@ -42,14 +42,39 @@ PAIRED, REPEATS, DECLARED, NONE = "paired", "repeats", "declared", "none"
 MIN_UNITS = 3
 
 
+# Where a paired comparison's run-to-run term came from (Comparison.run_noise).
+TWINS, UNMEASURED = "twins", "unmeasured"
+
+
 @dataclass(frozen=True)
 class Settings:
-    """What a comparison is decided at: the study's margin (relative) and confidence, and
-    the declared run-to-run noise of a single run (study.noise), if any."""
+    """What a comparison is decided at: the study's margin (relative) and confidence, the
+    declared run-to-run noise of a single run (study.noise), if any, and the run-to-run
+    spread of one run's log figure measured on twin jobs (`run_sd`, with its degrees of
+    freedom), if any.
+
+    Why a run-to-run term: two single runs compared unit by unit share every unit, so their
+    per-unit spread says how well this pair of runs is measured, not how far a second pair
+    of runs would land. A job whose server ran 8-13% faster on every unit (measured on a
+    quiet 16-core machine, docs/perf/verdict-stability.md) moves every unit alike, which no
+    per-unit spread shows. Measured on twins, or declared, it widens each paired interval by
+    two runs' worth; where neither exists the comparison says so (`run_noise` unmeasured)
+    and a verdict resting on it is provisional."""
 
     margin: float = 0.05
     confidence: float = 0.95
     declared_noise: float | None = None
+    run_sd: float | None = None
+    run_dof: float = math.inf
+
+    @property
+    def run_term(self) -> tuple[float, float, str] | None:
+        """(sd, dof, source) of one run's log figure: twins first, else declared."""
+        if self.run_sd is not None:
+            return self.run_sd, self.run_dof, TWINS
+        if self.declared_noise is not None:
+            return math.log1p(self.declared_noise) / 1.96, math.inf, DECLARED
+        return None
 
 
 @dataclass(frozen=True)
@@ -96,6 +121,9 @@ class Comparison:
     via: str | None = None
     needed: int | None = None
     machines: tuple[str, ...] = ()
+    # What its interval holds of run-to-run noise: "repeats" (its points' own repeats),
+    # "twins" or "declared" (added to a paired interval), "unmeasured" (units only).
+    run_noise: str = UNMEASURED
 
     @property
     def decided(self) -> bool:
@@ -116,6 +144,7 @@ class Comparison:
             "needed": self.needed,
             "jobs": list(self.jobs),
             "machines": list(self.machines),
+            "run_noise": self.run_noise,
         }
 
 
@@ -134,6 +163,7 @@ class _Log:
     units: int
     basis: str
     sd: float | None = None
+    run_noise: str = UNMEASURED
 
 
 def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
@@ -146,7 +176,16 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
         return _declared(math.log(ratio), len(shared), s)
     logs = [math.log(other.units[u] / base.units[u]) for u in shared]
     sd = _stdev(logs)
-    return _Log(math.log(ratio), sd / math.sqrt(len(logs)), len(logs) - 1, len(logs), PAIRED, sd)
+    n = len(logs)
+    run = s.run_term
+    if run is None:
+        return _Log(math.log(ratio), sd / math.sqrt(n), n - 1, n, PAIRED, sd)
+    # Two runs' run-to-run variance beside the units': Welch-Satterthwaite degrees of freedom.
+    units_var, run_var = sd * sd / n, 2 * run[0] * run[0]
+    var = units_var + run_var
+    parts = units_var**2 / max(n - 1, 1) + run_var**2 / run[1]
+    dof = var * var / parts if parts > 0 else math.inf
+    return _Log(math.log(ratio), math.sqrt(var), dof, n, PAIRED, sd, run[2])
 
 
 def _stdev(xs: Sequence[float]) -> float:
@@ -163,7 +202,7 @@ def _declared(mean: float, units: int, s: Settings) -> _Log:
         return _Log(mean, None, 0, units, NONE)
     # One run's half-width h = 1.96 se: the pair's log-ratio has sqrt(2) of that se.
     se = math.log1p(s.declared_noise) / 1.96 * math.sqrt(2)
-    return _Log(mean, se, math.inf, units, DECLARED)
+    return _Log(mean, se, math.inf, units, DECLARED, run_noise=DECLARED)
 
 
 def _repeats(base: Series, other: Series, s: Settings) -> _Log | None:
@@ -175,7 +214,9 @@ def _repeats(base: Series, other: Series, s: Settings) -> _Log | None:
         return None
     # The delta method: var(log mean) = var / (n mean^2), the two added.
     var = _stdev(a) ** 2 / (len(a) * ma * ma) + _stdev(b) ** 2 / (len(b) * mb * mb)
-    return _Log(math.log(mb / ma), math.sqrt(var), min(len(a), len(b)) - 1, 0, REPEATS)
+    return _Log(
+        math.log(mb / ma), math.sqrt(var), min(len(a), len(b)) - 1, 0, REPEATS, None, REPEATS
+    )
 
 
 def _log_of(base: Series, other: Series, s: Settings) -> _Log | None:
@@ -223,9 +264,16 @@ def _needed(log: _Log, s: Settings) -> int | None:
     gap = min(abs(log.mean - bound), abs(log.mean + bound))
     if gap < 1e-9:
         return None
+    run = s.run_term if log.run_noise != UNMEASURED else None
+    run_var = 2 * run[0] ** 2 if run is not None else 0.0
     n = log.units
     for _ in range(50):  # the t-quantile shrinks as n grows: iterate to a fixed point
-        want = math.ceil(2 * (_t(s.confidence, max(n - 1, 1)) * log.sd / gap) ** 2)
+        # The units' share of the variance the margin leaves beside two runs' run-to-run
+        # term: none left, and no number of units decides it (a repeat of both runs might).
+        room = (gap / (_t(s.confidence, max(n - 1, 1)) * math.sqrt(2))) ** 2 - run_var
+        if room <= 0:
+            return None
+        want = math.ceil(log.sd**2 / room)
         if want <= n:
             return max(want, n)
         n = want
@@ -261,6 +309,7 @@ def _comparison(
         outcome=outcome,
         jobs=jobs,
         needed=_needed(log, s) if outcome == OPEN and machine != ACROSS else None,
+        run_noise=log.run_noise,
     )
 
 
@@ -361,6 +410,7 @@ def _bridge(
         min(first.dof, second.dof),
         min(first.units, second.units),
         first.basis if first.basis == second.basis else DECLARED,
+        run_noise=first.run_noise if first.run_noise == second.run_noise else UNMEASURED,
     )
     c = _comparison(base, other, log, s, BRIDGED, (a.job, ya.job, yb.job, b.job))
     c = Comparison(**{**c.__dict__, "via": via, "needed": None})

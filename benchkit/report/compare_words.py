@@ -42,7 +42,17 @@ def how_text(c: ComparisonJson, lang: str) -> str:
     """How sure a comparison is and where it holds: '1.21x-1.44x on a repeat, 16 units
     paired' (bridged or across machines said so)."""
     parts = []
-    if c["low"] is not None and c["high"] is not None:
+    if c["low"] is not None and c["high"] is not None and c.get("run_noise") == "unmeasured":
+        # Units alone: where these two runs' units put it, not where a second run would.
+        parts.append(
+            tr(
+                lang,
+                "{low}-{high} over its units, run-to-run noise not measured",
+                low=fmt.ratio(c["low"], lang),
+                high=fmt.ratio(c["high"], lang),
+            )
+        )
+    elif c["low"] is not None and c["high"] is not None:
         parts.append(
             tr(
                 lang,

@@ -3,7 +3,7 @@ points as factor values. Re-exported from report/numbers."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 # A factor's value and a point, as report/numbers defines them (kept here too: numbers imports
 # this module).
@@ -27,3 +27,6 @@ class ComparisonJson(TypedDict):
     outcome: str
     needed: int | None
     jobs: list[str]
+    # What the interval holds of run-to-run noise (benchkit.compare.engine.Comparison):
+    # "repeats", "twins", "declared" or "unmeasured" (absent in ledgers before rules v8).
+    run_noise: NotRequired[str]

@@ -74,6 +74,10 @@ RULES: dict[int, str] = {
         "a point only where the engine decides it slower than the best, on one machine or "
         "through a point measured on both; a knee resting on a slot count whose units did not "
         "fill whole rounds of its slots is provisional (the run did not exercise it), and a "
-        "knee drawn on one series says so, with the other series' knees where they differ"
+        "knee drawn on one series says so, with the other series' knees where they differ; "
+        "a comparison of two single runs adds two runs' run-to-run noise to its interval, "
+        "measured on twin jobs of one machine (a sweep run again as anchors) or declared "
+        "(study.noise), and where neither exists its range is its units' alone and its "
+        "verdict provisional, since a whole run can shift every unit alike"
     ),
 }

@@ -128,6 +128,13 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
             "it compares a point the race left undecided against its best (Racing): a "
             "difference its paired test did not settle",
         )
+    if reason == "run_noise_unmeasured":
+        return tr(
+            lang,
+            "each point ran once, and neither a twin run nor a declared noise says how far a "
+            "second run would move it (a whole run can shift every unit alike): run the sweep "
+            "again into another folder and render with study.anchors=[that folder]",
+        )
     if reason == "partial_rounds" and isinstance(n, SlotsNumbers) and n.partial_rounds:
         return partial_rounds_text(n.partial_rounds, lang)
     if reason == "knee_not_reached":

@@ -16,7 +16,7 @@ from benchkit.report import factor_words, sentences
 from benchkit.report.numbers import DraftingNumbers, FactorNumbers, ProjectionNumbers, of
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult
-from tests.test_analyse import result
+from tests.test_analyse import RUN_NOISE, result
 
 # Per-unit factors around a job's seconds per unit: steady (a decided pair) and scattered (a
 # pair whose per-unit ratios spread across the 5% margin).
@@ -42,6 +42,7 @@ def sweep(
         {},
         min_effect=0.05,
         knee_gain=0.05,
+        noise=RUN_NOISE,
         spans=spans,
         setups=setups,
     )
@@ -94,7 +95,7 @@ def test_drafting_on_an_open_pair_is_provisional_naming_the_pair_and_its_units()
     text = sentences.mtp_sentence(m, "en")
     assert "MTP on took 0.90x the time of MTP off at 1 slot (" in text
     assert f"about {c['needed']} units paired would decide it" in text
-    assert "2 slots 1.50x (1.50x-1.50x on a repeat, 6 units paired)" in text
+    assert "2 slots 1.50x (1.49x-1.51x on a repeat, 6 units paired)" in text
     assert "판가름됩니다" in sentences.mtp_sentence(m, "ko")
 
 
@@ -126,7 +127,7 @@ def test_a_factor_value_decided_slower_completes_the_best() -> None:
     assert c["outcome"] == "worse"
     row = next(r for r in n.contexts[0]["rows"] if r["value"] == 128)
     assert row["effect"] == "worse" and row["comparison"] == c
-    assert "ubatch=128 took 1.30x the time of ubatch=512 (1.30x-1.30x on a repeat" in (
+    assert "ubatch=128 took 1.30x the time of ubatch=512 (1.29x-1.31x on a repeat" in (
         factor_words.factor_sentence(u, "en")
     )
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchkit.compare.engine import UNMEASURED, Comparison
 from benchkit.report import caps
 from benchkit.report import evidence as ev
 from benchkit.report.numbers import (
@@ -277,3 +278,11 @@ def _stall_pairs(
             )
         )
     return out
+
+
+def _run_noise(comparisons: Sequence[Comparison], reasons: list[str]) -> None:
+    """Add `run_noise_unmeasured` where a comparison the verdict rests on holds no run-to-run
+    noise (single runs, no twins, nothing declared): its interval is of the units alone, and
+    a second run of both points could land elsewhere (benchkit.compare.engine.Settings)."""
+    if any(c.run_noise == UNMEASURED for c in comparisons):
+        reasons.append("run_noise_unmeasured")

@@ -36,6 +36,7 @@ from benchkit.report.verdicts.common import (
     _context,
     _ctx_sort,
     _group,
+    _run_noise,
     _stalled,
     _status,
     _taint,
@@ -199,6 +200,7 @@ def drafting_verdict(
     open_ = [c for c in rests if c.outcome == OPEN]
     if open_:
         reasons.append("open_pairs")
+    _run_noise(rests, reasons)
     used = [
         c
         for (c_off, c_on), e in zip(cells_of, contexts, strict=True)

@@ -4,6 +4,10 @@ verdict that asks it, so two verdicts never judge one pair two ways."""
 
 from __future__ import annotations
 
+import math
+import statistics
+from collections.abc import Sequence
+
 from benchkit.compare.engine import Comparison, Engine, Series, Settings
 from benchkit.report.numbers import ComparisonJson, Point
 from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
@@ -119,10 +123,41 @@ def engine_of(sw: Sweep) -> Engine:
         machine = "" if "hardware" in sw.varying else a.machine
         if point in cells:
             series.append(Series(point, a.job, machine, _scaled(a.spans, a.value), (), a.value))
-    settings = Settings(margin=sw.knee_gain, confidence=0.95, declared_noise=sw.noise)
+    run_sd, run_dof = twin_spread(series)
+    settings = Settings(
+        margin=sw.knee_gain,
+        confidence=0.95,
+        declared_noise=sw.noise,
+        run_sd=run_sd,
+        run_dof=run_dof,
+    )
     eng = Engine(series, settings)
     sw.cache["engine"] = eng
     return eng
+
+
+def twin_spread(series: Sequence[Series]) -> tuple[float | None, float]:
+    """The run-to-run spread of one run's log figure, pooled over the points measured by two
+    or more single-run jobs on one machine (twin jobs of the sweep, or an anchor folder that
+    re-ran its points there), and its degrees of freedom; (None, inf) without twins. Each
+    twin's figure is its per-unit mean on the units every twin of that point ran, so that
+    the figures differ only by the runs, not by which units each happened to run."""
+    groups: dict[tuple[str, str], list[Series]] = {}
+    for x in series:
+        if x.units and not x.repeats and x.machine:
+            groups.setdefault((x.point, x.machine), []).append(x)
+    ss, dof = 0.0, 0
+    for twins in groups.values():
+        if len(twins) < 2:
+            continue
+        shared = set.intersection(*(set(t.units) for t in twins))
+        if len(shared) < 1:
+            continue
+        logs = [math.log(statistics.fmean(t.units[u] for u in shared)) for t in twins]
+        mean = statistics.fmean(logs)
+        ss += sum((v - mean) ** 2 for v in logs)
+        dof += len(logs) - 1
+    return (math.sqrt(ss / dof), float(dof)) if dof else (None, math.inf)
 
 
 def _points(sw: Sweep) -> dict[str, Point]:
@@ -154,4 +189,5 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         "outcome": c.outcome,
         "needed": c.needed,
         "jobs": list(c.jobs),
+        "run_noise": c.run_noise,
     }

@@ -50,6 +50,7 @@ from benchkit.report.verdicts.common import (
     _context,
     _ctx_sort,
     _group,
+    _run_noise,
     _sort_key,
     _stalled,
     _status,
@@ -312,6 +313,7 @@ def factor_verdict(sw: Sweep, factor: str, where: Point) -> Verdict:
         reasons.append("no_noise_estimate")
     elif open_:
         reasons.append("open_pairs")
+    _run_noise(comps, reasons)
     cap = _capped(sw, best) if ctx["state"] == "best" else None
     if cap is not None:
         reasons.append("capped")

@@ -18,6 +18,7 @@ from benchkit.report.verdicts.common import (
     _context,
     _ctx_sort,
     _group,
+    _run_noise,
     _stalled,
     _status,
     _taint,
@@ -104,6 +105,7 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     open_ = [c for c in comparisons if c.outcome == OPEN]
     if open_:
         reasons.append("open_pairs")
+    _run_noise(comparisons, reasons)
     numbers = BackendNumbers(
         contexts=contexts,
         winners=winners,

@@ -33,6 +33,7 @@ from benchkit.report.verdicts.common import (
     _cold,
     _context,
     _group,
+    _run_noise,
     _stalled,
     _status,
     _taint,
@@ -138,6 +139,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
         reasons.append("knee_not_reached")
     if not kq.complete:
         reasons.append("open_pairs")
+    _run_noise(kq.rests_on, reasons)
     # The figures the sentences state are the comparisons' (paired, one machine where there
     # is one), not the table's means, which may come from two machines.
     ratio = _ratios(eng, labels, cost, ki)
