@@ -485,3 +485,48 @@ def test_report_reads_the_table_a_constant_number_of_times(tmp_path: Path) -> No
             a = analyse_folder(root)
             assert len(a.results) == jobs and a.verdict("slots") is not None
     assert counts[40] == counts[160] <= 8
+
+
+# ------------------------------------------------------------- run-to-run noise (rules v8)
+
+
+def test_single_runs_say_run_noise_unmeasured_and_twins_measure_it(tmp_path: Path) -> None:
+    """The quiet CPU grid's twin sweeps (docs/perf/verdict-stability.md) moved whole jobs
+    8-13% alike, which no per-unit spread shows. Here twin sweeps of slots 1 and 2 with steady
+    units, the twin's 2-slot job 10% faster on every unit. One run alone: its comparison is
+    decided on its units but says the run-to-run noise is unmeasured, the verdict is
+    provisional and the next step is the twin sweep. Rendered with the twin as its anchors:
+    the run-to-run spread is measured on the two runs of each point, every comparison holds
+    it, and the units-only reason is gone."""
+    from benchkit.report.compare_words import how_text
+    from benchkit.report.use_this import StepKind, use_this
+    from benchkit.report.verdicts.engine_of import engine_of
+
+    steady = [1.0, 1.002, 0.998, 1.001, 0.999, 1.0, 1.001, 0.999]
+    for folder, two in ((tmp_path / "a", 6.0), (tmp_path / "b", 5.4)):
+        _job(folder, 0, 1, _units(10.0, steady))
+        _job(folder, 1, 2, _units(two, steady))
+    s, n = _slots(tmp_path / "a")
+    (c,) = n.comparisons or []
+    assert c["outcome"] == "worse" and c["run_noise"] == "unmeasured"
+    assert s.status == "provisional" and "run_noise_unmeasured" in s.reasons
+    assert "over its units, run-to-run noise not measured" in how_text(c, "en")
+    # As a Hydra sweep leaves it: the next step is the same sweep into a twin folder.
+    (tmp_path / "a" / "multirun.yaml").write_text("hydra:\n  overrides:\n    task: ['slots=1,2']\n")
+    a = analyse_folder(tmp_path / "a")
+    (twin,) = [x for x in use_this(a, "python -m benchkit").next_steps if x.kind is StepKind.twins]
+    assert twin.command == (
+        f"python -m benchkit -m slots=1,2 hydra.sweep.dir={tmp_path / 'a'}-twin && "
+        f"python -m benchkit.report {tmp_path / 'a'} 'study.anchors=[{tmp_path / 'a'}-twin]'"
+    )
+    twinned = analyse_folder(tmp_path / "a", [f"study.anchors=[{tmp_path / 'b'}]"])
+    eng = engine_of(twinned.sweep)
+    assert eng.settings.run_sd is not None and eng.settings.run_sd > 0.03
+    s2 = twinned.verdict("slots")
+    assert s2 is not None and "run_noise_unmeasured" not in s2.reasons
+    (c2,) = of(SlotsNumbers, s2.numbers).comparisons or []
+    assert c2["run_noise"] == "twins" and "on a repeat" in how_text(c2, "en")
+    # Two runs of each point pooled: the 1-slot against 2-slot figure is their mean's.
+    assert c2["ratio"] == pytest.approx(((6.0 + 5.4) / 2) / 10.0, rel=0.01) or c2["ratio"] == (
+        pytest.approx(10.0 / ((6.0 + 5.4) / 2), rel=0.01)
+    )

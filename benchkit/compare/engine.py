@@ -90,6 +90,8 @@ class Series:
     units: Mapping[str, float] = field(default_factory=dict)
     repeats: tuple[float, ...] = ()
     value: float | None = None
+    # How many runs its units are the mean of (twin jobs of one machine pooled, `pooled`).
+    runs: int = 1
 
     @property
     def figure(self) -> float | None:
@@ -164,6 +166,8 @@ class _Log:
     basis: str
     sd: float | None = None
     run_noise: str = UNMEASURED
+    # The run-to-run variance its standard error holds (log scale), which no unit removes.
+    run_var: float = 0.0
 
 
 def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
@@ -180,12 +184,14 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
     run = s.run_term
     if run is None:
         return _Log(math.log(ratio), sd / math.sqrt(n), n - 1, n, PAIRED, sd)
-    # Two runs' run-to-run variance beside the units': Welch-Satterthwaite degrees of freedom.
-    units_var, run_var = sd * sd / n, 2 * run[0] * run[0]
+    # Each side's run-to-run variance beside the units' (a side pooled from k twin runs has
+    # a k-th of it): Welch-Satterthwaite degrees of freedom.
+    units_var = sd * sd / n
+    run_var = run[0] * run[0] * (1 / base.runs + 1 / other.runs)
     var = units_var + run_var
     parts = units_var**2 / max(n - 1, 1) + run_var**2 / run[1]
     dof = var * var / parts if parts > 0 else math.inf
-    return _Log(math.log(ratio), math.sqrt(var), dof, n, PAIRED, sd, run[2])
+    return _Log(math.log(ratio), math.sqrt(var), dof, n, PAIRED, sd, run[2], run_var)
 
 
 def _stdev(xs: Sequence[float]) -> float:
@@ -264,8 +270,7 @@ def _needed(log: _Log, s: Settings) -> int | None:
     gap = min(abs(log.mean - bound), abs(log.mean + bound))
     if gap < 1e-9:
         return None
-    run = s.run_term if log.run_noise != UNMEASURED else None
-    run_var = 2 * run[0] ** 2 if run is not None else 0.0
+    run_var = log.run_var
     n = log.units
     for _ in range(50):  # the t-quantile shrinks as n grows: iterate to a fixed point
         # The units' share of the variance the margin leaves beside two runs' run-to-run
@@ -313,6 +318,33 @@ def _comparison(
     )
 
 
+def pooled(series: Sequence[Series]) -> list[Series]:
+    """A point's series with its twin runs on one machine (single-run jobs with per-unit
+    times) pooled into one series: each unit's mean over the twins that ran it all, with
+    `runs` the number of twins. Compared as one, a point measured twice is not answered by
+    whichever of its runs happens to give the narrowest interval, and its run-to-run term is
+    halved, as the mean of two runs has half one run's variance."""
+    groups: dict[str, list[Series]] = {}
+    out: list[Series] = []
+    for x in series:
+        # An unknown machine ('') is one machine here, as `same_machine` takes it.
+        if x.units and not x.repeats:
+            groups.setdefault(x.machine, []).append(x)
+        else:
+            out.append(x)
+    for machine, twins in groups.items():
+        shared = set.intersection(*(set(t.units) for t in twins))
+        if len(twins) < 2 or not shared:
+            out += twins
+            continue
+        units = {
+            u: statistics.fmean(t.units[u] for t in twins) for u in twins[0].units if u in shared
+        }
+        job = " + ".join(t.job for t in twins)
+        out.append(Series(twins[0].point, job, machine, units, (), None, len(twins)))
+    return out
+
+
 def same_machine(a: Series, b: Series) -> bool:
     return not a.machine or not b.machine or a.machine == b.machine
 
@@ -325,6 +357,8 @@ class Engine:
         self.by_point: dict[str, list[Series]] = {}
         for x in series:
             self.by_point.setdefault(x.point, []).append(x)
+        if settings.run_sd is not None:
+            self.by_point = {p: pooled(xs) for p, xs in self.by_point.items()}
         self._memo: dict[tuple[str, str], Comparison | None] = {}
 
     def points(self) -> list[str]:

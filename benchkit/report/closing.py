@@ -105,6 +105,17 @@ def step_text(s: NextStep, lang: str) -> str:
             "this sweep's complete jobs:",
             points=points,
         )
+    if s.kind is StepKind.twins:
+        return trn(
+            lang,
+            "Each point ran once, so how far a second run would move it is not measured: the "
+            "same sweep again into a twin folder ({n} point), then this report with the twin "
+            "as its anchors:",
+            "Each point ran once, so how far a second run would move it is not measured: the "
+            "same sweep again into a twin folder ({n} points), then this report with the twin "
+            "as its anchors:",
+            len(s.points),
+        )
     if s.kind is StepKind.more_slots:
         return tr(
             lang,

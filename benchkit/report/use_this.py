@@ -48,6 +48,7 @@ class StepKind(Enum):
     more_slots = "more_slots"  # the largest slot count was still the best
     other_slots = "other_slots"  # only one slot count completed
     loads = "loads"  # a capacity the loads tried did not bracket, or bracket closely enough
+    twins = "twins"  # single runs, no run-to-run noise measured: the sweep again, as anchors
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,9 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         steps.append(
             NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(repeats))), noisy)
         )
+    twin = _twins(a, prog, swept, verdicts)
+    if twin is not None:
+        steps.append(twin)
     # Each kind's next run, in report order (the capacity search's loads, more slot counts).
     for kind, mine in registry.by_kind(a.verdicts):
         for v in mine:
@@ -152,6 +156,26 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 args = _set(args, "resume_from", str(a.source))
             steps.append(NextStep(StepKind(p.why), _sweep(prog, args), p.points))
     return steps
+
+
+def _twins(
+    a: Analysed, prog: str, swept: list[str] | None, verdicts: Sequence[an.Verdict]
+) -> NextStep | None:
+    """Where a verdict rests on single runs with no run-to-run noise measured: the same sweep
+    into a twin folder beside this one, then this report with the twin as its anchors, whose
+    jobs of each point on this machine measure how far a second run moves it (rules v8)."""
+    if swept is None or not any("run_noise_unmeasured" in v.reasons for v in verdicts):
+        return None
+    twin = f"{a.source}-twin"
+    sweep = _sweep(prog, [*swept, f"hydra.sweep.dir={twin}"])
+    report = " ".join([_report_program(prog), str(a.source), _quote(f"study.anchors=[{twin}]")])
+    points = [dict(c.values) for c in a.sweep.cells]
+    return NextStep(StepKind.twins, f"{sweep} && {report}", points)
+
+
+def _report_program(prog: str) -> str:
+    """The report's command beside `prog` (the same interpreter): `... -m benchkit.report`."""
+    return prog[: -len("benchkit")] + "benchkit.report" if prog.endswith("benchkit") else prog
 
 
 def _job_at(results: Sequence[JobResult], point: Mapping[str, FactorValue]) -> JobResult | None:

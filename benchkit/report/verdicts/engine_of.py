@@ -144,7 +144,7 @@ def twin_spread(series: Sequence[Series]) -> tuple[float | None, float]:
     the figures differ only by the runs, not by which units each happened to run."""
     groups: dict[tuple[str, str], list[Series]] = {}
     for x in series:
-        if x.units and not x.repeats and x.machine:
+        if x.units and not x.repeats:
             groups.setdefault((x.point, x.machine), []).append(x)
     ss, dof = 0.0, 0
     for twins in groups.values():
