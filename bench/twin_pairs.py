@@ -50,10 +50,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("a", type=Path)
     p.add_argument("b", type=Path)
     p.add_argument("--out", type=Path)
+    p.add_argument(
+        "--twinned",
+        action="store_true",
+        help="render each run with the other as its anchors (rules v8: the twins measure the "
+        "run-to-run noise, and each point's two runs are pooled)",
+    )
     args = p.parse_args(argv)
     runs: dict[str, dict[str, Any]] = {}
-    for name, folder in (("a", args.a), ("b", args.b)):
-        an = analyse_folder(folder)
+    for name, folder, other in (("a", args.a, args.b), ("b", args.b, args.a)):
+        an = analyse_folder(folder, [f"study.anchors=[{other.resolve()}]"] if args.twinned else [])
         eng = engine_of(an.sweep)
         verdicts = {
             v.factor: {
@@ -105,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"decided comparisons: {len(decided)}; the twin's figure on the same side of the "
           f"margin in {held}; twin's figure inside the replication interval in {covered} of "
           f"{2 * len(table)}")  # fmt: skip
+    # Rules v8: a decision on units alone (no run-to-run noise measured) keeps its verdict
+    # provisional; the promise is the decisions whose interval holds the runs' noise.
+    full = [(r, me, tw) for r, me, tw in decided if r[me]["run_noise"] != "unmeasured"]
+    full_held = sum(r[me]["side"] == r[tw]["side"] for r, me, tw in full)
+    print(f"decided with run-to-run noise in the interval: {len(full)}; the twin's figure on "
+          f"the same side in {full_held}")  # fmt: skip
     if args.out:
         doc = {
             "margin": margin,
@@ -116,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
             "pairs": table,
             "decided": len(decided),
             "decided_same_side": held,
+            "decided_with_run_noise": len(full),
+            "decided_with_run_noise_same_side": full_held,
             "twin_inside_interval": covered,
             "intervals": 2 * len(table),
         }
