@@ -197,8 +197,8 @@ def test_vulkan_a_measurably_different_pair_is_not_inside_the_noise(tmp_path: Pa
     text = sentences.slots_sentence(s, "en")
     # Single runs, no noise declared: the range is the units' alone, and says so (rules v8).
     assert (
-        "4 slots took 1.07x the time of 8 slots (1.02x-1.12x over its units, run-to-run noise "
-        "not measured, 8 units paired)" in text
+        "4 slots took 1.07x the time of 8 slots (1.02x-1.12x if only its units varied, "
+        "run-to-run noise not measured, 8 units paired)" in text
     )
     md = _render(VULKAN, tmp_path)
     assert "inside the 8% noise" not in md and "flat from 4 slots" not in md
@@ -287,7 +287,11 @@ def _job(folder: Path, i: int, slots: int, unit_s: dict[str, float], **factors: 
     d = result("cpu", slots, hardware="local", s=sum(unit_s.values()) / len(unit_s))
     d["factors"].update(factors)
     d["metrics"].update(
-        units_completed=len(unit_s), units_planned=len(unit_s), wall_s=sum(unit_s.values())
+        units_completed=len(unit_s),
+        units_planned=len(unit_s),
+        wall_s=sum(unit_s.values()),
+        calls_completed=len(unit_s),  # one call a unit, as calls.jsonl holds them
+        calls_failed=0,
     )
     atomic_write_json(folder / str(i) / "result.json", d)
     lines, t = [], 0.0
@@ -367,7 +371,9 @@ def _rounds(folder: Path, i: int, slots: int, unit_s: float, units: int = 6) -> 
             longest = max(longest, d)
         t += longest
     d = result("cpu", slots, hardware="local", s=t / units)
-    d["metrics"].update(units_completed=units, units_planned=units, wall_s=t)
+    d["metrics"].update(
+        units_completed=units, units_planned=units, wall_s=t, calls_completed=units, calls_failed=0
+    )
     atomic_write_json(folder / str(i) / "result.json", d)
     (folder / str(i) / "calls.jsonl").write_text(
         "".join(
@@ -510,7 +516,7 @@ def test_single_runs_say_run_noise_unmeasured_and_twins_measure_it(tmp_path: Pat
     (c,) = n.comparisons or []
     assert c["outcome"] == "worse" and c["run_noise"] == "unmeasured"
     assert s.status == "provisional" and "run_noise_unmeasured" in s.reasons
-    assert "over its units, run-to-run noise not measured" in how_text(c, "en")
+    assert "if only its units varied, run-to-run noise not measured" in how_text(c, "en")
     # As a Hydra sweep leaves it: the next step is the same sweep into a twin folder.
     (tmp_path / "a" / "multirun.yaml").write_text("hydra:\n  overrides:\n    task: ['slots=1,2']\n")
     a = analyse_folder(tmp_path / "a")

@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         "--publish", type=Path, default=None,
         help="write a blog-ready folder here and append the verdicts to the study's ledger",
     )  # fmt: skip
+    given = sys.argv[1:] if argv is None else argv
+    if not given:
+        # parse_intermixed_args would name the optional overrides as required too.
+        ap.error("give the run or sweep folder to report on, e.g. outputs/sweeps/DATE/TIME")
     args = ap.parse_intermixed_args(argv)
     try:
         out = render_report(

@@ -45,7 +45,11 @@ def load_anchors(
                 f"study.anchors names {folder}, which is not a folder beside {source}: give "
                 "a sweep folder of jobs that re-ran some of its points on another machine."
             )
-        results = [r for r in find_results(root) if r.status == "complete"]
+        try:
+            found = find_results(root)
+        except UserError as exc:
+            raise UserError(f"study.anchors names {folder}: {exc}") from exc
+        results = [r for r in found if r.status == "complete"]
         rows = {str(r["job"]): r for r in records(tidy(results))} if results else {}
         for r in results:
             row = rows.get(r.job_dir.name, {})

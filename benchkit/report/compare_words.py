@@ -47,7 +47,7 @@ def how_text(c: ComparisonJson, lang: str) -> str:
         parts.append(
             tr(
                 lang,
-                "{low}-{high} over its units, run-to-run noise not measured",
+                "{low}-{high} if only its units varied, run-to-run noise not measured",
                 low=fmt.ratio(c["low"], lang),
                 high=fmt.ratio(c["high"], lang),
             )
@@ -69,6 +69,11 @@ def how_text(c: ComparisonJson, lang: str) -> str:
         parts.append(tr(lang, "against the declared noise"))
     else:
         parts.append(tr(lang, "no interval: too few units paired"))
+    anchors = [j for j in c["jobs"] if "/" in j]
+    if anchors and c["machine"] != "bridged":
+        # Jobs of an anchor folder (study.anchors), not the sweep's own: the table beside the
+        # sentence shows the sweep's jobs, so the figure says whose it is.
+        parts.append(tr(lang, "from the anchor runs ({jobs})", jobs=", ".join(anchors)))
     if c["machine"] == "bridged":
         parts.append(
             tr(

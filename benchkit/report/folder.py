@@ -72,6 +72,12 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
         )
         obj = OmegaConf.to_object(cfg)
     except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None) or ""
+        if "ListConfig" in str(exc) and key:
+            # A list given as one value: name the key and its form, not OmegaConf's types.
+            raise UserError(
+                f"study.{key} takes a list: write study.{key}=[VALUE] (several: [A,B])."
+            ) from exc
         msg = str(exc).splitlines()[0]
         raise UserError(f"bad study override ({msg}): check {', '.join(overrides)}.") from exc
     if not isinstance(obj, StudyConfig):

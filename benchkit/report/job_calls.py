@@ -81,6 +81,12 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
         # A job of several passes has its figures per pass in result.json.
         return JobCalls(figures=figures, windows=windows)
     caps, stalls, m = None, None, r.result.metrics
+    short = _short(calls, bad, m.calls_completed, m.calls_failed)
+    if short is not None:
+        # A file cut short or edited: its units' spans would pair a unit's first calls as if
+        # they were all of it (a cut file turned a study's knee), so nothing is drawn from the
+        # calls; the missing lines are named as unreadable (caveats.unreadable_calls).
+        return JobCalls(figures, unreadable=short, windows=windows)
     if calls:
         caps = job_caps(r.job_dir.name, calls, shared)
     if calls and m.wall_s and m.units_completed:
@@ -89,6 +95,19 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
         found = find_stalls(job, calls, wall, units, tel, warmup.warmed(r))
         stalls = found if found.stalls else None
     return JobCalls(figures, caps, stalls, bad, spans_of(calls), windows)
+
+
+def _short(
+    calls: Sequence[object], bad: list[int], completed: int | None, failed: int | None
+) -> list[int] | None:
+    """The unreadable lines of a calls.jsonl that is not whole: lines that are not a call, and
+    the first line missing where result.json counts more calls than the file holds; None for
+    a whole file."""
+    counted = (completed or 0) + (failed or 0)
+    if not bad and (not counted or len(calls) >= counted):
+        return None
+    missing = list(range(len(calls) + len(bad) + 1, counted + 1))
+    return sorted({*bad, *missing[:1]})
 
 
 def stalls_caps(

@@ -1,0 +1,63 @@
+"""A calls.jsonl cut short is not read as a whole job (the independent review of rules v8).
+
+The review cut job 2's calls.jsonl of the published MTP study mid-line (69 of 140 lines): the
+report paired the units of its first 68 calls as if they were whole units and its headline
+turned ("No knee up to 8 slots, MTP ... made no difference at 4 slots"). Now a job whose file
+holds fewer calls than its result.json counts, or any line that is not a call, gives nothing
+drawn from its calls: its lines are named, and the verdicts are the intact study's."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchkit.errors import UserError
+from benchkit.paths import repo_root
+from benchkit.report.folder import analyse_folder
+from benchkit.report.headline import headline
+
+STUDY = repo_root() / "docs" / "studies" / "h200-glm4moe-30b-a3b-mtp" / "results"
+
+
+def _cut(folder: Path, job: str, lines: int) -> None:
+    path = folder / job / "calls.jsonl"
+    kept = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(kept[:lines]) + b"\n" + kept[lines][:50])
+
+
+def test_a_cut_calls_file_is_named_and_changes_no_verdict(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    shutil.copytree(STUDY, folder)
+    whole = analyse_folder(STUDY)
+    _cut(folder, "2", 68)
+    cut = analyse_folder(folder)
+    assert cut.sweep.unreadable == {"2": [69, 70]}
+    # Nothing of job 2's calls is paired: no per-unit times for the engine.
+    assert not cut.sweep.spans.get("2") and not cut.sweep.unit_times.get("2")
+    assert [(v.factor, v.verdict) for v in cut.verdicts] == [
+        (v.factor, v.verdict) for v in whole.verdicts
+    ]
+    by = {v.factor: v for v in cut.verdicts}
+    assert headline(by, "en", "unit") == headline(
+        {v.factor: v for v in whole.verdicts}, "en", "unit"
+    )
+    (cav,) = [c for c in cut.caveats if c["kind"] == "unreadable_calls"]
+    assert cav["jobs"] == [{"job": "2", "lines": [69, 70]}]
+
+
+def test_a_list_given_as_one_value_is_named_with_its_form(tmp_path: Path) -> None:
+    """The review wrote study.anchors=/tmp/x and read OmegaConf's "AnyNode is not a
+    ListConfig"; the sentence names the key and the form it takes."""
+    with pytest.raises(UserError) as e:
+        analyse_folder(STUDY, [f"study.anchors={tmp_path}"])
+    assert (
+        str(e.value) == "study.anchors takes a list: write study.anchors=[VALUE] (several: [A,B])."
+    )
+
+
+def test_an_anchor_folder_without_results_says_it_is_an_anchor(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as e:
+        analyse_folder(STUDY, [f"study.anchors=[{tmp_path}]"])
+    assert str(e.value).startswith(f"study.anchors names {tmp_path}: {tmp_path} holds no result")
