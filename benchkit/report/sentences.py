@@ -308,7 +308,9 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     # Every figure stated is a comparison's (on against off, paired on one machine or
     # bridged), at the setting it holds for: never the table's means of two machines.
     comps = n.comparisons or []
-    ratios = [c["ratio"] for c in comps if c["ratio"] is not None]
+    # The range is the verdict's (its comparisons on one machine or bridged); each setting's
+    # figure follows with its own words, one across machines said so.
+    ratios = list(n.on_off_range or []) or [c["ratio"] for c in comps if c["ratio"] is not None]
     fields: dict[str, Any] = {
         "who": drafter(v.factor, lang, start=True),
         "runs": mtp_runs_text(v.verdict, n.largest, lang),
@@ -337,6 +339,11 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
             **fields,
         )
     fields["ratio"] = span(min(ratios), max(ratios), lambda x: fmt.ratio(x, lang), lang)
+    if any(c["machine"] == "across" for c in comps) and not all(
+        c["machine"] == "across" for c in comps
+    ):
+        # The range leaves out the settings compared across machines, listed after it.
+        fields["ratio"] += tr(lang, " (where one machine or a bridge compares them)")
     fields["settings"] = "; ".join(_setting_comparison(c, n, lang) for c in comps)
     if v.point:
         return tr(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.compare.engine import BETTER, OPEN, WITHIN, WORSE, Comparison
+from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
 from benchkit.report.numbers import (
     DraftContext,
     DraftingNumbers,
@@ -208,7 +208,10 @@ def drafting_verdict(
         for c in (c_off, c_on)
     ]
     bad = _taint(sw, used, reasons, engine=True)
-    ratios = [c.ratio for c in rests if c.ratio is not None]
+    # The range over comparisons on one machine or bridged; one across machines (open, and
+    # named as such) only where there are no others, as the backend verdict's range.
+    kept = [c for c in rests if c.machine != ACROSS] or rests
+    ratios = [c.ratio for c in kept if c.ratio is not None]
     numbers = replace(
         numbers,
         comparisons=[comparison_json(sw, c) for c in rests],
