@@ -78,6 +78,8 @@ RULES: dict[int, str] = {
         "a comparison of two single runs adds two runs' run-to-run noise to its interval, "
         "measured on twin jobs of one machine (a sweep run again as anchors) or declared "
         "(study.noise), and where neither exists its range is its units' alone and its "
-        "verdict provisional, since a whole run can shift every unit alike"
+        "verdict provisional, since a whole run can shift every unit alike; a drafter whose "
+        "drafts were accepted less than 10% of the time at every setting is provisional and "
+        "said to measure drafting's cost, not its benefit"
     ),
 }

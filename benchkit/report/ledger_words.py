@@ -38,6 +38,7 @@ REASON_WORDS = {
     "stalled": NC_("verdict reason", "stalls"),
     "slo_none": NC_("verdict reason", "no point met the study's SLO"),
     "knee_not_reached": NC_("verdict reason", "no slot count beyond the knee measured"),
+    "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
     "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
     "partial_rounds": NC_("verdict reason", "slot counts whose units did not fill whole rounds"),
     "not_exercised": NC_("verdict reason", "the run did not exercise the factor"),

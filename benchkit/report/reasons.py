@@ -128,6 +128,14 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
             "it compares a point the race left undecided against its best (Racing): a "
             "difference its paired test did not settle",
         )
+    if reason == "drafts_rejected" and isinstance(n, DraftingNumbers) and n.acceptance_range:
+        return tr(
+            lang,
+            "at most {share} of drafts were accepted, so this measures what drafting costs, not "
+            "what it gains where its drafts are accepted (a model with random weights accepts "
+            "almost none)",
+            share=fmt.pct(n.acceptance_range[1]),
+        )
     if reason == "run_noise_unmeasured":
         return tr(
             lang,

@@ -53,6 +53,10 @@ def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
     return None
 
 
+# Below this share of drafts accepted at every setting, a drafter's effect is its cost alone.
+FEW_ACCEPTED = 0.10
+
+
 def _runs(entries: Sequence[DraftContext]) -> list[Run]:
     """Effects by slot count as runs: [{"from": 1, "to": 1, "effect": "helps"}, {"from": 2,
     "to": None, "effect": "hurts"}], `to: None` meaning up to the largest count tested."""
@@ -175,6 +179,11 @@ def drafting_verdict(
         len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
     )
     acc = [e["acceptance"] for e in contexts if e["acceptance"] is not None]
+    if acc and max(acc) < FEW_ACCEPTED:
+        # Drafts almost never accepted (random weights accept 0.1-3%): the on/off comparison
+        # measures what drafting costs, not what it gains where drafts are accepted, so its
+        # effect is never a finding about drafting (issue #44).
+        reasons.append("drafts_rejected")
     acc_by: dict[str, list[float]] = {}
     for e in contexts:
         if e["acceptance"] is not None and "backend" in e["context"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from benchkit.report import fmt
 from benchkit.report.i18n import drafter, mtp_runs_text, point_text
 from benchkit.report.lang import tr
 from benchkit.report.numbers import DraftingNumbers, of
@@ -26,6 +27,16 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
     effect that held on one series only is never generalised)."""
     n = of(DraftingNumbers, v.numbers)
     who = drafter(key, lang)
+    # Drafts almost never accepted: the effect is drafting's cost, and the clause says so.
+    cost = (
+        tr(
+            lang,
+            " with {share} of drafts accepted (its cost, not its benefit)",
+            share=fmt.pct(n.acceptance_range[1]),
+        )
+        if "drafts_rejected" in v.reasons and n.acceptance_range
+        else ""
+    )
     # Measured on another series than the one the other verdicts single out: say where.
     if n.scope_differs or "other_series" in v.reasons:
         return [
@@ -33,12 +44,13 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
                 _series_clause,
                 who,
                 point_text(ser["series"], lang),
-                mtp_runs_text(ser["runs"], n.largest, lang),
+                mtp_runs_text(ser["runs"], n.largest, lang) + cost,
                 lang,
             )
             for ser in n.by_series or []
         ]
-    return [partial(_drafting_clause, who, mtp_runs_text(v.verdict, n.largest, lang), lang)]
+    runs = mtp_runs_text(v.verdict, n.largest, lang) + cost
+    return [partial(_drafting_clause, who, runs, lang)]
 
 
 def _drafting_clause(who: str, runs: str, lang: str, rest: str | None) -> str:
