@@ -185,3 +185,22 @@ def test_a_faster_point_on_another_machine_without_an_anchor_is_open() -> None:
     assert b is not None and b["comparison"] is not None
     assert b["comparison"]["machine"] == "across" and b["comparison"]["outcome"] == "open"
     assert "on two machines, no point run on both" in sentences.better_point_text(p, "en")
+
+
+def test_drafts_almost_never_accepted_measure_drafting_s_cost_not_a_finding() -> None:
+    """Issue #44: random weights accept 0.1-3% of drafts, so MTP on against off measures what
+    drafting costs; the verdict says so and is provisional. Accepted drafts keep it a finding."""
+    from benchkit.report.verdicts.kinds.drafting.words import clauses
+
+    for acceptance, rejected in ((0.03, True), (0.6, False)):
+        datas = [
+            result("cuda", 1, mtp=False, s=10.0),
+            result("cuda", 1, mtp=True, s=15.0, acceptance=acceptance),
+        ]
+        m = verdicts(sweep(datas, [STEADY, STEADY]))["mtp"]
+        assert ("drafts_rejected" in m.reasons) is rejected
+        said = clauses(m, "en")[0](None)
+        assert ("with 3% of drafts accepted (its cost, not its benefit)" in said) is rejected
+        if rejected:
+            assert m.status == "provisional"
+            assert "so this measures what drafting costs" in sentences.mtp_sentence(m, "en")
