@@ -86,9 +86,12 @@ def test_a_race_resumed_on_another_machine_measures_its_anchor_first(tmp_path: P
     # each with that host's units (racing.json's unit_machines), not one series named by
     # the job's last host.
     eng = engine_of(analysed.sweep)
-    job_series = [x for xs in eng.by_point.values() for x in xs if x.job == race["best"]]
+    # (MTP off is listed twice: where the twins ran on one host they are pooled into one
+    # series, "0 + 1", rules v8.)
+    job_series = [
+        x for xs in eng.by_point.values() for x in xs if race["best"] in x.job.split(" + ")
+    ]
     by_host = {x.machine.rsplit("@", 1)[1]: set(x.units) for x in job_series}
     assert set(by_host) == {"host-a", "host-b"}, job_series
-    assert by_host == {
-        h: {u for u, m in best.items() if m.endswith("@" + h)} for h in ("host-a", "host-b")
-    }
+    for h, units in by_host.items():
+        assert units <= {u for u, m in best.items() if m.endswith("@" + h)}, (h, units)
