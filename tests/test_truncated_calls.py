@@ -61,3 +61,11 @@ def test_an_anchor_folder_without_results_says_it_is_an_anchor(tmp_path: Path) -
     with pytest.raises(UserError) as e:
         analyse_folder(STUDY, [f"study.anchors=[{tmp_path}]"])
     assert str(e.value).startswith(f"study.anchors names {tmp_path}: {tmp_path} holds no result")
+
+
+def test_a_job_without_a_calls_file_is_not_called_cut_short() -> None:
+    """Reference data (the seed's result.json files) have no calls.jsonl: nothing is drawn from
+    calls, and no line is named unreadable."""
+    seed = analyse_folder(repo_root() / "fixtures" / "results" / "seed-r9700")
+    assert seed.sweep.unreadable == {}
+    assert not [c for c in seed.caveats if c["kind"] == "unreadable_calls"]

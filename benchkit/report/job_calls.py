@@ -81,7 +81,9 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
         # A job of several passes has its figures per pass in result.json.
         return JobCalls(figures=figures, windows=windows)
     caps, stalls, m = None, None, r.result.metrics
-    short = _short(calls, bad, m.calls_completed, m.calls_failed)
+    # A file that is not there is no file cut short (reference data has none): its figures
+    # are simply not drawn from calls, as before.
+    short = _short(calls, bad, m.calls_completed, m.calls_failed) if read else None
     if short is not None:
         # A file cut short or edited: its units' spans would pair a unit's first calls as if
         # they were all of it (a cut file turned a study's knee), so nothing is drawn from the
