@@ -361,7 +361,7 @@ class QualityConfig:
     # Longest probe prompt, in tokens (shorter calls give shorter ones).
     prompt_tokens: int = 48
     # Next-token log-probabilities kept per position; the KL divergence is taken over them,
-    # the rest of each distribution lumped (a lower bound; exact at the vocabulary's size).
+    # the rest bounded by each list's last entry (a lower bound; exact at the vocabulary's size).
     top_k: int = 64
     seed: int = 0
     # The optional scored task (benchkit.quality.task): a YAML file of prompts with expected

@@ -9,7 +9,7 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report import groundtruth as gt
-from benchkit.results import SCHEMA_VERSION, JobResult
+from benchkit.results import SCHEMA_VERSION, JobResult, find_results
 
 
 def _job(tmp: Path, name: str, slots: int, sampling: str, decode: float) -> JobResult:
@@ -106,3 +106,22 @@ def test_gpu_and_driver_as_the_machine_reported_them(tmp_path: Path) -> None:
 
 def test_a_small_nonzero_share_does_not_read_as_none() -> None:
     assert fmt.pct(0.0012) == "0.1%" and fmt.pct(0.153) == "15%" and fmt.pct(0.0) == "0%"
+
+
+def test_the_one_sequence_ceiling_bounds_only_one_sequence_steps_of_an_moe() -> None:
+    """Review finding (rules v8): the decode study set a 16-slot job's per-sequence rate
+    against the one-sequence ceiling ("1.6% of the ceiling"). A step of 16 sequences of a
+    mixture of experts reads every expert any of them chose, so that ceiling does not bound
+    it: only the rows whose steps decoded one sequence have a share, on the published data."""
+    root = Path(__file__).parent.parent / "docs/studies/h200-glm4moe-30b-a3b-decode/results"
+    results = find_results(root)
+    rows = gt.roofline_rows(results)
+    assert len(rows) == len(results) == 4
+    for row in rows:
+        seqs = row["seqs_per_step"]
+        assert seqs is not None
+        if seqs > gt.ONE_SEQUENCE:
+            assert row["slots"] == 16 and row["share"] is None
+        else:
+            assert row["slots"] == 1 and row["share"] is not None
+            assert 0 < row["share"] < 1

@@ -2,11 +2,13 @@
 machine or bridged across machines through an anchor point measured on both.
 
 A comparison's figure is `ratio`: the other point's time over the base's, on their shared
-units (both ran every unit: exactly the ratio of their seconds per unit). Its interval is a
-*replication* interval: where, at the study's confidence, the same comparison run again would
-put its figure. Per unit, log(other / base) is one paired observation; their spread over the
-units gives the standard error of the mean log-ratio, and a replication's figure differs from
-this one's by sqrt(2) of that. A comparison is decided when that interval clears the margin:
+units (both ran every unit: exactly the ratio of their seconds per unit), a ratio of sums.
+Its interval is a *replication* interval: where, at the study's confidence, the same
+comparison run again would put its figure. Per unit, the residual other - ratio x base is one
+paired observation; their spread over the units, over the other's mean time, gives the
+standard error of the log of that ratio (the ratio estimator's linearisation, so the interval
+is centred on the figure itself), and a replication's figure differs from this one's by
+sqrt(2) of that. A comparison is decided when that interval clears the margin:
 
 - `worse`: the other point took more than (1 + margin) the base's time;
 - `better`: it took less than 1 / (1 + margin);
@@ -178,9 +180,13 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
     ratio = sum(other.units[u] for u in shared) / sum(base.units[u] for u in shared)
     if len(shared) < MIN_UNITS:
         return _declared(math.log(ratio), len(shared), s)
-    logs = [math.log(other.units[u] / base.units[u]) for u in shared]
-    sd = _stdev(logs)
-    n = len(logs)
+    # The figure is a ratio of sums (each unit weighs by its time, as seconds per unit do), so
+    # its spread is the ratio estimator's: each unit's residual o - R b, on the log scale over
+    # the mean of o. A spread of per-unit log-ratios centres on their geometric mean instead,
+    # which is not the figure wherever long and short units change by different factors.
+    n = len(shared)
+    mean_other = math.fsum(other.units[u] for u in shared) / n
+    sd = _stdev([(other.units[u] - ratio * base.units[u]) / mean_other for u in shared])
     run = s.run_term
     if run is None:
         return _Log(math.log(ratio), sd / math.sqrt(n), n - 1, n, PAIRED, sd)

@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 8
+RULES_VERSION = 9
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -81,5 +81,15 @@ RULES: dict[int, str] = {
         "verdict provisional, since a whole run can shift every unit alike; a drafter whose "
         "drafts were accepted less than 10% of the time at every setting is provisional and "
         "said to measure drafting's cost, not its benefit"
+    ),
+    9: N_(
+        "a comparison's interval is the ratio estimator's, from each unit's residual against "
+        "the ratio of sums, so it is centred on the ratio the table shows (the per-unit "
+        "log-ratios' spread had centred it on their geometric mean); the drift probe's KL "
+        "divergence bounds the tokens only one top-k list holds by that list's last entry "
+        "(with the rest lumped, two distributions whose top tokens differ read as nearly "
+        "identical), and a flipped top token is stated with the reference's own gap between "
+        "the two; the decode roofline's share is given only where the one-sequence ceiling "
+        "bounds the step (not for batched steps of a mixture of experts)"
     ),
 }

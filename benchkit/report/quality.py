@@ -174,6 +174,14 @@ def factor_line(setting: str, speculative: bool, d: Drift, lang: str) -> str:
         top1=fmt.DASH if d.top1_agreement is None else fmt.pct(d.top1_agreement),
         kld=kld,
     )
+    if d.flip_gap is not None:
+        # The figure that says whether a flip is a near-tie tipping or a changed computation.
+        text += " " + tr(
+            lang,
+            "Where the likeliest token differed, the reference's probabilities for the two "
+            "tokens were {gap} apart (the median).",
+            gap=fmt.pct(d.flip_gap, 1),
+        )
     if speculative:
         text = (
             "**"
@@ -360,8 +368,9 @@ def _notes(ds: DriftSet, lang: str) -> list[str]:
             "How it was measured: after each job's timed replay, the same server answered "
             "{n} probes drawn from the workload, greedily, and gave its top-{k} next-token "
             "log-probabilities at each of {t} forced positions per probe; the probe is in no "
-            "timed figure. KL divergence is taken over the top-{k} tokens with the rest of each "
-            "distribution lumped, a lower bound of the full divergence.",
+            "timed figure. KL divergence is a lower bound of the full divergence from the two "
+            "top-{k} lists: a token missing from a list is taken as no likelier than its last "
+            "entry.",
             n=ds.probes,
             k=ds.top_k,
             t=ds.tokens,

@@ -53,6 +53,46 @@ def test_kl_over_the_top_k_never_exceeds_the_full_divergence(
     assert kl_lumped(top_p, top_q) <= full + 1e-9
 
 
+def _one_cell(p_top: list[list[float]], q_top: list[list[float]]) -> float:
+    """The bound before: shared tokens one by one, all the rest in one cell."""
+    p = {int(t): math.exp(lp) for t, lp in p_top}
+    q = {int(t): math.exp(lp) for t, lp in q_top}
+    shared = p.keys() & q.keys()
+    kl = sum(p[t] * math.log(p[t] / q[t]) for t in shared)
+    p_rest = 1 - sum(p[t] for t in shared)
+    q_rest = 1 - sum(q[t] for t in shared)
+    return kl + (p_rest * math.log(p_rest / q_rest) if p_rest > 1e-12 else 0.0)
+
+
+@given(
+    st.lists(st.floats(0.001, 1.0), min_size=5, max_size=12),
+    st.lists(st.floats(0.05, 20.0), min_size=5, max_size=12),
+    st.integers(1, 4),
+)
+def test_kl_bound_is_at_least_the_one_cell_bound_and_at_most_the_full(
+    a: list[float], tilt: list[float], k: int
+) -> None:
+    n = min(len(a), len(tilt))
+    p = {i: x / sum(a[:n]) for i, x in enumerate(a[:n])}
+    raw = {i: p[i] * tilt[i] for i in range(n)}
+    q = {i: x / sum(raw.values()) for i, x in raw.items()}
+    full = sum(p[t] * math.log(p[t] / q[t]) for t in p)
+    top_p, top_q = _dist(p)[:k], _dist(q)[:k]
+    bound = kl_lumped(top_p, top_q)
+    assert _one_cell(top_p, top_q) - 1e-9 <= bound <= full + 1e-9
+
+
+def test_top_lists_that_do_not_overlap_are_far_apart_not_identical() -> None:
+    """The H100 study's Vulkan 16 slots agreed with CUDA on 0% of top-1 tokens at a mean KL
+    of 1.7e-4 (rules v8): with the rest lumped into one cell, two distributions whose top
+    tokens differ read as nearly identical. A token missing from a list is no likelier than
+    its last entry, which bounds the divergence away from 0."""
+    p = _dist({1: 0.5, 2: 0.3, 3: 0.1, 4: 0.05, 5: 0.05})[:3]
+    q = _dist({4: 0.5, 5: 0.3, 6: 0.1, 1: 0.05, 2: 0.05})[:3]
+    assert _one_cell(p, q) == 0.0
+    assert kl_lumped(p, q) > 1.0
+
+
 def test_identical_answers_are_zero_drift_and_a_change_is_counted_where_it_starts() -> None:
     top = [_dist({1: 0.6, 2: 0.4}), _dist({1: 0.5, 2: 0.5})]
     ref = [_rec(0, [5, 6, 7], top), _rec(1, [5, 6, 7], top)]
@@ -96,3 +136,18 @@ def test_speculative_decoding_that_changes_an_answer_is_flagged_loudly() -> None
     assert line.startswith("**Greedy speculative decoding must not change an answer, and MTP on")
     lossless = factor_line("MTP on", True, compare(ref, ref), "en")
     assert "changed no answer" in lossless and "lossless" in lossless
+
+
+def test_a_flipped_top_token_says_how_far_apart_the_reference_held_the_two() -> None:
+    """A near-tie tipping and a changed computation both flip the likeliest token: the
+    reference's own gap between the two tokens tells them apart, and the line states it (the
+    H100 study's Vulkan 16 slots flipped every position where CUDA's top two tokens were
+    about 1% apart)."""
+    near = [_dist({1: 0.505, 2: 0.495})] * 2
+    ref = [_rec(0, [5, 6], near)]
+    job = [_rec(0, [5, 8], [_dist({1: 0.495, 2: 0.505})] * 2)]
+    d = compare(job, ref)
+    assert d.top1_agreement == 0.0
+    assert d.flip_gap is not None and abs(d.flip_gap - (1 - 0.495 / 0.505)) < 1e-9
+    assert "were 2.0% apart (the median)" in factor_line("16 slots", False, d, "en")
+    assert compare(ref, ref).flip_gap is None
