@@ -68,6 +68,9 @@ def test_make_study_answers_its_question_and_says_what_to_run(tmp_path: Path) ->
     # The closing summary on the terminal.
     lines = [x.removeprefix("[benchkit] ") for x in proc.stderr.splitlines()]
     first = lines.index("Summary: benchkit default study: tiny-moe on the CPU")
+    # Once: Hydra's console handler had printed every summary line again on stdout (#45).
+    assert sum("Summary: " in x for x in proc.stderr.splitlines()) == 1
+    assert "Summary: " not in proc.stdout
     summary = lines[first:]
     assert summary[1].split() == ["factor", "verdict", "status"]
     row = next(x.split() for x in summary if x.strip().startswith("parallel slots"))
@@ -83,9 +86,14 @@ def test_make_study_answers_its_question_and_says_what_to_run(tmp_path: Path) ->
             name = "parallel slots" if v["factor"] == "slots" else "projection"
             assert any(x.startswith(f"Provisional ({name}): ") for x in summary)
     use = next(x for x in summary if x.startswith("Use this: "))
-    assert use.startswith("Use this: llama-server --model synth-qwen3moe-")
+    # A command that runs as printed (#45): the binary and the model by their whole paths, the
+    # setting's flags, none of the harness's (an ephemeral port, the job's alias).
+    argv = use.removeprefix("Use this: ").split()
+    assert Path(argv[0]).name == "llama-server" and Path(argv[0]).is_file()
+    model = Path(argv[argv.index("--model") + 1])
+    assert model.is_absolute() and model.is_file() and model.name.startswith("synth-qwen3moe-")
     assert f" --parallel {n} " in use and " --ctx-size " in use and " --cache-type-k f16" in use
-    assert "/" not in use.split(" --alias ")[0]  # paths shortened
+    assert not {"--port", "--alias", "--host", "--metrics", "--slots"} & set(argv)
     # The job's own overrides: the sweep's, with its slot count.
     again = " ".join(f"slots={n}" if a.startswith("slots=") else a for a in args[1:])
     assert f"Measure it again: python -m benchkit {again}" in summary

@@ -25,11 +25,13 @@ SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 def test_the_seeds_recommendation_as_commands_and_what_would_settle_it(tmp_path: Path) -> None:
     u = use_this(analyse_folder(SEED), program="benchkit")
     assert u.point == {"backend": "vulkan", "slots": 4, "mtp": False} and not u.settled
-    # The job that ran that point, its command with paths cut to file names, its environment
-    # (the device it was given) first.
+    # The job that ran that point, its command as a user runs it (whole paths: a bare file
+    # name fails from anywhere else), its environment (the device it was given) first.
     assert u.server_command is not None
-    assert u.server_command.startswith("GGML_VK_VISIBLE_DEVICES=0 llama-server --model ")
-    assert "Qwen3.6-35B-A3B-Q4_K_M.gguf" in u.server_command and "/models/" not in u.server_command
+    assert u.server_command.startswith(
+        "GGML_VK_VISIBLE_DEVICES=0 /opt/llama.cpp/build/bin/llama-server --model "
+        "/models/Qwen3.6-35B-A3B-Q4_K_M.gguf "
+    )
     assert "--parallel 4 " in u.server_command and "--cache-type-k q8_0" in u.server_command
     assert u.rerun == "benchkit backend=vulkan slots=4 mtp=false"
     # 4 slots against 2 and 3 is not decided inside the declared noise, nor MTP on against off
@@ -50,7 +52,14 @@ def test_the_report_and_its_summary_say_the_same(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     section = md.split("## Use this", 1)[1].split("\n## ", 1)[0]
     assert "Provisional recommendation: Vulkan, 4 slots, MTP off." in section
-    assert "```sh\nGGML_VK_VISIBLE_DEVICES=0 llama-server --model Qwen3.6-35B-A3B" in section
+    # As a user runs it: whole paths, no harness flags (#45: a bare model file name failed).
+    assert (
+        "```sh\nGGML_VK_VISIBLE_DEVICES=0 /opt/llama.cpp/build/bin/llama-server --model "
+        "/models/Qwen3.6-35B-A3B-Q4_K_M.gguf --parallel 4 --ctx-size" in section
+    )
+    use = section.split("```sh\n", 1)[1].split("\n", 1)[0]
+    for flag in ("--host", "--port", "--alias", "--metrics", "--slots", "--no-webui"):
+        assert f"{flag} " not in f"{use} "
     assert "-m benchkit backend=vulkan slots=4 mtp=false\n```" in section
     noise = "A comparison is not decided yet (Vulkan, 4 slots, MTP off; Vulkan, 2 slots"
     assert noise in section
@@ -69,7 +78,10 @@ def test_the_report_and_its_summary_say_the_same(tmp_path: Path) -> None:
         x.startswith("Provisional (parallel slots): comparisons not decided at the margin: 2 slots")
         for x in summary
     )
-    assert any(x.startswith("Use this: GGML_VK_VISIBLE_DEVICES=0 llama-server") for x in summary)
+    assert any(
+        x.startswith("Use this: GGML_VK_VISIBLE_DEVICES=0 /opt/llama.cpp/build/bin/llama-server")
+        for x in summary
+    )
     assert any(x.startswith("Next: A comparison is not decided yet") for x in summary)
     assert summary[-1] == f"Report: {out / 'report.html'}"
 

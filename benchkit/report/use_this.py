@@ -21,7 +21,6 @@ import yaml
 from benchkit import bounded
 from benchkit.racing.observe import RACING_FILE
 from benchkit.report import analyse as an
-from benchkit.report.conditions import command_lines
 from benchkit.report.folder import MULTIRUN_FILE, Analysed
 from benchkit.report.numbers import (
     BackendNumbers,
@@ -95,11 +94,53 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
             env = srv.extra.get("env")
             pairs = env.items() if isinstance(env, Mapping) else []
             head = [f"{k}={_quote(str(v))}" for k, v in pairs]
-            server = " ".join([*head, command_lines([(job.job_dir.name, srv.argv, "")])[0]])
+            server = " ".join([*head, runnable(srv.argv)])
         overrides = [o for o in job.result.provenance.overrides if not o.startswith("hydra.")]
         rerun = " ".join([prog, *map(_quote, overrides)])
     steps = [] if settled else next_steps(a, prog)
     return UseThis(point, settled, job.job_dir.name if job else None, server, rerun, steps)
+
+
+# Flags that say how benchkit reached and watched the server, not what it served: an ephemeral
+# port, the job's alias, benchkit's API key, its metrics and slot endpoints. The command to use
+# leaves them out (result.json keeps the command as run); a user's own flags stay.
+HARNESS_FLAGS = frozenset(
+    {
+        "--host",
+        "--port",
+        "--alias",
+        "--api-key",
+        "--metrics",
+        "--slots",
+        "--no-webui",
+        "--served-model-name",
+        "--reuse-port",
+        "--enable-http-worker-reuseport",
+        "--enable-metrics",
+    }
+)
+
+
+def runnable(argv: Sequence[str]) -> str:
+    """The server command as a user runs it: every path whole (a bare file name fails from
+    anywhere else: "failed to open GGUF file"), the flags that define the setting, none of
+    the harness's (HARNESS_FLAGS)."""
+    groups: list[list[str]] = []
+    for a in argv[1:]:
+        if not groups or (a.startswith("-") and not _number(a)):
+            groups.append([a])
+        else:
+            groups[-1].append(a)
+    kept = [g for g in groups if g[0] not in HARNESS_FLAGS]
+    return " ".join(_quote(x) for x in [argv[0], *(x for g in kept for x in g)])
+
+
+def _number(a: str) -> bool:
+    try:
+        float(a)
+    except ValueError:
+        return False
+    return True
 
 
 def next_steps(a: Analysed, prog: str) -> list[NextStep]:
