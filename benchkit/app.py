@@ -24,7 +24,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from benchkit import callbacks, log
+from benchkit import callbacks, log, override_check
 from benchkit.config import BenchConfig, register_configs
 from benchkit.devices import placement, slurm_time_limit_watch
 from benchkit.errors import Terminated, UserError, interrupt_reason
@@ -306,6 +306,10 @@ def main() -> None:
     # (a scheduler's) is left alone.
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _terminated)
+    mistake = override_check.problem(sys.argv[1:])
+    if mistake is not None:
+        print(f"benchkit: {mistake}", file=sys.stderr)
+        sys.exit(2)
     try:
         _hydra_main()
     except KeyboardInterrupt as exc:

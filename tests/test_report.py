@@ -86,7 +86,7 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     assert "8 slots: +3%, slot latency 2.06x, context 2.00x" in md
     # The seed published no output or per-sequence rate: those cells are empty, not guessed.
     assert "| **4** | 172.4 s | 689.6 s | −8% | – | – | – | 104,448 |" in md
-    assert "| Vulkan, 3 slots | 188.0 s | 297.0 s | 1.58x | hurts | 49% |" in md
+    assert "| Vulkan, 3 slots | 188.0 s | 297.0 s | 1.58x | 1.58x | hurts | 49% |" in md
     assert "**refuted**" in md and "Output quality was not measured" in md
     corrections = md.split("## Corrections", 1)[1].split("\n## ", 1)[0]
     assert "MTP draft acceptance is 77-95% on HIP" in corrections  # the seed's 2nd correction
@@ -113,7 +113,7 @@ def test_seed_report_in_korean(tmp_path: Path) -> None:
     assert "슬롯 3개에는 슬롯 4개의 1.09배 시간이 걸렸습니다(다시 재면 0.89배-1.34배" in md
     assert "## 먼저, 무엇을 무엇과 비교하는지" in md and "## 정리하면" in md
     assert "HIP은 1.31~1.40배 느렸습니다" in md
-    assert "| 슬롯 3개, MTP 끔 | 188.0초 | 255.7초 (1.36배) | Vulkan |" in md
+    assert "| 슬롯 3개, MTP 끔 | 188.0초 | 255.7초 (1.36배) | HIP 1.36배 | Vulkan |" in md
     assert "투기 토큰 수용률은 모든 설정에서 48~52%였습니다" in md
     assert "결과의 품질은 재지 않았습니다" in md and "**반박됨**" in md
     assert '<html lang="ko">' in (out / "report.html").read_text()

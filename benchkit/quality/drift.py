@@ -106,6 +106,12 @@ def _clamp(v: float, hi: float) -> float:
     return min(max(v, 0.0), hi)
 
 
+def margin(top: Sequence[Sequence[float]]) -> float:
+    """1 - p(second) / p(first) of one position's top list: 0 is a tie."""
+    first, second = sorted((v for _, v in top), reverse=True)[:2]
+    return 1.0 - math.exp(second - first)
+
+
 def top1(top: Sequence[Sequence[float]]) -> int | None:
     return int(max(top, key=lambda x: x[1])[0]) if top else None
 

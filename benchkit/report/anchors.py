@@ -42,8 +42,9 @@ def load_anchors(
         root = Path(folder) if Path(folder).is_absolute() else source / folder
         if not root.is_dir():
             raise UserError(
-                f"study.anchors names {folder}, which is not a folder beside {source}: give "
-                "a sweep folder of jobs that re-ran some of its points on another machine."
+                f"study.anchors names {folder}, and {root} is not a folder: an anchor folder "
+                f"is read relative to the results folder ({source}) unless absolute; give a "
+                "sweep folder of jobs that re-ran some of its points."
             )
         try:
             found = find_results(root)

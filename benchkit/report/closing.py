@@ -119,7 +119,8 @@ def step_text(s: NextStep, lang: str) -> str:
     if s.kind is StepKind.more_slots:
         return tr(
             lang,
-            "The largest slot count was still the best: a larger one too ({points}):",
+            "The knee was not reached within the slot counts measured: {points} next (a larger "
+            "count, and the count between the two largest where it was not measured):",
             points=points,
         )
     return tr(lang, "Only one slot count completed: more of them ({points}):", points=points)

@@ -51,12 +51,14 @@ def cold_text(notes: Cold | None, metric: str, lang: str) -> str:
     ]
     return tr(
         lang,
-        "Cold starts left out: {items}. A cold start is a stall in the first work of a server "
-        "that had no warm-up before its timed pass (the calls sent before the pass's first "
-        "call completed): the server starting, not the setting's speed, so its time beyond "
-        "the job's median rate is left out of the figures compared. What made those calls "
-        "slow (compiling shaders or kernels, clocks ramping up, memory being allocated) is not "
-        "isolated.",
+        "Cold starts left out: {items}. By benchkit's rule a cold start is a stall in the first "
+        "work of a server that had no warm-up before its timed pass (the calls sent before the "
+        "pass's first call completed); it is taken for the server starting rather than the "
+        "setting's speed, so its time beyond the job's median rate is left out of the figures "
+        "compared. What made those calls slow (compiling shaders or kernels, clocks ramping "
+        "up, memory being allocated, or the setting itself at its first wave) is not isolated: "
+        "where the setting itself was slow, the figure leaves part of its cost out, and the "
+        "figure as measured stands beside it.",
         items=clauses(lang, items),
     )
 

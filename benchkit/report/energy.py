@@ -21,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from benchkit.report.evidence import machine_name
 from benchkit.report.figures import drawable
 from benchkit.report.i18n import backend_name, job_seconds_text, point_text
 from benchkit.report.lang import N_, marked, tr, trn
@@ -142,6 +143,8 @@ def job_rows(
                 "server_busiest_thread_share": _num(m.get("server_busiest_thread_share")),
                 "reason": tel.get("reason"),
                 "has_telemetry": "telemetry" in m,
+                "machine": machine_name(r.result),
+                "units": _num(m.get("units_completed")),
             }
         )
     return rows
@@ -167,14 +170,22 @@ def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]
     def key(r: Mapping[str, Any]) -> tuple[str, ...]:
         return tuple(_norm(r[k]) for k in rest)
 
-    by: dict[tuple[str, tuple[str, ...]], list[float]] = {}
+    by: dict[tuple[str, tuple[str, ...]], list[Mapping[str, Any]]] = {}
     for r in with_j:
-        by.setdefault((str(r["backend"]), key(r)), []).append(float(r["j_per_unit"]))
-    mean = {k: sum(v) / len(v) for k, v in by.items()}
-    out = []
+        by.setdefault((str(r["backend"]), key(r)), []).append(r)
+    mean = {k: sum(float(r["j_per_unit"]) for r in v) / len(v) for k, v in by.items()}
+    out: list[dict[str, object]] = []
     for a, b in itertools.combinations(backends, 2):
-        shared = sorted({c for (x, c) in mean if x == a} & {c for (x, c) in mean if x == b})
+        both = sorted({c for (x, c) in mean if x == a} & {c for (x, c) in mean if x == b})
+        # Two cards differ by more than the margin on one point, and a raced job's J/unit is
+        # over the units it reached: a setting is compared only where both backends' jobs
+        # ran on one machine and the same number of units (a review found an average over
+        # settings two of which paired two cards).
+        shared = [c for c in both if _alike([*by[(a, c)], *by[(b, c)]])]
+        apart = [dict(zip(rest, c, strict=True)) for c in both if c not in shared]
         if not shared:
+            if apart:
+                out.append({"reference": a, "other": b, "ratios": [], "apart": apart})
             continue
         avg_a = sum(mean[(a, c)] for c in shared) / len(shared)
         avg_b = sum(mean[(b, c)] for c in shared) / len(shared)
@@ -190,14 +201,28 @@ def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]
                 "mean_ratio": sum(x for x, _ in ratios) / len(ratios),
                 "min": min(ratios, key=lambda t: t[0]),
                 "max": max(ratios, key=lambda t: t[0]),
+                "apart": apart,
             }
         )
     return out
 
 
+def _alike(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """No two machines and no two unit counts among `rows`, and no job spread over two
+    machines. A machine or count not recorded (reference data) is no evidence either way."""
+    machines = {str(r.get("machine") or "") for r in rows} - {""}
+    units = {r.get("units") for r in rows} - {None}
+    spread = any(" + " in m or "?" in m for m in machines)
+    return not spread and len(machines) <= 1 and len(units) <= 1
+
+
 def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str) -> list[str]:
     lines = []
     for p in pairs:
+        apart = p.get("apart") or []
+        if not p["ratios"]:
+            lines.append(_apart_line(p, apart, lang, alone=True))
+            continue
         lo, lo_at = p["min"]
         hi, hi_at = p["max"]
         n = len(p["ratios"])
@@ -221,6 +246,8 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
                 ref=ref,
                 r=r,
             )
+        if apart:
+            line += " " + _apart_line(p, apart, lang, alone=False)
         if n_missing:
             line += trn(
                 lang,
@@ -230,6 +257,28 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
             )
         lines.append(line)
     return lines
+
+
+def _apart_line(
+    p: Mapping[str, Any], apart: Sequence[Mapping[str, Any]], lang: str, alone: bool
+) -> str:
+    """The settings whose energy is not compared, and why."""
+    where = "; ".join(_label(at, lang) for at in apart)
+    if alone:
+        return tr(
+            lang,
+            "The energy per unit of {a} and {b} is not compared: at every setting both ran "
+            "({where}), their jobs ran on different machines or over different units.",
+            a=backend_name(p["reference"]),
+            b=backend_name(p["other"]),
+            where=where,
+        )
+    return tr(
+        lang,
+        "Not compared at {where}: the jobs there ran on different machines or over different "
+        "units.",
+        where=where,
+    )
 
 
 # Telemetry reasons benchkit itself writes in fixed words (result.json keeps them in English),

@@ -230,6 +230,8 @@ def analyse_folder(
     # What each job did to the answers, beside its speed in the factor verdicts.
     df["drift_changed_n"] = df["job"].map({j: d.changed for j, d in drift.drift.items()})
     df["drift_probes"] = df["job"].map({j: d.probes for j, d in drift.drift.items()})
+    df["drift_flip_gap"] = df["job"].map(drift.flip_gaps())
+    df["drift_ref_margin"] = drift.ref_margin
     tasks = {r.job_dir.name: t for r in results if isinstance(t := r.data.get("task"), dict)}
     df["task_accuracy"] = df["job"].map({j: t.get("accuracy") for j, t in tasks.items()})
     df["task_items"] = df["job"].map({j: t.get("items") for j, t in tasks.items()})

@@ -212,11 +212,17 @@ def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
                 "{jobs} ran {attribute} {value} where the other jobs ran {usual}",
                 jobs=jobs_text(e["jobs"], lang),
                 attribute=word,
-                value=e["value"],
-                usual=e["usual"],
+                value=_unknown(str(e["value"]), lang),
+                usual=_unknown(str(e["usual"]), lang),
             )
         )
     return "; ".join(out)
+
+
+def _unknown(value: str, lang: str) -> str:
+    """evidence.gpu_of's '?' (a card the run did not record) in words."""
+    parts = [tr(lang, "an unrecorded card") if p == "?" else p for p in value.split(" + ")]
+    return " + ".join(parts)
 
 
 def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:

@@ -51,6 +51,8 @@ class BackendContext(TypedDict):
     # Each backend's drift probes here, [changed, probes], where any answer changed against
     # the reference: the two backends do not compute the same at this setting.
     answers: NotRequired[dict[str, list[int]]]
+    # Where every changed answer flipped a near-tie of the reference's: the widest such gap.
+    near_tie: NotRequired[float]
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,9 @@ class SlotsRow(TypedDict):
     ctx_total: float | None
     slo_breaks: list[SloBreak]
     capped: bool
+    # The machine(s) the row's job ran on, where the series spans several: rows of other
+    # machines are not compared by the table (no change vs previous across them).
+    machine: NotRequired[str]
 
 
 class SloExcluded(TypedDict):

@@ -5,11 +5,12 @@ compares and words it."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchkit.quality.drift import Drift, compare, not_comparable, read_probes
+from benchkit.quality.drift import Drift, compare, margin, not_comparable, read_probes, top1
 from benchkit.quality.probe import ProbeRecord
 from benchkit.report import fmt
 from benchkit.report.lang import tr
@@ -36,6 +37,13 @@ class DriftSet:
     top_k: object = None
     tokens: object = None
     synthetic: bool = False
+    # The reference's forced positions with probabilities, and how many distinct likeliest
+    # tokens they had: one means its next-token distribution did not depend on the context.
+    ref_positions: int = 0
+    ref_top1_distinct: int = 0
+    # The median, over the reference's positions, of 1 - p(second) / p(first): how close its
+    # own greedy choices were (a small margin: its answers rest on near-ties).
+    ref_margin: float | None = None
 
     @property
     def measured(self) -> bool:
@@ -48,6 +56,10 @@ class DriftSet:
             "drift_kld": {j: d.kld_mean for j, d in self.drift.items() if d.kld_mean is not None},
             "drift_changed": {j: 1 - d.identical_share for j, d in self.drift.items() if d.probes},
         }
+
+    def flip_gaps(self) -> dict[str, float]:
+        """Per job, how far apart the reference held the tokens it flipped (Drift.flip_gap)."""
+        return {j: d.flip_gap for j, d in self.drift.items() if d.flip_gap is not None}
 
 
 @dataclass
@@ -247,6 +259,10 @@ def measure_drift(
     out.reference, out.how = choose_reference(probed, varying, planned, out.declared)
     if out.reference is None:
         return out
+    tops = [t for rec in answers[out.reference] for t in rec["top"] if t]
+    out.ref_positions, out.ref_top1_distinct = len(tops), len({top1(t) for t in tops})
+    margins = [margin(t) for t in tops if len(t) > 1]
+    out.ref_margin = statistics.median(margins) if margins else None
     for job, recs in answers.items():
         why = not_comparable(recs, answers[out.reference])
         if why is None:
@@ -376,6 +392,18 @@ def _notes(ds: DriftSet, lang: str) -> list[str]:
             t=ds.tokens,
         )
     ]
+    if ds.ref_top1_distinct == 1 and ds.ref_positions > 1:
+        # Then a setting that tips the one near-tie changes every probe at once: the counts
+        # are one event, not independent evidence (a review of the H100 study found it).
+        notes.append(
+            tr(
+                lang,
+                "The reference gave the same likeliest token at all {n} forced positions: its "
+                "next-token distribution did not depend on the context, so the probes repeat one "
+                "observation, and a setting that tips it changes every probe at once.",
+                n=ds.ref_positions,
+            )
+        )
     if ds.synthetic:
         notes.append(
             tr(

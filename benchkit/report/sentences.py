@@ -101,7 +101,8 @@ def backend_sentence(v: Verdict, lang: str) -> str:
 def _answers_text(n: BackendNumbers, lang: str) -> str:
     """Where the drift probe shows the backends compute differently, beside the ratio: one
     sentence naming each such setting with its answers changed against the reference."""
-    where = []
+    where, ties = [], []
+    gap = 0.0
     for e in n.contexts:
         answers = e.get("answers")
         if not answers:
@@ -110,17 +111,32 @@ def _answers_text(n: BackendNumbers, lang: str) -> str:
             tr(lang, "{name} {k} of {n}", name=backend_name(b), k=k, n=p)
             for b, (k, p) in answers.items()
         )
-        where.append(
-            tr(lang, "{setting} ({parts})", setting=point_text(e["context"], lang), parts=parts)
+        text = tr(lang, "{setting} ({parts})", setting=point_text(e["context"], lang), parts=parts)
+        tie = e.get("near_tie")
+        if tie is None:
+            where.append(text)
+        else:
+            ties.append(text)
+            gap = max(gap, tie)
+    out = ""
+    if where:
+        out += tr(
+            lang,
+            " The backends do not compute the same at {settings}: answers changed against the "
+            "reference there, so those ratios compare two computations as well as two speeds.",
+            settings="; ".join(where),
         )
-    if not where:
-        return ""
-    return tr(
-        lang,
-        " The backends do not compute the same at {settings}: answers changed against the "
-        "reference there, so those ratios compare two computations as well as two speeds.",
-        settings="; ".join(where),
-    )
+    if ties:
+        # A flip of a near-tie shows rounding differs, not that another result is computed.
+        out += tr(
+            lang,
+            " Answers changed against the reference at {settings}, but only where the "
+            "reference held its two likeliest tokens within {gap} of each other: a near-tie "
+            "tipped, which rounding alone does, so this does not show two computations.",
+            settings="; ".join(ties),
+            gap=fmt.pct(gap, 1),
+        )
+    return out
 
 
 def slots_sentence(v: Verdict, lang: str) -> str:

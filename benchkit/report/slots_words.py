@@ -3,6 +3,8 @@ series whose knee differs, and the counts whose units did not fill whole rounds 
 
 from __future__ import annotations
 
+import math
+
 from benchkit.report import fmt
 from benchkit.report.i18n import point_text, slots_phrase
 from benchkit.report.lang import tr
@@ -42,16 +44,19 @@ def partial_rounds_text(rounds: list[PartialRound], lang: str) -> str:
     items = "; ".join(
         tr(
             lang,
-            "{slots}: {units} units, {share} of its slot-time with no unit to run",
+            "{slots}: {units} units, a last round of {last}",
             slots=slots_phrase(r["slots"], lang),
             units=fmt.integer(r["units"]),
-            share=fmt.pct(r["idle_share"]),
+            last=fmt.integer(r["units"] - (math.ceil(r["units"] / r["slots"]) - 1) * r["slots"]),
         )
         for r in rounds
     )
+    # The count of units says the run could not keep every slot busy to its end; how much
+    # slot-time was idle is measured in "Where the time went" (slots idle), not assumed here.
     return tr(
         lang,
-        "the units did not fill whole rounds of slots ({items}), so those counts were measured "
-        "slower than a full workload runs them (a multiple of the slot count fills whole rounds)",
+        "the units did not fill whole rounds of slots ({items}), so the run could not keep "
+        "every slot busy to its end (the slots-idle share under Where the time went says how "
+        "much was idle; a multiple of the slot count fills whole rounds)",
         items=items,
     )

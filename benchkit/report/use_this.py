@@ -209,8 +209,11 @@ def _twins(
         return None
     twin = f"{a.source}-twin"
     sweep = _sweep(prog, [*swept, f"hydra.sweep.dir={twin}"])
-    report = " ".join([_report_program(prog), str(a.source), _quote(f"study.anchors=[{twin}]")])
-    points = [dict(c.values) for c in a.sweep.cells]
+    # Anchor folders are read relative to the results folder: the twin is its sibling.
+    anchor = f"../{a.source.name}-twin"
+    report = " ".join([_report_program(prog), str(a.source), _quote(f"study.anchors=[{anchor}]")])
+    # Every point the command sweeps: the measured ones and those that did not complete.
+    points = [dict(c.values) for c in a.sweep.cells] + [dict(m.point) for m in a.sweep.missing]
     return NextStep(StepKind.twins, f"{sweep} && {report}", points)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from benchkit.report import i18n, sentences
+from collections.abc import Sequence
+
+from benchkit.compare.engine import ACROSS, BRIDGED
+from benchkit.report import fmt, i18n, sentences
 from benchkit.report.cold_words import with_cold
 from benchkit.report.lang import tr
-from benchkit.report.numbers import BackendNumbers, of
+from benchkit.report.numbers import BackendNumbers, ComparisonJson, Point, of
 from benchkit.report.sweep import norm
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
@@ -18,10 +21,12 @@ def section(b: Verdict, page: Page) -> Section:
         key=lambda x: (norm(x) != norm(b.verdict), x),
     )
     table = []
-    for e in of(BackendNumbers, b.numbers).contexts:
+    bn = of(BackendNumbers, b.numbers)
+    for e in bn.contexts:
         table.append(
             {
                 "setting": i18n.point_text(e["context"], lang) or "–",
+                "paired": _paired(bn.comparisons or [], e["context"], lang),
                 "cells": [
                     {
                         "value": e["values"].get(x),
@@ -43,3 +48,20 @@ def section(b: Verdict, page: Page) -> Section:
         "figure": page.figs.get("backend"),
         "figure_title": tr(lang, "Seconds per unit (throughput basis) against slots, per backend"),
     }
+
+
+def _paired(comparisons: Sequence[ComparisonJson], context: Point, lang: str) -> str:
+    """The verdict's own comparison at one setting (paired units, one machine or bridged, or
+    named as two machines): the table's ratio divides two jobs' seconds, which may come from
+    two cards or other units."""
+    out = []
+    for c in comparisons:
+        rest = {k: v for k, v in c["other"].items() if k != "backend"}
+        if any(norm(context.get(k)) != norm(v) for k, v in rest.items()) or c["ratio"] is None:
+            continue
+        where = {BRIDGED: tr(lang, "bridged"), ACROSS: tr(lang, "two machines")}.get(c["machine"])
+        if where is None and any("/" in j for j in c["jobs"]):
+            where = tr(lang, "anchor runs")  # jobs of a study.anchors folder, not the table's
+        text = f"{i18n.backend_name(c['other'].get('backend'))} {fmt.ratio(c['ratio'], lang)}"
+        out.append(f"{text} ({where})" if where else text)
+    return "; ".join(out) or fmt.DASH

@@ -4,6 +4,7 @@ and how sure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from benchkit.compare.engine import ACROSS, OPEN, WORSE, Comparison
@@ -72,6 +73,9 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         answers = _answers(sw, scored)
         if answers:
             entry["answers"] = answers
+            tie = _near_tie(sw, scored, answers)
+            if tie is not None:
+                entry["near_tie"] = tie
         winner = str(best_c.values["backend"]) if real or shaky else None
         entry["winner"] = winner
         entry["inside_noise"] = shaky and not real
@@ -142,6 +146,32 @@ def _answers(sw: Sweep, cells: list[Cell]) -> dict[str, list[int]]:
         if _is_num(changed) and _is_num(probes) and float(probes) > 0:
             out[str(c.values["backend"])] = [int(float(changed)), int(float(probes))]
     return out if any(k for k, _ in out.values()) and len(out) > 1 else {}
+
+
+# Flips where the reference held the two tokens closer than this are near-ties tipping.
+NEAR_TIE = 0.05
+
+
+def _near_tie(sw: Sweep, cells: list[Cell], answers: Mapping[str, list[int]]) -> float | None:
+    """The widest gap at which a backend with changed answers tipped the reference's choice,
+    where every such gap is under NEAR_TIE: the answers changed only where a near-tie tipped,
+    which rounding alone does. A backend's gap is where it flipped the likeliest token at a
+    forced position (Drift.flip_gap); one that changed a greedy answer without such a flip
+    is held to the reference's own median margin. None otherwise."""
+    if "drift_flip_gap" not in sw.df.columns:
+        return None
+    gaps = []
+    for c in cells:
+        b = str(c.values["backend"])
+        if b not in answers or not answers[b][0]:
+            continue
+        row = sw.row(c.jobs[0]) or {}
+        gap = row.get("drift_flip_gap")
+        gap = gap if _is_num(gap) else row.get("drift_ref_margin")
+        if not _is_num(gap):
+            return None
+        gaps.append(float(str(gap)))
+    return max(gaps) if gaps and max(gaps) < NEAR_TIE else None
 
 
 def _range_over(comparisons: list[Comparison], contexts: int) -> int | None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from benchkit.compare.engine import ACROSS, BRIDGED
 from benchkit.report import i18n, sentences
 from benchkit.report.cold_words import with_cold
 from benchkit.report.lang import tr
-from benchkit.report.numbers import DraftingNumbers, of
+from benchkit.report.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.sweep import norm
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
@@ -30,6 +31,8 @@ def section(m: Verdict, page: Page) -> Section:
                 e,
                 setting=i18n.point_text(e["context"], lang),
                 effect_text=i18n.effect_word(e["effect"], lang),
+                paired=e["comparison"]["ratio"],
+                paired_where=_where(e["comparison"], lang),
             )
             for e in dn.contexts
         ],
@@ -40,3 +43,16 @@ def section(m: Verdict, page: Page) -> Section:
         if mtp
         else tr(lang, "Drafter on / off: seconds per unit (throughput basis), per slot count"),
     }
+
+
+def _where(c: ComparisonJson, lang: str) -> str:
+    """How the verdict's pair was compared, where not on the table's own jobs of one machine:
+    the table's ratio divides two points' seconds, which may come from two cards or other
+    units."""
+    if c["machine"] == BRIDGED:
+        return tr(lang, "bridged")
+    if c["machine"] == ACROSS:
+        return tr(lang, "two machines")
+    if any("/" in j for j in c["jobs"]):
+        return tr(lang, "anchor runs")  # jobs of a study.anchors folder
+    return ""

@@ -28,6 +28,7 @@ def section(s: Verdict, page: Page) -> Section:
         "objective_col": "" if metric in PER_UNIT else obj_words,
         "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),
         "show_uncapped": any(r["capped"] for r in sn.rows or []),
+        "show_machine": any(r.get("machine") for r in sn.rows or []),
         "table": [
             dict(
                 r,

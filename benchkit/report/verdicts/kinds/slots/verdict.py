@@ -41,7 +41,7 @@ from benchkit.report.verdicts.common import (
     _values,
 )
 from benchkit.report.verdicts.drafting import _first_num, _number
-from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
+from benchkit.report.verdicts.engine_of import comparison_json, engine_of, machine_of, point_of
 
 
 def knee(
@@ -188,8 +188,16 @@ def _rows(sw: Sweep, primary: Sequence[Cell], counts: Sequence[int]) -> list[Slo
     """One row per slot count of the series: the objective and what stands beside it."""
     m = sw.metric
     rows: list[SlotsRow] = []
+    machines = [_machines(sw, c) for c in primary]
+    spans = len({x for x in machines if x}) > 1
     for i, c in enumerate(primary):
         prev = primary[i - 1].mean(m) if i else None
+        one = machines[i] and " + " not in machines[i] and machines[i] == machines[i - 1]
+        if spans and not one:
+            # Two cards differ by more than the margin on one point (the H100 study: 9-16%):
+            # the table does not compare rows of different machines; the verdict compares
+            # them on one machine or bridged.
+            prev = None
         rows.append(
             {
                 "slots": counts[i],
@@ -206,7 +214,17 @@ def _rows(sw: Sweep, primary: Sequence[Cell], counts: Sequence[int]) -> list[Slo
                 "capped": _capped(sw, c, primary) is not None,
             }
         )
+        if spans:
+            rows[-1]["machine"] = machines[i] or "?"
     return rows
+
+
+def _machines(sw: Sweep, c: Cell) -> str:
+    """The machines a cell's jobs ran on, short ('GPU-3d382b62 + GPU-dd00b660'), '' unknown."""
+    found = {machine_of(sw, j) for j in c.jobs}
+    found |= {x for j in c.jobs for x in sw.unit_machines.get(j, {}).values()}
+    parts = sorted({p.strip().split(" ")[-1] for x in found for p in x.split(" + ") if p.strip()})
+    return " + ".join(parts)
 
 
 def _ratios(
