@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.app import run_placed
+from benchkit.backends import BackendName, backend, selector
 from benchkit.config import BenchConfig
 from benchkit.devices import (
     LEASE_LOG,
@@ -27,6 +28,8 @@ from benchkit.devices import (
 from benchkit.job import JobContext
 
 Compose = Callable[..., BenchConfig]
+
+CUDA = backend(BackendName.cuda).device
 
 SLURM_JOB = {
     "SLURM_JOB_ID": "41",
@@ -42,12 +45,12 @@ SLURM_JOB = {
 
 
 def test_outside_slurm_there_is_no_allocation() -> None:
-    assert slurm_allocation({"CUDA_VISIBLE_DEVICES": "3"}, "CUDA_VISIBLE_DEVICES") is None
+    assert slurm_allocation({"CUDA_VISIBLE_DEVICES": "3"}, CUDA) is None
 
 
 def test_cuda_gets_what_slurm_set_and_the_record_names_the_job() -> None:
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "3", "CUDA_VISIBLE_DEVICES": "3"}
-    alloc = slurm_allocation(env, "CUDA_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, CUDA)
     assert alloc is not None
     assert alloc.env == {"CUDA_VISIBLE_DEVICES": "3"}
     assert alloc.record() == {
@@ -65,20 +68,20 @@ def test_cuda_gets_what_slurm_set_and_the_record_names_the_job() -> None:
 
 def test_with_cgroup_constraints_cuda_numbers_from_zero_and_that_is_passed_through() -> None:
     env = {**SLURM_JOB, "SLURM_STEP_GPUS": "2,5", "CUDA_VISIBLE_DEVICES": "0,1"}
-    alloc = slurm_allocation(env, "CUDA_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, CUDA)
     assert alloc is not None and alloc.devices == ("2", "5")
     assert alloc.env == {"CUDA_VISIBLE_DEVICES": "0,1"}
 
 
 def test_hip_counts_from_zero_inside_what_rocr_lets_through() -> None:
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "4,6", "ROCR_VISIBLE_DEVICES": "4,6"}
-    alloc = slurm_allocation(env, "HIP_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, backend(BackendName.hip).device)
     assert alloc is not None and alloc.env == {"HIP_VISIBLE_DEVICES": "0,1"}
 
 
 def test_vulkan_names_the_nodes_gpu_indices() -> None:
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "1", "CUDA_VISIBLE_DEVICES": "1"}
-    alloc = slurm_allocation(env, "GGML_VK_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, backend(BackendName.vulkan).device)
     assert alloc is not None and alloc.env == {"GGML_VK_VISIBLE_DEVICES": "1"}
 
 
@@ -90,7 +93,7 @@ def test_a_job_without_gpus_has_none_and_the_cpu_backend_sets_no_variable() -> N
 def test_one_gpu_becomes_hardware_device_and_the_backend_variable(compose_cfg: Compose) -> None:
     cfg = compose_cfg("backend=cuda", "hardware=h200")  # the profile says device 0
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "3", "CUDA_VISIBLE_DEVICES": "3"}
-    alloc = slurm_allocation(env, cfg.backend.device_env)
+    alloc = slurm_allocation(env, selector(cfg.backend))
     assert alloc is not None
     apply(cfg, alloc)
     assert cfg.hardware.device == 3 and cfg.backend.env["CUDA_VISIBLE_DEVICES"] == "3"
@@ -104,7 +107,7 @@ def test_several_gpus_reach_the_server_as_the_variable_not_one_device(
 
     cfg = compose_cfg("backend=cuda", "hardware=h200")
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "2,5", "CUDA_VISIBLE_DEVICES": "2,5"}
-    alloc = slurm_allocation(env, cfg.backend.device_env)
+    alloc = slurm_allocation(env, selector(cfg.backend))
     assert alloc is not None
     apply(cfg, alloc)
     assert cfg.hardware.device is None
