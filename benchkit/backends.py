@@ -204,7 +204,30 @@ _DECLARED = (
         ),
         readers=NVIDIA_FIRST,
     ),
-    Backend(BackendName.sycl, "SYCL", readers=NVIDIA_FIRST),
+    Backend(
+        BackendName.sycl,
+        "SYCL",
+        # Intel's compilers, as llama.cpp's SYCL guide builds it (after oneAPI's setvars.sh).
+        cmake_flags=("-DGGML_SYCL=ON", "-DCMAKE_C_COMPILER=icx", "-DCMAKE_CXX_COMPILER=icpx"),
+        requires=(
+            Requirement(
+                "icx",
+                "SYCL needs Intel oneAPI's icx compiler (source /opt/intel/oneapi/setvars.sh)",
+            ),
+            Requirement(
+                "icpx",
+                "SYCL needs Intel oneAPI's icpx compiler (source /opt/intel/oneapi/setvars.sh)",
+            ),
+        ),
+        # oneAPI's selector names a runtime before the index (level_zero:N); a bare index is
+        # no selector. SLURM narrows Intel GPUs with ZE_AFFINITY_MASK (gres.conf's
+        # intel_gpu_env), and Level Zero numbers the GPUs it lets through from 0.
+        device=DeviceSelector(
+            "ONEAPI_DEVICE_SELECTOR", form="level_zero:{}", sep=";", filtered_by="ZE_AFFINITY_MASK"
+        ),
+        n_gpu_layers="all",
+        readers=NVIDIA_FIRST,
+    ),
     Backend(BackendName.vllm, "vLLM", engine=EngineKind.vllm, device=_CUDA, readers=NVIDIA_FIRST),
     Backend(
         BackendName.sglang, "SGLang", engine=EngineKind.sglang, device=_CUDA, readers=NVIDIA_FIRST

@@ -85,6 +85,26 @@ def test_vulkan_names_the_nodes_gpu_indices() -> None:
     assert alloc is not None and alloc.env == {"GGML_VK_VISIBLE_DEVICES": "1"}
 
 
+def test_sycl_names_level_zero_devices_counted_inside_what_ze_affinity_mask_lets_through() -> None:
+    sycl = backend(BackendName.sycl).device
+    env = {**SLURM_JOB, "SLURM_JOB_GPUS": "2,3", "ZE_AFFINITY_MASK": "2,3"}
+    alloc = slurm_allocation(env, sycl)
+    assert alloc is not None
+    assert alloc.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:0;level_zero:1"}
+    bare = slurm_allocation({**SLURM_JOB, "SLURM_JOB_GPUS": "5"}, sycl)
+    assert bare is not None and bare.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:5"}
+
+
+def test_one_sycl_device_becomes_hardware_device(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("backend=sycl")
+    alloc = slurm_allocation({**SLURM_JOB, "SLURM_JOB_GPUS": "3"}, selector(cfg.backend))
+    assert alloc is not None
+    apply(cfg, alloc)
+    # The selector's value read back as the index it names, not dropped as "not a number".
+    assert cfg.hardware.device == 3
+    assert cfg.backend.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:3"}
+
+
 def test_a_job_without_gpus_has_none_and_the_cpu_backend_sets_no_variable() -> None:
     alloc = slurm_allocation({**SLURM_JOB, "CUDA_VISIBLE_DEVICES": "NoDevFiles"}, None)
     assert alloc is not None and alloc.devices == () and alloc.env == {}
@@ -190,6 +210,15 @@ def test_the_lease_points_the_config_at_the_device(tmp_path: Path, compose_cfg: 
         assert alloc.record()["devices"] == ["1"] and alloc.record()["device_count"] == 2
         assert cfg.hardware.device == 1
         assert cfg.backend.env["GGML_VK_VISIBLE_DEVICES"] == "1"
+
+
+def test_a_sycl_lease_selects_its_device_as_level_zero(
+    tmp_path: Path, compose_cfg: Compose
+) -> None:
+    cfg = compose_cfg("backend=sycl", "hardware.device_count=2")
+    with placement(cfg, lease_root=tmp_path, job_num=1, label="1", environ={}) as alloc:
+        assert alloc is not None and alloc.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:1"}
+        assert cfg.hardware.device == 1
 
 
 def test_a_device_count_below_one_fails_the_job(tmp_path: Path, compose_cfg: Compose) -> None:

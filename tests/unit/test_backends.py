@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from benchkit import backends
-from benchkit.backends import BACKENDS, DeviceSelector, backend, selector
+from benchkit.backends import BACKENDS, BackendName, DeviceSelector, backend, selector
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Unavailable
 from benchkit.paths import repo_root
@@ -57,6 +57,16 @@ COMPOSED = {
     "vllm": ("vllm", "vllm", [], [], "CUDA_VISIBLE_DEVICES", {}, "0"),
     "sglang": ("sglang", "sglang", [], [], "CUDA_VISIBLE_DEVICES", {}, "0"),
     "external": ("external", "external", [], [], None, {}, "0"),
+    # Added with its declaration (the proof that a backend is one declaration and a YAML).
+    "sycl": (
+        "sycl",
+        "llama.cpp",
+        ["-DGGML_SYCL=ON", "-DCMAKE_C_COMPILER=icx", "-DCMAKE_CXX_COMPILER=icpx"],
+        ["icx", "icpx"],
+        "ONEAPI_DEVICE_SELECTOR",
+        {},
+        "all",
+    ),
 }
 KEYS = ("name", "engine", "cmake_flags", "build_requires", "device_env", "env", "n_gpu_layers")
 
@@ -103,6 +113,7 @@ def test_a_group_key_still_overrides_the_declaration(compose_cfg: Compose) -> No
         ("hip", 2, {"HIP_VISIBLE_DEVICES": "2"}),
         ("vulkan", 2, {"GGML_VK_VISIBLE_DEVICES": "2"}),
         ("vulkan", None, {"GGML_VK_VISIBLE_DEVICES": "0"}),  # llvmpipe reachable by default
+        ("sycl", 2, {"ONEAPI_DEVICE_SELECTOR": "level_zero:2"}),
         ("cpu", 2, {}),
     ],
 )
@@ -129,8 +140,22 @@ def test_a_device_variable_the_config_names_instead_gets_a_bare_index(
 
 
 def test_a_selector_reads_back_the_one_device_it_names() -> None:
+    sycl = backend(BackendName.sycl).device
+    assert sycl is not None
+    assert sycl.device("level_zero:3") == 3
+    assert sycl.device(sycl.value([0, 1])) is None  # two devices: no one hardware.device
+    assert sycl.device("3") is None  # not oneAPI's form
     cuda = backend("cuda").device
     assert cuda is not None and cuda.device("3") == 3 and cuda.device("0,1") is None
+
+
+def test_sycl_is_unavailable_without_oneapis_compilers(
+    compose_cfg: Compose, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sycl = compose_cfg("backend=sycl").backend
+    monkeypatch.setattr(build.shutil, "which", lambda exe: None if exe == "icx" else f"/x/{exe}")
+    with pytest.raises(Unavailable, match=r"^icx not found: SYCL needs Intel oneAPI's icx"):
+        build.check_prerequisites(sycl)
 
 
 def test_hip_needs_a_rocm_device(compose_cfg: Compose, monkeypatch: pytest.MonkeyPatch) -> None:
