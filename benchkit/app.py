@@ -36,6 +36,7 @@ from benchkit.paths import conf_dir
 from benchkit.results import RESULT_FILE, write_result
 from benchkit.schema import Status, load
 from benchkit.scrub import secrets_of
+from benchkit.space import sweep_keys
 from benchkit.sweep_progress import MULTIRUN_FILE, sweep_progress
 
 register_configs()
@@ -80,6 +81,7 @@ def _hydra_main(cfg: DictConfig) -> float | None:
         resume_from=[Path(str(cfg.resume_from))] if cfg.get("resume_from") else [],
         extra_scrub=[sweep_dir / MULTIRUN_FILE] if sweep_dir else [],
         progress=progress,
+        planned=sweep_keys(sweep_dir) if sweep_dir else (),
     )
     typed = to_typed(cfg)
     # A sweep's job holds its own folder (a point's jobs may run in other processes); a single

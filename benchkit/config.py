@@ -14,19 +14,9 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from benchkit.backends import BACKENDS, Backend
+from benchkit.backends import BackendName as BackendName  # the closed set, declared there
 from benchkit.models.recipe import SynthRecipe
-
-
-class BackendName(StrEnum):
-    cpu = "cpu"
-    vulkan = "vulkan"
-    hip = "hip"
-    cuda = "cuda"
-    metal = "metal"
-    sycl = "sycl"
-    vllm = "vllm"
-    sglang = "sglang"
-    external = "external"
 
 
 class FlashAttn(StrEnum):
@@ -108,6 +98,9 @@ class HardwareConfig:
 
 @dataclass
 class BackendConfig:
+    """The backend group. Each conf/backend/<name>.yaml starts from `base_<name>`, the
+    declaration in benchkit.backends as config values (`register_configs`)."""
+
     name: BackendName = BackendName.cpu
     engine: str = "llama.cpp"
     # CMake flags that select this backend when benchkit builds llama-server itself.
@@ -116,7 +109,8 @@ class BackendConfig:
     server_bin: str | None = None
     # Executables the build needs; a missing one makes the backend `unavailable`.
     build_requires: list[str] = field(default_factory=list)
-    # Environment variable that selects the device (HIP_VISIBLE_DEVICES, ...).
+    # Environment variable that selects the device (HIP_VISIBLE_DEVICES, ...); how a device is
+    # written into it is the backend's (benchkit.backends.selector).
     device_env: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     n_gpu_layers: str = "0"
@@ -436,12 +430,30 @@ GROUPS: dict[str, type[Any]] = {
 }
 
 
+def backend_node(b: Backend) -> BackendConfig:
+    """The config group of a declared backend (`base_<name>`), which its
+    conf/backend/<name>.yaml starts from: what the declaration says, as config values a user
+    can override (backend.cmake_flags=[...])."""
+    return BackendConfig(
+        name=b.name,
+        engine=b.engine.value,
+        cmake_flags=list(b.cmake_flags),
+        build_requires=[r.exe for r in b.requires],
+        device_env=b.device.var if b.device is not None else None,
+        env=b.default_env(),
+        n_gpu_layers=b.n_gpu_layers,
+    )
+
+
 def register_configs() -> None:
-    """Register the root schema and one `base_<group>` schema per group."""
+    """Register the root schema, one `base_<group>` schema per group, and one `base_<name>`
+    per declared backend (benchkit.backends)."""
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=BenchConfig)
     for group, schema in GROUPS.items():
         cs.store(group=group, name=f"base_{group}", node=schema)
+    for b in BACKENDS.values():
+        cs.store(group="backend", name=f"base_{b.name.value}", node=backend_node(b))
 
 
 def to_plain(obj: Any) -> dict[str, object]:

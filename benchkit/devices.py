@@ -29,7 +29,8 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from benchkit.config import BackendName, BenchConfig
+from benchkit.backends import DeviceSelector, backend, selector
+from benchkit.config import BenchConfig
 from benchkit.errors import UserError
 
 # Where SLURM names a job's GPUs, most specific first: a step's, then the job's (gres/gpu sets
@@ -41,9 +42,6 @@ SLURM_GPU_VARS = (
     "ROCR_VISIBLE_DEVICES",
     "GPU_DEVICE_ORDINAL",
 )
-# A backend's device variable that a runtime filter SLURM sets already narrows: the HIP
-# runtime numbers only the GPUs ROCR_VISIBLE_DEVICES lets through, from 0.
-_FILTERED_BY = {"HIP_VISIBLE_DEVICES": "ROCR_VISIBLE_DEVICES"}
 # SLURM's placeholder for "this job has no GPU" in older versions.
 _NO_DEVICES = {"", "NoDevFiles", "none", "None"}
 
@@ -95,9 +93,10 @@ def _parse_int(value: str | None) -> int | None:
         return None
 
 
-def slurm_allocation(environ: Mapping[str, str], device_env: str | None) -> Allocation | None:
+def slurm_allocation(environ: Mapping[str, str], sel: DeviceSelector | None) -> Allocation | None:
     """The GPUs SLURM gave this job, and what the backend's device variable must say for the
-    server to use exactly those; None outside a SLURM job."""
+    server to use exactly those (`sel`, benchkit.backends; None: a CPU backend selects
+    none); None outside a SLURM job."""
     slurm_id = environ.get("SLURM_JOB_ID")
     if not slurm_id:
         return None
@@ -106,16 +105,16 @@ def slurm_allocation(environ: Mapping[str, str], device_env: str | None) -> Allo
     source = next((v for v in SLURM_GPU_VARS if _split(environ.get(v))), None)
     devices = _split(environ.get(source)) if source else ()
     env: dict[str, str] = {}
-    if device_env and devices:
-        if _split(environ.get(device_env)):
+    if sel is not None and devices:
+        if _split(environ.get(sel.var)):
             # SLURM set the backend's own variable (CUDA_VISIBLE_DEVICES): pass it through as
             # it is; with cgroup device constraints it numbers the job's GPUs from 0.
-            env[device_env] = environ[device_env]
-        elif _split(environ.get(_FILTERED_BY.get(device_env, ""))):
-            env[device_env] = ",".join(str(i) for i in range(len(devices)))
+            env[sel.var] = environ[sel.var]
+        elif sel.filtered_by and _split(environ.get(sel.filtered_by)):
+            env.update(sel.env(range(len(devices))))
         else:
             # Nothing filters for this runtime (Vulkan): name the node's GPU indices.
-            env[device_env] = ",".join(devices)
+            env.update(sel.env(devices))
     return Allocation(
         scheduler="slurm",
         node=environ.get("SLURMD_NODENAME") or platform.node(),
@@ -137,19 +136,19 @@ def apply(cfg: BenchConfig, alloc: Allocation) -> None:
     nothing to select, and the config (hence the resume key) stays the same whichever
     device the job happened to be given.
     """
-    var = cfg.backend.device_env
-    if var and var in alloc.env:
-        value = alloc.env[var]
-        cfg.backend.env[var] = value
-        cfg.hardware.device = int(value) if value.isdigit() else None
-    if alloc.cpus and cfg.server.threads is None and cfg.backend.name is BackendName.cpu:
+    sel = selector(cfg.backend)
+    if sel is not None and sel.var in alloc.env:
+        value = alloc.env[sel.var]
+        cfg.backend.env[sel.var] = value
+        cfg.hardware.device = sel.device(value)
+    if alloc.cpus and cfg.server.threads is None and backend(cfg.backend.name).on_cpu:
         cfg.server.threads = alloc.cpus
 
 
 def check_gpu_backend(cfg: BenchConfig, alloc: Allocation) -> None:
     """A GPU backend in a SLURM job that was given no GPU would run on whichever GPU the node
     numbers first, maybe another job's: refuse it with the fix."""
-    if alloc.scheduler == "slurm" and cfg.backend.device_env and not alloc.devices:
+    if alloc.scheduler == "slurm" and selector(cfg.backend) is not None and not alloc.devices:
         raise UserError(
             f"SLURM job {alloc.job_id} was given no GPU for backend={cfg.backend.name.value}: "
             "ask for one per job with hydra.launcher.gpus_per_node=1 (or "
@@ -269,7 +268,8 @@ def placement(
     a SLURM job, else a lease when hardware.device_count is set, else None (as configured).
     The config is pointed at them before the block starts."""
     env = os.environ if environ is None else environ
-    alloc = slurm_allocation(env, cfg.backend.device_env)
+    sel = selector(cfg.backend)
+    alloc = slurm_allocation(env, sel)
     if alloc is not None:
         apply(cfg, alloc)
         check_gpu_backend(cfg, alloc)
@@ -281,8 +281,8 @@ def placement(
         return
     with DeviceLease(lease_root / LEASE_DIR, count, prefer=job_num, label=label) as lease:
         alloc = lease.allocation()
-        if cfg.backend.device_env:
-            alloc.env[cfg.backend.device_env] = str(lease.device)
+        if sel is not None and lease.device is not None:
+            alloc.env.update(sel.env([lease.device]))
         apply(cfg, alloc)
         yield alloc
 

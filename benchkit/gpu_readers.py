@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, NamedTuple, NotRequired, Protocol, TypedDict
 
+from benchkit.backends import BACKENDS, BackendName
+
 # GPU backends: a job on one of these has a GPU whose power is the job's.
-GPU_BACKENDS = frozenset({"cuda", "hip", "vulkan", "sycl", "metal", "vllm", "sglang"})
+GPU_BACKENDS = frozenset(b.name.value for b in BACKENDS.values() if b.gpu)
 
 
 class GpuDevice(TypedDict):
@@ -273,15 +275,15 @@ def open_reader(
     which: Callable[[str], str | None] = shutil.which,
 ) -> tuple[GpuReader | None, str | None]:
     """The GPU reader for a job on `backend`, or None and the one-sentence reason there is
-    none. NVIDIA first (NVML), then AMD (amdsmi); `importer` and `which` are for tests."""
+    none, trying the readers the backend declares in order (benchkit.backends: NVML first,
+    amdsmi first on HIP); `importer` and `which` are for tests."""
     if backend not in GPU_BACKENDS:
         return None, (
             f"backend={backend} runs on the CPU, so no GPU power is this job's "
             "(CPU energy is not read)"
         )
     why: list[str] = []
-    order = ("amdsmi", "pynvml") if backend == "hip" else ("pynvml", "amdsmi")
-    for name in order:
+    for name in BACKENDS[BackendName(backend)].readers:
         try:
             mod = importer(name)
         except ImportError:

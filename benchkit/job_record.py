@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
+from benchkit import space
 from benchkit.client.warmup import WarmupBlock
 from benchkit.config import BenchConfig, LoadProcess, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
@@ -19,10 +20,8 @@ from benchkit.results import SCHEMA_VERSION
 from benchkit.scrub import scrub_override
 from benchkit.server.engines import LaunchInfo, ModelBlock, PropsBlock
 from benchkit.server.provide import ServerBuildInfo
+from benchkit.space import Factor as Factor  # a factor's value, declared there
 from benchkit.workload import Workload
-
-# A factor's value: a swept scalar or a group's choice.
-Factor = str | int | float | bool | None
 
 
 class SamplingBlock(TypedDict):
@@ -190,27 +189,16 @@ class JobContext:
     extra_scrub: list[Path] = field(default_factory=list)
     # Where the sweep stands (benchkit.sweep_progress), shown before the replay's own line.
     progress: Callable[[], str] | None = None
+    # The keys the sweep varies (benchkit.space.swept, from its multirun.yaml): each is
+    # recorded among the job's factors.
+    planned: tuple[str, ...] = ()
 
 
 def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
-    """The swept values and group choices that identify this point of the study."""
-    f: dict[str, Factor] = {
-        "backend": cfg.backend.name.value,
-        "slots": cfg.slots,
-        "mtp": cfg.mtp,
-        "model": cfg.model.name,
-        "hardware": cfg.hardware.name,
-        "sampling": cfg.sampling.name,
-        "workload": cfg.workload.fixture,
-        "batch": cfg.server.batch,
-        "ubatch": cfg.server.ubatch,
-        "flash_attn": cfg.server.flash_attn.value,
-        "cache_type_k": cfg.server.cache_type_k.value,
-        "cache_type_v": cfg.server.cache_type_v.value,
-        "kv_unified": cfg.server.kv_unified,
-        "repeats": cfg.repeats,
-        "spec": cfg.spec.type.value,
-    }
+    """The values that identify this point of the study: the standing factors, the load axis,
+    every key of the planned space (the sweep's and the study's, benchkit.space), and the
+    group choices."""
+    f = space.standing(cfg)
     if cfg.load.process is not LoadProcess.closed:
         # The load axis: the rate offered, or how much faster than recorded a trace runs.
         f["load"] = cfg.load.process.value
@@ -218,6 +206,9 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
             f["speed"] = cfg.load.speed
         else:
             f["rate"] = cfg.load.rate
+    planned = [*ctx.planned, *cfg.study.factors]
+    for name, value in space.planned_values(cfg, planned, ctx.choices).items():
+        f.setdefault(name, value)
     for group, choice in ctx.choices.items():
         # Closed-loop jobs name no load: their factors read as before open-loop load existed.
         if group == "load" and cfg.load.process is LoadProcess.closed:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.app import run_placed
+from benchkit.backends import BackendName, backend, selector
 from benchkit.config import BenchConfig
 from benchkit.devices import (
     LEASE_LOG,
@@ -27,6 +28,8 @@ from benchkit.devices import (
 from benchkit.job import JobContext
 
 Compose = Callable[..., BenchConfig]
+
+CUDA = backend(BackendName.cuda).device
 
 SLURM_JOB = {
     "SLURM_JOB_ID": "41",
@@ -42,12 +45,12 @@ SLURM_JOB = {
 
 
 def test_outside_slurm_there_is_no_allocation() -> None:
-    assert slurm_allocation({"CUDA_VISIBLE_DEVICES": "3"}, "CUDA_VISIBLE_DEVICES") is None
+    assert slurm_allocation({"CUDA_VISIBLE_DEVICES": "3"}, CUDA) is None
 
 
 def test_cuda_gets_what_slurm_set_and_the_record_names_the_job() -> None:
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "3", "CUDA_VISIBLE_DEVICES": "3"}
-    alloc = slurm_allocation(env, "CUDA_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, CUDA)
     assert alloc is not None
     assert alloc.env == {"CUDA_VISIBLE_DEVICES": "3"}
     assert alloc.record() == {
@@ -65,21 +68,41 @@ def test_cuda_gets_what_slurm_set_and_the_record_names_the_job() -> None:
 
 def test_with_cgroup_constraints_cuda_numbers_from_zero_and_that_is_passed_through() -> None:
     env = {**SLURM_JOB, "SLURM_STEP_GPUS": "2,5", "CUDA_VISIBLE_DEVICES": "0,1"}
-    alloc = slurm_allocation(env, "CUDA_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, CUDA)
     assert alloc is not None and alloc.devices == ("2", "5")
     assert alloc.env == {"CUDA_VISIBLE_DEVICES": "0,1"}
 
 
 def test_hip_counts_from_zero_inside_what_rocr_lets_through() -> None:
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "4,6", "ROCR_VISIBLE_DEVICES": "4,6"}
-    alloc = slurm_allocation(env, "HIP_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, backend(BackendName.hip).device)
     assert alloc is not None and alloc.env == {"HIP_VISIBLE_DEVICES": "0,1"}
 
 
 def test_vulkan_names_the_nodes_gpu_indices() -> None:
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "1", "CUDA_VISIBLE_DEVICES": "1"}
-    alloc = slurm_allocation(env, "GGML_VK_VISIBLE_DEVICES")
+    alloc = slurm_allocation(env, backend(BackendName.vulkan).device)
     assert alloc is not None and alloc.env == {"GGML_VK_VISIBLE_DEVICES": "1"}
+
+
+def test_sycl_names_level_zero_devices_counted_inside_what_ze_affinity_mask_lets_through() -> None:
+    sycl = backend(BackendName.sycl).device
+    env = {**SLURM_JOB, "SLURM_JOB_GPUS": "2,3", "ZE_AFFINITY_MASK": "2,3"}
+    alloc = slurm_allocation(env, sycl)
+    assert alloc is not None
+    assert alloc.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:0;level_zero:1"}
+    bare = slurm_allocation({**SLURM_JOB, "SLURM_JOB_GPUS": "5"}, sycl)
+    assert bare is not None and bare.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:5"}
+
+
+def test_one_sycl_device_becomes_hardware_device(compose_cfg: Compose) -> None:
+    cfg = compose_cfg("backend=sycl")
+    alloc = slurm_allocation({**SLURM_JOB, "SLURM_JOB_GPUS": "3"}, selector(cfg.backend))
+    assert alloc is not None
+    apply(cfg, alloc)
+    # The selector's value read back as the index it names, not dropped as "not a number".
+    assert cfg.hardware.device == 3
+    assert cfg.backend.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:3"}
 
 
 def test_a_job_without_gpus_has_none_and_the_cpu_backend_sets_no_variable() -> None:
@@ -90,7 +113,7 @@ def test_a_job_without_gpus_has_none_and_the_cpu_backend_sets_no_variable() -> N
 def test_one_gpu_becomes_hardware_device_and_the_backend_variable(compose_cfg: Compose) -> None:
     cfg = compose_cfg("backend=cuda", "hardware=h200")  # the profile says device 0
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "3", "CUDA_VISIBLE_DEVICES": "3"}
-    alloc = slurm_allocation(env, cfg.backend.device_env)
+    alloc = slurm_allocation(env, selector(cfg.backend))
     assert alloc is not None
     apply(cfg, alloc)
     assert cfg.hardware.device == 3 and cfg.backend.env["CUDA_VISIBLE_DEVICES"] == "3"
@@ -104,7 +127,7 @@ def test_several_gpus_reach_the_server_as_the_variable_not_one_device(
 
     cfg = compose_cfg("backend=cuda", "hardware=h200")
     env = {**SLURM_JOB, "SLURM_JOB_GPUS": "2,5", "CUDA_VISIBLE_DEVICES": "2,5"}
-    alloc = slurm_allocation(env, cfg.backend.device_env)
+    alloc = slurm_allocation(env, selector(cfg.backend))
     assert alloc is not None
     apply(cfg, alloc)
     assert cfg.hardware.device is None
@@ -187,6 +210,15 @@ def test_the_lease_points_the_config_at_the_device(tmp_path: Path, compose_cfg: 
         assert alloc.record()["devices"] == ["1"] and alloc.record()["device_count"] == 2
         assert cfg.hardware.device == 1
         assert cfg.backend.env["GGML_VK_VISIBLE_DEVICES"] == "1"
+
+
+def test_a_sycl_lease_selects_its_device_as_level_zero(
+    tmp_path: Path, compose_cfg: Compose
+) -> None:
+    cfg = compose_cfg("backend=sycl", "hardware.device_count=2")
+    with placement(cfg, lease_root=tmp_path, job_num=1, label="1", environ={}) as alloc:
+        assert alloc is not None and alloc.env == {"ONEAPI_DEVICE_SELECTOR": "level_zero:1"}
+        assert cfg.hardware.device == 1
 
 
 def test_a_device_count_below_one_fails_the_job(tmp_path: Path, compose_cfg: Compose) -> None:

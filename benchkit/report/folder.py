@@ -30,6 +30,7 @@ from benchkit.report.stalls import PER_UNIT, JobStalls
 from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult, find_results
 from benchkit.schema import Result
+from benchkit.space import swept
 from benchkit.trust import left_out_jobs
 
 MULTIRUN_FILE = "multirun.yaml"
@@ -119,8 +120,7 @@ def swept_factors(source: Path) -> dict[str, list[Any]]:
         data = yaml.safe_load(bounded.read_text(path, source)) or {}
     except (ValueError, yaml.YAMLError) as exc:
         raise UserError(f"{path} is not valid YAML ({exc}): fix or remove it.") from exc
-    task = (((data.get("hydra") or {}).get("overrides") or {}).get("task")) or []
-    return an.parse_sweep_overrides(str(t) for t in task)
+    return swept(data) if isinstance(data, dict) else {}
 
 
 @dataclass

@@ -24,6 +24,8 @@ from benchkit.report.numbers import (
     Point,
 )
 from benchkit.report.stalls import JobStalls
+from benchkit.space import factor_name
+from benchkit.space import parse_sweep_overrides as parse_sweep_overrides
 
 THROUGHPUT = "s_per_unit_throughput"
 
@@ -163,45 +165,6 @@ def compare(base: Stats, other: Stats, min_effect: float) -> str:
     return "higher" if rel > 0 else "lower"
 
 
-def parse_sweep_overrides(overrides: Iterable[str]) -> dict[str, list[Any]]:
-    """Hydra sweep overrides (`slots=1,2,4`, `backend=vulkan,hip`, `+x=range(1,4)`,
-    `mtp=choice(true,false)`, `sort(...)`, `tag(...)`, quoted commas) as factor -> values,
-    through Hydra's own override parser, so the planned space is exactly what Hydra swept.
-    Single values, continuous `interval()` sweeps, hydra.* and study.* keys are not part of
-    the planned space; `glob()` over a config group is expanded against conf/."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.core.override_parser.types import Glob, QuotedString
-    from hydra.errors import HydraException
-
-    parser = OverridesParser.create()
-    out: dict[str, list[Any]] = {}
-    for raw in overrides:
-        try:
-            (o,) = parser.parse_overrides([raw])
-        except HydraException:
-            continue  # not an override Hydra would have run: nothing was swept over it
-        key = o.key_or_group
-        if key.startswith(("hydra.", "study.")) or not o.is_discrete_sweep():
-            continue
-        value = o.value()
-        if isinstance(value, Glob):
-            values: list[Any] = _glob_group(key, value)
-        else:
-            values = list(o.sweep_iterator())
-        values = [v.text if isinstance(v, QuotedString) else v for v in values]
-        if len(values) > 1:
-            out[key] = values
-    return out
-
-
-def _glob_group(group: str, glob: Any) -> list[str]:
-    """The choices of config group `group` that a Hydra glob() selects."""
-    from benchkit.paths import conf_dir
-
-    names = sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
-    return list(glob.filter(names))
-
-
 def planned_space(
     declared: Mapping[str, Sequence[Any]], swept: Mapping[str, Sequence[Any]]
 ) -> dict[str, list[Any]]:
@@ -210,7 +173,8 @@ def planned_space(
     out: dict[str, list[Any]] = {}
     for source in (declared, swept):
         for key, values in source.items():
-            name = key.rsplit(".", 1)[-1] if "." in key else key
+            # Named as the jobs record it (benchkit.space): server.batch is `batch`.
+            name = factor_name(key)
             have = out.setdefault(name, [])
             for v in values:
                 if norm(v) not in {norm(x) for x in have}:

@@ -89,8 +89,8 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
     if job is not None:
         srv = job.result.provenance.server
         if srv is not None and srv.argv:
-            # Its environment first: device selection (GGML_VK_VISIBLE_DEVICES, ...) is part
-            # of how it ran.
+            # Its environment first: device selection (as its backend selects a device,
+            # benchkit.backends: GGML_VK_VISIBLE_DEVICES=0, ...) is part of how it ran.
             env = srv.extra.get("env")
             pairs = env.items() if isinstance(env, Mapping) else []
             head = [f"{k}={_quote(str(v))}" for k, v in pairs]

@@ -11,19 +11,11 @@ language.
 
 from __future__ import annotations
 
+from benchkit import backends
 from benchkit.report.lang import NC_
 
-BACKENDS = {
-    "vulkan": "Vulkan",
-    "hip": "HIP",
-    "cuda": "CUDA",
-    "cpu": "CPU",
-    "metal": "Metal",
-    "sycl": "SYCL",
-    "vllm": "vLLM",
-    "sglang": "SGLang",
-    "external": "external",
-}
+# Each backend's name as its declaration gives it (benchkit.backends).
+BACKENDS = {b.name.value: b.label for b in backends.BACKENDS.values()}
 
 
 FACTORS = {

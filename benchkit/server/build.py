@@ -14,7 +14,6 @@ import platform
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import TypedDict, cast
 
 from benchkit import log, timeouts
+from benchkit.backends import REQUIRE_HINTS
+from benchkit.backends import backend as declared
 from benchkit.config import BackendConfig, BackendName
 from benchkit.errors import Unavailable, UserError
 from benchkit.server import amx, vulkan
@@ -47,14 +48,6 @@ BASE_CMAKE_FLAGS = (
     "-DLLAMA_CURL=OFF",
     f"-DLLAMA_BUILD_NUMBER={LLAMA_CPP_BUILD}",
 )
-
-# Where each engine's build prerequisites come from, for the one-line reasons.
-_REQUIRE_HINTS = {
-    "hipcc": "HIP needs ROCm's hipcc (install ROCm, or choose backend=vulkan or backend=cpu)",
-    "glslc": "Vulkan needs the glslc shader compiler (Debian: glslc; run scripts/vulkan-deps.sh)",
-    "nvcc": "CUDA needs the CUDA toolkit's nvcc",
-    "nvidia-smi": "CUDA needs an NVIDIA driver (nvidia-smi not found, so no CUDA device)",
-}
 
 # A portable build runs on any x86-64 CPU with AVX2 (ggml's default instruction set when not
 # native) and finds its shared libraries beside itself ($ORIGIN), so it can be built here and
@@ -100,14 +93,12 @@ def check_prerequisites(backend: BackendConfig) -> None:
     """Raise Unavailable, with the reason, when this machine cannot build or run the backend."""
     for exe in backend.build_requires:
         if shutil.which(exe) is None:
-            hint = _REQUIRE_HINTS.get(exe, f"the {backend.name.value} build needs {exe}")
+            hint = REQUIRE_HINTS.get(exe, f"the {backend.name.value} build needs {exe}")
             raise Unavailable(f"{exe} not found: {hint}.")
-    if backend.name is BackendName.hip and not Path("/dev/kfd").exists():
-        raise Unavailable("no ROCm device: /dev/kfd is missing, so HIP has no GPU to run on.")
-    if backend.name in (BackendName.metal,) and sys.platform != "darwin":
-        raise Unavailable("Metal runs only on macOS; this machine is " + sys.platform + ".")
-    if backend.name is BackendName.sycl and shutil.which("icpx") is None:
-        raise Unavailable("icpx not found: SYCL needs Intel oneAPI's icpx compiler.")
+    # What the machine needs beyond executables (a ROCm device, macOS), as declared.
+    for need in declared(backend.name).needs:
+        if why := need.problem():
+            raise Unavailable(why)
     if backend.name is BackendName.vulkan:
         vulkan.check_vulkan_build_deps()
 

@@ -18,7 +18,8 @@ from typing import Protocol, TypedDict
 
 import httpx
 
-from benchkit.config import BackendName, BenchConfig
+from benchkit.backends import EngineKind, backend
+from benchkit.config import BenchConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.models.draft import provide_draft_model
 from benchkit.server.metrics import (
@@ -200,7 +201,7 @@ class Engine(Protocol):
 
 def engine_for(cfg: BenchConfig) -> Engine:
     """The job's engine; Unavailable, with the reason, when this machine cannot run it."""
-    if cfg.backend.name is BackendName.external:
+    if backend(cfg.backend.name).engine is EngineKind.external:
         return External(cfg)
     name = engine_of(cfg)
     if name is None:

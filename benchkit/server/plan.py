@@ -10,6 +10,7 @@ import os
 import secrets
 from dataclasses import dataclass, field
 
+from benchkit.backends import selector
 from benchkit.config import (
     BenchConfig,
     CacheType,
@@ -232,12 +233,9 @@ def plan_server(
         )
     argv += list(cfg.backend.extra_args) + list(srv.extra_args)
 
-    env = dict(cfg.backend.env)
-    if cfg.backend.device_env and cfg.hardware.device is not None:
-        env[cfg.backend.device_env] = str(cfg.hardware.device)
     return ServerSpec(
         argv=tuple(argv),
-        env=env,
+        env=server_env(cfg),
         host=srv.host,
         port=port,
         alias=alias,
@@ -246,6 +244,17 @@ def plan_server(
         slots=cfg.slots,
         api_key=api_key(cfg),
     )
+
+
+def server_env(cfg: BenchConfig) -> dict[str, str]:
+    """backend.env with hardware.device selected the way the backend's runtime selects a
+    device (benchkit.backends: CUDA_VISIBLE_DEVICES=N, ONEAPI_DEVICE_SELECTOR=level_zero:N,
+    ...): the environment every engine starts with."""
+    env = dict(cfg.backend.env)
+    sel = selector(cfg.backend)
+    if sel is not None and cfg.hardware.device is not None:
+        env.update(sel.env([cfg.hardware.device]))
+    return env
 
 
 def speculative_args(cfg: BenchConfig, draft_model_path: str | None = None) -> list[str]:

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import TypedDict
 
 from benchkit import timeouts
-from benchkit.config import BackendConfig, BackendName, BenchConfig, FlashAttn, ModelConfig
+from benchkit.backends import backend as declared
+from benchkit.config import (
+    BackendConfig,
+    BackendName,
+    BenchConfig,
+    FlashAttn,
+    ModelConfig,
+    backend_node,
+)
 from benchkit.errors import Unavailable, UserError
 from benchkit.paths import cache_dir
 from benchkit.server.build import BuildStamp, build_server, carried_build, read_stamp
@@ -112,12 +120,13 @@ def provide_server(cfg: BenchConfig) -> ServerBinary:
             )
     version = _probe(path, "--version", env)
     devices = _probe(path, "--list-devices", env)
-    if backend.name is not BackendName.cpu and _no_devices(devices):
+    on_cpu = declared(backend.name).on_cpu
+    if not on_cpu and _no_devices(devices):
         raise Unavailable(
             f"llama-server for {backend.name.value} lists no devices on this machine "
             f"(--list-devices: {devices.splitlines()[-1].strip()})."
         )
-    soft = software_device(devices) if backend.name is not BackendName.cpu else None
+    soft = software_device(devices) if not on_cpu else None
     return ServerBinary(
         path, version, devices, built, took, source, soft, flash_attn_off_reason(soft), build
     )
@@ -180,7 +189,9 @@ def model_file(m: ModelConfig, setting: str, what: str, hint: str) -> Path:
 
 
 def backend_from_conf(name: str) -> BackendConfig:
-    """The backend group's YAML as a typed BackendConfig, without composing a whole job."""
+    """The backend group's YAML as a typed BackendConfig, without composing a whole job: the
+    YAML's keys over the declaration it starts from (`defaults: [base_<name>]`, as Hydra
+    composes it; `base_backend`: the bare schema)."""
     from omegaconf import DictConfig, OmegaConf
 
     from benchkit.paths import conf_dir
@@ -191,8 +202,12 @@ def backend_from_conf(name: str) -> BackendConfig:
         raise UserError(f"backend {name!r} is unknown: choose one of {', '.join(known)}.")
     raw = OmegaConf.load(path)
     assert isinstance(raw, DictConfig)
-    raw.pop("defaults", None)
-    merged = OmegaConf.merge(OmegaConf.structured(BackendConfig), raw)
+    start: BackendConfig = BackendConfig()
+    for entry in raw.pop("defaults", None) or []:
+        declared_name = str(entry).removeprefix("base_")
+        if declared_name in {b.value for b in BackendName}:
+            start = backend_node(declared(declared_name))
+    merged = OmegaConf.merge(OmegaConf.structured(start), raw)
     obj = OmegaConf.to_object(merged)
     assert isinstance(obj, BackendConfig)
     return obj

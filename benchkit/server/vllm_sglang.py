@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from shutil import which
 
-from benchkit.config import BackendName, BenchConfig, FlashAttn, SpecType
+from benchkit.backends import backend
+from benchkit.config import BenchConfig, FlashAttn, SpecType
 from benchkit.errors import UserError
 
 # The engines' names and the facts read in their sources (engine_facts.py); the public names
@@ -46,7 +47,7 @@ from benchkit.server.engine_facts import ENGINE_SOURCES as ENGINE_SOURCES
 from benchkit.server.engine_facts import ENGINE_VERSIONS as ENGINE_VERSIONS
 from benchkit.server.engine_facts import IGNORED_SETTINGS as IGNORED_SETTINGS
 from benchkit.server.engine_facts import EngineName as EngineName
-from benchkit.server.plan import ServerSecret, api_key
+from benchkit.server.plan import ServerSecret, api_key, server_env
 
 # The engines' /metrics and /health are not behind the API key; /v1/* and /server_info are.
 HEALTH_PATH = "/health"
@@ -66,11 +67,8 @@ _REFUSED_EXTRA = {
 
 def engine_of(cfg: BenchConfig) -> EngineName | None:
     """The engine this job starts, or None for llama-server and `external`."""
-    if cfg.backend.name is BackendName.vllm:
-        return EngineName.vllm
-    if cfg.backend.name is BackendName.sglang:
-        return EngineName.sglang
-    return None
+    declared = backend(cfg.backend.name).engine
+    return next((e for e in EngineName if e.value == declared), None)
 
 
 def _engine(cfg: BenchConfig) -> EngineName:
@@ -439,12 +437,10 @@ def sglang_speculative_args(cfg: BenchConfig, draft_model_path: str | None = Non
 
 def engine_env(cfg: BenchConfig) -> dict[str, str]:
     """Environment the engine starts with on top of benchkit's own, safe to record: the
-    device (backend.device_env=hardware.device), backend.env, and what the config implies
+    device and backend.env as for llama-server (plan.server_env), and what the config implies
     (SGLang's simulated acceptance; vLLM's /server_info on a loopback host). Never a key."""
     engine = _engine(cfg)
-    env = dict(cfg.backend.env)
-    if cfg.backend.device_env and cfg.hardware.device is not None:
-        env[cfg.backend.device_env] = str(cfg.hardware.device)
+    env = server_env(cfg)
     if engine is EngineName.sglang and cfg.spec.synth_len is not None:
         env["SGLANG_SIMULATE_ACC_LEN"] = repr(float(cfg.spec.synth_len))
     if engine is EngineName.vllm and _loopback(cfg.server.host):

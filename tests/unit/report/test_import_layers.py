@@ -17,9 +17,8 @@ KINDS = REPORT / "verdicts" / "kinds"
 # Function-level imports of benchkit modules that stay, each with its reason (none hold a
 # circle open).
 DEFERRED_OK = {
-    # benchkit.paths finds the config and templates folders; read only when a glob or a
-    # template needs them, not a circle.
-    ("benchkit/report/sweep.py", "benchkit.paths"): "config folder read on demand",
+    # benchkit.paths finds the templates folder; read only when a template needs it, not a
+    # circle.
     ("benchkit/report/lang/catalogs.py", "benchkit.paths"): "templates folder read on demand",
 }
 # What the write-up is: a kind package imports none of these.
