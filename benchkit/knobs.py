@@ -59,7 +59,8 @@ SECONDS = Range(0, open_lo=True)
 NONNEG = Range(0)
 
 # Every int and float knob of BenchConfig, by its dotted path (a synthetic model's recipe is
-# checked by benchkit.models.synthetic, a draft model's fields as the model's).
+# checked by benchkit.models.synthetic, a packaged model's by benchkit.models.fetch, a draft
+# model's fields as the model's).
 RANGES: dict[str, Range] = {
     "slots": Range(1, means="parallel slots"),
     "repeats": Range(1, means="passes of the workload"),
@@ -113,7 +114,7 @@ RANGES: dict[str, Range] = {
     "quality.task_tokens": COUNT,
 }
 # Paths whose fields are checked elsewhere.
-NOT_HERE = ("model.synthetic", "spec.draft_model")
+NOT_HERE = ("model.synthetic", "model.package", "spec.draft_model")
 
 # Flags of the server's command line that benchkit sets itself, refused in extra_args: what
 # each would break, and what to use instead.

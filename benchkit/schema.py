@@ -130,6 +130,13 @@ class ModelInfo:
     synthetic: bool | None = None
     path: str | None = None
     file_bytes: int | None = None
+    # A real model fetched from its packages: vocabulary, license, the upstream model, the
+    # packages and the file's SHA-256 (none for a synthetic model or a user's file).
+    n_vocab: int | None = None
+    license: str | None = None
+    upstream: str | None = None
+    source: str | None = None
+    sha256: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
 

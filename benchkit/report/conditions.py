@@ -252,14 +252,59 @@ def _setup_view(a: Analysed, lang: str) -> tuple[list[dict[str, Any]], str, list
     return builds, common_flags, flags
 
 
+def _first_model(a: Analysed) -> ModelInfo:
+    """The model of the first job that recorded one (every job that differed is named apart)."""
+    return next(
+        (mi for r in a.results if (mi := r.result.provenance.model) and mi != ModelInfo()),
+        ModelInfo(),
+    )
+
+
+def model_intro(model: ModelInfo, lang: str) -> str | None:
+    """The report's first words on the model: real or random weights, its size, weight type
+    and vocabulary, and a real model's license, so no verdict below is read as being about
+    another kind of model. None where the results recorded no model."""
+    if not model.name:
+        return None
+    parts = [
+        tr(lang, "{n} parameters", n=params_text(model.params_total_b))
+        if model.params_total_b
+        else None,
+        model.quant or None,
+        tr(lang, "a vocabulary of {n} tokens", n=integer(model.n_vocab)) if model.n_vocab else None,
+    ]
+    about = " (" + ", ".join(p for p in parts if p) + ")" if any(parts) else ""
+    name = _txt(model.name)
+    if model.license:
+        return tr(
+            lang,
+            "The model is {name}{about}, with real weights, under the license {license}.",
+            name=name,
+            about=about,
+            license=model.license,
+        )
+    if model.synthetic:
+        return tr(
+            lang,
+            "The model is {name}{about}, with random weights that benchkit wrote: its speed is "
+            "that of a model of its shape, but what its drafts and answers do says nothing "
+            "about a real model.",
+            name=name,
+            about=about,
+        )
+    return tr(
+        lang,
+        "The model is {name}{about}, from a file given by its path: benchkit does not know "
+        "what its weights are.",
+        name=name,
+        about=about,
+    )
+
+
 def _compared_lines(a: Analysed, lang: str) -> tuple[str, str]:
     """What is compared with what: the model line and the hardware line (with the GPUs the
     results report, or the CPU and the server's threads for CPU jobs)."""
-    results = a.results
-    model = next(
-        (mi for r in results if (mi := r.result.provenance.model) and mi != ModelInfo()),
-        ModelInfo(),
-    )
+    model = _first_model(a)
     # What is known of the model, and nothing for what is not: no "–" in the line.
     parts = [str(x) for x in (model.architecture,) if x]
     if model.params_total_b and model.params_active_b:
@@ -381,6 +426,7 @@ def view(a: Analysed, lang: str) -> dict[str, object]:
     builds, common_flags, flags = _setup_view(a, lang)
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)
     return {
+        "model_intro": model_intro(_first_model(a), lang),
         "model_line": model_line,
         # The first job's model and hardware stand above; every job that differed is named.
         "setup_differences": [i18n.contamination_text([e], lang) for e in a.sweep.contaminated],

@@ -94,6 +94,12 @@ class ModelBlock(TypedDict, total=False):
     path: str | None
     file_bytes: int
     draft: DraftFile
+    n_vocab: int | None
+    # A real model fetched from its packages (model.package): what it is and where it is from.
+    license: str
+    upstream: str
+    source: str
+    sha256: str
 
 
 class PropsBlock(TypedDict):
@@ -277,6 +283,11 @@ class LlamaCpp(_Started):
 
             total, active = param_counts(m.synthetic)
             info["params_total_b"], info["params_active_b"] = total / 1e9, active / 1e9
+        if m.package is not None and m.path is None:
+            # Real weights from the package index: the report's first lines say what they are.
+            pkg = m.package
+            info["license"], info["upstream"] = pkg.license, pkg.upstream
+            info["source"], info["sha256"] = ", ".join(pkg.packages), pkg.sha256
         draft = provide_draft_model(cfg)
         if draft is not None and cfg.spec.draft_model is not None:
             info["draft"] = {"name": cfg.spec.draft_model.name, "path": str(draft)}

