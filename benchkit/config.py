@@ -295,7 +295,8 @@ class StudyQuality:
 @dataclass
 class StudyConfig:
     name: str = "default"
-    title: str = "benchkit study"
+    # Empty: composed from what ran (the model, where, the factors swept: report.titles).
+    title: str = ""
     question: str = ""
     # The report's language: `en`, or any language with a catalog and a module
     # (benchkit/report/lang; README, "Languages and adding one"). Checked when a report renders.

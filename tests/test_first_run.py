@@ -67,7 +67,8 @@ def test_make_study_answers_its_question_and_says_what_to_run(tmp_path: Path) ->
 
     # The closing summary on the terminal.
     lines = [x.removeprefix("[benchkit] ") for x in proc.stderr.splitlines()]
-    first = lines.index("Summary: benchkit default study: tiny-moe on the CPU")
+    # The title says what ran (#45: it had named tiny-moe for every model).
+    first = lines.index("Summary: tiny-moe on the CPU: parallel slots")
     # Once: Hydra's console handler had printed every summary line again on stdout (#45).
     assert sum("Summary: " in x for x in proc.stderr.splitlines()) == 1
     assert "Summary: " not in proc.stdout

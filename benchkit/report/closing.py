@@ -138,7 +138,7 @@ def summary_lines(a: Analysed, u: UseThis, report: Path) -> list[str]:
         "verdict": tr(lang, "verdict"),
         "status": tr(lang, "status"),
     }
-    lines = [tr(lang, "Summary: {title}", title=study_words(a.study, lang).title)]
+    lines = [tr(lang, "Summary: {title}", title=study_words(a.study, lang, a).title)]
     lines += _table([header, *rows], ("factor", "verdict", "status"))
     # The recommendation and the projection (the report's Summary, first two paragraphs).
     lines += summary[:2]

@@ -10,9 +10,9 @@ from typing import Any
 from benchkit.report import fmt
 from benchkit.report.compare_words import how_text
 from benchkit.report.i18n import (
-    _list,
     _objective_of,
     factor_name,
+    list_text,
     objective_value,
     objective_words,
     point_text,
@@ -249,7 +249,7 @@ def series_text(n: FactorNumbers, lang: str) -> str:
             parts.append(tr(lang, "no difference at {where}", where=where))
     if any("," in p for p in parts):
         return "; ".join(parts)
-    return _list(parts, lang)
+    return list_text(parts, lang)
 
 
 def factor_clause(v: Verdict, lang: str) -> str:
@@ -377,4 +377,4 @@ def slots_not_exercised(n: NotExercised, lang: str) -> str:
 
 
 def names(factors: Sequence[str], lang: str) -> str:
-    return _list([factor_name(f, lang) for f in factors], lang)
+    return list_text([factor_name(f, lang) for f in factors], lang)

@@ -122,7 +122,7 @@ def recorded_reason(reason: str, lang: str) -> str:
     return reason
 
 
-def _list(items: Sequence[str], lang: str) -> str:
+def list_text(items: Sequence[str], lang: str) -> str:
     """'a, b and c' as the language lists things."""
     if len(items) < 2:
         return "".join(items)
@@ -197,7 +197,7 @@ def job_seconds_text(seconds_by_job: Mapping[str, float], lang: str) -> str:
 def jobs_text(jobs: Sequence[Any], lang: str) -> str:
     """'job 6', 'jobs 12, 13 and 14', as the language counts and lists them."""
     js = [str(j) for j in jobs]
-    return trn(lang, "job {jobs}", "jobs {jobs}", len(js), jobs=_list(js, lang))
+    return trn(lang, "job {jobs}", "jobs {jobs}", len(js), jobs=list_text(js, lang))
 
 
 def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
@@ -284,7 +284,7 @@ def capped_text(c: Capped, lang: str) -> str:
         lang,
         "in job {job}, {shares} ran to the generation cap (limit {limit})",
         job=c["job"],
-        shares=_list(shares, lang),
+        shares=list_text(shares, lang),
         limit=fmt.pct(c["limit"]),
     )
 
@@ -320,7 +320,7 @@ def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
     last = runs[-1]
     where = slot_range(last["from"], last["to"], largest, lang)
     parts.append(_run_text(last["effect"], helps_once, where, lang, last=True))
-    return _list(parts, lang)
+    return list_text(parts, lang)
 
 
 def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool = False) -> str:

@@ -232,7 +232,7 @@ def _publish(
         for png in sorted(report_dir.glob("*.png")):
             shutil.copy2(png, tmp / png.name)
         fm = {
-            "title": study_words(a.study, lang).title,
+            "title": study_words(a.study, lang, a).title,
             "date": now,
             "lang": lang,
             "description": vm["headline"],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
 from benchkit.report.time_rows import rows_note, time_rows
+from benchkit.report.titles import composed
 from benchkit.report.trust_words import trust_sentences
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.kinds.capacity.words import capacity_value
@@ -62,10 +64,14 @@ def unit_word(study: StudyConfig, lang: str) -> str:
     return study.unit_name
 
 
-def study_words(study: StudyConfig, lang: str) -> StudyText:
+def study_words(study: StudyConfig, lang: str, a: Analysed | None = None) -> StudyText:
     """The study's title, question, untested items and claims' words in `lang`: its
-    `text.<lang>` where given, else the study's own."""
+    `text.<lang>` where given, else the study's own, else (none declared) composed from what
+    ran in `a` (benchkit.report.titles)."""
     own = study.text.get(lang) or StudyText()
+    if a is not None and not (own.title or study.title):
+        title, question = composed(a, lang)
+        own = replace(own, title=title, question=own.question or study.question or question)
     claims = [ClaimText(c.premise, c.source) for c in study.claims]
     for i, c in enumerate(own.claims or []):
         if i < len(claims):
@@ -346,7 +352,7 @@ def view_model(
 
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
-    words = study_words(study, lang)
+    words = study_words(study, lang, a)
     claims = [
         dict(c, status_text=i18n.claim_status(c["status"], lang))
         for c in _claims_in(words, a.claims)
