@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import enum
 import re
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchkit.config import BenchConfig
+from benchkit.config import GROUPS, BenchConfig
 from benchkit.paths import conf_dir
 
 # Arguments after which benchkit's own groups are not the only ones (a user's config dir).
@@ -34,6 +36,9 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
         if arg.startswith(("-", "+", "~")) or "=" not in arg:
             continue
         key, value = arg.split("=", 1)
+        bad = _bad_value(key, value)
+        if bad is not None:
+            return bad
         if "." in key or "/" in key or key.startswith("hydra") or "@" in key:
             continue
         if key in groups:
@@ -44,6 +49,55 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
                     return _no_option(key, option, groups[key])
         elif key not in fields:
             return _no_key(key, sorted({*fields, *groups}))
+    return None
+
+
+def _bad_value(key: str, value: str) -> str | None:
+    """A value its typed field cannot take (`slots=16x`, `mtp=maybe`, `slots=0`,
+    `server.flash_attn=yes`), for the top-level numbers and switches and a group's closed
+    sets; None where it can, or where Hydra expands the value."""
+    if _EXPANDED.search(value):
+        return None
+    kind = _field_type(key)
+    if kind is None:
+        return None
+    for option in value.split(","):
+        if kind is int and not (option.isdigit() and int(option) >= 1):
+            return f"{key}={option} is not a whole number of at least 1: give one, e.g. {key}=2."
+        # OmegaConf's own spellings of a switch.
+        if kind is bool and option.lower() not in (
+            "true",
+            "false",
+            "yes",
+            "no",
+            "on",
+            "off",
+            "1",
+            "0",
+            "y",
+            "n",
+        ):
+            return f"{key}={option} is not true or false: give {key}=true or {key}=false."
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            allowed = [str(m.value) for m in kind]
+            if option not in allowed:
+                return f"{key}={option} is not one of {', '.join(allowed)}: choose one of them."
+    return None
+
+
+def _field_type(key: str) -> type | None:
+    """The declared type of `slots`, `repeats`, `mtp` or `group.key` where it is a whole
+    number, a switch or a closed set (an Enum); None otherwise."""
+    parts = key.split(".")
+    if len(parts) == 1 and parts[0] in ("slots", "repeats"):
+        return int
+    if len(parts) == 1 and parts[0] in ("mtp", "resume"):
+        return bool
+    if len(parts) == 2 and parts[0] in GROUPS:
+        hints = typing.get_type_hints(GROUPS[parts[0]])
+        kind = hints.get(parts[1])
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            return kind
     return None
 
 

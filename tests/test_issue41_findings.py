@@ -543,6 +543,11 @@ def test_single_runs_say_run_noise_unmeasured_and_twins_measure_it(tmp_path: Pat
     shutil.copytree(tmp_path / "b", tmp_path / "a-twin")
     (anchors,) = shlex.split(twin.command.split(" && ")[1])[-1:]
     twinned = analyse_folder(tmp_path / "a", [anchors])
+    # A copy of the run as its own twin is the same run, not a second one (a review found a
+    # byte-identical twin turning a verdict complete): no run-to-run noise is measured.
+    shutil.copytree(tmp_path / "a", tmp_path / "a-copy", ignore=shutil.ignore_patterns("report"))
+    copied = analyse_folder(tmp_path / "a", ["study.anchors=[../a-copy]"]).verdict("slots")
+    assert copied is not None and "run_noise_unmeasured" in copied.reasons
     eng = engine_of(twinned.sweep)
     assert eng.settings.run_sd is not None and eng.settings.run_sd > 0.03
     s2 = twinned.verdict("slots")

@@ -70,7 +70,7 @@ def how_text(c: ComparisonJson, lang: str) -> str:
     else:
         parts.append(tr(lang, "no interval: too few units paired"))
     anchors = [j for j in c["jobs"] if "/" in j]
-    if anchors and c["machine"] != "bridged":
+    if anchors:
         # Jobs of an anchor folder (study.anchors), not the sweep's own: the table beside the
         # sentence shows the sweep's jobs, so the figure says whose it is.
         parts.append(tr(lang, "from the anchor runs ({jobs})", jobs=", ".join(anchors)))

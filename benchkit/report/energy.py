@@ -268,15 +268,15 @@ def _apart_line(
         return tr(
             lang,
             "The energy per unit of {a} and {b} is not compared: at every setting both ran "
-            "({where}), their jobs ran on different machines or over different units.",
+            "({where}), their jobs did not run on one and the same machine over the same units.",
             a=backend_name(p["reference"]),
             b=backend_name(p["other"]),
             where=where,
         )
     return tr(
         lang,
-        "Not compared at {where}: the jobs there ran on different machines or over different "
-        "units.",
+        "Not compared at {where}: the jobs there did not run on one and the same machine over "
+        "the same units.",
         where=where,
     )
 

@@ -116,6 +116,10 @@ def _probes(r: JobResult) -> tuple[list[ProbeRecord] | None, str | None]:
     """The job's probe answers, or why it has none."""
     q = r.data.get("quality")
     if not isinstance(q, Mapping):
+        if (r.job_dir / "quality.jsonl").is_file():
+            # Probes on disk that result.json does not record: the job ended in its probe (or
+            # before writing what it probed), so what they were asked with is not known.
+            return None, "unrecorded"
         return None, "no_block"
     if q.get("skipped"):
         return None, str(q["skipped"])
@@ -133,7 +137,14 @@ def kld_text(x: float | None) -> str:
 
 def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> dict[str, object]:
     if d is None:
-        why = tr(lang, "no probe (measured without it)") if why == "no_block" else why
+        if why == "no_block":
+            why = tr(lang, "no probe (measured without it)")
+        elif why == "unrecorded":
+            why = tr(
+                lang,
+                "quality.jsonl is there but result.json does not record the probe (the job "
+                "ended in it), so it is not compared",
+            )
         return {
             "job": job,
             "point": point,
@@ -283,7 +294,7 @@ def quality_view(
     """The Quality section of a DriftSet, in `lang` (see the module docstring)."""
     view = QualityView()
     if not ds.drift and ds.how != "declared_missing":
-        skipped = [w for w in ds.reasons.values() if w and w != "no_block"]
+        skipped = [w for w in ds.reasons.values() if w and w not in ("no_block", "unrecorded")]
         view.not_measured = (
             tr(lang, "Output drift was not measured: no job ran the probe ({why}).", why=skipped[0])
             if skipped

@@ -131,8 +131,10 @@ def _answers_text(n: BackendNumbers, lang: str) -> str:
         out += tr(
             lang,
             " Answers changed against the reference at {settings}, but only where the "
-            "reference held its two likeliest tokens within {gap} of each other: a near-tie "
-            "tipped, which rounding alone does, so this does not show two computations.",
+            "reference held its two likeliest tokens within {gap} of each other (at the "
+            "positions whose likeliest token flipped; where only a greedy answer changed, the "
+            "reference's own median margin): a near-tie tipped, which rounding alone does, so "
+            "this does not show two computations.",
             settings="; ".join(ties),
             gap=fmt.pct(gap, 1),
         )

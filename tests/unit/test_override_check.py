@@ -31,3 +31,17 @@ def test_what_hydra_expands_or_a_user_adds_is_left_to_hydra() -> None:
     ]
     for argv in fine:
         assert problem(argv) is None, argv
+
+
+def test_a_value_its_field_cannot_take_is_one_sentence() -> None:
+    """The second review's hostile user: slots=16x, mtp=maybe and server.flash_attn=yes fell
+    through to Hydra's multi-line merge error, and slots=0 was accepted."""
+    assert problem(["slots=16x"]) == (
+        "slots=16x is not a whole number of at least 1: give one, e.g. slots=2."
+    )
+    assert (problem(["-m", "slots=0,2"]) or "").startswith("slots=0 is not a whole number")
+    assert problem(["mtp=maybe"]) == "mtp=maybe is not true or false: give mtp=true or mtp=false."
+    assert problem(["server.flash_attn=yes"]) == (
+        "server.flash_attn=yes is not one of on, off, auto: choose one of them."
+    )
+    assert problem(["mtp=false,true", "server.flash_attn=on", "repeats=3", "mtp=yes"]) is None

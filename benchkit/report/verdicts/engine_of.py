@@ -147,7 +147,16 @@ def twin_spread(series: Sequence[Series]) -> tuple[float | None, float]:
         if x.units and not x.repeats:
             groups.setdefault((x.point, x.machine), []).append(x)
     ss, dof = 0.0, 0
-    for twins in groups.values():
+    for group in groups.values():
+        # A twin with every unit's time equal to another's is a copy of the same run (a folder
+        # copied as its own twin), not a second run: it would measure no run-to-run noise.
+        seen: set[tuple[tuple[str, float], ...]] = set()
+        twins = []
+        for t in group:
+            key = tuple(sorted(t.units.items()))
+            if key not in seen:
+                seen.add(key)
+                twins.append(t)
         if len(twins) < 2:
             continue
         shared = set.intersection(*(set(t.units) for t in twins))

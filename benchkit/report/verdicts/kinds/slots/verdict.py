@@ -275,11 +275,15 @@ def _beyond(
         lat_k, lat_i = rows[ki]["s_per_unit_slot_latency"], rows[i]["s_per_unit_slot_latency"]
         ctx_k, ctx_i = rows[ki]["ctx_total"], rows[i]["ctx_total"]
         r = ratio[i]
+        # The table's latencies divide two jobs' own figures: not where those ran on different
+        # machines (the change beside it is the engine's, on one machine or bridged).
+        mk, mi = rows[ki].get("machine"), rows[i].get("machine")
+        apart = mk != mi or " + " in str(mk or "")
         beyond.append(
             {
                 "slots": counts[i],
                 "change_vs_knee": r - 1 if r is not None else 0.0,
-                "latency_ratio": lat_i / lat_k if lat_i and lat_k else None,
+                "latency_ratio": lat_i / lat_k if lat_i and lat_k and not apart else None,
                 "ctx_ratio": ctx_i / ctx_k if ctx_i and ctx_k else counts[i] / k,
                 "ctx_total": ctx_i,
             }
