@@ -36,7 +36,7 @@ from benchkit.report.numbers import (
     of,
 )
 from benchkit.report.reasons import _prov, _prov_sentence
-from benchkit.report.slots_words import elsewhere_text, series_text
+from benchkit.report.slots_words import beyond_text, elsewhere_text, series_text
 from benchkit.report.sweep import COMPLETE, norm
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.words import BACKENDS as BACKENDS
@@ -153,18 +153,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     obj = objective_words(_objective_of(v), lang) + series_text(n, lang)
     if not n.knee_reached:
         return _no_knee(v, n, k, obj, gain, lang) + elsewhere_text(n, k, lang)
-    costs = []
-    for b in n.beyond or []:
-        costs.append(
-            tr(
-                lang,
-                "{slots}: {change}, slot latency {latency}, context {context}",
-                slots=slots_phrase(b["slots"], lang),
-                change=fmt.signed_pct(b["change_vs_knee"]),
-                latency=fmt.ratio(b["latency_ratio"], lang) if b["latency_ratio"] else fmt.DASH,
-                context=fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH,
-            )
-        )
+    costs = [beyond_text(b, lang) for b in n.beyond or []]
     fields: dict[str, Any] = {
         "objective": obj,
         "prov": prov,

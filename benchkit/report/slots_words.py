@@ -8,7 +8,7 @@ import math
 from benchkit.report import fmt
 from benchkit.report.i18n import point_text, slots_phrase
 from benchkit.report.lang import tr
-from benchkit.report.numbers import ElsewhereKnee, PartialRound, SlotsNumbers
+from benchkit.report.numbers import Beyond, ElsewhereKnee, PartialRound, SlotsNumbers
 
 
 def series_text(n: SlotsNumbers, lang: str) -> str:
@@ -59,4 +59,27 @@ def partial_rounds_text(rounds: list[PartialRound], lang: str) -> str:
         "every slot busy to its end (the slots-idle share under Where the time went says how "
         "much was idle; a multiple of the slot count fills whole rounds)",
         items=items,
+    )
+
+
+def beyond_text(b: Beyond, lang: str) -> str:
+    """What a count above the knee gains and costs: '16 slots: −4%, slot latency 1.69x,
+    context 2.13x'; the latency not compared where the two rows ran on different machines."""
+    slots, change = slots_phrase(b["slots"], lang), fmt.signed_pct(b["change_vs_knee"])
+    context = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH
+    if b["latency_ratio"]:
+        return tr(
+            lang,
+            "{slots}: {change}, slot latency {latency}, context {context}",
+            slots=slots,
+            change=change,
+            latency=fmt.ratio(b["latency_ratio"], lang),
+            context=context,
+        )
+    return tr(
+        lang,
+        "{slots}: {change}, slot latency not compared (another machine), context {context}",
+        slots=slots,
+        change=change,
+        context=context,
     )
