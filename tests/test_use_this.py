@@ -135,3 +135,27 @@ def test_in_korean_the_section_and_the_summary_are_korean_and_aligned(tmp_path: 
     words = ("상태", "완료", "잠정")
     at = [cells(line[: max(line.rfind(w) for w in words)]) for line in table]
     assert len(set(at)) == 1, table
+
+
+def test_a_verdict_waiting_on_stalls_proposes_the_stalled_points_again() -> None:
+    """The first run's slots verdict was provisional on stalls alone and the report said no
+    further run would settle it, with no Next (#45): the stalled points are measured again."""
+    from benchkit.report.numbers import SlotsNumbers
+    from benchkit.report.use_this import _stalled_points
+    from benchkit.report.verdicts.common import Verdict
+
+    note = {
+        "job": "2",
+        "point": {"slots": 4},
+        "stalls": 4,
+        "excess_s": 1.2,
+        "wall_share": 0.119,
+        "objective": 1.7,
+        "objective_without": 1.5,
+        "pairs": [],
+    }
+    numbers = SlotsNumbers(rows=[], stalled=[note])  # type: ignore[list-item]
+    v = Verdict("slots", 1, "provisional", numbers=numbers, reasons=["stalled"])
+    seen: set[frozenset[tuple[str, object]]] = set()
+    assert _stalled_points([v], seen) == [{"slots": 4}]  # type: ignore[arg-type]
+    assert _stalled_points([v], seen) == []  # type: ignore[arg-type]

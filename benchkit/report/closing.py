@@ -66,8 +66,8 @@ def use_this_view(u: UseThis, lang: str) -> UseThisView:
         intro=intro,
         server_intro=tr(
             lang,
-            "llama-server as the job {job} ran it (paths shortened to file names; the full "
-            "ones are in its result.json):",
+            "llama-server with the setting job {job} ran (the harness's port, alias and "
+            "endpoints left out; the command as run is in its result.json):",
             job=u.job or "",
         ),
         server_command=u.server_command,
@@ -89,6 +89,13 @@ def step_text(s: NextStep, lang: str) -> str:
             "{n} planned points did not complete ({points}): the same sweep again, into its "
             "folder (complete jobs are reused, the rest measured):",
             len(s.points),
+            points=points,
+        )
+    if s.kind is StepKind.stalled:
+        return tr(
+            lang,
+            "Stalls change a comparison ({points}): these points again with repeats, so a "
+            "stall shows as one run's, not as the setting's:",
             points=points,
         )
     if s.kind is StepKind.repeats:

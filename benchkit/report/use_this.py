@@ -48,6 +48,7 @@ class StepKind(Enum):
     other_slots = "other_slots"  # only one slot count completed
     loads = "loads"  # a capacity the loads tried did not bracket, or bracket closely enough
     twins = "twins"  # single runs, no run-to-run noise measured: the sweep again, as anchors
+    stalled = "stalled"  # stalls change a comparison: the stalled points measured again
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,16 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         steps.append(
             NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(repeats))), noisy)
         )
+    stalled = _stalled_points(verdicts, seen)
+    if stalled:
+        # The points whose stalls change a comparison, again with repeats: a verdict that
+        # waits on stalls had no Next at all ("no further run would settle them").
+        args = _restrict(swept or [], stalled, a.sweep.varying)
+        ran = max((_repeats_of(r.data) for r in a.results), default=1)
+        repeats = REPEATS if ran < REPEATS else 2 * ran
+        steps.append(
+            NextStep(StepKind.stalled, _sweep(prog, _set(args, "repeats", str(repeats))), stalled)
+        )
     twin = _twins(a, prog, swept, verdicts)
     if twin is not None:
         steps.append(twin)
@@ -197,6 +208,21 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 args = _set(args, "resume_from", str(a.source))
             steps.append(NextStep(StepKind(p.why), _sweep(prog, args), p.points))
     return steps
+
+
+def _stalled_points(
+    verdicts: Sequence[an.Verdict], seen: set[frozenset[tuple[str, FactorValue]]]
+) -> list[Point]:
+    """The points of stalled jobs a provisional verdict names, not already proposed."""
+    out: list[Point] = []
+    for v in verdicts:
+        notes = getattr(v.numbers, "stalled", None) if "stalled" in v.reasons else None
+        for n in notes or []:
+            key = frozenset(n["point"].items())
+            if n["point"] and key not in seen:
+                seen.add(key)
+                out.append(dict(n["point"]))
+    return out
 
 
 def _twins(
