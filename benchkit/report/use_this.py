@@ -175,22 +175,13 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 add([p for p in (c["base"], c["other"]) if p])
     if noisy:
         args = _restrict(swept or [], noisy, a.sweep.varying)
-        # More repeats than the run had: proposing the repeats it ran would settle nothing.
-        ran = max((_repeats_of(r.data) for r in a.results), default=1)
-        repeats = REPEATS if ran < REPEATS else 2 * ran
-        steps.append(
-            NextStep(StepKind.repeats, _sweep(prog, _set(args, "repeats", str(repeats))), noisy)
-        )
+        steps.append(NextStep(StepKind.repeats, _sweep(prog, _more_repeats(a, args)), noisy))
     stalled = _stalled_points(verdicts, seen)
     if stalled:
         # The points whose stalls change a comparison, again with repeats: a verdict that
         # waits on stalls had no Next at all ("no further run would settle them").
         args = _restrict(swept or [], stalled, a.sweep.varying)
-        ran = max((_repeats_of(r.data) for r in a.results), default=1)
-        repeats = REPEATS if ran < REPEATS else 2 * ran
-        steps.append(
-            NextStep(StepKind.stalled, _sweep(prog, _set(args, "repeats", str(repeats))), stalled)
-        )
+        steps.append(NextStep(StepKind.stalled, _sweep(prog, _more_repeats(a, args)), stalled))
     twin = _twins(a, prog, swept, verdicts)
     if twin is not None:
         steps.append(twin)
@@ -208,6 +199,12 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 args = _set(args, "resume_from", str(a.source))
             steps.append(NextStep(StepKind(p.why), _sweep(prog, args), p.points))
     return steps
+
+
+def _more_repeats(a: Analysed, args: Sequence[str]) -> list[str]:
+    """`args` with more repeats than the run had: the repeats it ran would settle nothing."""
+    ran = max((_repeats_of(r.data) for r in a.results), default=1)
+    return _set(list(args), "repeats", str(REPEATS if ran < REPEATS else 2 * ran))
 
 
 def _stalled_points(
