@@ -53,7 +53,7 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
 
 
 def _bad_value(key: str, value: str) -> str | None:
-    """A value its typed field cannot take (`slots=16x`, `mtp=maybe`, `slots=0`,
+    """A value its typed field cannot take (`slots=16x`, `mtp=maybe`,
     `server.flash_attn=yes`), for the top-level numbers and switches and a group's closed
     sets; None where it can, or where Hydra expands the value."""
     if _EXPANDED.search(value):
@@ -62,8 +62,10 @@ def _bad_value(key: str, value: str) -> str | None:
     if kind is None:
         return None
     for option in value.split(","):
-        if kind is int and not (option.isdigit() and int(option) >= 1):
-            return f"{key}={option} is not a whole number of at least 1: give one, e.g. {key}=2."
+        # A whole number out of range (slots=0) is the job's to refuse, with its reason written
+        # in its result.json (benchkit.knobs), as any setting's range is.
+        if kind is int and not option.lstrip("-").isdigit():
+            return f"{key}={option} is not a whole number: give one, e.g. {key}=2."
         # OmegaConf's own spellings of a switch.
         if kind is bool and option.lower() not in (
             "true",
