@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import base64
 import functools
-import gc
-import re
 from collections.abc import Sequence
 from html import escape as html_escape
 from pathlib import Path
 
 import jinja2
-from markdown_it import MarkdownIt
 
 from benchkit import log
 from benchkit.paths import repo_root
@@ -23,6 +20,7 @@ from benchkit.report.fmt import filters
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
 from benchkit.report.light import Light
+from benchkit.report.markdown_html import markdown_to_html
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.kind import Say
 from benchkit.report.view import unit_word
@@ -64,70 +62,6 @@ def collapse_section(body: str, title: str) -> str:
     inner = body[start + len(head) : end]
     summary = f"<summary>{html_escape(title, quote=False)}</summary>"
     return f'{body[:start]}<details class="appendix">{summary}{inner}</details>\n{body[end:]}'
-
-
-def markdown_to_html(md: str) -> str:
-    # html=False: any markup that came from results is shown as text, never run.
-    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
-    # Section by section: the renderer holds every token of what it is given, about 100 MiB
-    # for a 1,000-job report (half the report's memory); a section's tokens are a few MiB.
-    # With what is alive now frozen: the renderer makes millions of objects for a large page,
-    # and each full collection they set off went through all the report holds (its results,
-    # the figures from the calls, the verdicts), a tenth of a 1,000-job report's time; frozen,
-    # the collector goes through the renderer's own objects only. Collected first, so that no
-    # garbage is held frozen meanwhile; not where something else froze objects: unfreezing
-    # would undo that.
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.collect()
-        gc.freeze()
-    try:
-        return "".join(str(parser.render(part)) for part in _sections(md))
-    finally:
-        if freeze:
-            gc.unfreeze()
-
-
-# A heading at the start of a line (CommonMark's ATX heading, not indented).
-_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
-# A fence at the start of a line, and the line that closes it.
-_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
-_CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*")
-# A fence indented or inside a container (a list item, a quote), and a link reference
-# definition anywhere: where either occurs, the page is rendered whole (see `_sections`).
-_NESTED_FENCE = re.compile(r"[ \t>*+\-0-9.)]+(?:`{3}|~{3})")
-_REFERENCE = re.compile(r"[ \t>*+\-0-9.)]*\[[^\]]*\]:")
-
-
-def _sections(md: str) -> list[str]:
-    """`md` cut before every heading that starts a line outside a fenced block. CommonMark
-    ends every open block at such a heading (a paragraph, a list, a quote, a table), so the
-    pieces render to the same HTML one by one as together. What could cross a heading is
-    left whole: a page with a link reference definition (they hold for the whole page), a
-    fence that is indented or in a container (it may run past a heading the cut would see)
-    or a carriage return (another line break)."""
-    if "\r" in md:
-        return [md]
-    lines = md.split("\n")
-    if any(_NESTED_FENCE.match(x) or _REFERENCE.match(x) for x in lines):
-        return [md]
-    parts: list[str] = []
-    start = 0  # the offset in `md` where the current part begins
-    offset = 0
-    fence: str | None = None  # the open fence's marker
-    for line in lines:
-        if fence is not None:
-            close = _CLOSE.fullmatch(line)
-            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
-                fence = None
-        elif (m := _FENCE.match(line)) and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            fence = m.group(1)
-        elif _HEADING.match(line) and offset > start:
-            parts.append(md[start:offset])
-            start = offset
-        offset += len(line) + 1
-    parts.append(md[start:])
-    return parts
 
 
 def _verdicts_json(
