@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml, mdTrim
@@ -28,10 +28,12 @@ _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 # A fence at the start of a line, and the line that closes it.
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*")
-# A fence indented or inside a container (a list item, a quote), and a link reference
-# definition anywhere: where either occurs, the page is rendered whole (see `_sections`).
-_NESTED_FENCE = re.compile(r"[ \t>*+\-0-9.)]+(?:`{3}|~{3})")
-_REFERENCE = re.compile(r"[ \t>*+\-0-9.)]*\[[^\]]*\]:")
+# A fence indented or inside a container (a list item, a quote), or a link reference
+# definition anywhere: where either occurs, the page is rendered whole (see `_whole`).
+# Either, at the start of any line of the page.
+_NESTED_OR_REFERENCE = re.compile(
+    r"^(?:[ \t>*+\-0-9.)]+(?:`{3}|~{3})|[ \t>*+\-0-9.)]*\[[^\]\n]*\]:)", re.MULTILINE
+)
 # A table's delimiter row as markdown-it's table rule reads one that starts with a pipe (only
 # pipes, dashes, colons, spaces and tabs), and one of its columns.
 _DELIMITER_ROW = re.compile(r"\|[|\-: \t]+")
@@ -96,7 +98,7 @@ def _whole(md: str) -> bool:
     break) or a NUL (which markdown-it replaces before it reads any line)."""
     if "\r" in md or "\0" in md:
         return True
-    return any(_NESTED_FENCE.match(x) or _REFERENCE.match(x) for x in md.split("\n"))
+    return _NESTED_OR_REFERENCE.search(md) is not None
 
 
 def _fence_after(fence: str | None, line: str) -> str | None:
@@ -112,22 +114,21 @@ def _fence_after(fence: str | None, line: str) -> str | None:
     return None
 
 
-def _sections(md: str) -> list[str]:
+def _sections(md: str) -> Iterator[str]:
     """`md` (not `_whole`) cut before every heading that starts a line outside a fenced
     block. CommonMark ends every open block at such a heading (a paragraph, a list, a quote,
-    a table), so the pieces render to the same HTML one by one as together."""
-    parts: list[str] = []
+    a table), so the pieces render to the same HTML one by one as together. One at a time:
+    each is let go once rendered."""
     start = 0  # the offset in `md` where the current part begins
     offset = 0
     fence: str | None = None  # the open fence's marker
     for line in md.split("\n"):
         if fence is None and _HEADING.match(line) and offset > start:
-            parts.append(md[start:offset])
+            yield md[start:offset]
             start = offset
         fence = _fence_after(fence, line)
         offset += len(line) + 1
-    parts.append(md[start:])
-    return parts
+    yield md[start:]
 
 
 def _blank(line: str) -> bool:

@@ -103,32 +103,50 @@ def write_report(
 ) -> None:
     """The report's pages into `folder`: the Markdown (after `front_matter`), the standalone
     HTML, verdicts.json and results.csv. A hole in the prose is warned about, not fatal."""
+    _write_pages(folder, vm, lang, md_name, html_name, front_matter)
+    # After the pages, whose text (several MiB at 1,000 jobs) is let go by then: the objects
+    # of verdicts.json are the largest the report makes at once.
+    atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
+    # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
+    write_results_csv(folder / RESULTS_CSV, a.results)
+
+
+def _write_pages(
+    folder: Path, vm: dict[str, object], lang: str, md_name: str, html_name: str, front: str
+) -> None:
+    """The Markdown page (after the front matter `front`) and the standalone HTML page."""
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
     for hole in prose.holes(md):
         _log.warning(f"the report's prose has a hole ({hole})")
     # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).
     md = visible(md)
-    atomic_write_text(folder / md_name, visible(front_matter) + md)
-    body = collapse_section(
-        markdown_to_html(_inline_images(md, folder)), tr(lang, "Appendix: flags per job")
-    )
-    html = (
-        template_env(html=True, lang=lang)
-        .get_template("report.html.j2")
-        .render(
-            title=vm["title"],
-            lang=lang,
-            body=body,
-            generator=vm["generator"],
-            # A published post's Markdown leaves its title to the front matter (the blog
-            # prints it); the standalone page prints it itself.
-            heading=bool(vm["published"]),
-        )
-    )
-    atomic_write_text(folder / html_name, visible(html))
-    atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
-    # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
-    write_results_csv(folder / RESULTS_CSV, a.results)
+    atomic_write_text(folder / md_name, visible(front), md)
+    # Only the page with its figures inlined is rendered on: the page without them let go.
+    md = _inline_images(md, folder)
+    body = collapse_section(markdown_to_html(md), tr(lang, "Appendix: flags per job"))
+    del md
+    page = template_env(html=True, lang=lang).get_template("report.html.j2")
+    fields: dict[str, object] = {
+        "title": vm["title"],
+        "lang": lang,
+        "generator": vm["generator"],
+        # A published post's Markdown leaves its title to the front matter (the blog prints
+        # it); the standalone page prints it itself.
+        "heading": bool(vm["published"]),
+    }
+    # The body written into the page's file after the page around it, never through the
+    # template (as Markup, then into its output: three copies of a few MiB at once at 1,000
+    # jobs, the report's peak of memory); through it where the mark is not the page's once.
+    around = page.render(**fields, body=_BODY)
+    if around.count(_BODY) == 1:
+        head, _, tail = around.partition(_BODY)
+        atomic_write_text(folder / html_name, visible(head), visible(body), visible(tail))
+    else:
+        atomic_write_text(folder / html_name, visible(page.render(**fields, body=body)))
+
+
+# Where the body goes in report.html.j2 while the rest of the page is rendered.
+_BODY = "\x00benchkit: the body\x00"
 
 
 def _inline_images(md: str, folder: Path) -> str:

@@ -59,6 +59,7 @@ _BLOCK = st.one_of(
             "- item\n  more", "1. one", "> quote", "> | quoted | table |", "```", "~~~",
             "```python", "    code",
             "| lone pipe line", "|---|", "* * *", "Setext\n---", "- | in | list |",
+            "[ref]: http://x", "see [ref] and [x]: y", "  ```", "- ```", "> ~~~", "\r\n",
         ]
     ),
 )  # fmt: skip
