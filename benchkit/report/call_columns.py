@@ -26,8 +26,10 @@ Floats = npt.NDArray[np.float64]
 
 _FIELDS = (
     "ok", "t_sent", "t_first", "t_last", "t_done", "completion_tokens", "prompt_tokens", "cap",
-    "finish_reason", "unit", "seq", "repeat", "timings",
+    "finish_reason", "unit", "seq", "repeat", "timings", "role", "worker",
 )  # fmt: skip
+# The fields every call of a job as `Columns` has (a reader that needs others asks the dicts).
+FIELDS = frozenset(_FIELDS)
 _TIMINGS = ("prompt_ms", "prompt_n", "predicted_n")
 _GET = itemgetter(*_FIELDS)
 _GET_TIMINGS = itemgetter(*_TIMINGS)
@@ -69,7 +71,7 @@ def columns_of(calls: Sequence[Mapping[str, object]]) -> Columns | None:
         rows = list(map(_GET, calls))
     except (KeyError, TypeError):
         return None
-    ok, sent, first, last, done, comp, prompt, cap, finish, unit, seq, rep, timings = zip(
+    ok, sent, first, last, done, comp, prompt, cap, finish, unit, seq, rep, timings, _, _ = zip(
         *rows, strict=True
     )
     if set(map(type, timings)) != {dict}:

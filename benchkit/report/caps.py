@@ -97,7 +97,7 @@ def job_caps(
 
 def _from_columns(cols: Columns) -> tuple[int, dict[str, tuple[int, bool, float]]]:
     """The loop of `job_caps` over calls as `Columns` (every call ok, every field there)."""
-    keys = map(sys.intern, map("{}/{}".format, cols.unit, cols.seq))
+    keys = map(sys.intern, [f"{u}/{q}" for u, q in zip(cols.unit, cols.seq, strict=True)])
     capped = [
         f == "length" and (k <= 0 or n >= k)
         for f, k, n in zip(cols.finish, cols.cap, cols.completion, strict=True)

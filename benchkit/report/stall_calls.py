@@ -147,11 +147,18 @@ def phase_rates(calls: StallCalls, phase: str) -> Rates:
         index=spans[judged].tolist(),
         start=s.tolist(),
         end=e.tolist(),
-        tokens=[int(x) for x in n.tolist()],
+        tokens=_truncated(n),
         concurrent=concurrent,
         seconds=seconds,
         per_token=seconds / concurrent,
     )
+
+
+def _truncated(n: Floats) -> list[int]:
+    """int(x) of each of `n` (finite): at once where each fits an int64 exactly."""
+    if n.size and n.min() > -(2**53) and n.max() < 2**53:
+        return list(n.astype(np.int64).tolist())
+    return [int(x) for x in n.tolist()]
 
 
 def _concurrent(s: Floats, e: Floats, n: Floats) -> Floats:

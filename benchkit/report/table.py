@@ -7,10 +7,12 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from benchkit.client.replay import CallRecord, read_records, record_of
 from benchkit.measure import TimeFigures, compute_metrics, figures_of, server_rates, time_figures
+from benchkit.report import call_columns
 from benchkit.report.analyse import identity_problem
 from benchkit.report.call_columns import Columns, union_length
 from benchkit.results import CALLS_FILE, JobResult
@@ -102,8 +104,10 @@ class _Times(NamedTuple):
 def _time_figures(cols: Columns, wall_s: float) -> TimeFigures:
     """`measure.time_figures` of calls as `Columns` (every call ok and streaming: its first
     and last token known), each figure computed as it computes it."""
-    first, last = cols.first.tolist(), cols.last.tolist()
-    seq_decode_s = sum([(b or 0.0) - (a or 0.0) for a, b in zip(first, last, strict=True)])
+    # (t_last or 0.0) - (t_first or 0.0) for each call, summed by `sum` in the calls' order.
+    first = np.where(cols.first == 0.0, 0.0, cols.first)
+    last = np.where(cols.last == 0.0, 0.0, cols.last)
+    seq_decode_s = sum((last - first).tolist())
     seq_decode_n = sum([max(n - 1, 0) for n in cols.completion])
     busy = (
         union_length(cols.sent, cols.first),
@@ -129,7 +133,7 @@ def figures_from_calls(
     wall = _float(r.metrics.get("wall_s"))
     if not path.exists() or not wall:
         return {}
-    if calls is not None and all(c.keys() >= _REQUIRED for c in calls) and columns is not None:
+    if columns is not None and calls is not None and _REQUIRED <= call_columns.FIELDS:
         figures = _time_figures(columns, wall)
         return {k: figures.get(k) for k in _FROM_CALLS}
     if calls is not None and all(c.keys() >= _REQUIRED for c in calls):
