@@ -119,15 +119,15 @@ def _frozen() -> Iterator[None]:
     """What is alive now kept out of the cyclic collector's full collections until the
     report is written: the analysis (the results, the calls' figures, the verdicts) lives
     that long, and each full collection the writing set off went through all of it (a
-    twentieth of a 1,000-job report's time). Not where something else froze objects:
-    unfreezing would undo that."""
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
+    twentieth of a 1,000-job report's time). Unfrozen after, unless objects were frozen
+    before (the command line freezes what its imports made): unfreezing would undo that,
+    and what is frozen here then stays so with them."""
+    before = gc.get_freeze_count()
+    gc.freeze()
     try:
         yield
     finally:
-        if freeze:
+        if before == 0:
             gc.unfreeze()
 
 
