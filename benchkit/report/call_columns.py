@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 
 import numpy as np
@@ -47,16 +48,16 @@ class Columns:
     first: Floats
     last: Floats
     done: Floats
-    completion: list[int]
-    prompt_tokens: list[int]
-    cap: list[int]
-    finish: list[str]
-    unit: list[str]
-    seq: list[int]
-    repeat: list[int]
+    completion: tuple[int, ...]
+    prompt_tokens: tuple[int, ...]
+    cap: tuple[int, ...]
+    finish: tuple[str, ...]
+    unit: tuple[str, ...]
+    seq: tuple[int, ...]
+    repeat: tuple[int, ...]
     prompt_ms: Floats
-    prompt_n: list[int]
-    predicted_n: list[int]
+    prompt_n: tuple[int, ...]
+    predicted_n: tuple[int, ...]
     # Each unit's first request and last response, by unit, in the order units first appear
     # (as every reader that groups calls by unit lists them).
     bounds: dict[str, tuple[float, float]]
@@ -64,7 +65,8 @@ class Columns:
 
 def columns_of(calls: Sequence[Mapping[str, object]]) -> Columns | None:
     """`calls` as `Columns`; None where any call is not as benchkit writes one (see the module
-    docstring): its readers then read the dicts."""
+    docstring): its readers then read the dicts. Each kind of field is checked at once over
+    every call (its types in one set, its range in one pass)."""
     if not calls:
         return None
     try:
@@ -82,47 +84,36 @@ def columns_of(calls: Sequence[Mapping[str, object]]) -> Columns | None:
         return None
     if set(map(type, ok)) != {bool} or not all(ok):
         return None
-    if not all(_ints(c) for c in (comp, prompt, cap, seq, rep, prompt_n, predicted_n)):
+    ints = (comp, prompt, cap, seq, rep, prompt_n, predicted_n)
+    if set(map(type, chain(*ints))) != {int} or set(map(type, chain(finish, unit))) != {str}:
         return None
-    if set(map(type, finish)) != {str} or set(map(type, unit)) != {str}:
+    # Integers a float holds exactly: the stall rules read every count as a float.
+    if min(map(min, ints)) <= -_EXACT or max(map(max, ints)) >= _EXACT:
         return None
-    times = [_floats(c) for c in (sent, first, last, done, ms)]
-    t_sent, t_first, t_last, t_done, t_ms = times
-    if t_sent is None or t_first is None or t_last is None or t_done is None or t_ms is None:
+    # Times finite floats (an integer too is refused: the readers that keep a time as written
+    # would keep it an integer).
+    if set(map(type, chain(sent, first, last, done, ms))) != {float}:
+        return None
+    times = np.array((sent, first, last, done, ms), dtype=np.float64)
+    if not np.isfinite(times).all():
         return None
     return Columns(
-        sent=t_sent,
-        first=t_first,
-        last=t_last,
-        done=t_done,
-        completion=list(comp),
-        prompt_tokens=list(prompt),
-        cap=list(cap),
-        finish=list(finish),
-        unit=list(unit),
-        seq=list(seq),
-        repeat=list(rep),
-        prompt_ms=t_ms,
-        prompt_n=list(prompt_n),
-        predicted_n=list(predicted_n),
+        sent=times[0],
+        first=times[1],
+        last=times[2],
+        done=times[3],
+        completion=comp,
+        prompt_tokens=prompt,
+        cap=cap,
+        finish=finish,
+        unit=unit,
+        seq=seq,
+        repeat=rep,
+        prompt_ms=times[4],
+        prompt_n=prompt_n,
+        predicted_n=predicted_n,
         bounds=_bounds(unit, sent, done),
     )
-
-
-def _ints(values: Sequence[object]) -> bool:
-    """Integers (not booleans) that a float holds exactly."""
-    if set(map(type, values)) != {int}:
-        return False
-    return min(values) > -_EXACT and max(values) < _EXACT  # type: ignore[type-var, operator]
-
-
-def _floats(values: Sequence[object]) -> Floats | None:
-    """Finite floats as an array; None for anything else (an integer too: the readers that
-    keep a time as written would keep it an integer)."""
-    if set(map(type, values)) != {float}:
-        return None
-    out = np.array(values, dtype=np.float64)
-    return out if np.isfinite(out).all() else None
 
 
 def _bounds(

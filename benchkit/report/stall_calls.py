@@ -38,8 +38,8 @@ class StallCalls:
     first token (queueing left out), else the client's wait for it; decode from first to last
     token, the server's predicted tokens (else the completion's less its first)."""
 
-    unit: list[str]
-    seq: list[object]
+    unit: Sequence[str]
+    seq: Sequence[object]
     sent: Floats
     first: Floats
     done: Floats
@@ -102,7 +102,7 @@ def from_columns(cols: Columns) -> StallCalls:
     timed = ms > 0
     return StallCalls(
         unit=cols.unit,
-        seq=list(cols.seq),
+        seq=cols.seq,
         sent=cols.sent,
         first=cols.first,
         done=cols.done,

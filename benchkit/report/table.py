@@ -108,7 +108,8 @@ def _time_figures(cols: Columns, wall_s: float) -> TimeFigures:
     first = np.where(cols.first == 0.0, 0.0, cols.first)
     last = np.where(cols.last == 0.0, 0.0, cols.last)
     seq_decode_s = sum((last - first).tolist())
-    seq_decode_n = sum([max(n - 1, 0) for n in cols.completion])
+    # max(tokens - 1, 0) of each, summed: integers, exactly.
+    seq_decode_n = int(np.maximum(np.array(cols.completion, dtype=np.int64) - 1, 0).sum())
     busy = (
         union_length(cols.sent, cols.first),
         union_length(cols.first, cols.last),
