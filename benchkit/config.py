@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
-
 from benchkit.backends import BACKENDS, Backend
 from benchkit.backends import BackendName as BackendName  # the closed set, declared there
 from benchkit.models.package import PackagedGGUF
@@ -452,6 +450,10 @@ def backend_node(b: Backend) -> BackendConfig:
 def register_configs() -> None:
     """Register the root schema, one `base_<group>` schema per group, and one `base_<name>`
     per declared backend (benchkit.backends)."""
+    # Imported here, where the schema is registered: the report reads these dataclasses
+    # without Hydra, and importing it was a tenth of a second of every report's start.
+    from hydra.core.config_store import ConfigStore
+
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=BenchConfig)
     for group, schema in GROUPS.items():

@@ -228,10 +228,18 @@ def time_figures(
     records: Sequence[Timed], wall_s: float, busy: tuple[float, float, float] | None = None
 ) -> TimeFigures:
     """`TimeFigures` of a pass's calls; `busy`: their `busy_spans`, where known already."""
-    prefill_busy, decode_busy, in_flight = busy or busy_spans(records)
     streaming = [r for r in records if r.ok and r.t_first is not None and r.t_last is not None]
     seq_decode_s = sum((r.t_last or 0.0) - (r.t_first or 0.0) for r in streaming)
     seq_decode_n = sum(max((r.completion_tokens or 0) - 1, 0) for r in streaming)
+    return figures_of(seq_decode_s, seq_decode_n, busy or busy_spans(records), wall_s)
+
+
+def figures_of(
+    seq_decode_s: float, seq_decode_n: int, busy: tuple[float, float, float], wall_s: float
+) -> TimeFigures:
+    """`TimeFigures` from the streaming calls' decode seconds and tokens (each less its first)
+    and the pass's `busy_spans`."""
+    prefill_busy, decode_busy, in_flight = busy
     return {
         "seq_decode_tok_s": (seq_decode_n / seq_decode_s) if seq_decode_s > 0 else None,
         "prefill_busy_share": _share(prefill_busy, wall_s),

@@ -44,9 +44,15 @@ if TYPE_CHECKING:
 STATUSES = ("complete", "incomplete", "failed", "unavailable")
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temp file in the same folder, then rename: readers never see half a file."""
-    _atomic_write(path, lambda fh: fh.write(text))
+def atomic_write_text(path: Path, text: str, *more: str) -> None:
+    """Write to a temp file in the same folder, then rename: readers never see half a file.
+    `more`: text written after `text`, each in turn (a large page's parts, never joined)."""
+
+    def write(fh: TextIO) -> None:
+        for part in (text, *more):
+            fh.write(part)
+
+    _atomic_write(path, write)
 
 
 def _atomic_write(path: Path, write: Callable[[TextIO], object]) -> None:

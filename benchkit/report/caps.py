@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from benchkit.report.call_columns import Columns
+
 # A call that ran to at least this share of the cap in a peer job is "alike" there.
 ALIKE_SHARE = 0.9
 
@@ -58,10 +60,14 @@ def job_caps(
     job: str,
     calls: Iterable[Mapping[str, object]],
     shared: dict[frozenset[str], frozenset[str]] | None = None,
+    columns: Columns | None = None,
 ) -> JobCaps:
     """A job's completed calls from its calls.jsonl records. `shared`: the sets of calls made
     by the jobs read before (every job of a sweep usually replays the same calls: they keep
-    one set between them)."""
+    one set between them). `columns`: the same calls as `call_columns.columns_of` gives them,
+    where it does (read from them, the same figures)."""
+    if columns is not None:
+        return _job_caps(job, *_from_columns(columns), shared)
     # Per call key, its tokens, whether capped and its time: a call made twice counts once,
     # as it last ran.
     out: dict[str, tuple[int, bool, float]] = {}
@@ -86,6 +92,29 @@ def job_caps(
         # Interned: every job of a sweep replays the same calls, so the keys repeat job after
         # job, and one string each is enough.
         out[sys.intern(f"{c.get('unit')}/{c.get('seq')}")] = (n, capped, seconds)
+    return _job_caps(job, cap, out, shared)
+
+
+def _from_columns(cols: Columns) -> tuple[int, dict[str, tuple[int, bool, float]]]:
+    """The loop of `job_caps` over calls as `Columns` (every call ok, every field there)."""
+    keys = map(sys.intern, [f"{u}/{q}" for u, q in zip(cols.unit, cols.seq, strict=True)])
+    capped = [
+        f == "length" and (k <= 0 or n >= k)
+        for f, k, n in zip(cols.finish, cols.cap, cols.completion, strict=True)
+    ]
+    seconds = (cols.done - cols.sent).tolist()
+    # dict(zip(...)) as the loop's assignments: a later call of a key replaces the earlier
+    # one's value where the earlier one stands.
+    out = dict(zip(keys, zip(cols.completion, capped, seconds, strict=True), strict=True))
+    return max(0, *cols.cap), out
+
+
+def _job_caps(
+    job: str,
+    cap: int,
+    out: Mapping[str, tuple[int, bool, float]],
+    shared: dict[frozenset[str], frozenset[str]] | None,
+) -> JobCaps:
     made = frozenset(out)
     return JobCaps(
         job=job,

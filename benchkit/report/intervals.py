@@ -1,12 +1,18 @@
 """Interval arithmetic for a job's calls on its clock: which spans may overlap a window, and
 how much of a window a set of spans covers. The stall rules ask both of every call, so each
-answers from sorted starts in a binary search rather than against every other call."""
+answers from sorted starts in a binary search rather than against every other call (the
+second for all of a job's calls at once, as arrays)."""
 
 from __future__ import annotations
 
 import bisect
 import math
 from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+Floats = npt.NDArray[np.float64]
 
 
 def near(
@@ -38,25 +44,36 @@ class Union:
     """The union of a set of intervals, merged, with the length covered before each piece:
     how much of any [start, end] the intervals cover, in a binary search."""
 
-    def __init__(self, spans: Sequence[tuple[float, float]]) -> None:
-        merged: list[list[float]] = []
-        for a, b in sorted(x for x in spans if x[1] > x[0]):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        self.starts = [a for a, _ in merged]
-        self.ends = [b for _, b in merged]
-        self.before = [0.0]
-        for a, b in merged:
-            self.before.append(self.before[-1] + (b - a))
+    def __init__(self, starts: Floats, ends: Floats) -> None:
+        # The intervals (starts[i], ends[i]) that are longer than nothing, sorted as tuples
+        # sort; an interval that starts at or before the piece's end so far extends it.
+        keep = ends > starts
+        a, b = starts[keep], ends[keep]
+        order = np.lexsort((b, a))
+        a, b = a[order], b[order]
+        # The piece's end so far is the running maximum of the ends: a new piece's end is its
+        # own, since it starts after every end before it.
+        reach = np.maximum.accumulate(b) if len(b) else b
+        new = np.ones(len(a), dtype=bool)
+        np.greater(a[1:], reach[:-1], out=new[1:])
+        heads = np.flatnonzero(new)
+        self.starts = a[heads]
+        self.ends = reach[np.append(heads[1:] - 1, len(a) - 1)] if len(a) else a
+        # The length before each piece: one addition at a time, as a running total.
+        self.before = np.add.accumulate(np.append(0.0, self.ends - self.starts))
 
-    def _upto(self, t: float) -> float:
-        """The length covered before `t`."""
-        i = bisect.bisect_right(self.starts, t)
-        if i == 0:
-            return 0.0
-        return self.before[i - 1] + min(t, self.ends[i - 1]) - self.starts[i - 1]
+    def _upto(self, t: Floats) -> Floats:
+        """The length covered before each of `t`."""
+        if not len(self.starts):
+            return np.zeros(len(t))
+        i = np.searchsorted(self.starts, t, side="right")
+        k = np.maximum(i - 1, 0)
+        ends = self.ends[k]
+        # before + min(t, end) - start, each as Python's min picks.
+        upto = self.before[k] + np.where(ends < t, ends, t) - self.starts[k]
+        return np.where(i == 0, 0.0, upto)
 
-    def covered(self, start: float, end: float) -> float:
-        return max(0.0, self._upto(end) - self._upto(start)) if end > start else 0.0
+    def covered(self, start: Floats, end: Floats) -> Floats:
+        """How much of each [start[i], end[i]] the intervals cover (0 for an empty window)."""
+        d = self._upto(end) - self._upto(start)
+        return np.where(end > start, np.where(d > 0.0, d, 0.0), 0.0)

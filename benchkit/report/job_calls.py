@@ -8,17 +8,21 @@ before them lack (`table.figures_from_calls`), the calls as far as the generatio
 every call, most of a 1,000-job report's time. Here each file is parsed once and each of them
 is given the calls under the conditions it read them under before; the calls are then let go
 and only what was taken from them is kept (a large sweep's calls, as Python objects, would take
-many times the memory the rest of the report needs).
+many times the memory the rest of the report needs). The fields the readers take are read from
+the calls once, as columns (benchkit.report.call_columns), where the file is as benchkit
+writes it.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.report import warmup
+from benchkit.report import call_columns, warmup
+from benchkit.report.call_columns import columns_of
 from benchkit.report.caps import JobCaps, job_caps
 from benchkit.report.slot_use import windows_of
 from benchkit.report.stalls import JobStalls, find_stalls
@@ -71,12 +75,19 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
         read = True
     except OSError:
         calls, bad, read = [], [], False
+    # Each field every reader takes, read once (None where a call is not as benchkit writes
+    # it: the readers then read the dicts, to the same figures).
+    cols = columns_of(calls)
     # The row's figures were read with `read_records`, which refuses a file that cannot be
     # read or has a line that is not a JSON object: such a file is read as it read it.
-    figures = figures_from_calls(r, calls if read and not bad else None) if needs_calls(r) else {}
+    figures = (
+        figures_from_calls(r, calls if read and not bad else None, cols) if needs_calls(r) else {}
+    )
     if not complete:
         return JobCalls(figures=figures)
-    windows = windows_of(calls)
+    windows = call_columns.windows(cols) if cols is not None else None
+    if windows is None:
+        windows = windows_of(calls)
     if not single:
         # A job of several passes has its figures per pass in result.json.
         return JobCalls(figures=figures, windows=windows)
@@ -90,13 +101,23 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
         # calls; the missing lines are named as unreadable (caveats.unreadable_calls).
         return JobCalls(figures, unreadable=short, windows=windows)
     if calls:
-        caps = job_caps(r.job_dir.name, calls, shared)
+        caps = job_caps(r.job_dir.name, calls, shared, cols)
     if calls and m.wall_s and m.units_completed:
-        tel = [s for s in read_jsonl(r.job_dir / TELEMETRY_FILE) if s.get("pass", 0) == 0]
+        tel = _telemetry(r.job_dir / TELEMETRY_FILE)
         job, wall, units = r.job_dir.name, float(m.wall_s), int(m.units_completed)
-        found = find_stalls(job, calls, wall, units, tel, warmup.warmed(r))
+        found = find_stalls(job, calls, wall, units, tel, warmup.warmed(r), cols)
         stalls = found if found.stalls else None
-    return JobCalls(figures, caps, stalls, bad, spans_of(calls), windows)
+    spans = spans_of(calls) if cols is None else call_columns.spans(cols)
+    return JobCalls(figures, caps, stalls, bad, spans, windows)
+
+
+def _telemetry(path: Path) -> list[dict[str, object]]:
+    """The timed pass's telemetry samples; none where the job has no telemetry.jsonl."""
+    # Looked for first: the bounded reader resolves the path before it finds nothing there,
+    # a tenth of a millisecond a job (reference data and synthetic sweeps have no file).
+    if not os.path.lexists(path):
+        return []
+    return [s for s in read_jsonl(path) if s.get("pass", 0) == 0]
 
 
 def _short(

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import base64
 import functools
-import gc
-import re
 from collections.abc import Sequence
 from html import escape as html_escape
 from pathlib import Path
 
 import jinja2
-from markdown_it import MarkdownIt
 
 from benchkit import log
 from benchkit.paths import repo_root
@@ -23,6 +20,7 @@ from benchkit.report.fmt import filters
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import tr, trn
 from benchkit.report.light import Light
+from benchkit.report.markdown_html import markdown_to_html
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.kind import Say
 from benchkit.report.view import unit_word
@@ -66,70 +64,6 @@ def collapse_section(body: str, title: str) -> str:
     return f'{body[:start]}<details class="appendix">{summary}{inner}</details>\n{body[end:]}'
 
 
-def markdown_to_html(md: str) -> str:
-    # html=False: any markup that came from results is shown as text, never run.
-    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
-    # Section by section: the renderer holds every token of what it is given, about 100 MiB
-    # for a 1,000-job report (half the report's memory); a section's tokens are a few MiB.
-    # With what is alive now frozen: the renderer makes millions of objects for a large page,
-    # and each full collection they set off went through all the report holds (its results,
-    # the figures from the calls, the verdicts), a tenth of a 1,000-job report's time; frozen,
-    # the collector goes through the renderer's own objects only. Collected first, so that no
-    # garbage is held frozen meanwhile; not where something else froze objects: unfreezing
-    # would undo that.
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.collect()
-        gc.freeze()
-    try:
-        return "".join(str(parser.render(part)) for part in _sections(md))
-    finally:
-        if freeze:
-            gc.unfreeze()
-
-
-# A heading at the start of a line (CommonMark's ATX heading, not indented).
-_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
-# A fence at the start of a line, and the line that closes it.
-_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
-_CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*")
-# A fence indented or inside a container (a list item, a quote), and a link reference
-# definition anywhere: where either occurs, the page is rendered whole (see `_sections`).
-_NESTED_FENCE = re.compile(r"[ \t>*+\-0-9.)]+(?:`{3}|~{3})")
-_REFERENCE = re.compile(r"[ \t>*+\-0-9.)]*\[[^\]]*\]:")
-
-
-def _sections(md: str) -> list[str]:
-    """`md` cut before every heading that starts a line outside a fenced block. CommonMark
-    ends every open block at such a heading (a paragraph, a list, a quote, a table), so the
-    pieces render to the same HTML one by one as together. What could cross a heading is
-    left whole: a page with a link reference definition (they hold for the whole page), a
-    fence that is indented or in a container (it may run past a heading the cut would see)
-    or a carriage return (another line break)."""
-    if "\r" in md:
-        return [md]
-    lines = md.split("\n")
-    if any(_NESTED_FENCE.match(x) or _REFERENCE.match(x) for x in lines):
-        return [md]
-    parts: list[str] = []
-    start = 0  # the offset in `md` where the current part begins
-    offset = 0
-    fence: str | None = None  # the open fence's marker
-    for line in lines:
-        if fence is not None:
-            close = _CLOSE.fullmatch(line)
-            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
-                fence = None
-        elif (m := _FENCE.match(line)) and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            fence = m.group(1)
-        elif _HEADING.match(line) and offset > start:
-            parts.append(md[start:offset])
-            start = offset
-        offset += len(line) + 1
-    parts.append(md[start:])
-    return parts
-
-
 def _verdicts_json(
     verdicts: Sequence[an.Verdict], a: Analysed, lang: str
 ) -> list[dict[str, object]]:
@@ -169,32 +103,50 @@ def write_report(
 ) -> None:
     """The report's pages into `folder`: the Markdown (after `front_matter`), the standalone
     HTML, verdicts.json and results.csv. A hole in the prose is warned about, not fatal."""
+    _write_pages(folder, vm, lang, md_name, html_name, front_matter)
+    # After the pages, whose text (several MiB at 1,000 jobs) is let go by then: the objects
+    # of verdicts.json are the largest the report makes at once.
+    atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
+    # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
+    write_results_csv(folder / RESULTS_CSV, a.results)
+
+
+def _write_pages(
+    folder: Path, vm: dict[str, object], lang: str, md_name: str, html_name: str, front: str
+) -> None:
+    """The Markdown page (after the front matter `front`) and the standalone HTML page."""
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
     for hole in prose.holes(md):
         _log.warning(f"the report's prose has a hole ({hole})")
     # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).
     md = visible(md)
-    atomic_write_text(folder / md_name, visible(front_matter) + md)
-    body = collapse_section(
-        markdown_to_html(_inline_images(md, folder)), tr(lang, "Appendix: flags per job")
-    )
-    html = (
-        template_env(html=True, lang=lang)
-        .get_template("report.html.j2")
-        .render(
-            title=vm["title"],
-            lang=lang,
-            body=body,
-            generator=vm["generator"],
-            # A published post's Markdown leaves its title to the front matter (the blog
-            # prints it); the standalone page prints it itself.
-            heading=bool(vm["published"]),
-        )
-    )
-    atomic_write_text(folder / html_name, visible(html))
-    atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
-    # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
-    write_results_csv(folder / RESULTS_CSV, a.results)
+    atomic_write_text(folder / md_name, visible(front), md)
+    # Only the page with its figures inlined is rendered on: the page without them let go.
+    md = _inline_images(md, folder)
+    body = collapse_section(markdown_to_html(md), tr(lang, "Appendix: flags per job"))
+    del md
+    page = template_env(html=True, lang=lang).get_template("report.html.j2")
+    fields: dict[str, object] = {
+        "title": vm["title"],
+        "lang": lang,
+        "generator": vm["generator"],
+        # A published post's Markdown leaves its title to the front matter (the blog prints
+        # it); the standalone page prints it itself.
+        "heading": bool(vm["published"]),
+    }
+    # The body written into the page's file after the page around it, never through the
+    # template (as Markup, then into its output: three copies of a few MiB at once at 1,000
+    # jobs, the report's peak of memory); through it where the mark is not the page's once.
+    around = page.render(**fields, body=_BODY)
+    if around.count(_BODY) == 1:
+        head, _, tail = around.partition(_BODY)
+        atomic_write_text(folder / html_name, visible(head), visible(body), visible(tail))
+    else:
+        atomic_write_text(folder / html_name, visible(page.render(**fields, body=body)))
+
+
+# Where the body goes in report.html.j2 while the rest of the page is rendered.
+_BODY = "\x00benchkit: the body\x00"
 
 
 def _inline_images(md: str, folder: Path) -> str:

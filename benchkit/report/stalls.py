@@ -20,14 +20,26 @@ telemetry around it (GPU busy, SM clock, the server's CPU) lets a reader check.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, TypedDict
+from typing import TypedDict
 
-from benchkit.report import intervals
+import numpy as np
+import numpy.typing as npt
+
+from benchkit.report.call_columns import Columns
+from benchkit.report.stall_calls import (
+    StallCalls,
+    from_columns,
+    from_dicts,
+    phase_rates,
+    unit_spans,
+    waits,
+)
 from benchkit.results import read_jsonl
+
+Floats = npt.NDArray[np.float64]
 
 # A call at least this many times its job's median rate per token ...
 RATIO = 4.0
@@ -38,9 +50,7 @@ MIN_WALL_SHARE = 0.01
 # The spread used when a job's rates are almost all equal (MAD ~ 0): a share of the median,
 # so that identical calls do not make every small difference infinitely many deviations.
 MIN_SPREAD = 0.05
-# Calls with fewer tokens than this in a phase are not judged on it: per-token rates of a few
-# tokens are dominated by fixed costs.
-MIN_TOKENS = 8
+# Calls with fewer tokens than stall_calls.MIN_TOKENS in a phase are not judged on it.
 
 
 class TelemetryAround(TypedDict):
@@ -213,36 +223,8 @@ def _group_excess(group: Sequence[Stall]) -> float:
     return min(sum(s.excess_s for s in group), max(end - start - work, 0.0))
 
 
-# Slots, not frozen: one is made for every call's every phase (400,000 in a 1,000-job report),
-# and a frozen dataclass sets each field through object.__setattr__.
-@dataclass(slots=True)
-class _Rate:
-    """A call's phase: its window on the job's clock, its tokens, and the tokens of every
-    call (itself included) that the server went through in that window."""
-
-    call: Mapping[str, object]
-    start: float
-    end: float
-    tokens: int
-    concurrent: float
-
-    @property
-    def seconds(self) -> float:
-        return self.end - self.start
-
-    @property
-    def per_token(self) -> float:
-        """Seconds per token of the server's work in this phase during the window: with one
-        slot the call's own rate; with more, for prefill every overlapping call's tokens
-        count (prompt processing goes through the tokens of all waiting prompts at about one
-        rate, so prompts that arrive together are not stalls), for decode only the call's
-        own (a decode step costs about the same at any batch, so a sequence's time per token
-        is its rate whether it decodes alone or beside others)."""
-        return self.seconds / self.concurrent
-
-
 def _num(x: object) -> float | None:
-    # A tuple, not `int | float`, and one conversion: this runs for every field of every call.
+    # A tuple, not `int | float`, and one conversion.
     if isinstance(x, (int, float)):
         f = float(x)
         if math.isfinite(f):
@@ -250,85 +232,29 @@ def _num(x: object) -> float | None:
     return None
 
 
-_Window = tuple[float, float, float]
-
-
-class _Fields(NamedTuple):
-    """What the stall rules read of one ok call, read once: each rule used to read (and check)
-    the same fields again, 11 numeric checks a call, a fifth of a 1,000-job report's time."""
-
-    call: Mapping[str, object]
-    unit: str
-    sent: float | None
-    first: float | None
-    done: float | None
-    prompt_ms: float | None
-    # (start, end, tokens) of the call's prefill and of its decode (None: not known).
-    prefill: _Window | None
-    decode: _Window | None
-
-
-def _fields(c: Mapping[str, object]) -> _Fields:
-    """A call's `_Fields`. Prefill: the server's own prompt time ending at the first token
-    (queueing left out), else the client's wait for it; decode: first to last token, the
-    server's predicted tokens."""
-    t = c.get("timings")
-    timings: Mapping[str, object] = t if isinstance(t, Mapping) else {}
-    first, sent = _num(c.get("t_first")), _num(c.get("t_sent"))
-    ms = _num(timings.get("prompt_ms"))
-    fields = (c, str(c.get("unit")), sent, first, _num(c.get("t_done")), ms)
-    if first is None:
-        return _Fields(*fields, None, None)
-    prefill: _Window | None
-    n = _num(timings.get("prompt_n"))
-    if n is not None and ms is not None and ms > 0:
-        prefill = first - ms / 1000, first, n
-    else:
-        n = _num(c.get("prompt_tokens"))
-        prefill = None if n is None or sent is None else (sent, first, n)
-    n = _num(timings.get("predicted_n"))
-    if n is None:
-        done = _num(c.get("completion_tokens"))
-        n = None if done is None else done - 1
-    last = _num(c.get("t_last"))
-    return _Fields(*fields, prefill, None if n is None or last is None else (first, last, n))
-
-
-def _phase_rates(
-    calls: Sequence[tuple[Mapping[str, object], _Window | None]], phase: str
-) -> list[_Rate]:
-    """The rates of the calls' windows of `phase` (each call with its window, if any)."""
-    spans = [(c, w) for c, w in calls if w is not None and w[1] > w[0]]
-    windows = [w for _, w in spans]
-    spans_ = [(s, e) for s, e, _ in windows]
-    near = intervals.near(spans_, spans_) if phase == "prefill" else []
-    out: list[_Rate] = []
-    for i, (c, (s, e, n)) in enumerate(spans):
-        if n < MIN_TOKENS:
-            continue
-        # Each other call's tokens spread evenly over its own window (prefill only).
-        concurrent = (
-            sum(
-                n2 * (min(e, e2) - max(s, s2)) / (e2 - s2)
-                for s2, e2, n2 in (windows[j] for j in near[i])
-                if s2 < e and e2 > s
-            )
-            if phase == "prefill"
-            else n
-        )
-        out.append(_Rate(c, s, e, int(n), max(concurrent, n)))
-    return out
-
-
-def _outliers(values: Sequence[float]) -> tuple[float, float]:
+def _outliers(values: Floats) -> tuple[float, float]:
     """The median and the robust spread of `values`."""
-    med = statistics.median(values)
-    mad = statistics.median(abs(v - med) for v in values)
+    med = _median(values)
+    mad = _median(np.abs(values - med))
     return med, max(1.4826 * mad, MIN_SPREAD * med)
+
+
+def _median(values: Floats) -> float:
+    """statistics.median of `values`: the middle value, or the mean of the middle two."""
+    s = np.sort(values).tolist()
+    n = len(s)
+    if n % 2:
+        return float(s[n // 2])
+    return float((s[n // 2 - 1] + s[n // 2]) / 2)
 
 
 def _is_far(value: float, med: float, spread: float) -> bool:
     return med > 0 and value >= RATIO * med and (value - med) >= Z * spread
+
+
+def _far(values: Floats, med: float, spread: float) -> npt.NDArray[np.bool_]:
+    """`_is_far` of each of `values`."""
+    return (values >= RATIO * med) & ((values - med) >= Z * spread) & (med > 0)
 
 
 def find_stalls(
@@ -338,47 +264,51 @@ def find_stalls(
     units: int,
     telemetry: Sequence[Mapping[str, object]] = (),
     warmed: bool | None = None,
+    columns: Columns | None = None,
 ) -> JobStalls:
     """The stalls of one pass's calls (records as calls.jsonl holds them, ok ones judged).
     `warmed`: whether an untimed warm-up preceded the pass (None: not recorded); a stall in
-    the first wave of a pass without one is a cold start."""
-    ok = [c for c in calls if c.get("ok")]
+    the first wave of a pass without one is a cold start. `columns`: the same calls as
+    `call_columns.columns_of` gives them, where it does (read from them, the same stalls)."""
     floor = MIN_WALL_SHARE * wall_s
-    first = first_wave(calls) if warmed is False else set()
+    if columns is not None:
+        ok = from_columns(columns)
+        first = _first_wave_of(columns) if warmed is False else set()
+    else:
+        ok = from_dicts([c for c in calls if c.get("ok")])
+        first = first_wave(calls) if warmed is False else set()
     found: list[Stall] = []
-    fields = [_fields(c) for c in ok]
     for phase in ("prefill", "decode"):
-        rates = _phase_rates(
-            [(f.call, f.prefill if phase == "prefill" else f.decode) for f in fields], phase
-        )
-        if len(rates) < 5:
+        rates = phase_rates(ok, phase)
+        if len(rates.index) < 5:
             continue
-        med, spread = _outliers([r.per_token for r in rates])
-        for r in rates:
-            # The window beyond what the job's median rate takes for the same work.
-            excess = r.seconds - r.concurrent * med
-            if not _is_far(r.per_token, med, spread) or excess < floor:
-                continue
-            start = r.start
+        per_token = rates.per_token.tolist()
+        med, spread = _outliers(rates.per_token)
+        # The window beyond what the job's median rate takes for the same work.
+        excess = rates.seconds - rates.concurrent * med
+        for k in np.flatnonzero(_far(rates.per_token, med, spread) & ~(excess < floor)):
+            i, start, end = rates.index[k], rates.start[k], rates.end[k]
+            key = (ok.unit[i], _int(ok.seq[i]))
             found.append(
                 Stall(
                     job=job,
-                    unit=str(r.call.get("unit")),
-                    call=_int(r.call.get("seq")),
+                    unit=key[0],
+                    call=key[1],
                     phase=phase,
-                    seconds=r.seconds,
-                    tokens=r.tokens,
-                    per_token_s=r.per_token,
+                    seconds=float(rates.seconds[k]),
+                    tokens=rates.tokens[k],
+                    per_token_s=per_token[k],
                     median_per_token_s=med,
-                    times_median=r.per_token / med,
-                    excess_s=excess,
+                    times_median=per_token[k] / med,
+                    excess_s=float(excess[k]),
                     start_s=start,
-                    telemetry=around(telemetry, start, r.end),
-                    cold=_key(r.call) in first,
+                    telemetry=around(telemetry, start, end),
+                    cold=key in first,
                 )
             )
-    found += _wait_stalls(job, fields, floor, telemetry, first)
-    found += _unit_stalls(job, fields, {s.unit for s in found}, floor, telemetry)
+    found += _wait_stalls(job, ok, floor, telemetry, first)
+    spans = columns.bounds if columns is not None else unit_spans(ok)
+    found += _unit_stalls(job, spans, {s.unit for s in found}, floor, telemetry)
     found.sort(key=lambda s: s.start_s)
     return JobStalls(job=job, wall_s=wall_s, units=units, stalls=found)
 
@@ -392,6 +322,13 @@ def first_wave(calls: Sequence[Mapping[str, object]]) -> set[tuple[str, int | No
         return set()
     end = min(done)
     return {_key(c) for c in calls if (t := _num(c.get("t_sent"))) is not None and t < end}
+
+
+def _first_wave_of(cols: Columns) -> set[tuple[str, int | None]]:
+    """`first_wave` of calls as `Columns` (every one ok, every time known)."""
+    end = min(cols.done.tolist())
+    sent = cols.sent.tolist()
+    return {(u, q) for u, q, t in zip(cols.unit, cols.seq, sent, strict=True) if t < end}
 
 
 def _key(c: Mapping[str, object]) -> tuple[str, int | None]:
@@ -409,7 +346,7 @@ MIN_WAIT_S = 0.005
 
 def _wait_stalls(
     job: str,
-    ok: Sequence[_Fields],
+    ok: StallCalls,
     floor: float,
     telemetry: Sequence[Mapping[str, object]],
     first: set[tuple[str, int | None]],
@@ -418,45 +355,35 @@ def _wait_stalls(
     their prompt (time to first token less the server's own prompt time), whatever the
     server's overall rate meanwhile: one call stuck while the other slots keep working does
     not slow the server's rate, so the per-token rules cannot see it."""
-    prefill: list[tuple[float, float]] = []
-    windows: list[tuple[Mapping[str, object], float, float]] = []
-    for f in ok:
-        sent, got, ms = f.sent, f.first, f.prompt_ms
-        if sent is None or got is None or ms is None:
-            continue
-        prefill.append((got - ms / 1000, got))
-        windows.append((f.call, sent, max(got - ms / 1000, sent)))
     # The part of a wait the server spent on other prompts is queueing behind them (calls
-    # that arrive together are taken up one prompt at a time): only the rest is unexplained.
-    # A call's own prompt starts where its wait ends, so it never covers the wait: the wait
-    # is measured against the union of every prompt, merged once a job (each wait against
-    # its overlapping prompts, sorted again for each, was a third of the stall rules' time).
-    union = intervals.Union(prefill)
-    waits = [(c, sent, (start - sent) - union.covered(sent, start)) for c, sent, start in windows]
-    if len(waits) < 5:
+    # that arrive together are taken up one prompt at a time): only the rest is unexplained
+    # (stall_calls.waits).
+    w = waits(ok)
+    if len(w.index) < 5:
         return []
-    med, spread = _outliers([w for _, _, w in waits])
+    wait = w.wait.tolist()
+    med, spread = _outliers(w.wait)
+    excess = w.wait - med
+    far = (w.wait >= RATIO * max(med, MIN_WAIT_S)) & (excess >= Z * max(spread, MIN_WAIT_S))
     out = []
-    for c, sent, wait in waits:
-        excess = wait - med
-        far = wait >= RATIO * max(med, MIN_WAIT_S) and excess >= Z * max(spread, MIN_WAIT_S)
-        if not far or excess < floor:
-            continue
+    for k in np.flatnonzero(far & ~(excess < floor)):
+        i, sent = w.index[k], w.sent[k]
+        key = (ok.unit[i], _int(ok.seq[i]))
         out.append(
             Stall(
                 job=job,
-                unit=str(c.get("unit")),
-                call=_int(c.get("seq")),
+                unit=key[0],
+                call=key[1],
                 phase="wait",
-                seconds=wait,
+                seconds=wait[k],
                 tokens=None,
                 per_token_s=None,
                 median_per_token_s=None,
-                times_median=wait / max(med, MIN_WAIT_S),
-                excess_s=excess,
+                times_median=wait[k] / max(med, MIN_WAIT_S),
+                excess_s=float(excess[k]),
                 start_s=sent,
-                telemetry=around(telemetry, sent, sent + wait),
-                cold=_key(c) in first,
+                telemetry=around(telemetry, sent, sent + wait[k]),
+                cold=key in first,
             )
         )
     return out
@@ -464,22 +391,15 @@ def _wait_stalls(
 
 def _unit_stalls(
     job: str,
-    ok: Sequence[_Fields],
+    spans: Mapping[str, tuple[float, float]],
     explained: set[str],
     floor: float,
     telemetry: Sequence[Mapping[str, object]],
 ) -> list[Stall]:
-    spans: dict[str, tuple[float, float]] = {}
-    for f in ok:
-        s, e = f.sent, f.done
-        if s is None or e is None:
-            continue
-        lo, hi = spans.get(f.unit, (s, e))
-        spans[f.unit] = (min(lo, s), max(hi, e))
     if len(spans) < 5:
         return []
     lengths = {u: e - s for u, (s, e) in spans.items()}
-    med, spread = _outliers(list(lengths.values()))
+    med, spread = _outliers(np.array(list(lengths.values()), dtype=np.float64))
     out = []
     for u, length in lengths.items():
         excess = length - med

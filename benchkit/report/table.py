@@ -7,11 +7,14 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from benchkit.client.replay import CallRecord, read_records, record_of
-from benchkit.measure import compute_metrics, server_rates, time_figures
+from benchkit.measure import TimeFigures, compute_metrics, figures_of, server_rates, time_figures
+from benchkit.report import call_columns
 from benchkit.report.analyse import identity_problem
+from benchkit.report.call_columns import Columns, union_length
 from benchkit.results import CALLS_FILE, JobResult
 
 FACTOR_COLUMNS = ("backend", "slots", "mtp")
@@ -98,21 +101,42 @@ class _Times(NamedTuple):
     completion_tokens: int | None
 
 
+def _time_figures(cols: Columns, wall_s: float) -> TimeFigures:
+    """`measure.time_figures` of calls as `Columns` (every call ok and streaming: its first
+    and last token known), each figure computed as it computes it."""
+    # (t_last or 0.0) - (t_first or 0.0) for each call, summed by `sum` in the calls' order.
+    first = np.where(cols.first == 0.0, 0.0, cols.first)
+    last = np.where(cols.last == 0.0, 0.0, cols.last)
+    seq_decode_s = sum((last - first).tolist())
+    # max(tokens - 1, 0) of each, summed: integers, exactly.
+    seq_decode_n = int(np.maximum(np.array(cols.completion, dtype=np.int64) - 1, 0).sum())
+    busy = (
+        union_length(cols.sent, cols.first),
+        union_length(cols.first, cols.last),
+        union_length(cols.sent, cols.done),
+    )
+    return figures_of(seq_decode_s, seq_decode_n, busy, wall_s)
+
+
 def needs_calls(r: JobResult) -> bool:
     """Does the job's row take figures from its calls (`figures_from_calls`)?"""
     return "seq_decode_tok_s" not in r.metrics and not isinstance(r.data.get("passes"), list)
 
 
 def figures_from_calls(
-    r: JobResult, calls: Sequence[Mapping[str, Any]] | None = None
+    r: JobResult, calls: Sequence[Mapping[str, Any]] | None = None, columns: Columns | None = None
 ) -> dict[str, object]:
     """The figures of `_FROM_CALLS` from the job's calls.jsonl ({} without the file, a wall
     clock or a file `read_records` can read). `calls`: the file's objects, already read, where
-    every line was one (else the file is read here, as `read_records` reads it)."""
+    every line was one (else the file is read here, as `read_records` reads it); `columns`:
+    the same calls as `call_columns.columns_of` gives them, where it does."""
     path = r.job_dir / CALLS_FILE
     wall = _float(r.metrics.get("wall_s"))
     if not path.exists() or not wall:
         return {}
+    if columns is not None and calls is not None and _REQUIRED <= call_columns.FIELDS:
+        figures = _time_figures(columns, wall)
+        return {k: figures.get(k) for k in _FROM_CALLS}
     if calls is not None and all(c.keys() >= _REQUIRED for c in calls):
         # The times of each call as its record would hold them, without making the records:
         # making one for each of a 1,000-job sweep's 200,000 calls took longer than the
