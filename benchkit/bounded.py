@@ -48,6 +48,8 @@ def limit_of(path: Path) -> int:
 
 def inside(path: Path, root: Path) -> Path:
     """`path` with its links followed, when that stays inside `root`; else one sentence."""
+    if _plain_below(path, root):
+        return path
     real = path.resolve()
     base = root.resolve()
     if real != base and not real.is_relative_to(base):
@@ -56,6 +58,28 @@ def inside(path: Path, root: Path) -> Path:
             "own files; copy the file or job folder in instead of linking to it."
         )
     return real
+
+
+def _plain_below(path: Path, root: Path) -> bool:
+    """Whether `path` is spelled below `root` and no name between them is a link: then it is
+    inside `root` whatever `root` itself leads to, found with one lstat a name instead of
+    following every link of both from `/` (two resolves a file were a tenth of the reading
+    of a 1,000-job sweep's 2,000 files). Anything else is checked the long way."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    if not parts or ".." in parts:
+        return False
+    at = root
+    try:
+        for part in parts:
+            at = at / part
+            if stat.S_ISLNK(os.lstat(at).st_mode):
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def _kind(mode: int) -> str:
@@ -152,7 +176,11 @@ def byte_lines(path: Path, root: Path | None = None) -> list[bytes]:
     the whole file (bounded as read_bytes is): a report reads a 1,000-job sweep's calls
     this way, where a readline and a decode for each of 200,000 lines was a second of its
     time. The last line may lack its newline; a trailing newline gives no empty last line."""
-    data = read_bytes(path, root)
+    return split_lines(path, read_bytes(path, root))
+
+
+def split_lines(path: Path, data: bytes) -> list[bytes]:
+    """`byte_lines` of `data`, the bytes read from `path` (named where a line is too long)."""
     out = data.split(b"\n")
     if out and not out[-1]:
         out.pop()

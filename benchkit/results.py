@@ -393,11 +393,16 @@ def read_jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
 def jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
     """`read_jsonl_lines`, where a file that cannot be read is OSError (a reader that tells
     an unreadable file from an empty one: benchkit.report.job_calls)."""
-    out: list[dict[str, object]] = []
-    bad: list[int] = []
     # Bounded, a regular file inside the job's folder (benchkit.bounded): a link to
     # /dev/zero is one sentence, not a report that reads until memory runs out.
-    for n, line in enumerate(bounded.byte_lines(path), 1):
+    return jsonl_of(path, bounded.read_bytes(path))
+
+
+def jsonl_of(path: Path, data: bytes) -> tuple[list[dict[str, object]], list[int]]:
+    """`jsonl_lines` of `data`, the bytes read from `path`."""
+    out: list[dict[str, object]] = []
+    bad: list[int] = []
+    for n, line in enumerate(bounded.split_lines(path, data), 1):
         obj = _loads(line)
         if obj is _BAD:
             if line.strip():

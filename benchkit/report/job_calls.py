@@ -21,13 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit import bounded
 from benchkit.report import call_columns, warmup
-from benchkit.report.call_columns import columns_of
+from benchkit.report.call_columns import Columns, columns_of
 from benchkit.report.caps import JobCaps, job_caps
 from benchkit.report.slot_use import windows_of
 from benchkit.report.stalls import JobStalls, find_stalls
 from benchkit.report.table import figures_from_calls, needs_calls
-from benchkit.results import CALLS_FILE, JobResult, jsonl_lines, read_jsonl, spans_of
+from benchkit.results import CALLS_FILE, JobResult, jsonl_of, read_jsonl, spans_of
 from benchkit.telemetry import TELEMETRY_FILE
 
 
@@ -70,14 +71,8 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
     single = not isinstance(r.data.get("passes"), list)
     if not complete and not needs_calls(r):
         return JobCalls()
-    try:
-        calls, bad = jsonl_lines(r.job_dir / CALLS_FILE)
-        read = True
-    except OSError:
-        calls, bad, read = [], [], False
-    # Each field every reader takes, read once (None where a call is not as benchkit writes
-    # it: the readers then read the dicts, to the same figures).
-    cols = columns_of(calls)
+    path = r.job_dir / CALLS_FILE
+    calls, bad, cols, count, read = _parse(path)
     # The row's figures were read with `read_records`, which refuses a file that cannot be
     # read or has a line that is not a JSON object: such a file is read as it read it.
     figures = (
@@ -94,21 +89,39 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
     caps, stalls, m = None, None, r.result.metrics
     # A file that is not there is no file cut short (reference data has none): its figures
     # are simply not drawn from calls, as before.
-    short = _short(calls, bad, m.calls_completed, m.calls_failed) if read else None
+    short = _short(count, bad, m.calls_completed, m.calls_failed) if read else None
     if short is not None:
         # A file cut short or edited: its units' spans would pair a unit's first calls as if
         # they were all of it (a cut file turned a study's knee), so nothing is drawn from the
         # calls; the missing lines are named as unreadable (caveats.unreadable_calls).
         return JobCalls(figures, unreadable=short, windows=windows)
-    if calls:
+    if count:
         caps = job_caps(r.job_dir.name, calls, shared, cols)
-    if calls and m.wall_s and m.units_completed:
+    if count and m.wall_s and m.units_completed:
         tel = _telemetry(r.job_dir / TELEMETRY_FILE)
         job, wall, units = r.job_dir.name, float(m.wall_s), int(m.units_completed)
         found = find_stalls(job, calls, wall, units, tel, warmup.warmed(r), cols)
         stalls = found if found.stalls else None
     spans = spans_of(calls) if cols is None else call_columns.spans(cols)
     return JobCalls(figures, caps, stalls, bad, spans, windows)
+
+
+def _parse(path: Path) -> tuple[list[dict[str, object]], list[int], Columns | None, int, bool]:
+    """A calls.jsonl's calls as dicts, its unreadable lines, the readers' columns, the number
+    of calls and whether the file could be read. Each field every reader takes is read once:
+    straight from the bytes where every call is as benchkit writes it and of one pass (no
+    dicts are made then: the readers take the columns); else from the file's dicts, with
+    their columns where they have them (None where a call is not as benchkit writes it: the
+    readers then read the dicts, to the same figures)."""
+    try:
+        data = bounded.read_bytes(path)
+    except OSError:
+        return [], [], None, 0, False
+    fast = call_columns.from_bytes(data) if len(data) <= bounded.LINE_LIMIT else None
+    if fast is not None and call_columns.windows(fast[1]) is not None:
+        return [], [], fast[1], len(fast[0]), True
+    calls, bad = jsonl_of(path, data)
+    return calls, bad, columns_of(calls), len(calls), True
 
 
 def _telemetry(path: Path) -> list[dict[str, object]]:
@@ -121,15 +134,15 @@ def _telemetry(path: Path) -> list[dict[str, object]]:
 
 
 def _short(
-    calls: Sequence[object], bad: list[int], completed: int | None, failed: int | None
+    count: int, bad: list[int], completed: int | None, failed: int | None
 ) -> list[int] | None:
     """The unreadable lines of a calls.jsonl that is not whole: lines that are not a call, and
     the first line missing where result.json counts more calls than the file holds; None for
     a whole file."""
     counted = (completed or 0) + (failed or 0)
-    if not bad and (not counted or len(calls) >= counted):
+    if not bad and (not counted or count >= counted):
         return None
-    missing = list(range(len(calls) + len(bad) + 1, counted + 1))
+    missing = list(range(count + len(bad) + 1, counted + 1))
     return sorted({*bad, *missing[:1]})
 
 

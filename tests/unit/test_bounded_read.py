@@ -43,3 +43,24 @@ def test_a_file_that_grew_is_read_on(tmp_path: Path, monkeypatch: pytest.MonkeyP
         m.setattr(bounded.os, "fstat", smaller)
         with pytest.raises(UserError, match="more than the 1 MiB"):
             bounded.read_bytes(path)
+
+
+def test_a_link_on_the_way_is_followed_and_judged(tmp_path: Path) -> None:
+    """A file spelled below its root with no link on the way is read as it is; a link on the
+    way (the job's folder, or the file itself) is followed, and refused where it leads out."""
+    root, outside = tmp_path / "sweep", tmp_path / "elsewhere"
+    (root / "0").mkdir(parents=True)
+    outside.mkdir()
+    (root / "0" / "result.json").write_text("{}")
+    (outside / "result.json").write_text('{"x": 1}')
+    assert bounded.read_bytes(root / "0" / "result.json", root) == b"{}"
+    (root / "1").symlink_to(outside)
+    with pytest.raises(UserError, match="leads outside"):
+        bounded.read_bytes(root / "1" / "result.json", root)
+    (root / "2").symlink_to(root / "0")
+    assert bounded.read_bytes(root / "2" / "result.json", root) == b"{}"
+    (root / "0" / "calls.jsonl").symlink_to(outside / "result.json")
+    with pytest.raises(UserError, match="leads outside"):
+        bounded.read_bytes(root / "0" / "calls.jsonl")
+    with pytest.raises(FileNotFoundError):
+        bounded.read_bytes(root / "0" / "missing.json")

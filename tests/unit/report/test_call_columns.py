@@ -6,6 +6,7 @@ they replace, and a call not as benchkit writes it refused as columns."""
 from __future__ import annotations
 
 import bisect
+import json
 import random
 import statistics
 from typing import Any
@@ -107,6 +108,79 @@ def test_calls_not_as_benchkit_writes_them_are_not_columns() -> None:
     calls = changed(lambda c: c.update(repeat=1))
     cols = call_columns.columns_of(calls)
     assert cols is not None and call_columns.windows(cols) is None
+
+
+def _bytes(calls: list[dict[str, Any]], end: bytes = b"\n") -> bytes:
+    return b"\n".join(json.dumps(c).encode() for c in calls) + end
+
+
+def _same(a: call_columns.Columns, b: call_columns.Columns) -> bool:
+    """Every column equal, to the bit for the floats and the type for the rest."""
+    for f in a.__dataclass_fields__:
+        x, y = getattr(a, f), getattr(b, f)
+        if isinstance(x, np.ndarray):
+            if x.dtype != y.dtype or x.tobytes() != y.tobytes():
+                return False
+        elif repr(x) != repr(y):
+            return False
+    return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 80), st.sampled_from([b"\n", b"", b"\r\n"]))
+def test_columns_from_bytes_as_from_the_dicts(seed: int, n: int, end: bytes) -> None:
+    calls = _calls(seed, n, 3, None)
+    for c in calls[::7]:
+        c["extra"] = {"nested": [1, None, "x"]}  # a field no reader takes is skipped
+    fast = call_columns.from_bytes(_bytes(calls, end))
+    cols = call_columns.columns_of(calls)
+    assert fast is not None and cols is not None
+    assert len(fast[0]) == n and _same(fast[1], cols)
+
+
+def test_bytes_not_as_benchkit_writes_them_are_read_as_dicts() -> None:
+    """Where a line is not exactly one call as benchkit writes it, the bytes give no columns
+    and the file is read line by line (each line judged alone, as before)."""
+    calls = _calls(2, 12, 2, None)
+    lines = [json.dumps(c).encode() for c in calls]
+    assert call_columns.from_bytes(b"") is None
+    for data in (
+        b"\n".join(lines[:3]) + b"\n\n" + b"\n".join(lines[3:]),  # a blank line
+        b"\n".join(lines) + b"\n\n",  # a blank last line
+        b"\n".join(lines[:3]) + b"\n \n" + b"\n".join(lines[3:]),
+        lines[0] + lines[1] + b"\n" + b"\n".join(lines[2:]),  # two calls on one line
+        lines[0] + b" " + lines[1] + b"\n" + b"\n".join(lines[2:]),
+        lines[0].replace(b", ", b",\n", 1) + b"\n" + b"\n".join(lines[1:]),  # one across two
+        b"\n".join(lines) + b"\n[1]",  # a line that is not an object
+        b"\xef\xbb\xbf" + b"\n".join(lines),
+    ):
+        assert call_columns.from_bytes(data) is None
+    for change in (
+        lambda c: c.update(ok=False),
+        lambda c: c.update(ok=1),
+        lambda c: c.update(t_first=None),
+        lambda c: c.update(t_sent=int(c["t_sent"])),
+        lambda c: c.update(t_done=float("nan")),
+        lambda c: c.update(t_done=float("inf")),
+        lambda c: c.update(timings=None),
+        lambda c: c["timings"].pop("prompt_ms"),
+        lambda c: c["timings"].update(prompt_n=1.0),
+        lambda c: c.pop("seq"),
+        lambda c: c.pop("worker"),
+        lambda c: c.update(seq=True),
+        lambda c: c.update(unit=5),
+        lambda c: c.update(cap="128"),
+        lambda c: c.update(completion_tokens=2**60),
+    ):
+        changed = _calls(2, 12, 2, None)
+        change(changed[5])
+        assert call_columns.from_bytes(_bytes(changed)) is None
+        assert call_columns.columns_of(changed) is None
+    # A key twice in one call: the last one, as the dicts' parser keeps it.
+    twice = lines[0].replace(b'"seq": 0', b'"seq": 9, "seq": 0')
+    fast = call_columns.from_bytes(b"\n".join([twice, *lines[1:]]))
+    cols = call_columns.columns_of(calls)
+    assert fast is not None and cols is not None and _same(fast[1], cols)
 
 
 _TIMES = st.lists(

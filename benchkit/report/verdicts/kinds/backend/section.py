@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from benchkit.compare.engine import ACROSS, BRIDGED
 from benchkit.report import fmt, i18n, sentences
@@ -22,11 +22,12 @@ def section(b: Verdict, page: Page) -> Section:
     )
     table = []
     bn = of(BackendNumbers, b.numbers)
+    at = _by_setting(bn.comparisons or [])
     for e in bn.contexts:
         table.append(
             {
                 "setting": i18n.point_text(e["context"], lang) or "–",
-                "paired": _paired(bn.comparisons or [], e["context"], lang),
+                "paired": _paired(at(e["context"]), lang),
                 "cells": [
                     {
                         "value": e["values"].get(x),
@@ -50,15 +51,36 @@ def section(b: Verdict, page: Page) -> Section:
     }
 
 
-def _paired(comparisons: Sequence[ComparisonJson], context: Point, lang: str) -> str:
-    """The verdict's own comparison at one setting (paired units, one machine or bridged, or
-    named as two machines): the table's ratio divides two jobs' seconds, which may come from
-    two cards or other units."""
+def _by_setting(
+    comparisons: Sequence[ComparisonJson],
+) -> Callable[[Point], list[ComparisonJson]]:
+    """The comparisons made at a setting (every factor but the backend as the setting has
+    it), in their order: looked up by the setting's spelled values, not searched for in
+    every comparison at every row (a 1,000-job sweep's table has 500 rows and as many
+    comparisons)."""
+    index: dict[tuple[str, ...], dict[tuple[str, ...], list[int]]] = {}
+    for i, c in enumerate(comparisons):
+        if c["ratio"] is None:
+            continue
+        rest = sorted((k, norm(v)) for k, v in c["other"].items() if k != "backend")
+        keys = tuple(k for k, _ in rest)
+        index.setdefault(keys, {}).setdefault(tuple(v for _, v in rest), []).append(i)
+
+    def at(context: Point) -> list[ComparisonJson]:
+        found: list[int] = []
+        for keys, by in index.items():
+            found += by.get(tuple(norm(context.get(k)) for k in keys), [])
+        return [comparisons[i] for i in sorted(found)]
+
+    return at
+
+
+def _paired(comparisons: Sequence[ComparisonJson], lang: str) -> str:
+    """The verdict's own comparisons at one setting (paired units, one machine or bridged,
+    or named as two machines): the table's ratio divides two jobs' seconds, which may come
+    from two cards or other units."""
     out = []
     for c in comparisons:
-        rest = {k: v for k, v in c["other"].items() if k != "backend"}
-        if any(norm(context.get(k)) != norm(v) for k, v in rest.items()) or c["ratio"] is None:
-            continue
         where = {BRIDGED: tr(lang, "bridged"), ACROSS: tr(lang, "two machines")}.get(c["machine"])
         if where is None and any("/" in j for j in c["jobs"]):
             where = tr(lang, "anchor runs")  # jobs of a study.anchors folder, not the table's
