@@ -11,17 +11,17 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from benchkit.compare.engine import BETTER, OPEN, WITHIN, WORSE, Comparison, Engine
+from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison, Engine
 
 
 @dataclass(frozen=True)
 class Knee:
     """The knee of a series (`points` in increasing count): the fewest point whose figure is
     within the margin of the best point's, every point before it more than the margin worse.
-    `rests_on` holds each point up to the knee against the best; `open` those not decided the
-    way the knee needs (a point before the knee decided worse, the knee itself decided not
-    worse). `reached` is False when the knee is the last point of several: the series was still
-    improving where it stopped."""
+    `rests_on` holds every point against the best; `open` those not decided the way the knee
+    needs (a point before the knee decided worse, the knee itself decided not worse, any other
+    point decided not faster than the best beyond the margin). `reached` is False when the
+    knee is the last point of several: the series was still improving where it stopped."""
 
     knee: str | None
     best: str | None
@@ -68,6 +68,25 @@ def knee(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) ->
                 open_.append(c)
             break
         if c is not None and c.outcome != WORSE:
+            open_.append(c)
+    # The knee is measured from the best, so it rests on no other point being faster than
+    # the best beyond the margin: each point the walk above did not compare is compared with
+    # the best too, and one that could be (its interval reaches past the margin, or it was
+    # measured only on another machine) leaves the knee open.
+    compared = {c.other for c in rests} | set(missing)
+    floor = 1 / (1 + margin)
+    for p in pts:
+        if p == best or p in compared:
+            continue
+        c = engine.compare(best, p)
+        if c is None:
+            missing.append(p)
+            continue
+        rests.append(c)
+        settled = c.outcome in (WORSE, WITHIN) or (
+            c.outcome == OPEN and c.machine != ACROSS and c.low is not None and c.low > floor
+        )
+        if not settled:
             open_.append(c)
     reached = not (chosen == pts[-1] and len(pts) > 1)
     return Knee(chosen, best, reached, rests, open_, missing)

@@ -115,9 +115,10 @@ def cold_energy_j(js: JobStalls | None) -> float | None:
 def job_rows(
     results: Sequence[JobResult], stalls: Mapping[str, JobStalls] | None = None
 ) -> list[dict[str, object]]:
-    """One row per complete job with its telemetry figures (None where not measured). J/unit
-    leaves out the cold starts that the seconds per unit leave out (`stalls`), at the power
-    sampled during them, so both figures rest on the same work (rules v7)."""
+    """One row per complete job with its telemetry figures (None where not measured). Its
+    seconds and J per unit leave out the cold starts (`stalls`), the joules at the power
+    sampled during them, so both figures rest on the same work (rules v7; the seconds since
+    v10, as the results table gives them)."""
     rows: list[dict[str, object]] = []
     for r in results:
         if r.status != "complete":
@@ -132,7 +133,9 @@ def job_rows(
                 "job": r.job_dir.name,
                 "dir": r.job_dir,
                 **{k: r.factors.get(k) for k in FACTORS},
-                "s_per_unit_throughput": _num(m.get("s_per_unit_throughput")),
+                # Both per-unit figures without the cold starts, so a row's seconds and
+                # joules rest on the same work (the results table's seconds likewise).
+                "s_per_unit_throughput": _s_without_cold(m, (stalls or {}).get(r.job_dir.name)),
                 "j_per_unit": _without_cold(m, (stalls or {}).get(r.job_dir.name)),
                 "energy_j": _num(m.get("energy_j")),
                 "power_mean_w": _num(power.get("mean")),
@@ -148,6 +151,11 @@ def job_rows(
             }
         )
     return rows
+
+
+def _s_without_cold(m: Mapping[str, object], js: JobStalls | None) -> float | None:
+    s = _num(m.get("s_per_unit_throughput"))
+    return js.cold_free("s_per_unit_throughput", s) if s is not None and js and js.cold else s
 
 
 def _without_cold(m: Mapping[str, object], js: JobStalls | None) -> float | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -112,6 +113,10 @@ ATTRIBUTES = {
     # that ran the job (a sweep resumed on another host, or on a profile declared as another
     # machine, ran there).
     "machine": "hardware",
+    # The card's memory already in use when the job started (llama-server --list-devices,
+    # run just before the server): a job that found much more of it in use than the others
+    # shared its card with something else (shared_cards), which is another machine.
+    "card_memory": "hardware",
 }
 
 
@@ -147,6 +152,42 @@ def machine_name(result: Result) -> str:
     hw = result.provenance.hardware
     host, name = str(hw.get("host") or ""), str(hw.get("name") or "")
     return f"{name}@{host}" if host else ""
+
+
+# A device line of `llama-server --list-devices`: "CUDA0: NVIDIA H200 (143155 MiB, 142629 MiB
+# free)".
+_CARD_LINE = re.compile(r"^\s*(\S+: .*?) \((\d+) MiB, (\d+) MiB free\)", re.M)
+# More in use than the least any job found on the same device, by more than this: the card
+# was shared. What the driver itself holds is the same from job to job (to the MiB on every
+# published study); a server left running holds gigabytes.
+SHARED_MIB = 512
+
+
+def card_in_use(result: Result) -> dict[str, int]:
+    """MiB of each device already in use when the job's server was started, by its
+    --list-devices line without the free figure ({} where none was recorded)."""
+    build = result.provenance.server_build
+    text = build.devices if build is not None and build.devices else ""
+    return {f"{m[1]} ({m[2]} MiB)": int(m[2]) - int(m[3]) for m in _CARD_LINE.finditer(text)}
+
+
+def shared_cards(in_use: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
+    """Each job's `card_memory` setup value: the memory in use on its device at its start, as
+    the least any job of the sweep found there where it found no more than SHARED_MIB beyond
+    it, else its own (then another machine state: evidence.ATTRIBUTES). '' where unknown."""
+    least: dict[str, int] = {}
+    for per in in_use.values():
+        for k, v in per.items():
+            least[k] = min(least.get(k, v), v)
+    out: dict[str, str] = {}
+    for job, per in in_use.items():
+        if not per:
+            out[job] = ""
+            continue
+        k = max(per, key=lambda d: per[d] - least[d])
+        mib = per[k] if per[k] - least[k] > SHARED_MIB else least[k]
+        out[job] = f"{mib / 1024:.1f} GiB"
+    return out
 
 
 def setup_of(result: Result, build_id: str | None) -> dict[str, str]:

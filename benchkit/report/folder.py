@@ -28,6 +28,7 @@ from benchkit.report.lang import check_language
 from benchkit.report.quality import DriftSet, measure_drift
 from benchkit.report.stalls import PER_UNIT, JobStalls
 from benchkit.report.table import factor_columns, tidy
+from benchkit.report.verdicts.kinds.builds.verdict import JobBuild
 from benchkit.results import JobResult, find_results
 from benchkit.schema import Result
 from benchkit.space import swept
@@ -200,13 +201,7 @@ def analyse_folder(
                 for r in results
                 if r.status == "complete"
             },
-            setups={
-                r.job_dir.name: ev.setup_of(
-                    r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
-                )
-                for r in results
-                if r.status == "complete"
-            },
+            setups=_setups(results, builds),
             cap_limit=study.cap_limit,
             stalls=stalls,
             caps=capped,
@@ -276,3 +271,21 @@ def leave_out_cold_starts(
                 value = df.loc[rows, column].iloc[0] if rows.any() else None
                 if isinstance(value, int | float) and value == value:
                     df.loc[rows, column] = js.cold_free(metric, float(value))
+
+
+def _setups(
+    results: Sequence[JobResult], builds: Mapping[str, JobBuild | None]
+) -> dict[str, dict[str, str]]:
+    """Each complete job's setup (evidence.setup_of), with the card memory its device had in
+    use at its start as the sweep's jobs compare it (evidence.shared_cards)."""
+    done = [r for r in results if r.status == "complete"]
+    out = {
+        r.job_dir.name: ev.setup_of(
+            r.result, an.build_identity(b) if (b := builds[r.job_dir.name]) else None
+        )
+        for r in done
+    }
+    cards = ev.shared_cards({r.job_dir.name: ev.card_in_use(r.result) for r in done})
+    for job, memory in cards.items():
+        out[job]["card_memory"] = memory
+    return out

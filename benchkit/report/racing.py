@@ -18,11 +18,16 @@ from typing import Any
 import pandas as pd
 
 from benchkit import bounded
+from benchkit.compare.engine import BETTER, WITHIN, WORSE
 from benchkit.racing.estimate import imputed_means
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
 from benchkit.report import fmt
-from benchkit.report.i18n import point_text
+from benchkit.report.compare_words import how_text
+from benchkit.report.i18n import jobs_text, point_text
 from benchkit.report.lang import clauses, tr, trn
+from benchkit.report.numbers import ComparisonJson
+from benchkit.report.sweep import Sweep
+from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
 from benchkit.results import JobResult
 
 
@@ -209,15 +214,72 @@ def _unfinished(race: Mapping[str, Any], lang: str) -> str | None:
     )
 
 
+def engine_check(source: Path, sw: Sweep) -> dict[str, ComparisonJson]:
+    """Each point the race decided (stopped, or settled within the margin), compared again
+    with the point it was decided against by the engine every verdict of this report asks
+    (on one machine or bridged; never across machines): the race ran under the rules of its
+    day and on the units and cards it had, and the table says where the two differ."""
+    race = load_race(source)
+    if race is None:
+        return {}
+    points = {j: point_of(c) for c in sw.cells for j in c.jobs}
+    eng = engine_of(sw)
+    out: dict[str, ComparisonJson] = {}
+    for job, p in race["points"].items():
+        if not isinstance(p, dict) or p.get("status") not in ("stopped", "settled"):
+            continue
+        best = str(p.get("best") or race.get("best") or "")
+        if job not in points or best not in points:
+            continue
+        c = eng.compare(points[best], points[job])
+        if c is not None:
+            out[str(job)] = comparison_json(sw, c)
+    return out
+
+
+def _engine_text(c: ComparisonJson | None, lang: str) -> str:
+    """'1.04x (0.99x-1.08x ..., 8 units paired, ...): not decided'."""
+    if c is None:
+        return fmt.DASH
+    word = {
+        WORSE: tr(lang, "slower beyond the margin"),
+        WITHIN: tr(lang, "within the margin"),
+        BETTER: tr(lang, "faster beyond the margin"),
+    }.get(c["outcome"], tr(lang, "not decided"))
+    return tr(
+        lang,
+        "{ratio} ({how}): {outcome}",
+        ratio=fmt.ratio(c["ratio"], lang),
+        how=how_text(c, lang),
+        outcome=word,
+    )
+
+
+def _disagree(race: Mapping[str, Any], checks: Mapping[str, ComparisonJson]) -> list[str]:
+    """The jobs the race stopped as slower that the engine does not decide slower, and those
+    it settled within the margin that the engine does not decide within."""
+    out = []
+    for job, c in checks.items():
+        status = (race["points"].get(job) or {}).get("status")
+        want = WORSE if status == "stopped" else WITHIN
+        if c["outcome"] != want:
+            out.append(job)
+    return sorted(out, key=lambda j: int(j) if j.isdigit() else 0)
+
+
 def racing_view(
-    source: Path, lang: str, left_out: Collection[str] = ()
+    source: Path,
+    lang: str,
+    left_out: Collection[str] = (),
+    checks: Mapping[str, ComparisonJson] | None = None,
 ) -> dict[str, object] | None:
     """The racing section's lines and table, or None for a sweep that did not race. A point
     whose outcome involves a job `left_out` (its result does not match its digest) says so
-    instead: the race may have decided on the edited figures."""
+    instead: the race may have decided on the edited figures. `checks`: `engine_check`."""
     race = load_race(source)
     if race is None:
         return None
+    checks = checks or {}
     spent, full = float(race.get("spent_s") or 0.0), float(race.get("full_grid_s") or 0.0)
     machine = float(race.get("machine_s") or 0.0)
     full_machine = float(race.get("full_grid_machine_s") or 0.0)
@@ -275,6 +337,29 @@ def racing_view(
     ]
     # The clauses open a paragraph of their own.
     summary[1] = summary[1][:1].upper() + summary[1][1:]
+    if checks:
+        differ = _disagree(race, {j: c for j, c in checks.items() if j not in left_out})
+        summary.append(
+            tr(
+                lang,
+                "The last column compares each decided point again with the point it was "
+                "decided against, as this report's verdicts do (on the units both ran, on one "
+                "machine or bridged through a point run on both; never across machines).",
+            )
+            + (
+                " "
+                + tr(
+                    lang,
+                    "It does not decide {jobs} as the race did: the race's decision there "
+                    "rested on a comparison the verdicts do not make (units measured on "
+                    "different cards, or the race's rule of its day), and the verdicts follow "
+                    "the last column.",
+                    jobs=jobs_text(differ, lang),
+                )
+                if differ
+                else ""
+            )
+        )
     rows = []
     for job in sorted(race["points"], key=lambda j: int(j) if j.isdigit() else 0):
         line = point_line(race, job, lang)
@@ -286,5 +371,13 @@ def racing_view(
                 "result.json does not match its digest)",
             )
         if line is not None:
-            rows.append({"job": job, "point": _point(race, job, lang), "outcome": line})
-    return {"summary": summary, "rows": rows}
+            check = None if job in left_out or best in left_out else checks.get(job)
+            rows.append(
+                {
+                    "job": job,
+                    "point": _point(race, job, lang),
+                    "outcome": line,
+                    "engine": _engine_text(check, lang) if job in checks else fmt.DASH,
+                }
+            )
+    return {"summary": summary, "rows": rows, "checked": bool(checks)}

@@ -173,12 +173,13 @@ def _render_analysed(
             )
 
         uses = use_this(a)
+        checks = racing.engine_check(a.source, a.sweep)
         vm = vm_for(published=False)
         vm["use_this"] = use_this_view(uses, lang)
         _add_ground_truth(vm, source, a)
         vm["energy"] = energy.energy_view(a, tmp, lang)  # J/unit, busy shares, telemetry.png
         # What a racing sweep stopped.
-        vm["racing"] = racing.racing_view(a.source, lang, left_out(a.results))
+        vm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
         write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
         # What a sweep prints when it ends (benchkit.app.report_of), kept beside the report.
         closing = summary_lines(a, uses, out_dir / "report.html")
@@ -189,7 +190,7 @@ def _render_analysed(
         pvm["use_this"] = use_this_view(uses, lang)
         _add_ground_truth(pvm, source, a)
         pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
-        pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results))
+        pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
         _publish(a, publish, out_dir, verdicts, lang, now, pvm)
         if ledger_file is not None:
             ledger.append(ledger_file, entry)

@@ -54,7 +54,7 @@ def rows_note(a: Analysed, lang: str) -> str:
             tr(
                 lang,
                 "Seconds per unit leave the cold starts of {jobs} out (Measurement caveats), and "
-                "so does the energy table's J/unit.",
+                "so do the energy table's seconds and J per unit.",
                 jobs=i18n.jobs_text(cold, lang),
             )
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 
 from benchkit.compare.engine import Comparison, Engine, Series, Settings
@@ -14,7 +15,7 @@ from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
 
 # Setup attributes the engine handles itself (a comparison across machines is bridged through
 # an anchor or left open), so a verdict on the engine does not also call them contamination.
-MACHINE_ATTRIBUTES = ("gpu", "machine", "hardware")
+MACHINE_ATTRIBUTES = ("gpu", "machine", "hardware", "card_memory")
 
 
 def machine_of(sw: Sweep, job: str) -> str:
@@ -24,13 +25,32 @@ def machine_of(sw: Sweep, job: str) -> str:
     if "hardware" in sw.varying:
         return ""
     setup = sw.setups.get(job, {})
+    # A card that had more of its memory in use at the job's start than the sweep's other
+    # jobs found (evidence.shared_cards) was shared with something else: another machine.
+    memory = setup.get("card_memory", "")
+    shared = f" [{memory}]" if memory and memory != _usual_memory(sw) else ""
     if setup.get("gpu"):
-        return setup["gpu"]
+        return setup["gpu"] + shared
     # A job whose telemetry named no card in a sweep whose other jobs' did ran on one of
     # those cards, which is not known: unknown, not its host's name (the H100 study's job 10).
     if _any_card(sw):
         return ""
-    return setup.get("machine", "")
+    machine = setup.get("machine", "")
+    return machine + shared if machine else ""
+
+
+def _usual_memory(sw: Sweep) -> str:
+    """The card memory in use most jobs found at their start (the first job's, in run
+    order, on a tie), as evidence.contamination takes the usual value; found once a sweep."""
+    cached = sw.cache.get("usual_card_memory")
+    if isinstance(cached, str):
+        return cached
+    jobs = sorted(sw.setups, key=lambda j: (len(j), j))
+    known = [v for j in jobs if (v := sw.setups[j].get("card_memory", ""))]
+    counts = Counter(known)
+    usual = next((v for v in known if counts[v] == max(counts.values())), "")
+    sw.cache["usual_card_memory"] = usual
+    return usual
 
 
 def _any_card(sw: Sweep) -> bool:

@@ -140,7 +140,33 @@ def test_a_knee_at_the_fewest_count_rests_on_no_smaller_count() -> None:
     two = Series("2", "1", "", units(16, 1.2, 0.005, 24))
     eng = Engine([best, two], Settings())
     k = questions.knee(eng, ["1", "2"], {"1": 1.0, "2": 1.2})
-    assert k.knee == "1" and k.rests_on == [] and k.complete and k.reached
+    assert k.knee == "1" and k.complete and k.reached
+    # Below the knee nothing; beyond it, 2 slots against the best, decided slower.
+    assert [(c.other, c.outcome) for c in k.rests_on] == [("2", WORSE)]
+
+
+def test_a_knee_rests_on_no_larger_count_being_faster_than_the_best() -> None:
+    # The H200 Qwen3 finding: 8 and 16 slots ran on the card in another state (memory in
+    # use by something else) and measured 4% and 2% slower than 6 slots. "No larger count
+    # was more than 5% faster" is then a comparison across machines, never decided: the
+    # knee stays open, naming them. On one machine with a tight pair it is complete.
+    low = Series("1", "0", "", units(16, 1.3, 0.005, 30))
+    best = Series("6", "1", "m", units(16, 1.0, 0.005, 31))
+    beyond = Series("8", "2", "m [20.2 GiB]", units(16, 1.04, 0.005, 32))
+    eng = Engine([low, best, beyond], Settings(margin=0.05))
+    k = questions.knee(eng, ["1", "6", "8"], {"1": 1.3, "6": 1.0, "8": 1.04})
+    assert k.knee == "6" and not k.complete
+    assert [(c.other, c.machine) for c in k.open] == [("8", ACROSS)]
+    same = Series("8", "2", "m", units(16, 1.04, 0.005, 32))
+    k = questions.knee(Engine([low, best, same], Settings(margin=0.05)), ["1", "6", "8"],
+                       {"1": 1.3, "6": 1.0, "8": 1.04})  # fmt: skip
+    assert k.knee == "6" and k.complete
+    # A larger count whose own interval reaches past the margin below the best: open too.
+    wide = Series("8", "2", "m", units(4, 1.04, 0.3, 33))
+    k = questions.knee(Engine([low, best, wide], Settings(margin=0.05)), ["1", "6", "8"],
+                       {"1": 1.3, "6": 1.0, "8": 1.04})  # fmt: skip
+    assert [c.other for c in k.open] == ["8"] and k.open[0].low is not None
+    assert k.open[0].low < 1 / 1.05
 
 
 def _no() -> object:
@@ -176,5 +202,7 @@ def test_a_complete_knee_is_its_identical_twins_knee_in_95_percent_of_runs() -> 
                 complete += 1
                 same += b.knee == a.knee
                 contradicted += b.complete and b.knee != a.knee
-    assert complete > 50
+    # Enough complete knees for the share to mean something (45 of 400 since a knee also
+    # rests on no larger count being faster than the best beyond the margin: rules v10).
+    assert complete > 40
     assert same >= 0.95 * complete and contradicted == 0

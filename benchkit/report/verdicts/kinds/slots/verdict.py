@@ -223,8 +223,15 @@ def _machines(sw: Sweep, c: Cell) -> str:
     """The machines a cell's jobs ran on, short ('GPU-3d382b62 + GPU-dd00b660'), '' unknown."""
     found = {machine_of(sw, j) for j in c.jobs}
     found |= {x for j in c.jobs for x in sw.unit_machines.get(j, {}).values()}
-    parts = sorted({p.strip().split(" ")[-1] for x in found for p in x.split(" + ") if p.strip()})
+    parts = sorted({_short(p) for x in found for p in x.split(" + ") if p.strip()})
     return " + ".join(parts)
+
+
+def _short(machine: str) -> str:
+    """A machine's last word (the card's UUID, the host), with the card memory in use at the
+    job's start where it marks a shared card ('h200@vm [20.2 GiB]')."""
+    name, _, memory = machine.strip().partition(" [")
+    return name.split(" ")[-1] + (f" [{memory}" if memory else "")
 
 
 def _ratios(
