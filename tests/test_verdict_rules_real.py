@@ -225,3 +225,23 @@ def test_the_race_and_the_report_cannot_disagree_unsaid() -> None:
     assert "It does not decide jobs 4, 5, 9, 14 and 15 as the race did" in said
     row9 = next(r for r in view["rows"] if r["job"] == "9")  # type: ignore[attr-defined]
     assert row9["engine"].startswith("1.04x (") and row9["engine"].endswith(": not decided")
+
+
+def test_a_decision_only_a_cold_start_made_is_provisional_and_says_so() -> None:
+    """Review 3: the H200 Vulkan study's MTP comparison at Vulkan, 1 slot was decided slower
+    (1.59x, 1.20x-2.10x) only once job 0's 20.3 s cold start was left out; as measured it
+    is 1.26x (0.50x-3.14x), not decided. The rule that a cold start is the server starting is
+    benchkit's, not a figure: the verdict is provisional and gives the pair as measured."""
+    from benchkit.report import reasons
+
+    m = analyse_folder(STUDIES / "h200-vulkan-vs-cuda" / "results").verdict("mtp")
+    assert m is not None and m.status == "provisional" and "decided_without_cold" in m.reasons
+    pairs = m.numbers.as_measured  # type: ignore[union-attr]
+    assert pairs is not None and len(pairs) == 1
+    assert pairs[0]["ratio"] == pytest.approx(1.26, abs=0.01) and pairs[0]["outcome"] == "open"
+    assert pairs[0]["low"] == pytest.approx(0.50, abs=0.01)
+    text = reasons.reason_text("decided_without_cold", m, "en")
+    assert "decided only with a cold start left out" in text and "1.26x" in text
+    # A verdict whose comparisons a cold start did not decide is left as it was.
+    b = analyse_folder(STUDIES / "h200-vulkan-vs-cuda" / "results").verdict("backend")
+    assert b is not None and "decided_without_cold" not in b.reasons

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchkit.compare.engine import PRACTICAL
+from benchkit.compare.engine import BETTER, PRACTICAL, WITHIN, WORSE
 from benchkit.report import fmt
 from benchkit.report.i18n import point_text
 from benchkit.report.lang import tr, trn
@@ -85,6 +85,15 @@ def how_text(c: ComparisonJson, lang: str) -> str:
     elif c["machine"] == "across":
         parts.append(tr(lang, "on two machines, no point run on both"))
     return ", ".join(parts)
+
+
+def outcome_words(outcome: str, lang: str) -> str:
+    """A comparison's outcome at the margin: 'slower beyond the margin', 'not decided'."""
+    return {
+        WORSE: tr(lang, "slower beyond the margin"),
+        WITHIN: tr(lang, "within the margin"),
+        BETTER: tr(lang, "faster beyond the margin"),
+    }.get(outcome, tr(lang, "not decided"))
 
 
 def open_text(open_: Sequence[ComparisonJson], lang: str, at: bool = False) -> str:

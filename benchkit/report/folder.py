@@ -212,6 +212,11 @@ def analyse_folder(
             anchors=anchors,
         )
         built.unit_machines = machines
+        built.measured_spans = {
+            r.job_dir.name: dict(calls[r.path].spans)
+            for r in results
+            if r.status == "complete" and stalls.get(r.job_dir.name, _NO_STALLS).cold
+        }
         return built
 
     stalls, capped, unreadable = stalls_caps(calls, results)

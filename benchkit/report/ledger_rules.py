@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 9
+RULES_VERSION = 10
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -91,5 +91,14 @@ RULES: dict[int, str] = {
         "identical), and a flipped top token is stated with the reference's own gap between "
         "the two; the decode roofline's share is given only where the one-sequence ceiling "
         "bounds the step (not for batched steps of a mixture of experts)"
+    ),
+    10: N_(
+        "a knee rests on no other count being faster than the best beyond the margin, so a "
+        "larger count whose interval reaches past it, or that ran on another machine, leaves "
+        "it open; a job that found much more of its card's memory in use at its start than "
+        "the sweep's other jobs (llama-server --list-devices) ran on a shared card, another "
+        "machine; a decision that holds only with a cold start left out is provisional, with "
+        "the comparison as measured beside it; the racing table compares each point the race "
+        "decided again as the verdicts do, and names where they differ"
     ),
 }

@@ -41,6 +41,9 @@ REASON_WORDS = {
     "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
     "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
     "partial_rounds": NC_("verdict reason", "slot counts whose units did not fill whole rounds"),
+    "decided_without_cold": NC_(
+        "verdict reason", "a comparison decided only with a cold start left out"
+    ),
     "not_exercised": NC_("verdict reason", "the run did not exercise the factor"),
     "no_noise_estimate": NC_("verdict reason", "no noise estimate for single runs"),
     "not_bracketed": NC_("verdict reason", "a capacity the loads tried did not bracket"),

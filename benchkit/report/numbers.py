@@ -76,6 +76,9 @@ class BackendNumbers(_Numbers):
     # How many of the settings compared the ratio range is over (those compared on one
     # machine or bridged), where fewer than `compared`.
     range_over: int | None = None
+    # The decided comparisons that a cold start's leaving out decided (rules v10): each as
+    # measured with the cold start kept, where its outcome differs.
+    as_measured: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ slots
@@ -172,6 +175,9 @@ class SlotsNumbers(_Numbers):
     not_exercised: NotExercised | None = None
     partial_rounds: list[PartialRound] | None = None
     elsewhere: list[ElsewhereKnee] | None = None
+    # The decided comparisons that a cold start's leaving out decided (rules v10): each as
+    # measured with the cold start kept, where its outcome differs.
+    as_measured: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ drafting
@@ -227,6 +233,9 @@ class DraftingNumbers(_Numbers):
     on_off_range: list[float] | None = None
     not_exercised: NotExercised | None = None
     compared: bool = _internal()
+    # The decided comparisons that a cold start's leaving out decided (rules v10): each as
+    # measured with the cold start kept, where its outcome differs.
+    as_measured: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ any factor
@@ -334,6 +343,9 @@ class FactorNumbers(_Numbers):
     capped: Capped | None = None
     stalled: Stalled | None = None
     cold: Cold | None = None
+    # The decided comparisons that a cold start's leaving out decided (rules v10): each as
+    # measured with the cold start kept, where its outcome differs.
+    as_measured: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ repeats

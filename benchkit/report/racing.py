@@ -18,11 +18,11 @@ from typing import Any
 import pandas as pd
 
 from benchkit import bounded
-from benchkit.compare.engine import BETTER, WITHIN, WORSE
+from benchkit.compare.engine import WITHIN, WORSE
 from benchkit.racing.estimate import imputed_means
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
 from benchkit.report import fmt
-from benchkit.report.compare_words import how_text
+from benchkit.report.compare_words import how_text, outcome_words
 from benchkit.report.i18n import jobs_text, point_text
 from benchkit.report.lang import clauses, tr, trn
 from benchkit.report.numbers import ComparisonJson
@@ -241,11 +241,7 @@ def _engine_text(c: ComparisonJson | None, lang: str) -> str:
     """'1.04x (0.99x-1.08x ..., 8 units paired, ...): not decided'."""
     if c is None:
         return fmt.DASH
-    word = {
-        WORSE: tr(lang, "slower beyond the margin"),
-        WITHIN: tr(lang, "within the margin"),
-        BETTER: tr(lang, "faster beyond the margin"),
-    }.get(c["outcome"], tr(lang, "not decided"))
+    word = outcome_words(c["outcome"], lang)
     return tr(
         lang,
         "{ratio} ({how}): {outcome}",

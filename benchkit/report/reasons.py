@@ -4,8 +4,10 @@ words it draws on (stalls, comparisons, the ledger's noun phrases), so none of t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from benchkit.report import fmt
-from benchkit.report.compare_words import open_text
+from benchkit.report.compare_words import comparison_text, open_text, outcome_words
 from benchkit.report.i18n import (
     capped_text,
     contamination_text,
@@ -19,6 +21,7 @@ from benchkit.report.ledger_words import reason_words
 from benchkit.report.numbers import (
     BackendNumbers,
     CapacityNumbers,
+    ComparisonJson,
     DraftingNumbers,
     FactorNumbers,
     ProjectionNumbers,
@@ -145,6 +148,9 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         )
     if reason == "partial_rounds" and isinstance(n, SlotsNumbers) and n.partial_rounds:
         return partial_rounds_text(n.partial_rounds, lang)
+    checked = SlotsNumbers | BackendNumbers | DraftingNumbers | FactorNumbers
+    if reason == "decided_without_cold" and isinstance(n, checked) and n.as_measured:
+        return _as_measured_text(n.as_measured, isinstance(n, DraftingNumbers), lang)
     if reason == "knee_not_reached":
         return tr(lang, "the knee was not reached within the slot counts measured")
     if reason == "open_pairs" and isinstance(
@@ -156,6 +162,27 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return _capacity_reason(reason, n, lang)
     # Never a bare code in the prose: the ledger's noun phrase for it.
     return reason_words(reason, lang)
+
+
+def _as_measured_text(pairs: Sequence[ComparisonJson], at: bool, lang: str) -> str:
+    """Why a decision a cold start's leaving out made is not settled: each comparison as
+    measured, the cold start kept (verdicts.cold_check)."""
+    items = []
+    for c in pairs:
+        items.append(
+            tr(
+                lang,
+                "{comparison}: {outcome}",
+                comparison=comparison_text(c, lang, at=at),
+                outcome=outcome_words(c["outcome"], lang),
+            )
+        )
+    return tr(
+        lang,
+        "a comparison it rests on is decided only with a cold start left out, by benchkit's "
+        "rule and not by a figure; as measured: {pairs}",
+        pairs="; ".join(items),
+    )
 
 
 def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:

@@ -245,6 +245,9 @@ class Sweep:
     # starts' excess taken out (stalls.JobStalls.unit_times); `spans` (stalled units left out)
     # is the engine's fallback where a job has no `unit_times`.
     unit_times: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The per-unit spans as measured, cold starts kept, of the jobs that had any: what a
+    # comparison would be with them (verdicts.cold_check).
+    measured_spans: dict[str, dict[str, float]] = field(default_factory=dict)
     # A raced sweep: job -> the job it was stopped against, for each job the racing sweeper
     # stopped (racing.json), and the race's final best: the job table says which were
     # stopped; the verdicts compare every pair on the comparison engine, as the race does.

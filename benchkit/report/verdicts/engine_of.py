@@ -156,6 +156,31 @@ def engine_of(sw: Sweep) -> Engine:
     return eng
 
 
+def measured_engine(sw: Sweep) -> Engine | None:
+    """The engine with the cold starts kept (None where no job had any): each job that had
+    one compared on its units as measured, over its whole wall clock, at its figure as
+    measured. What a decision would be had benchkit's rule not left them out."""
+    if not sw.measured_spans:
+        return None
+    cached = sw.cache.get("measured_engine")
+    if isinstance(cached, Engine):
+        return cached
+    eng = engine_of(sw)
+    series = []
+    for xs in eng.by_point.values():
+        for x in xs:
+            js = sw.stalls.get(x.job)
+            spans = sw.measured_spans.get(x.job)
+            if js is None or not spans or not x.units or x.figure is None:
+                series.append(x)
+                continue
+            value = x.figure + js.cold_excess_s / js.units if js.units else x.figure
+            series.append(Series(x.point, x.job, x.machine, _scaled(spans, value), (), value))
+    measured = Engine(series, eng.settings)
+    sw.cache["measured_engine"] = measured
+    return measured
+
+
 def twin_spread(series: Sequence[Series]) -> tuple[float | None, float]:
     """The run-to-run spread of one run's log figure, pooled over the points measured by two
     or more single-run jobs on one machine (twin jobs of the sweep, or an anchor folder that

@@ -11,6 +11,7 @@ from typing import Any
 
 from benchkit.report import fmt
 from benchkit.report.light import Light
+from benchkit.report.verdicts.cold_check import cold_check
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import CLOSED, OPEN, Found, VerdictKind
 from benchkit.report.verdicts.kinds import (
@@ -58,7 +59,7 @@ def verdicts_of(found: Found) -> list[Verdict]:
     for kind in KINDS:
         if kind.compute is None or load not in kind.loads:
             continue
-        verdicts = list(kind.compute(found))
+        verdicts = [cold_check(found.sweep, v) for v in kind.compute(found)]
         found.by_kind[kind.name] = verdicts
         out += verdicts
     return out
