@@ -17,6 +17,8 @@ from benchkit.report import analyse as an
 from benchkit.report import caveats, fmt, headline, i18n, ledger, ledger_words, sentences
 from benchkit.report.lang import grammar
 from benchkit.report.table import factor_columns, tidy
+from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
+from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
 from benchkit.results import JobResult
 
 
@@ -289,11 +291,11 @@ def test_mtp_effect_per_slot_count_with_acceptance() -> None:
     ]
     assert m.numbers.acceptance_range == [0.5, 0.5]
     assert (
-        i18n.mtp_runs_text(m.verdict, m.numbers.largest, "en")
+        mtp_runs_text(m.verdict, m.numbers.largest, "en")
         == "helped only at 1 slot and hurt at 2+ slots"
     )
     assert (
-        i18n.mtp_runs_text(m.verdict, m.numbers.largest, "ko")
+        mtp_runs_text(m.verdict, m.numbers.largest, "ko")
         == "슬롯 1개에서만 도움이 됐고, 슬롯 2개 이상에서는 손해였습니다"
     )
     # The projection takes MTP where it helps at the knee, else off.
@@ -307,7 +309,7 @@ def test_mtp_that_helps_everywhere_is_recommended_on() -> None:
         datas.append(result("vulkan", n, True, s=0.7 * 200.0 / n, acceptance=0.8))
     v = verdicts_of(sweep_of(datas))
     assert (
-        i18n.mtp_runs_text(v["mtp"].verdict, v["mtp"].numbers.largest, "en")
+        mtp_runs_text(v["mtp"].verdict, v["mtp"].numbers.largest, "en")
         == "helped at every slot count"
     )
     assert v["projection"].point is not None and v["projection"].point["mtp"] is True
@@ -332,7 +334,7 @@ def test_each_drafter_of_the_spec_group_gets_its_own_verdict() -> None:
         {"from": 4, "to": None, "effect": "hurts"},
     ]
     assert v["spec=ngram"].verdict == [{"from": 1, "to": None, "effect": "no difference"}]
-    assert sentences.mtp_sentence(v["spec=draft"], "en").startswith(
+    assert mtp_sentence(v["spec=draft"], "en").startswith(
         "A draft model helped only at 1–2 slots and hurt at 4 slots"
     )
     # The knee is 4 slots (decode keeps gaining); no drafter helps there, so none is advised.

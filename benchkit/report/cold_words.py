@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from benchkit.report.i18n import _objective_of, jobs_text, objective_value, point_text
+from benchkit.report.i18n import jobs_text, objective_value, point_text
 from benchkit.report.lang import clauses, tr
 from benchkit.report.numbers import (
     BackendNumbers,
@@ -17,7 +17,7 @@ from benchkit.report.numbers import (
     ProjectionNumbers,
     SlotsNumbers,
 )
-from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.common import Verdict, _objective_of
 from benchkit.report.warmup import WarmState
 
 

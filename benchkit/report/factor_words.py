@@ -10,7 +10,6 @@ from typing import Any
 from benchkit.report import fmt
 from benchkit.report.compare_words import how_text
 from benchkit.report.i18n import (
-    _objective_of,
     factor_name,
     list_text,
     objective_value,
@@ -30,7 +29,7 @@ from benchkit.report.numbers import (
 from benchkit.report.quality import kld_text
 from benchkit.report.reasons import _prov
 from benchkit.report.sweep import COMPLETE
-from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.common import Verdict, _objective_of
 
 
 def value_text(factor: str, value: FactorValue, lang: str) -> str:

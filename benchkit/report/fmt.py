@@ -17,6 +17,17 @@ from benchkit.report.lang import NC_, trc, trc_marked
 DASH = "–"
 
 
+def norm(v: Any) -> str:
+    """One spelling per value, so `true`, True and 'True', or 4, 4.0 and '4' match."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip().lower()
+
+
 def _bad(x: Any) -> bool:
     if x is None or isinstance(x, bool):
         return x is None

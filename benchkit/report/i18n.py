@@ -15,20 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from benchkit.report import fmt
-from benchkit.report.lang import marked, tr, trc, trc_marked, trn
+from benchkit.report.fmt import norm
+from benchkit.report.lang import marked, tr, trc_marked, trn
 from benchkit.report.lang import span as lang_span
-from benchkit.report.numbers import (
-    BackendNumbers,
-    Capped,
-    DraftingNumbers,
-    FactorNumbers,
-    NoiseEntry,
-    ProjectionNumbers,
-    Run,
-    SlotsNumbers,
-)
-from benchkit.report.sweep import norm
-from benchkit.report.verdicts.common import Verdict
 from benchkit.report.words import (
     ATTRIBUTES,
     CLAIM_STATUS,
@@ -37,6 +26,7 @@ from benchkit.report.words import (
     EFFECT_WORDS,
     FACTORS,
     OBJECTIVE_WORDS,
+    REASON_WORDS,
     STATUS_WORDS,
 )
 from benchkit.report.words import BACKENDS as BACKENDS
@@ -147,19 +137,6 @@ def effect_word(effect: Any, lang: str) -> str:
     return trc_marked(lang, "effect", EFFECT_WORDS[key]) if key in EFFECT_WORDS else key
 
 
-def slot_range(lo: int | None, hi: int | None, largest: int | None, lang: str) -> str:
-    """Slot counts of one MTP run: '1 slot', '2+ slots', '2-3 slots' (largest tested closes)."""
-    if lo is None:
-        return trc(lang, "slot counts", "all")
-    if hi is None and largest is not None and largest == lo:
-        hi = lo
-    if hi is None:
-        return tr(lang, "{lo}+ slots", lo=lo)
-    if hi == lo:
-        return slots_phrase(lo, lang)
-    return tr(lang, "{lo}–{hi} slots", lo=lo, hi=hi)
-
-
 def objective_words(metric: str, lang: str) -> str:
     """'seconds per unit (throughput basis)', 'p95 time to first token'."""
     if metric in OBJECTIVE_WORDS:
@@ -176,13 +153,6 @@ def objective_value(metric: str, x: Any, lang: str) -> str:
     if metric.startswith(("ttft_ms", "itl_ms")):
         return fmt.millis(x, lang)
     return fmt.seconds(x, lang)
-
-
-def _objective_of(v: Verdict) -> str:
-    n = v.numbers
-    judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
-    objective = n.objective if isinstance(n, judged) else None
-    return str((objective["metric"] if objective else None) or v.basis or "")
 
 
 def job_seconds_text(seconds_by_job: Mapping[str, float], lang: str) -> str:
@@ -225,123 +195,16 @@ def _unknown(value: str, lang: str) -> str:
     return " + ".join(parts)
 
 
-def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
-    """'3 slots is only 9% slower, inside the 11% run-to-run noise the study declares'."""
-    out = []
-    for e in entries:
-        # Name only what differs between the two points: "4 slots and 3 slots".
-        keys = [k for k in e["other"] if norm(e["other"].get(k)) != norm(e["base"].get(k))]
-        keys = keys or list(e["other"])
-        other = point_text({k: e["other"][k] for k in keys if k in e["other"]}, lang)
-        base = point_text({k: e["base"][k] for k in keys if k in e["base"]}, lang)
-        margin = fmt.pct(abs(e["margin"]))
-        noise = fmt.pct(e["noise"]) if e.get("noise") is not None else "?"
-        points = {"base": base, "other": other, "margin": margin}
-        if e.get("basis") == "ci":
-            text = tr(
-                lang,
-                "{base} and {other} differ by {margin}, but their 95% intervals overlap: "
-                "more repeats would tell them apart",
-                **points,
-            )
-        elif e.get("basis") == "series":
-            text = tr(
-                lang,
-                "{base} and {other} differ by only {margin}, inside the {noise} noise of the "
-                "series' per-unit time ratios (the largest of its pairs with the best count, "
-                "one run each)",
-                noise=noise,
-                **points,
-            )
-        elif e.get("basis") == "declared":
-            text = tr(
-                lang,
-                "{base} and {other} differ by only {margin}, inside the {noise} run-to-run "
-                "noise the study declares",
-                noise=noise,
-                **points,
-            )
-        else:
-            text = tr(
-                lang,
-                "{base} and {other} differ by only {margin}, inside the {noise} noise of their "
-                "per-unit time ratios (one run each)",
-                noise=noise,
-                **points,
-            )
-        out.append(text)
-    return "; ".join(out)
-
-
-def capped_text(c: Capped, lang: str) -> str:
-    """'in job 6, 14% of calls and 28% of call time ran to the generation cap (limit 5%)'."""
-    shares = []
-    if c.get("share_calls") is not None:
-        shares.append(tr(lang, "{share} of calls", share=fmt.pct(c["share_calls"])))
-    if c.get("share_time") is not None:
-        shares.append(tr(lang, "{share} of call time", share=fmt.pct(c["share_time"])))
-    return tr(
-        lang,
-        "in job {job}, {shares} ran to the generation cap (limit {limit})",
-        job=c["job"],
-        shares=list_text(shares, lang),
-        limit=fmt.pct(c["limit"]),
-    )
-
-
-# ---------------------------------------------------------------------------- sentences
-
-
-def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
-    """'helped only at 1 slot and hurt at 2+ slots' from the effect runs (a drafting verdict's
-    value); `largest` is the largest slot count tested."""
-    effects = {r["effect"] for r in runs}
-    if len(runs) == 1 and runs[0]["from"] is None:
-        return {
-            "helps": trc(lang, "drafting", "helped"),
-            "hurts": trc(lang, "drafting", "hurt"),
-            "no difference": trc(lang, "drafting", "made no difference"),
-        }[runs[0]["effect"]]
-    if len(runs) == 1 and runs[0]["from"] is not None and runs[0]["from"] == largest:
-        # One slot count compared: that count, never "every slot count".
-        where = slot_range(runs[0]["from"], runs[0]["to"], largest, lang)
-        return _run_text(runs[0]["effect"], False, where, lang, last=True)
-    if len(effects) == 1:
-        return {
-            "helps": tr(lang, "helped at every slot count"),
-            "hurts": tr(lang, "hurt at every slot count"),
-            "no difference": tr(lang, "made no difference at any slot count"),
-        }[runs[0]["effect"]]
-    helps_once = sum(1 for r in runs if r["effect"] == "helps") == 1
-    parts = [
-        _run_text(r["effect"], helps_once, slot_range(r["from"], r["to"], largest, lang), lang)
-        for r in runs[:-1]
-    ]
-    last = runs[-1]
-    where = slot_range(last["from"], last["to"], largest, lang)
-    parts.append(_run_text(last["effect"], helps_once, where, lang, last=True))
-    return list_text(parts, lang)
-
-
-def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool = False) -> str:
-    """One run of a drafting verdict: 'helped only at 1 slot'. The last of the list has a
-    message of its own, for a language that ends the sentence there in another form."""
-    if effect == "helps" and helps_once:
-        if last:
-            return trc(lang, "last drafting run", "helped only at {where}", where=where)
-        return trc(lang, "drafting run", "helped only at {where}", where=where)
-    if effect == "helps":
-        if last:
-            return trc(lang, "last drafting run", "helped at {where}", where=where)
-        return trc(lang, "drafting run", "helped at {where}", where=where)
-    if effect == "hurts":
-        if last:
-            return trc(lang, "last drafting run", "hurt at {where}", where=where)
-        return trc(lang, "drafting run", "hurt at {where}", where=where)
-    if last:
-        return trc(lang, "last drafting run", "made no difference at {where}", where=where)
-    return trc(lang, "drafting run", "made no difference at {where}", where=where)
-
-
 def claim_status(status: str, lang: str) -> str:
     return trc_marked(lang, "claim", CLAIM_STATUS[status]) if status in CLAIM_STATUS else status
+
+
+def reason_words(code: str, lang: str) -> str:
+    """One recorded reason as a noun phrase: 'stalls', 'the parallel slots verdict
+    provisional'."""
+    if code.startswith("depends_on:"):
+        factor = factor_name(code.split(":", 1)[1], lang)
+        return tr(lang, "the {factor} verdict provisional", factor=factor)
+    if code in REASON_WORDS:
+        return trc_marked(lang, "verdict reason", REASON_WORDS[code])
+    return code.replace("_", " ")

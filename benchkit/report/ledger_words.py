@@ -1,8 +1,8 @@
 """The corrections in words: what changed in a verdict between two publications (value,
 status, reasons added and removed, missing points, rules version) and why, from the ledger's
 comparison (`ledger.Diff`, `ledger.Why`). The ledger keeps reason codes, not the numbers
-behind them, so each code has a short noun phrase of its own here; a code this table does
-not know (a newer benchkit's) is shown as written, its underscores as spaces."""
+behind them, so each code has a short noun phrase of its own (`i18n.reason_words`; a code its
+table does not know, a newer benchkit's, is shown as written, its underscores as spaces)."""
 
 from __future__ import annotations
 
@@ -12,57 +12,21 @@ from typing import Any
 from benchkit.report import fmt
 from benchkit.report.i18n import (
     backend_name,
-    factor_name,
     job_seconds_text,
     point_text,
+    reason_words,
     span,
     status_word,
 )
-from benchkit.report.lang import NC_, clauses, marked, tr, trc_marked, trn
+from benchkit.report.lang import clauses, marked, tr, trc_marked, trn
 from benchkit.report.ledger_rules import RULES
 from benchkit.report.ledger_types import Change
 from benchkit.report.light import NumberChange
 from benchkit.report.numbers import MissingPoint
 from benchkit.report.words import CONTEXT_WORDS
 
-# Why a verdict is provisional, as a ledger entry records it (Verdict.reasons).
-REASON_WORDS = {
-    "single_run": NC_("verdict reason", "one run, so no confidence interval"),
-    "no_result": NC_("verdict reason", "no complete result at the recommended point"),
-    "no_comparison": NC_("verdict reason", "no complete points to compare"),
-    "other_series": NC_("verdict reason", "compared only on another series"),
-    "one_slot_count": NC_("verdict reason", "only one slot count completed"),
-    "inside_noise": NC_("verdict reason", "a margin inside the noise"),
-    "contaminated": NC_("verdict reason", "jobs on another setup"),
-    "capped": NC_("verdict reason", "calls that ran to the generation cap"),
-    "stalled": NC_("verdict reason", "stalls"),
-    "slo_none": NC_("verdict reason", "no point met the study's SLO"),
-    "knee_not_reached": NC_("verdict reason", "no slot count beyond the knee measured"),
-    "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
-    "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
-    "partial_rounds": NC_("verdict reason", "slot counts whose units did not fill whole rounds"),
-    "not_exercised": NC_("verdict reason", "the run did not exercise the factor"),
-    "no_noise_estimate": NC_("verdict reason", "no noise estimate for single runs"),
-    "not_bracketed": NC_("verdict reason", "a capacity the loads tried did not bracket"),
-    "capacity_marginal": NC_("verdict reason", "a capacity within the noise of the SLO"),
-    "capacity_tie": NC_("verdict reason", "settings that held the same load"),
-    "no_slo": NC_("verdict reason", "no SLO declared"),
-    "race_undecided": NC_("verdict reason", "a point the race left undecided"),
-    "open_pairs": NC_("verdict reason", "comparisons not decided at the margin"),
-}
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3
-
-
-def reason_words(code: str, lang: str) -> str:
-    """One recorded reason as a noun phrase: 'stalls', 'the parallel slots verdict
-    provisional'."""
-    if code.startswith("depends_on:"):
-        factor = factor_name(code.split(":", 1)[1], lang)
-        return tr(lang, "the {factor} verdict provisional", factor=factor)
-    if code in REASON_WORDS:
-        return trc_marked(lang, "verdict reason", REASON_WORDS[code])
-    return code.replace("_", " ")
 
 
 def _points(missing: Sequence[MissingPoint], lang: str) -> str:

@@ -1,32 +1,36 @@
 """Why a verdict is provisional, in words: each reason code a verdict carries, worded from
 its numbers, and the "(Provisional: ...)" a verdict's sentence ends with. It sits above the
-words it draws on (stalls, comparisons, the ledger's noun phrases), so none of them reads it."""
+words it draws on (stalls, comparisons, the reason codes' noun phrases), so none of them reads
+it."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from benchkit.report import fmt
 from benchkit.report.compare_words import open_text
 from benchkit.report.i18n import (
-    capped_text,
     contamination_text,
     factor_name,
+    list_text,
     missing_text,
-    noise_text,
     point_text,
+    reason_words,
 )
 from benchkit.report.lang import clauses, tr, trn
-from benchkit.report.ledger_words import reason_words
 from benchkit.report.numbers import (
     BackendNumbers,
     CapacityNumbers,
+    Capped,
     DraftingNumbers,
     FactorNumbers,
+    NoiseEntry,
     ProjectionNumbers,
     SlotsNumbers,
 )
 from benchkit.report.slots_words import partial_rounds_text
 from benchkit.report.stall_words import stalled_text
-from benchkit.report.sweep import COMPLETE
+from benchkit.report.sweep import COMPLETE, norm
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.factor import PAIRED_UNITS
 
@@ -191,4 +195,68 @@ def no_noise_text(units: int | None, lang: str) -> str:
         units or 0,
         units=units or 0,
         need=PAIRED_UNITS,
+    )
+
+
+def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
+    """'3 slots is only 9% slower, inside the 11% run-to-run noise the study declares'."""
+    out = []
+    for e in entries:
+        # Name only what differs between the two points: "4 slots and 3 slots".
+        keys = [k for k in e["other"] if norm(e["other"].get(k)) != norm(e["base"].get(k))]
+        keys = keys or list(e["other"])
+        other = point_text({k: e["other"][k] for k in keys if k in e["other"]}, lang)
+        base = point_text({k: e["base"][k] for k in keys if k in e["base"]}, lang)
+        margin = fmt.pct(abs(e["margin"]))
+        noise = fmt.pct(e["noise"]) if e.get("noise") is not None else "?"
+        points = {"base": base, "other": other, "margin": margin}
+        if e.get("basis") == "ci":
+            text = tr(
+                lang,
+                "{base} and {other} differ by {margin}, but their 95% intervals overlap: "
+                "more repeats would tell them apart",
+                **points,
+            )
+        elif e.get("basis") == "series":
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} noise of the "
+                "series' per-unit time ratios (the largest of its pairs with the best count, "
+                "one run each)",
+                noise=noise,
+                **points,
+            )
+        elif e.get("basis") == "declared":
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} run-to-run "
+                "noise the study declares",
+                noise=noise,
+                **points,
+            )
+        else:
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} noise of their "
+                "per-unit time ratios (one run each)",
+                noise=noise,
+                **points,
+            )
+        out.append(text)
+    return "; ".join(out)
+
+
+def capped_text(c: Capped, lang: str) -> str:
+    """'in job 6, 14% of calls and 28% of call time ran to the generation cap (limit 5%)'."""
+    shares = []
+    if c.get("share_calls") is not None:
+        shares.append(tr(lang, "{share} of calls", share=fmt.pct(c["share_calls"])))
+    if c.get("share_time") is not None:
+        shares.append(tr(lang, "{share} of call time", share=fmt.pct(c["share_time"])))
+    return tr(
+        lang,
+        "in job {job}, {shares} ran to the generation cap (limit {limit})",
+        job=c["job"],
+        shares=list_text(shares, lang),
+        limit=fmt.pct(c["limit"]),
     )

@@ -18,6 +18,7 @@ from benchkit.report import evidence as ev
 from benchkit.report.anchor_job import AnchorJob as AnchorJob
 from benchkit.report.caps import JobCaps
 from benchkit.report.evidence import Objective
+from benchkit.report.fmt import norm as norm
 from benchkit.report.numbers import (
     Contamination,
     MissingPoint,
@@ -103,17 +104,6 @@ _T95 = (
     2.045,
     2.042,
 )
-
-
-def norm(v: Any) -> str:
-    """One spelling per value, so `true`, True and 'True', or 4, 4.0 and '4' match."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip().lower()
 
 
 def label(point: Mapping[str, Any]) -> str:

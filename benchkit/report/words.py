@@ -102,3 +102,30 @@ CONTEXT_WORDS = {
     "cards": NC_("changed condition", "cards"),
     "warmup": NC_("changed condition", "warm-up"),
 }
+
+
+# Why a verdict is provisional, as a ledger entry records it (Verdict.reasons).
+REASON_WORDS = {
+    "single_run": NC_("verdict reason", "one run, so no confidence interval"),
+    "no_result": NC_("verdict reason", "no complete result at the recommended point"),
+    "no_comparison": NC_("verdict reason", "no complete points to compare"),
+    "other_series": NC_("verdict reason", "compared only on another series"),
+    "one_slot_count": NC_("verdict reason", "only one slot count completed"),
+    "inside_noise": NC_("verdict reason", "a margin inside the noise"),
+    "contaminated": NC_("verdict reason", "jobs on another setup"),
+    "capped": NC_("verdict reason", "calls that ran to the generation cap"),
+    "stalled": NC_("verdict reason", "stalls"),
+    "slo_none": NC_("verdict reason", "no point met the study's SLO"),
+    "knee_not_reached": NC_("verdict reason", "no slot count beyond the knee measured"),
+    "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
+    "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
+    "partial_rounds": NC_("verdict reason", "slot counts whose units did not fill whole rounds"),
+    "not_exercised": NC_("verdict reason", "the run did not exercise the factor"),
+    "no_noise_estimate": NC_("verdict reason", "no noise estimate for single runs"),
+    "not_bracketed": NC_("verdict reason", "a capacity the loads tried did not bracket"),
+    "capacity_marginal": NC_("verdict reason", "a capacity within the noise of the SLO"),
+    "capacity_tie": NC_("verdict reason", "settings that held the same load"),
+    "no_slo": NC_("verdict reason", "no SLO declared"),
+    "race_undecided": NC_("verdict reason", "a point the race left undecided"),
+    "open_pairs": NC_("verdict reason", "comparisons not decided at the margin"),
+}

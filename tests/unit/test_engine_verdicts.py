@@ -15,6 +15,7 @@ from benchkit.report import analyse as an
 from benchkit.report import factor_words, sentences
 from benchkit.report.numbers import DraftingNumbers, FactorNumbers, ProjectionNumbers, of
 from benchkit.report.table import factor_columns, tidy
+from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.results import JobResult
 from tests.test_analyse import RUN_NOISE, result
 
@@ -67,11 +68,11 @@ def test_drafting_decided_slower_hurts_and_is_complete() -> None:
     assert m.status == "complete" and not n.open
     (c,) = n.comparisons or []
     assert c["outcome"] == "worse" and c["machine"] == "same"
-    text = sentences.mtp_sentence(m, "en")
+    text = mtp_sentence(m, "en")
     # The figure stated is the comparison's, with its range on a repeat.
     assert f"Turning it on took {c['ratio']:.2f}x the time" in text
     assert "on a repeat, 6 units paired" in text
-    assert f"{c['ratio']:.2f}배 시간이 걸렸습니다" in sentences.mtp_sentence(m, "ko")
+    assert f"{c['ratio']:.2f}배 시간이 걸렸습니다" in mtp_sentence(m, "ko")
 
 
 def test_drafting_on_an_open_pair_is_provisional_naming_the_pair_and_its_units() -> None:
@@ -92,11 +93,11 @@ def test_drafting_on_an_open_pair_is_provisional_naming_the_pair_and_its_units()
         {"from": 1, "to": 1, "effect": "helps"},
         {"from": 2, "to": None, "effect": "hurts"},
     ]
-    text = sentences.mtp_sentence(m, "en")
+    text = mtp_sentence(m, "en")
     assert "MTP on took 0.90x the time of MTP off at 1 slot (" in text
     assert f"about {c['needed']} units paired would decide it" in text
     assert "2 slots 1.50x (1.49x-1.51x on a repeat, 6 units paired)" in text
-    assert "판가름됩니다" in sentences.mtp_sentence(m, "ko")
+    assert "판가름됩니다" in mtp_sentence(m, "ko")
 
 
 def test_drafting_across_two_machines_without_an_anchor_is_open() -> None:
@@ -105,7 +106,7 @@ def test_drafting_across_two_machines_without_an_anchor_is_open() -> None:
     (c,) = n.open or []
     assert c["machine"] == "across" and c["outcome"] == "open"
     assert m.status == "provisional" and "open_pairs" in m.reasons
-    assert "on two machines, no point run on both" in sentences.mtp_sentence(m, "en")
+    assert "on two machines, no point run on both" in mtp_sentence(m, "en")
 
 
 # ------------------------------------------------------------------------------ factor
@@ -203,4 +204,4 @@ def test_drafts_almost_never_accepted_measure_drafting_s_cost_not_a_finding() ->
         assert ("with 3% of drafts accepted (its cost, not its benefit)" in said) is rejected
         if rejected:
             assert m.status == "provisional"
-            assert "so this measures what drafting costs" in sentences.mtp_sentence(m, "en")
+            assert "so this measures what drafting costs" in mtp_sentence(m, "en")

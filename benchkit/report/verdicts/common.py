@@ -12,12 +12,16 @@ from benchkit.compare.engine import UNMEASURED, Comparison
 from benchkit.report import caps
 from benchkit.report import evidence as ev
 from benchkit.report.numbers import (
+    BackendNumbers,
     CallRef,
     Capped,
     Cold,
     ColdNote,
     Contaminated,
+    DraftingNumbers,
+    FactorNumbers,
     Point,
+    ProjectionNumbers,
     SlotsNumbers,
     Stalled,
     StallNote,
@@ -286,3 +290,10 @@ def _run_noise(comparisons: Sequence[Comparison], reasons: list[str]) -> None:
     a second run of both points could land elsewhere (benchkit.compare.engine.Settings)."""
     if any(c.run_noise == UNMEASURED for c in comparisons):
         reasons.append("run_noise_unmeasured")
+
+
+def _objective_of(v: Verdict) -> str:
+    n = v.numbers
+    judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
+    objective = n.objective if isinstance(n, judged) else None
+    return str((objective["metric"] if objective else None) or v.basis or "")

@@ -61,6 +61,8 @@ KIND_MAY = (
     "benchkit.report.figures",
     "benchkit.report.sentences",
     "benchkit.report.factor_words",
+    "benchkit.report.compare_words",
+    "benchkit.report.reasons",
 )
 
 
