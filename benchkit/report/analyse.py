@@ -17,6 +17,11 @@ import pandas as pd
 from benchkit.report import caveats
 from benchkit.report.claims import ClaimCheck as ClaimCheck
 from benchkit.report.claims import check_claims as check_claims
+from benchkit.report.job_builds import JobBuild as JobBuild
+from benchkit.report.job_builds import build_identity as build_identity
+from benchkit.report.job_builds import build_summary as build_summary
+from benchkit.report.job_builds import identity_problem as identity_problem
+from benchkit.report.job_builds import job_build as job_build
 from benchkit.report.sweep import BASIS_FACTORS as BASIS_FACTORS
 from benchkit.report.sweep import COMPLETE as COMPLETE
 from benchkit.report.sweep import DECODE as DECODE
@@ -50,18 +55,15 @@ from benchkit.report.verdicts.exercise import exercised as exercised
 from benchkit.report.verdicts.factor import factor_verdicts as factor_verdicts
 from benchkit.report.verdicts.kind import Found
 from benchkit.report.verdicts.kinds.backend.verdict import backend_verdict as backend_verdict
-from benchkit.report.verdicts.kinds.builds.verdict import JobBuild as JobBuild
-from benchkit.report.verdicts.kinds.builds.verdict import build_identity as build_identity
-from benchkit.report.verdicts.kinds.builds.verdict import build_summary as build_summary
 from benchkit.report.verdicts.kinds.builds.verdict import compare_builds as compare_builds
-from benchkit.report.verdicts.kinds.builds.verdict import identity_problem as identity_problem
-from benchkit.report.verdicts.kinds.builds.verdict import job_build as job_build
 from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict as capacity_verdict
 from benchkit.report.verdicts.kinds.repeats.verdict import repeats_verdict as repeats_verdict
 from benchkit.report.verdicts.kinds.slots.verdict import knee as knee
 from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict as slots_verdict
 from benchkit.report.verdicts.kinds.validity.verdict import validity_verdict as validity_verdict
-from benchkit.report.verdicts.projection import projection_verdict as projection_verdict
+from benchkit.report.verdicts.projection import (
+    projection_verdict as projection_verdict,
+)
 
 
 def analyse(sw: Sweep, projection_units: int) -> list[Verdict]:

@@ -22,14 +22,14 @@ from benchkit.report.i18n import (
     jobs_text,
     point_text,
 )
-from benchkit.report.lang import grammar, tr, trc, trn
-from benchkit.report.stall_words import say_stalls, stall_jobs
-from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
-from benchkit.report.verdicts.kinds.builds.verdict import (
+from benchkit.report.job_builds import (
     _days_between,
     build_identity,
     build_summary,
 )
+from benchkit.report.lang import grammar, tr, trc, trn
+from benchkit.report.stall_words import say_stalls, stall_jobs
+from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.telemetry import is_partial
 
 Caveat = dict[str, Any]

@@ -13,8 +13,8 @@ import pandas as pd
 from benchkit.client.replay import CallRecord, read_records, record_of
 from benchkit.measure import TimeFigures, compute_metrics, figures_of, server_rates, time_figures
 from benchkit.report import call_columns
-from benchkit.report.analyse import identity_problem
 from benchkit.report.call_columns import Columns, union_length
+from benchkit.report.job_builds import identity_problem
 from benchkit.results import CALLS_FILE, JobResult
 
 FACTOR_COLUMNS = ("backend", "slots", "mtp")
