@@ -47,23 +47,23 @@ from benchkit.report.sweep import t95 as t95
 from benchkit.report.sweep import usable as usable
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict as Verdict
-from benchkit.report.verdicts.drafting import drafting_verdict as drafting_verdict
-from benchkit.report.verdicts.drafting import mtp_effect_at as mtp_effect_at
-from benchkit.report.verdicts.drafting import mtp_verdict as mtp_verdict
-from benchkit.report.verdicts.drafting import spec_verdicts as spec_verdicts
 from benchkit.report.verdicts.exercise import exercised as exercised
-from benchkit.report.verdicts.factor import factor_verdicts as factor_verdicts
 from benchkit.report.verdicts.kind import Found
 from benchkit.report.verdicts.kinds.backend.verdict import backend_verdict as backend_verdict
 from benchkit.report.verdicts.kinds.builds.verdict import compare_builds as compare_builds
 from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict as capacity_verdict
+from benchkit.report.verdicts.kinds.drafting.verdict import drafting_verdict as drafting_verdict
+from benchkit.report.verdicts.kinds.drafting.verdict import mtp_effect_at as mtp_effect_at
+from benchkit.report.verdicts.kinds.drafting.verdict import mtp_verdict as mtp_verdict
+from benchkit.report.verdicts.kinds.drafting.verdict import spec_verdicts as spec_verdicts
+from benchkit.report.verdicts.kinds.factor.verdict import factor_verdicts as factor_verdicts
+from benchkit.report.verdicts.kinds.projection.verdict import (
+    projection_verdict as projection_verdict,
+)
 from benchkit.report.verdicts.kinds.repeats.verdict import repeats_verdict as repeats_verdict
 from benchkit.report.verdicts.kinds.slots.verdict import knee as knee
 from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict as slots_verdict
 from benchkit.report.verdicts.kinds.validity.verdict import validity_verdict as validity_verdict
-from benchkit.report.verdicts.projection import (
-    projection_verdict as projection_verdict,
-)
 
 
 def analyse(sw: Sweep, projection_units: int) -> list[Verdict]:

@@ -1,4 +1,4 @@
-"""The words of the factor verdicts (report.verdicts.factor) and of a factor the run did not
+"""The words of the factor verdicts (report/verdicts/kinds/factor) and of a factor the run did not
 exercise (report.verdicts.exercise): each section's sentence, its table rows, the headline's
 clauses and the summary table's value, through the catalogs."""
 

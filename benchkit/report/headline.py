@@ -19,8 +19,7 @@ from benchkit.report.numbers import (
 )
 from benchkit.report.sweep import COMPLETE
 from benchkit.report.verdicts import registry
-from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.factor import is_setting
+from benchkit.report.verdicts.common import Verdict, is_setting
 from benchkit.report.verdicts.kind import Clause
 from benchkit.report.verdicts.kind import said as _said
 from benchkit.report.words import BACKENDS as BACKENDS

@@ -31,8 +31,7 @@ from benchkit.report.numbers import (
 from benchkit.report.slots_words import partial_rounds_text
 from benchkit.report.stall_words import stalled_text
 from benchkit.report.sweep import COMPLETE, norm
-from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.factor import PAIRED_UNITS
+from benchkit.report.verdicts.common import PAIRED_UNITS, Verdict
 
 
 def _prov(v: Verdict, lang: str) -> str:

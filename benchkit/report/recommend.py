@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from benchkit.report.numbers import Point
 from benchkit.report.sweep import COMPLETE
 from benchkit.report.verdicts import registry
-from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.factor import is_setting
+from benchkit.report.verdicts.common import Verdict, is_setting
 
 # What the recommendation is, from the projection's point and how settled the verdicts are:
 # "settled" (every deciding verdict complete), "provisional" (every planned point finished but

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from benchkit.compare.engine import UNMEASURED, Comparison
 from benchkit.report import caps
 from benchkit.report import evidence as ev
@@ -20,6 +22,7 @@ from benchkit.report.numbers import (
     Contaminated,
     DraftingNumbers,
     FactorNumbers,
+    FactorValue,
     Point,
     ProjectionNumbers,
     SlotsNumbers,
@@ -297,3 +300,31 @@ def _objective_of(v: Verdict) -> str:
     judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
     objective = n.objective if isinstance(n, judged) else None
     return str((objective["metric"] if objective else None) or v.basis or "")
+
+
+def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
+    if col not in df.columns:
+        return None
+    for v in df[df["job"].isin(list(jobs))][col]:
+        if _is_num(v):
+            return float(v)
+    return None
+
+
+def _number(x: FactorValue) -> float:
+    """A numeric factor's value (a slot count, say), held as a number or its text."""
+    if x is None:
+        raise TypeError("a numeric factor has no value")
+    return float(x)
+
+
+# Units a point from which single runs give a paired interval (compare.engine.MIN_UNITS).
+PAIRED_UNITS = 3
+
+
+def is_setting(v: Verdict) -> bool:
+    """A verdict that settles part of the recommendation: backend, slots, drafting, and every
+    factor verdict of a setting (not an application choice)."""
+    if v.factor in ("backend", "slots", "mtp", "capacity") or v.factor.startswith("spec="):
+        return True
+    return isinstance(v.numbers, FactorNumbers) and v.numbers.kind == "setting"

@@ -44,10 +44,6 @@ KIND_MAY = (
     "benchkit.report.verdicts.kinds",
     "benchkit.report.verdicts.engine_of",
     "benchkit.report.verdicts.exercise",
-    # The computations not yet folded into their kind packages (drafting, factor, projection).
-    "benchkit.report.verdicts.drafting",
-    "benchkit.report.verdicts.factor",
-    "benchkit.report.verdicts.projection",
     "benchkit.report.numbers",
     "benchkit.report.load_numbers",
     "benchkit.report.sweep",

@@ -20,21 +20,23 @@ from benchkit.report.verdicts.common import (
     Verdict,
     _capped,
     _cold,
+    _first_num,
     _neighbours,
+    _number,
     _sort_key,
     _stalled,
     _status,
     _taint,
     _values,
 )
-from benchkit.report.verdicts.drafting import _first_num, _number, mtp_effect_at
 from benchkit.report.verdicts.engine_of import (
     MACHINE_ATTRIBUTES,
     comparison_json,
     engine_of,
     point_of,
 )
-from benchkit.report.verdicts.factor import apply_factors
+from benchkit.report.verdicts.kinds.drafting.verdict import mtp_effect_at
+from benchkit.report.verdicts.kinds.factor.verdict import apply_factors
 
 
 def projection_verdict(

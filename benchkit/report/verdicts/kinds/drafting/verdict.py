@@ -9,13 +9,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-import pandas as pd
-
 from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
 from benchkit.report.numbers import (
     DraftContext,
     DraftingNumbers,
-    FactorValue,
     Point,
     Run,
     SeriesRuns,
@@ -26,7 +23,6 @@ from benchkit.report.sweep import (
     Cell,
     Missing,
     Sweep,
-    _is_num,
     label,
     norm,
 )
@@ -36,22 +32,13 @@ from benchkit.report.verdicts.common import (
     _context,
     _ctx_sort,
     _group,
+    _number,
     _run_noise,
     _stalled,
     _status,
     _taint,
 )
 from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
-
-
-def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
-    if col not in df.columns:
-        return None
-    for v in df[df["job"].isin(list(jobs))][col]:
-        if _is_num(v):
-            return float(v)
-    return None
-
 
 # Below this share of drafts accepted at every setting, a drafter's effect is its cost alone.
 FEW_ACCEPTED = 0.10
@@ -245,13 +232,6 @@ def _missing_under(sw: Sweep, where: Point, factor: str, values: Sequence[Any]) 
         for mi in sw.missing_where(where)
         if factor not in mi.point or norm(mi.point[factor]) in compared
     ]
-
-
-def _number(x: FactorValue) -> float:
-    """A numeric factor's value (a slot count, say), held as a number or its text."""
-    if x is None:
-        raise TypeError("a numeric factor has no value")
-    return float(x)
 
 
 def _slots_in(point: Point) -> int | None:

@@ -44,6 +44,7 @@ from benchkit.report.sweep import (
     norm,
 )
 from benchkit.report.verdicts.common import (
+    PAIRED_UNITS,
     Verdict,
     _capped,
     _cold,
@@ -56,14 +57,13 @@ from benchkit.report.verdicts.common import (
     _status,
     _taint,
     _values,
+    is_setting,
 )
 from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
 from benchkit.report.verdicts.exercise import not_exercised
 
 # Factors with a verdict of their own, or that say what was measured rather than how.
 OWN = ("backend", "slots", "mtp", "spec", "repeats", *BASIS_FACTORS[1:])
-# Units a point from which single runs give a paired interval (compare.engine.MIN_UNITS).
-PAIRED_UNITS = 3
 
 
 def generic_factors(sw: Sweep) -> list[str]:
@@ -335,14 +335,6 @@ def factor_verdict(sw: Sweep, factor: str, where: Point) -> Verdict:
     point = {**primary, factor: best_value} if best_value is not None else None
     value = {"state": state, "best": best_value, "kind": kind}
     return Verdict(factor, value, _status(missing, reasons), missing, m, numbers, point, reasons)
-
-
-def is_setting(v: Verdict) -> bool:
-    """A verdict that settles part of the recommendation: backend, slots, drafting, and every
-    factor verdict of a setting (not an application choice)."""
-    if v.factor in ("backend", "slots", "mtp", "capacity") or v.factor.startswith("spec="):
-        return True
-    return isinstance(v.numbers, FactorNumbers) and v.numbers.kind == "setting"
 
 
 def settled(verdicts: Mapping[str, Verdict]) -> bool:
