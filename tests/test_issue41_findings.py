@@ -273,7 +273,7 @@ def test_decode_two_counts_say_the_gap_before_a_larger_count(tmp_path: Path) -> 
 def test_vulkan_energy_ratio_leaves_the_cold_start_out() -> None:
     """Finding 10: the H200 Vulkan study's energy ratio at 1 slot kept job 0's 20.3 s cold
     start that the seconds per unit leave out (1.29x); without it, 1.17x."""
-    from benchkit.report.energy import backend_energy, job_rows
+    from benchkit.report.energy_numbers import backend_energy, job_rows
 
     a = analyse_folder(VULKAN)
 

@@ -251,7 +251,8 @@ def test_a_verdict_with_cold_starts_keeps_their_seconds_in_the_ledger(tmp_path: 
 def test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out(tmp_path: Path) -> None:
     """Rules v7: a mark applies to every figure drawn from the unit. J/unit leaves the cold
     start out at the power sampled during it, as seconds per unit do, and says so."""
-    from benchkit.report.energy import cold_energy_j, energy_view, job_rows
+    from benchkit.report.energy import energy_view
+    from benchkit.report.energy_numbers import cold_energy_j, job_rows
 
     a = analyse_folder(_sweep(tmp_path))
     lines = energy_view(a, None, "en").get("lines") or []
@@ -281,7 +282,7 @@ def test_overlapping_cold_starts_count_their_energy_once() -> None:
     """Six first calls of one wave waiting on one compile: the time they added is their
     union, and so is their energy (the H200 study's job 3 had 4.8 s of cold start left out of
     its time, and 18.9 s summed over its calls)."""
-    from benchkit.report.energy import cold_energy_j
+    from benchkit.report.energy_numbers import cold_energy_j
     from benchkit.report.stalls import JobStalls, Stall
 
     def stall(unit: str) -> Stall:
