@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from benchkit.report import analyse as an
-from benchkit.report import caveats, fmt, headline, i18n, ledger, ledger_words, sentences
-from benchkit.report.lang import grammar
+from benchkit.report import caveats, headline, ledger, ledger_words, sentences
+from benchkit.report.lang import fmt, grammar, i18n
 from benchkit.report.table import factor_columns, tidy
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchkit.report import fmt
 from benchkit.report import groundtruth as gt
+from benchkit.report.lang import fmt
 from benchkit.results import SCHEMA_VERSION, JobResult, find_results
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report.i18n import factor_name
+from benchkit.report.lang.i18n import factor_name
 from benchkit.report.ledger import RULES_VERSION, Entry, LedgerVerdict
 from benchkit.report.render import render_report
 

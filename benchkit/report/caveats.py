@@ -14,20 +14,20 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report import caps, fmt, host_load
+from benchkit.report import caps, host_load
 from benchkit.report import evidence as ev
-from benchkit.report.i18n import (
-    backend_name,
-    contamination_text,
-    jobs_text,
-    point_text,
-)
 from benchkit.report.job_builds import (
     _days_between,
     build_identity,
     build_summary,
 )
-from benchkit.report.lang import grammar, tr, trc, trn
+from benchkit.report.lang import fmt, grammar, tr, trc, trn
+from benchkit.report.lang.i18n import (
+    backend_name,
+    contamination_text,
+    jobs_text,
+    point_text,
+)
 from benchkit.report.stall_words import say_stalls, stall_jobs
 from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.telemetry import is_partial

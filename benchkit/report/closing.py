@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.report import analyse as an
-from benchkit.report import i18n, reasons
+from benchkit.report import reasons
 from benchkit.report.folder import Analysed
-from benchkit.report.lang import tr, trn
+from benchkit.report.lang import i18n, tr, trn
 from benchkit.report.use_this import NextStep, StepKind, UseThis
 from benchkit.report.verdicts import registry
 from benchkit.report.view import status_and_summary, study_words, summary_rows, unit_word

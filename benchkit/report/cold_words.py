@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from benchkit.report.i18n import jobs_text, objective_value, point_text
 from benchkit.report.lang import clauses, tr
+from benchkit.report.lang.i18n import jobs_text, objective_value, point_text
 from benchkit.report.numbers import (
     BackendNumbers,
     CallRef,

@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchkit.compare.engine import PRACTICAL
-from benchkit.report import fmt
-from benchkit.report.i18n import point_text
-from benchkit.report.lang import tr, trn
+from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.lang.i18n import point_text
 from benchkit.report.numbers import ComparisonJson, Point
 from benchkit.report.sweep import norm
 

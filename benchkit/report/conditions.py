@@ -12,12 +12,12 @@ from typing import Any
 
 from benchkit import bounded
 from benchkit.report import analyse as an
-from benchkit.report import caveats, i18n, warmup
+from benchkit.report import caveats, warmup
 from benchkit.report import groundtruth as gt
 from benchkit.report.cold_words import warmup_lines
-from benchkit.report.fmt import integer
 from benchkit.report.folder import Analysed
-from benchkit.report.lang import tr, trn
+from benchkit.report.lang import i18n, tr, trn
+from benchkit.report.lang.fmt import integer
 from benchkit.results import JobResult
 from benchkit.schema import Metrics, ModelInfo, SamplingInfo, WorkloadInfo
 

@@ -21,8 +21,8 @@ import matplotlib.pyplot as plt
 
 from benchkit.report.energy_numbers import FACTORS, _norm, _num, backend_energy, job_rows
 from benchkit.report.figures import drawable
-from benchkit.report.i18n import backend_name, job_seconds_text, point_text
 from benchkit.report.lang import N_, marked, tr, trn
+from benchkit.report.lang.i18n import backend_name, job_seconds_text, point_text
 from benchkit.report.recommend import recommendation
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 

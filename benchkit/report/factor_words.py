@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report import fmt
 from benchkit.report.compare_words import how_text
-from benchkit.report.i18n import (
+from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.lang.i18n import (
     factor_name,
     list_text,
     objective_value,
@@ -17,7 +17,6 @@ from benchkit.report.i18n import (
     point_text,
     slots_phrase,
 )
-from benchkit.report.lang import tr, trn
 from benchkit.report.numbers import (
     FactorContext,
     FactorNumbers,

@@ -25,8 +25,7 @@ import pandas as pd
 from matplotlib import font_manager
 
 from benchkit.owned import safe_name
-from benchkit.report import i18n
-from benchkit.report.lang import SOURCE, grammar, tr, trc
+from benchkit.report.lang import SOURCE, grammar, i18n, tr, trc
 from benchkit.report.sweep import norm
 
 

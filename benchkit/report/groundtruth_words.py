@@ -3,10 +3,9 @@ repetition named and left out) and the llama-batched-bench rows that were not co
 
 from __future__ import annotations
 
-from benchkit.report import fmt
 from benchkit.report.groundtruth import GroundTruth, all_flagged
-from benchkit.report.lang import tr
-from benchkit.report.words import BACKENDS
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.words import BACKENDS
 
 
 def flag_text(flag: str | None, lang: str) -> str:

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from functools import partial
 
 from benchkit.report import factor_words as fw
-from benchkit.report import fmt
-from benchkit.report.i18n import (
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.i18n import (
     point_text,
 )
-from benchkit.report.lang import tr
+from benchkit.report.lang.words import BACKENDS as BACKENDS
 from benchkit.report.numbers import (
     FactorNumbers,
     ProjectionNumbers,
@@ -22,7 +22,6 @@ from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 from benchkit.report.verdicts.kind import Clause
 from benchkit.report.verdicts.kind import said as _said
-from benchkit.report.words import BACKENDS as BACKENDS
 
 
 class _Opening:

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report.i18n import jobs_text
-from benchkit.report.lang import tr
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.i18n import jobs_text
 
 # Other processes keeping a quarter of a core busy on average over a pass is a host that was
 # not quiet: named.

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report.i18n import (
+from benchkit.report.lang import clauses, fmt, marked, tr, trc_marked, trn
+from benchkit.report.lang.i18n import (
     backend_name,
     job_seconds_text,
     point_text,
@@ -18,12 +18,11 @@ from benchkit.report.i18n import (
     span,
     status_word,
 )
-from benchkit.report.lang import clauses, marked, tr, trc_marked, trn
+from benchkit.report.lang.words import CONTEXT_WORDS
 from benchkit.report.ledger_rules import RULES
 from benchkit.report.ledger_types import Change
 from benchkit.report.light import NumberChange
 from benchkit.report.numbers import MissingPoint
-from benchkit.report.words import CONTEXT_WORDS
 
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3

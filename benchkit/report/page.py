@@ -15,10 +15,9 @@ import jinja2
 from benchkit import log
 from benchkit.paths import repo_root
 from benchkit.report import analyse as an
-from benchkit.report import prose
-from benchkit.report.fmt import filters
 from benchkit.report.folder import Analysed
-from benchkit.report.lang import tr, trn
+from benchkit.report.lang import prose, tr, trn
+from benchkit.report.lang.fmt import filters
 from benchkit.report.light import Light
 from benchkit.report.markdown_html import markdown_to_html
 from benchkit.report.verdicts import registry

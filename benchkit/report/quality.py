@@ -12,8 +12,7 @@ from typing import Any
 
 from benchkit.quality.drift import Drift, compare, margin, not_comparable, read_probes, top1
 from benchkit.quality.probe import ProbeRecord
-from benchkit.report import fmt
-from benchkit.report.lang import tr
+from benchkit.report.lang import fmt, tr
 from benchkit.results import JobResult
 
 # KV cache types from the most precise down: the default reference takes the first measured.

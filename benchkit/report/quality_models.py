@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.quality.models import REASONS, read_models
-from benchkit.report import fmt
-from benchkit.report.lang import marked, tr
+from benchkit.report.lang import fmt, marked, tr
 
 
 def kld_cell(x: Any) -> str:

@@ -20,9 +20,8 @@ import pandas as pd
 from benchkit import bounded
 from benchkit.racing.estimate import imputed_means
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
-from benchkit.report import fmt
-from benchkit.report.i18n import point_text
-from benchkit.report.lang import clauses, tr, trn
+from benchkit.report.lang import clauses, fmt, tr, trn
+from benchkit.report.lang.i18n import point_text
 from benchkit.results import JobResult
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchkit.report import fmt
 from benchkit.report.compare_words import open_text
-from benchkit.report.i18n import (
+from benchkit.report.lang import clauses, fmt, tr, trn
+from benchkit.report.lang.i18n import (
     contamination_text,
     factor_name,
     list_text,
@@ -17,7 +17,6 @@ from benchkit.report.i18n import (
     point_text,
     reason_words,
 )
-from benchkit.report.lang import clauses, tr, trn
 from benchkit.report.numbers import (
     BackendNumbers,
     CapacityNumbers,

@@ -36,8 +36,8 @@ from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus
 from benchkit.report.folder import Analysed, analyse_folder
 from benchkit.report.headline import headline as headline_of
-from benchkit.report.i18n import point_text
 from benchkit.report.lang import grammar
+from benchkit.report.lang.i18n import point_text
 from benchkit.report.page import write_report
 from benchkit.report.use_this import use_this
 from benchkit.report.verdicts import registry

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchkit.report import fmt
 from benchkit.report.compare_words import how_text
 from benchkit.report.factor_words import not_exercised_text
-from benchkit.report.i18n import (
+from benchkit.report.lang import fmt, tr, trc, trn
+from benchkit.report.lang.i18n import (
     backend_name,
     effect_word,
     factor_name,
@@ -19,7 +19,7 @@ from benchkit.report.i18n import (
     slots_phrase,
     span,
 )
-from benchkit.report.lang import tr, trc, trn
+from benchkit.report.lang.words import BACKENDS as BACKENDS
 from benchkit.report.numbers import (
     BackendNumbers,
     BuildNumbers,
@@ -33,7 +33,6 @@ from benchkit.report.reasons import _prov, _prov_sentence, capped_text
 from benchkit.report.slots_words import beyond_text, elsewhere_text, series_text
 from benchkit.report.sweep import COMPLETE, norm
 from benchkit.report.verdicts.common import Verdict, _objective_of
-from benchkit.report.words import BACKENDS as BACKENDS
 
 
 def backend_sentence(v: Verdict, lang: str) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 
-from benchkit.report import fmt
-from benchkit.report.i18n import point_text, slots_phrase
-from benchkit.report.lang import tr
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.i18n import point_text, slots_phrase
 from benchkit.report.numbers import Beyond, ElsewhereKnee, PartialRound, SlotsNumbers
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from benchkit.report import fmt
-from benchkit.report.i18n import jobs_text, point_text
-from benchkit.report.lang import clauses, tr, trn
+from benchkit.report.lang import clauses, fmt, tr, trn
+from benchkit.report.lang.i18n import jobs_text, point_text
 from benchkit.report.numbers import Point, StallNote
 from benchkit.report.stalls import StallJson
 from benchkit.report.sweep import Sweep

@@ -18,7 +18,7 @@ from benchkit.report import evidence as ev
 from benchkit.report.anchor_job import AnchorJob as AnchorJob
 from benchkit.report.caps import JobCaps
 from benchkit.report.evidence import Objective
-from benchkit.report.fmt import norm as norm
+from benchkit.report.lang.fmt import norm as norm
 from benchkit.report.numbers import (
     Contamination,
     MissingPoint,

@@ -9,9 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report.i18n import span
-from benchkit.report.lang import tr, trn
+from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.lang.i18n import span
 from benchkit.report.quality import DriftSet, choose_reference
 from benchkit.results import JobResult
 

@@ -4,9 +4,8 @@ model, and asked about parallel slots for an MTP or open-loop sweep)."""
 
 from __future__ import annotations
 
-from benchkit.report import i18n
 from benchkit.report.folder import Analysed
-from benchkit.report.lang import tr
+from benchkit.report.lang import i18n, tr
 
 
 def composed(a: Analysed, lang: str) -> tuple[str, str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchkit.report.i18n import jobs_text
 from benchkit.report.lang import tr
+from benchkit.report.lang.i18n import jobs_text
 from benchkit.results import JobResult
 from benchkit.trust import MEASURED_STATUSES, Trust
 

@@ -21,9 +21,7 @@ from benchkit.report import analyse as an
 from benchkit.report import (
     conditions,
     factor_words,
-    fmt,
     headline,
-    i18n,
     ledger,
     ledger_words,
     recommend,
@@ -31,7 +29,7 @@ from benchkit.report import (
 )
 from benchkit.report.caveats import caveat_sentence
 from benchkit.report.folder import Analysed
-from benchkit.report.lang import NC_, tr, trc_marked, trn
+from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.light import Light
 from benchkit.report.numbers import ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.quality import kld_text, quality_view

@@ -7,8 +7,8 @@ import pytest
 
 from benchkit.report import reasons
 from benchkit.report.analyse import Verdict
+from benchkit.report.lang.words import REASON_WORDS
 from benchkit.report.numbers import CapacityNumbers, SlotsNumbers
-from benchkit.report.words import REASON_WORDS
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchkit.report import fmt
+from benchkit.report.lang import fmt
 from benchkit.report.light import Light
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import CLOSED, OPEN, Found, VerdictKind

@@ -49,9 +49,9 @@ KIND_MAY = (
     "benchkit.report.sweep",
     "benchkit.report.light",
     "benchkit.report.lang",
-    "benchkit.report.i18n",
-    "benchkit.report.fmt",
-    "benchkit.report.words",
+    "benchkit.report.lang.i18n",
+    "benchkit.report.lang.fmt",
+    "benchkit.report.lang.words",
     "benchkit.report.cold_words",
     # What figures share (fonts, words, legend, saving); each kind draws its own.
     "benchkit.report.figures",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchkit.compare.engine import ACROSS, BRIDGED
-from benchkit.report import fmt, i18n, sentences
+from benchkit.report import sentences
 from benchkit.report.cold_words import with_cold
-from benchkit.report.lang import tr
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.numbers import BackendNumbers, ComparisonJson, Point, of
 from benchkit.report.sweep import norm
 from benchkit.report.verdicts.common import Verdict

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchkit.report.i18n import effect_word
+from benchkit.report.lang.i18n import effect_word
 from benchkit.report.light import Light
 from benchkit.report.sentences import build_sentence
 from benchkit.report.verdicts.common import Verdict

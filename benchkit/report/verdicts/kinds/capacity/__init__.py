@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report.i18n import point_text
+from benchkit.report.lang.i18n import point_text
 from benchkit.report.light import Light
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import OPEN, Found, Page, Section, VerdictKind

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from benchkit.report import fmt, i18n
 from benchkit.report.figures import _legend, _save, drawable
-from benchkit.report.lang import tr
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.load_numbers import CapacityRow
 from benchkit.report.numbers import CapacityNumbers, of
 from benchkit.report.verdicts.common import Verdict

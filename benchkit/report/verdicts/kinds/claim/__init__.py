@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchkit.report.i18n import claim_status
+from benchkit.report.lang.i18n import claim_status
 from benchkit.report.light import Light
 from benchkit.report.verdicts.kind import VerdictKind
 

@@ -8,8 +8,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from benchkit.report import figures as fg
-from benchkit.report import i18n
-from benchkit.report.lang import tr
+from benchkit.report.lang import i18n, tr
 from benchkit.report.numbers import DraftingNumbers, of
 from benchkit.report.sweep import norm
 from benchkit.report.verdicts.common import Verdict

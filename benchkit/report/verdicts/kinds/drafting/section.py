@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from benchkit.compare.engine import ACROSS, BRIDGED
-from benchkit.report import i18n
 from benchkit.report.cold_words import with_cold
-from benchkit.report.lang import tr
+from benchkit.report.lang import i18n, tr
 from benchkit.report.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.sweep import norm
 from benchkit.report.verdicts.common import Verdict

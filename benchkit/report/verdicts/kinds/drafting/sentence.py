@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchkit.report import fmt
 from benchkit.report.compare_words import how_text
 from benchkit.report.factor_words import not_exercised_text
-from benchkit.report.i18n import drafter, objective_words, point_text, span
-from benchkit.report.lang import tr
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.i18n import drafter, objective_words, point_text, span
 from benchkit.report.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.reasons import _prov
 from benchkit.report.verdicts.common import Verdict, _objective_of

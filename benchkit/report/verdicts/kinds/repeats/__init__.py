@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report import fmt
+from benchkit.report.lang import fmt
 from benchkit.report.light import Light
 from benchkit.report.sentences import repeats_sentence
 from benchkit.report.verdicts.common import Verdict

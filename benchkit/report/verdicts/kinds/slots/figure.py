@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from benchkit.report import figures as fg
-from benchkit.report import i18n
+from benchkit.report.lang import i18n
 from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.sweep import THROUGHPUT
 from benchkit.report.verdicts.common import Verdict

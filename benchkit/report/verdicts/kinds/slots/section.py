@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from benchkit.report import i18n, sentences
+from benchkit.report import sentences
 from benchkit.report.cold_words import with_cold
-from benchkit.report.lang import tr
+from benchkit.report.lang import i18n, tr
 from benchkit.report.numbers import SlotsNumbers, of
 from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT
 from benchkit.report.verdicts.common import Verdict

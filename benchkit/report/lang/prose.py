@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from benchkit.report.i18n import status_word
 from benchkit.report.lang import languages, tr
+from benchkit.report.lang.i18n import status_word
 
 _PATTERNS = (
     (re.compile(r"\b(?:at|by|on|from|for|of|with|in|than) –(?!\w)"), "a dangling '–'"),

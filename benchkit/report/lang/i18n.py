@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report.fmt import norm
-from benchkit.report.lang import marked, tr, trc_marked, trn
+from benchkit.report.lang import fmt, marked, tr, trc_marked, trn
 from benchkit.report.lang import span as lang_span
-from benchkit.report.words import (
+from benchkit.report.lang.fmt import norm
+from benchkit.report.lang.words import (
     ATTRIBUTES,
     CLAIM_STATUS,
     DRAFTERS,
@@ -29,7 +28,7 @@ from benchkit.report.words import (
     REASON_WORDS,
     STATUS_WORDS,
 )
-from benchkit.report.words import BACKENDS as BACKENDS
+from benchkit.report.lang.words import BACKENDS as BACKENDS
 from benchkit.trust import LEFT_OUT
 
 
