@@ -120,7 +120,7 @@ def _hydra_main(cfg: DictConfig) -> float | None:
 
 def objective_of_result(result: Mapping[str, object], objective: str) -> float | None:
     """The job's value of the study's objective (lower is better), None unless complete."""
-    from benchkit.report.evidence import OBJECTIVES
+    from benchkit.report.analysis.evidence import OBJECTIVES
 
     metrics = result.get("metrics")
     if result.get("status") != "complete" or not isinstance(metrics, Mapping):

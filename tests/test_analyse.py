@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from benchkit.report import analyse as an
-from benchkit.report import caveats, headline, ledger, ledger_words, sentences
+from benchkit.report import headline, ledger, ledger_words, sentences
+from benchkit.report.analysis import caveats
+from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import fmt, grammar, i18n
-from benchkit.report.table import factor_columns, tidy
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
 from benchkit.results import JobResult

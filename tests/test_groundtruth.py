@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchkit.report import groundtruth as gt
+from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.lang import fmt
 from benchkit.results import SCHEMA_VERSION, JobResult, find_results
 

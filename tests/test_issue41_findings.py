@@ -89,8 +89,8 @@ import pytest
 
 from benchkit.paths import repo_root
 from benchkit.report import sentences
+from benchkit.report.analysis.numbers import ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.folder import analyse_folder
-from benchkit.report.numbers import ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.render import render_report
 from benchkit.results import atomic_write_json
 from tests.test_analyse import result
@@ -273,7 +273,7 @@ def test_decode_two_counts_say_the_gap_before_a_larger_count(tmp_path: Path) -> 
 def test_vulkan_energy_ratio_leaves_the_cold_start_out() -> None:
     """Finding 10: the H200 Vulkan study's energy ratio at 1 slot kept job 0's 20.3 s cold
     start that the seconds per unit leave out (1.29x); without it, 1.17x."""
-    from benchkit.report.energy_numbers import backend_energy, job_rows
+    from benchkit.report.analysis.energy_numbers import backend_energy, job_rows
 
     a = analyse_folder(VULKAN)
 
@@ -401,7 +401,7 @@ def test_cpu_a_knee_resting_on_idle_slots_is_not_complete(tmp_path: Path) -> Non
     of its slots idle at 4 slots. Here 6 units a point at 1, 2, 4 and 8 slots: 4 slots runs a
     round of 4 then one of 2 (26% of its slot-time idle), 8 slots one round of 6. The knee
     (4 slots, 8 within the margin) rests on counts that never worked whole rounds."""
-    from benchkit.report.slot_use import idle_slot_share, unit_windows
+    from benchkit.report.analysis.slot_use import idle_slot_share, unit_windows
 
     for i, (slots, sec) in enumerate([(1, 10.0), (2, 10.0), (4, 10.0), (8, 20.0)]):
         _rounds(tmp_path, i, slots, sec)

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchkit.report.analysis.energy_numbers import backend_energy, job_rows
 from benchkit.report.energy import MARKED_DEFINITIONS, verdict_lines
-from benchkit.report.energy_numbers import backend_energy, job_rows
 from benchkit.report.lang import marked
 from benchkit.report.render import render_report
 from benchkit.results import atomic_write_json, find_results

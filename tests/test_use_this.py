@@ -140,7 +140,7 @@ def test_in_korean_the_section_and_the_summary_are_korean_and_aligned(tmp_path: 
 def test_a_verdict_waiting_on_stalls_proposes_the_stalled_points_again() -> None:
     """The first run's slots verdict was provisional on stalls alone and the report said no
     further run would settle it, with no Next (#45): the stalled points are measured again."""
-    from benchkit.report.numbers import SlotsNumbers
+    from benchkit.report.analysis.numbers import SlotsNumbers
     from benchkit.report.use_this import _stalled_points
     from benchkit.report.verdicts.common import Verdict
 

@@ -11,8 +11,8 @@ import pytest
 
 from benchkit.paths import repo_root
 from benchkit.report import sentences
+from benchkit.report.analysis.numbers import BackendNumbers, SlotsNumbers
 from benchkit.report.folder import analyse_folder
-from benchkit.report.numbers import BackendNumbers, SlotsNumbers
 
 STUDIES = repo_root() / "docs" / "studies"
 MTP = STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.gpu_readers import GPU_BACKENDS, open_reader
-from benchkit.report.evidence import SLOT_LATENCY, THROUGHPUT
+from benchkit.report.analysis.evidence import SLOT_LATENCY, THROUGHPUT
 from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
 from benchkit.trust import read_result
 
@@ -58,7 +58,7 @@ def unit_values(job_dir: Path, metric: str = THROUGHPUT) -> dict[str, float]:
 
 
 def _card(d: Mapping[str, Any]) -> str:
-    # As benchkit.report.evidence.gpu_of names one card: the report's machine for the job.
+    # As benchkit.report.analysis.evidence.gpu_of names one card: the report's machine for the job.
     return f"{d.get('name') or 'GPU'} {str(d.get('uuid') or '')[:12]}".strip()
 
 

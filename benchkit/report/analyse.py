@@ -14,37 +14,37 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report import caveats
-from benchkit.report.claims import ClaimCheck as ClaimCheck
-from benchkit.report.claims import check_claims as check_claims
-from benchkit.report.job_builds import JobBuild as JobBuild
-from benchkit.report.job_builds import build_identity as build_identity
-from benchkit.report.job_builds import build_summary as build_summary
-from benchkit.report.job_builds import identity_problem as identity_problem
-from benchkit.report.job_builds import job_build as job_build
-from benchkit.report.sweep import BASIS_FACTORS as BASIS_FACTORS
-from benchkit.report.sweep import COMPLETE as COMPLETE
-from benchkit.report.sweep import DECODE as DECODE
-from benchkit.report.sweep import METRICS as METRICS
-from benchkit.report.sweep import NOT_RUN as NOT_RUN
-from benchkit.report.sweep import PREFILL as PREFILL
-from benchkit.report.sweep import PROVISIONAL as PROVISIONAL
-from benchkit.report.sweep import SLOT_LATENCY as SLOT_LATENCY
-from benchkit.report.sweep import THROUGHPUT as THROUGHPUT
-from benchkit.report.sweep import Cell as Cell
-from benchkit.report.sweep import Missing as Missing
-from benchkit.report.sweep import Stats as Stats
-from benchkit.report.sweep import Sweep as Sweep
-from benchkit.report.sweep import build_sweep as build_sweep
-from benchkit.report.sweep import compare as compare
-from benchkit.report.sweep import describe as describe
-from benchkit.report.sweep import label as label
-from benchkit.report.sweep import norm as norm
-from benchkit.report.sweep import parse_sweep_overrides as parse_sweep_overrides
-from benchkit.report.sweep import planned_space as planned_space
-from benchkit.report.sweep import records as records
-from benchkit.report.sweep import t95 as t95
-from benchkit.report.sweep import usable as usable
+from benchkit.report.analysis import caveats
+from benchkit.report.analysis.claims import ClaimCheck as ClaimCheck
+from benchkit.report.analysis.claims import check_claims as check_claims
+from benchkit.report.analysis.job_builds import JobBuild as JobBuild
+from benchkit.report.analysis.job_builds import build_identity as build_identity
+from benchkit.report.analysis.job_builds import build_summary as build_summary
+from benchkit.report.analysis.job_builds import identity_problem as identity_problem
+from benchkit.report.analysis.job_builds import job_build as job_build
+from benchkit.report.analysis.sweep import BASIS_FACTORS as BASIS_FACTORS
+from benchkit.report.analysis.sweep import COMPLETE as COMPLETE
+from benchkit.report.analysis.sweep import DECODE as DECODE
+from benchkit.report.analysis.sweep import METRICS as METRICS
+from benchkit.report.analysis.sweep import NOT_RUN as NOT_RUN
+from benchkit.report.analysis.sweep import PREFILL as PREFILL
+from benchkit.report.analysis.sweep import PROVISIONAL as PROVISIONAL
+from benchkit.report.analysis.sweep import SLOT_LATENCY as SLOT_LATENCY
+from benchkit.report.analysis.sweep import THROUGHPUT as THROUGHPUT
+from benchkit.report.analysis.sweep import Cell as Cell
+from benchkit.report.analysis.sweep import Missing as Missing
+from benchkit.report.analysis.sweep import Stats as Stats
+from benchkit.report.analysis.sweep import Sweep as Sweep
+from benchkit.report.analysis.sweep import build_sweep as build_sweep
+from benchkit.report.analysis.sweep import compare as compare
+from benchkit.report.analysis.sweep import describe as describe
+from benchkit.report.analysis.sweep import label as label
+from benchkit.report.analysis.sweep import norm as norm
+from benchkit.report.analysis.sweep import parse_sweep_overrides as parse_sweep_overrides
+from benchkit.report.analysis.sweep import planned_space as planned_space
+from benchkit.report.analysis.sweep import records as records
+from benchkit.report.analysis.sweep import t95 as t95
+from benchkit.report.analysis.sweep import usable as usable
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict as Verdict
 from benchkit.report.verdicts.exercise import exercised as exercised

@@ -1,14 +1,12 @@
 """Cold starts and warm-up in words: beside a verdict's figures, what the figures leave out
-and why (benchkit.report.stalls, rules v6); in the conditions, whether an untimed warm-up
-preceded each job's timed pass (benchkit.report.warmup)."""
+and why (benchkit.report.analysis.stalls, rules v6); in the conditions, whether an untimed warm-up
+preceded each job's timed pass (benchkit.report.analysis.warmup)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from benchkit.report.lang import clauses, tr
-from benchkit.report.lang.i18n import jobs_text, objective_value, point_text
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     BackendNumbers,
     CallRef,
     Cold,
@@ -17,8 +15,10 @@ from benchkit.report.numbers import (
     ProjectionNumbers,
     SlotsNumbers,
 )
+from benchkit.report.analysis.warmup import WarmState
+from benchkit.report.lang import clauses, tr
+from benchkit.report.lang.i18n import jobs_text, objective_value, point_text
 from benchkit.report.verdicts.common import Verdict, _objective_of
-from benchkit.report.warmup import WarmState
 
 
 def calls_text(calls: Sequence[CallRef], lang: str) -> str:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchkit.compare.engine import PRACTICAL
+from benchkit.report.analysis.numbers import ComparisonJson, Point
+from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import fmt, tr, trn
 from benchkit.report.lang.i18n import point_text
-from benchkit.report.numbers import ComparisonJson, Point
-from benchkit.report.sweep import norm
 
 
 def _pick(point: Point, like: Point) -> Point:

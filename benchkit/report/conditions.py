@@ -12,8 +12,8 @@ from typing import Any
 
 from benchkit import bounded
 from benchkit.report import analyse as an
-from benchkit.report import caveats, warmup
-from benchkit.report import groundtruth as gt
+from benchkit.report.analysis import caveats, warmup
+from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.cold_words import warmup_lines
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import i18n, tr, trn

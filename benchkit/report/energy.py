@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from benchkit.report.energy_numbers import FACTORS, _norm, _num, backend_energy, job_rows
+from benchkit.report.analysis.energy_numbers import FACTORS, _norm, _num, backend_energy, job_rows
 from benchkit.report.figures import drawable
 from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.report.lang.i18n import backend_name, job_seconds_text, point_text

@@ -7,6 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchkit.report.analysis.numbers import (
+    FactorContext,
+    FactorNumbers,
+    FactorRow,
+    FactorValue,
+    NotExercised,
+    of,
+)
+from benchkit.report.analysis.quality import kld_text
+from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.compare_words import how_text
 from benchkit.report.lang import fmt, tr, trn
 from benchkit.report.lang.i18n import (
@@ -17,17 +27,7 @@ from benchkit.report.lang.i18n import (
     point_text,
     slots_phrase,
 )
-from benchkit.report.numbers import (
-    FactorContext,
-    FactorNumbers,
-    FactorRow,
-    FactorValue,
-    NotExercised,
-    of,
-)
-from benchkit.report.quality import kld_text
 from benchkit.report.reasons import _prov
-from benchkit.report.sweep import COMPLETE
 from benchkit.report.verdicts.common import Verdict, _objective_of
 
 

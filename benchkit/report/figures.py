@@ -25,8 +25,8 @@ import pandas as pd
 from matplotlib import font_manager
 
 from benchkit.owned import safe_name
+from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import SOURCE, grammar, i18n, tr, trc
-from benchkit.report.sweep import norm
 
 
 @cache

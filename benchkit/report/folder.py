@@ -20,14 +20,14 @@ from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.paths import conf_dir
 from benchkit.report import analyse as an
-from benchkit.report import evidence as ev
-from benchkit.report import racing
-from benchkit.report.anchors import load_anchors, race_anchors
-from benchkit.report.job_calls import JobCalls, read_calls, stalls_caps
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis import racing
+from benchkit.report.analysis.anchors import load_anchors, race_anchors
+from benchkit.report.analysis.job_calls import JobCalls, read_calls, stalls_caps
+from benchkit.report.analysis.quality import DriftSet, measure_drift
+from benchkit.report.analysis.stalls import PER_UNIT, JobStalls
+from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import check_language
-from benchkit.report.quality import DriftSet, measure_drift
-from benchkit.report.stalls import PER_UNIT, JobStalls
-from benchkit.report.table import factor_columns, tidy
 from benchkit.results import JobResult, find_results
 from benchkit.schema import Result
 from benchkit.space import swept
@@ -262,7 +262,7 @@ def leave_out_cold_starts(
     df: pd.DataFrame, stalls: Mapping[str, JobStalls], skip: set[str]
 ) -> None:
     """The per-unit figures the verdicts compare, in `df`, without each job's cold starts
-    (benchkit.report.stalls): a server's first work with no warm-up before it is its start,
+    (benchkit.report.analysis.stalls): a server's first work with no warm-up before it is its start,
     not the setting's speed. A job a race restated on other units (`skip`) keeps its figure:
     the excess is per the job's own units."""
     for job, js in stalls.items():

@@ -3,7 +3,7 @@ repetition named and left out) and the llama-batched-bench rows that were not co
 
 from __future__ import annotations
 
-from benchkit.report.groundtruth import GroundTruth, all_flagged
+from benchkit.report.analysis.groundtruth import GroundTruth, all_flagged
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.words import BACKENDS
 

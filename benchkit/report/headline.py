@@ -7,17 +7,17 @@ from collections.abc import Mapping
 from functools import partial
 
 from benchkit.report import factor_words as fw
+from benchkit.report.analysis.numbers import (
+    FactorNumbers,
+    ProjectionNumbers,
+    of,
+)
+from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.i18n import (
     point_text,
 )
 from benchkit.report.lang.words import BACKENDS as BACKENDS
-from benchkit.report.numbers import (
-    FactorNumbers,
-    ProjectionNumbers,
-    of,
-)
-from benchkit.report.sweep import COMPLETE
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 from benchkit.report.verdicts.kind import Clause

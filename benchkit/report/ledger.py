@@ -30,7 +30,9 @@ from typing import Any, cast
 from benchkit import bounded
 from benchkit.errors import UserError
 from benchkit.knobs import STUDY_NAME
-from benchkit.report.claims import ClaimCheck
+from benchkit.report.analysis.claims import ClaimCheck
+from benchkit.report.analysis.numbers import MissingPoint
+from benchkit.report.analysis.sweep import COMPLETE, norm
 
 # The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
 from benchkit.report.ledger_rules import RULES as RULES
@@ -63,8 +65,6 @@ from benchkit.report.ledger_types import (
     Why as Why,
 )
 from benchkit.report.light import Light, cold_of, number_changes
-from benchkit.report.numbers import MissingPoint
-from benchkit.report.sweep import COMPLETE, norm
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict
 from benchkit.results import atomic_write_text

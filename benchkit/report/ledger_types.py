@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from benchkit.report.analysis.numbers import FactorValue, MissingPoint, Point
 from benchkit.report.light import NumberChange
-from benchkit.report.numbers import FactorValue, MissingPoint, Point
 
 
 class LedgerVerdict(TypedDict):
@@ -37,7 +37,7 @@ class Context(TypedDict):
     # The physical cards the jobs ran on (their telemetry's UUIDs); absent in older entries.
     cards: NotRequired[str | None]
     # Whether an untimed warm-up preceded the timed passes: `on`, `off` or `mixed` (jobs that
-    # recorded it; benchkit.report.warmup); absent in entries before rules v6.
+    # recorded it; benchkit.report.analysis.warmup); absent in entries before rules v6.
     warmup: NotRequired[str]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchkit.report.analysis.numbers import MissingPoint
 from benchkit.report.lang import clauses, fmt, marked, tr, trc_marked, trn
 from benchkit.report.lang.i18n import (
     backend_name,
@@ -22,7 +23,6 @@ from benchkit.report.lang.words import CONTEXT_WORDS
 from benchkit.report.ledger_rules import RULES
 from benchkit.report.ledger_types import Change
 from benchkit.report.light import NumberChange
-from benchkit.report.numbers import MissingPoint
 
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3

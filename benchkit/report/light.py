@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
-from benchkit.report.numbers import VerdictNumbers
+from benchkit.report.analysis.numbers import VerdictNumbers
 
 # The ranges a verdict that compares settings keeps: `ratio_range` and `value_range` (the
 # backend verdict: each loser's ratio to the winner, each backend's objective, least and

@@ -7,6 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
+    CapacityNumbers,
+    Capped,
+    DraftingNumbers,
+    FactorNumbers,
+    NoiseEntry,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
+from benchkit.report.analysis.stall_words import stalled_text
+from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.compare_words import open_text
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import (
@@ -17,19 +29,7 @@ from benchkit.report.lang.i18n import (
     point_text,
     reason_words,
 )
-from benchkit.report.numbers import (
-    BackendNumbers,
-    CapacityNumbers,
-    Capped,
-    DraftingNumbers,
-    FactorNumbers,
-    NoiseEntry,
-    ProjectionNumbers,
-    SlotsNumbers,
-)
 from benchkit.report.slots_words import partial_rounds_text
-from benchkit.report.stall_words import stalled_text
-from benchkit.report.sweep import COMPLETE, norm
 from benchkit.report.verdicts.common import PAIRED_UNITS, Verdict
 
 

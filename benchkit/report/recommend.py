@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from benchkit.report.numbers import Point
-from benchkit.report.sweep import COMPLETE
+from benchkit.report.analysis.numbers import Point
+from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 

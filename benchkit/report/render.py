@@ -27,10 +27,11 @@ import yaml
 from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
-from benchkit.report import energy, ledger, racing, warmup
-from benchkit.report import evidence as ev
-from benchkit.report import groundtruth as gt
+from benchkit.report import energy, ledger
 from benchkit.report import groundtruth_words as gt_words
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis import groundtruth as gt
+from benchkit.report.analysis import racing, warmup
 from benchkit.report.closing import SUMMARY_FILE, summary_lines, use_this_view
 from benchkit.report.conditions import command_lines
 from benchkit.report.conditions import reported_gpus as _reported_gpus

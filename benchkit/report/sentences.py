@@ -5,6 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
+    BuildNumbers,
+    BuildPair,
+    ProjectionNumbers,
+    RepeatsNumbers,
+    SlotsNumbers,
+    of,
+)
+from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.compare_words import how_text
 from benchkit.report.factor_words import not_exercised_text
 from benchkit.report.lang import fmt, tr, trc, trn
@@ -20,18 +30,8 @@ from benchkit.report.lang.i18n import (
     span,
 )
 from benchkit.report.lang.words import BACKENDS as BACKENDS
-from benchkit.report.numbers import (
-    BackendNumbers,
-    BuildNumbers,
-    BuildPair,
-    ProjectionNumbers,
-    RepeatsNumbers,
-    SlotsNumbers,
-    of,
-)
 from benchkit.report.reasons import _prov, _prov_sentence, capped_text
 from benchkit.report.slots_words import beyond_text, elsewhere_text, series_text
-from benchkit.report.sweep import COMPLETE, norm
 from benchkit.report.verdicts.common import Verdict, _objective_of
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
+from benchkit.report.analysis.numbers import Beyond, ElsewhereKnee, PartialRound, SlotsNumbers
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.i18n import point_text, slots_phrase
-from benchkit.report.numbers import Beyond, ElsewhereKnee, PartialRound, SlotsNumbers
 
 
 def series_text(n: SlotsNumbers, lang: str) -> str:

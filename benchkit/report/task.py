@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchkit.report.analysis.quality import DriftSet, choose_reference
 from benchkit.report.lang import fmt, tr, trn
 from benchkit.report.lang.i18n import span
-from benchkit.report.quality import DriftSet, choose_reference
 from benchkit.results import JobResult
 
 

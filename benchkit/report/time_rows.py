@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from benchkit.report import analyse as an
-from benchkit.report import slot_use
+from benchkit.report.analysis import slot_use
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import i18n, tr
 from benchkit.results import CALLS_FILE, JobResult

@@ -21,8 +21,7 @@ import yaml
 from benchkit import bounded
 from benchkit.racing.observe import RACING_FILE
 from benchkit.report import analyse as an
-from benchkit.report.folder import MULTIRUN_FILE, Analysed
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     BackendNumbers,
     DraftingNumbers,
     FactorNumbers,
@@ -30,6 +29,7 @@ from benchkit.report.numbers import (
     Point,
     SlotsNumbers,
 )
+from benchkit.report.folder import MULTIRUN_FILE, Analysed
 from benchkit.report.verdicts import registry
 from benchkit.results import JobResult
 

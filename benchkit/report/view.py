@@ -27,12 +27,12 @@ from benchkit.report import (
     recommend,
     sentences,
 )
-from benchkit.report.caveats import caveat_sentence
+from benchkit.report.analysis.caveats import caveat_sentence
+from benchkit.report.analysis.numbers import ProjectionNumbers, ValidityNumbers, of
+from benchkit.report.analysis.quality import kld_text, quality_view
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.light import Light
-from benchkit.report.numbers import ProjectionNumbers, ValidityNumbers, of
-from benchkit.report.quality import kld_text, quality_view
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure
 from benchkit.report.task import task_view
@@ -229,7 +229,7 @@ def status_and_summary(
 
 
 def _recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) -> str | None:
-    """The recommended point's output drift beside its speed (benchkit.report.quality); the
+    """The recommended point's output drift beside its speed (benchkit.report.analysis.quality); the
     drift of the point the provisional verdicts name where no recommendation is settled."""
     ds = a.drift
     if not ds.measured:

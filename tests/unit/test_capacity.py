@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report import evidence as ev
-from benchkit.report.numbers import CapacityNumbers, of
-from benchkit.report.sweep import build_sweep
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis.numbers import CapacityNumbers, of
+from benchkit.report.analysis.sweep import build_sweep
 from benchkit.report.verdicts.kinds.capacity.verdict import capacity_verdict, next_loads
 
 SLO = {"ttft_ms_p95": 1000.0}

@@ -1,10 +1,10 @@
-"""Capped calls compared only where a peer made the same call (benchkit/report/caps.py): a
+"""Capped calls compared only where a peer made the same call (benchkit/report/analysis/caps.py): a
 raced sweep measures a point with more slots on more units, so its capped calls in units the
 others never ran say nothing about the setting."""
 
 from __future__ import annotations
 
-from benchkit.report.caps import differing, job_caps
+from benchkit.report.analysis.caps import differing, job_caps
 
 
 def _call(unit: str, seq: int, tokens: int, cap: int = 256) -> dict[str, object]:

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from benchkit.report import ledger, ledger_words
+from benchkit.report.analysis.numbers import BackendNumbers, of
+from benchkit.report.analysis.stalls import find_stalls, first_wave
+from benchkit.report.analysis.warmup import job_warmup, study_warmup
 from benchkit.report.cold_words import cold_text, warmup_lines
 from benchkit.report.folder import analyse_folder
 from benchkit.report.ledger import Entry
 from benchkit.report.light import Light
-from benchkit.report.numbers import BackendNumbers, of
-from benchkit.report.stalls import find_stalls, first_wave
-from benchkit.report.warmup import job_warmup, study_warmup
 from benchkit.results import load_result
 
 DATA = Path(__file__).parent.parent / "data" / "h200-vulkan-1slot"
@@ -251,8 +251,8 @@ def test_a_verdict_with_cold_starts_keeps_their_seconds_in_the_ledger(tmp_path: 
 def test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out(tmp_path: Path) -> None:
     """Rules v7: a mark applies to every figure drawn from the unit. J/unit leaves the cold
     start out at the power sampled during it, as seconds per unit do, and says so."""
+    from benchkit.report.analysis.energy_numbers import cold_energy_j, job_rows
     from benchkit.report.energy import energy_view
-    from benchkit.report.energy_numbers import cold_energy_j, job_rows
 
     a = analyse_folder(_sweep(tmp_path))
     lines = energy_view(a, None, "en").get("lines") or []
@@ -271,7 +271,7 @@ def test_reference_data_has_no_warm_up_state() -> None:
     """The seed study's transcribed results: benchkit did not measure them, so whether a
     warm-up preceded their passes is not known (the ledger had recorded 'off')."""
     from benchkit.paths import repo_root
-    from benchkit.report.warmup import job_warmup
+    from benchkit.report.analysis.warmup import job_warmup
     from benchkit.results import find_results
 
     seed = find_results(repo_root() / "fixtures" / "results" / "seed-r9700")
@@ -282,8 +282,8 @@ def test_overlapping_cold_starts_count_their_energy_once() -> None:
     """Six first calls of one wave waiting on one compile: the time they added is their
     union, and so is their energy (the H200 study's job 3 had 4.8 s of cold start left out of
     its time, and 18.9 s summed over its calls)."""
-    from benchkit.report.energy_numbers import cold_energy_j
-    from benchkit.report.stalls import JobStalls, Stall
+    from benchkit.report.analysis.energy_numbers import cold_energy_j
+    from benchkit.report.analysis.stalls import JobStalls, Stall
 
     def stall(unit: str) -> Stall:
         return Stall(

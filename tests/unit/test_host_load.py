@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchkit.proc_cpu import HostSnapshot, host_snapshot, other_cpu_s
-from benchkit.report import host_load
+from benchkit.report.analysis import host_load
 
 
 def test_other_processes_cpu_is_the_machines_busy_time_less_the_servers_and_ours() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchkit.report.racing import _stopped_early, _unfinished, point_line
+from benchkit.report.analysis.racing import _stopped_early, _unfinished, point_line
 
 
 def _race(finished: bool | None, units: int, budget: float | None = None) -> dict[str, Any]:

@@ -7,8 +7,8 @@ import pytest
 
 from benchkit.report import reasons
 from benchkit.report.analyse import Verdict
+from benchkit.report.analysis.numbers import CapacityNumbers, SlotsNumbers
 from benchkit.report.lang.words import REASON_WORDS
-from benchkit.report.numbers import CapacityNumbers, SlotsNumbers
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])

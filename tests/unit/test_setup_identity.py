@@ -11,7 +11,7 @@ from typing import Any
 
 from benchkit import schema
 from benchkit.paths import repo_root
-from benchkit.report.evidence import contamination, gpu_of, setup_of
+from benchkit.report.analysis.evidence import contamination, gpu_of, setup_of
 from benchkit.results import load_result
 
 STUDY = repo_root() / "docs" / "studies" / "h100-vulkan-vs-cuda-warm" / "results"
@@ -67,8 +67,8 @@ def test_a_verdicts_jobs_are_compared_among_themselves() -> None:
     """The H100 slot verdict (CUDA, MTP off: jobs 1, 3, 5, 7, 9) named jobs 1 and 3 as 'on
     GPU-3d382b62 where the other jobs ran GPU-a482737e', the sweep's usual card, though most
     of its own jobs ran on the first: the usual value is now its own jobs'."""
+    from benchkit.report.analysis.numbers import SlotsNumbers, of
     from benchkit.report.folder import analyse_folder
-    from benchkit.report.numbers import SlotsNumbers, of
 
     a = analyse_folder(STUDY)
     s = a.verdict("slots")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report.slot_use import idle_slot_share, unit_windows
+from benchkit.report.analysis.slot_use import idle_slot_share, unit_windows
 
 STUDY = repo_root() / "docs" / "studies" / "h100-vulkan-vs-cuda-warm" / "results"
 

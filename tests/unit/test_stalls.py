@@ -1,4 +1,4 @@
-"""The stall rule on recorded calls (benchkit.report.stalls): real H200 jobs, and altered
+"""The stall rule on recorded calls (benchkit.report.analysis.stalls): real H200 jobs, and altered
 copies for each kind of stall and of non-stall."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.report.analysis.stalls import find_stalls, job_stalls
 from benchkit.report.folder import analyse_folder
-from benchkit.report.stalls import find_stalls, job_stalls
 from benchkit.results import read_jsonl
 
 DATA = Path(__file__).parent.parent / "data" / "h200-vulkan-1slot"
@@ -158,7 +158,7 @@ def test_a_cut_calls_file_is_named_not_skipped_silently(tmp_path: Path) -> None:
     a = analyse_folder(src)
     (c,) = [c for c in a.caveats if c["kind"] == "unreadable_calls"]
     assert c["jobs"] == [{"job": "4", "lines": [10]}]
-    from benchkit.report.caveats import caveat_sentence
+    from benchkit.report.analysis.caveats import caveat_sentence
 
     text = caveat_sentence(c, "en")
     assert "job 4, line 10" in text and "could not be read" in text

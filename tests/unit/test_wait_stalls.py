@@ -3,7 +3,7 @@ per-token rules cannot see; a wave of prompts queued behind each other's prefill
 
 from __future__ import annotations
 
-from benchkit.report.stalls import find_stalls
+from benchkit.report.analysis.stalls import find_stalls
 
 
 def _call(unit: str, seq: int, sent: float, prompt_s: float, first: float, decode_s: float):  # type: ignore[no-untyped-def]

@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 
 from benchkit.compare.engine import UNMEASURED, Comparison
-from benchkit.report import caps
-from benchkit.report import evidence as ev
-from benchkit.report.numbers import (
+from benchkit.report.analysis import caps
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis.numbers import (
     BackendNumbers,
     CallRef,
     Capped,
@@ -31,8 +31,16 @@ from benchkit.report.numbers import (
     StallPair,
     VerdictNumbers,
 )
-from benchkit.report.stalls import PER_UNIT
-from benchkit.report.sweep import COMPLETE, PROVISIONAL, Cell, Missing, Sweep, _is_num, norm
+from benchkit.report.analysis.stalls import PER_UNIT
+from benchkit.report.analysis.sweep import (
+    COMPLETE,
+    PROVISIONAL,
+    Cell,
+    Missing,
+    Sweep,
+    _is_num,
+    norm,
+)
 from benchkit.report.verdicts.engine_of import MACHINE_ATTRIBUTES
 
 
@@ -117,7 +125,7 @@ def _taint(
 def _capped(sw: Sweep, cell: Cell, peers: Sequence[Cell] = ()) -> Capped | None:
     """The cell's job with the most runaway output, when it is over the study's cap limit.
     Where the jobs' calls are known and `peers` (the points the verdict compares it with)
-    are given, only the capped calls its peers did not have count (benchkit.report.caps);
+    are given, only the capped calls its peers did not have count (benchkit.report.analysis.caps);
     calls capped alike everywhere are the workload's, not the point's."""
     worst: Capped | None = None
     peer_caps = [sw.caps[j] for p in peers if p is not cell for j in p.jobs if j in sw.caps]
@@ -193,7 +201,7 @@ def _ctx_sort(group: Sequence[Cell], keys: Sequence[str]) -> list[tuple[int, flo
 def _stalled(
     sw: Sweep, cells: Sequence[Cell], reasons: list[str], factor: str, cold_out: bool = True
 ) -> Stalled | None:
-    """The points among `cells` whose jobs stalled (benchkit.report.stalls), each with the
+    """The points among `cells` whose jobs stalled (benchkit.report.analysis.stalls), each with the
     verdict's comparisons (the cells that differ from it in `factor` alone) with and without
     the stalls. A stall that added at least the study's smallest counted effect to its job's
     wall clock could flip the verdict: it is provisional, and says so (None: no stalls).

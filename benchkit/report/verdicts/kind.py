@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.report.analysis.numbers import Point
+from benchkit.report.analysis.sweep import Sweep
 from benchkit.report.lang import tr
 from benchkit.report.light import Light
-from benchkit.report.numbers import Point
-from benchkit.report.sweep import Sweep
 from benchkit.report.verdicts.common import Verdict
 
 CLOSED = "closed"  # calls sent as slots free up: per-unit time judges a setting

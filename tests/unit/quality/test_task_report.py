@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.quality.task import wilson
+from benchkit.report.analysis.quality import DriftSet
 from benchkit.report.lang.i18n import point_text
-from benchkit.report.quality import DriftSet
 from benchkit.report.task import task_view
 from benchkit.results import JobResult
 

@@ -1,6 +1,6 @@
-"""The calls read as columns (benchkit.report.call_columns) and the stall rules on arrays
-(benchkit.report.stall_calls) give every figure the per-call loops gave, to the last bit: the
-readers with columns against the same readers on the dicts, the array steps against the loops
+"""The calls read as columns (benchkit.report.analysis.call_columns) and the stall rules on arrays
+(benchkit.report.analysis.stall_calls) give every figure the per-call loops gave, to the last bit:
+the readers with columns against the same readers on the dicts, the array steps against the loops
 they replace, and a call not as benchkit writes it refused as columns."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchkit.measure import time_figures, union_length
-from benchkit.report import call_columns, intervals, stall_calls, stalls
-from benchkit.report.caps import job_caps
-from benchkit.report.slot_use import windows_of
-from benchkit.report.table import _time_figures, _Times
+from benchkit.report.analysis import call_columns, intervals, stall_calls, stalls
+from benchkit.report.analysis.caps import job_caps
+from benchkit.report.analysis.slot_use import windows_of
+from benchkit.report.analysis.table import _time_figures, _Times
 from benchkit.results import spans_of
 
 
@@ -122,7 +122,7 @@ def test_union_length_as_the_loop(spans: list[tuple[float, float]]) -> None:
 
 
 class _UnionLoop:
-    """benchkit.report.intervals.Union as it was, a binary search a window."""
+    """benchkit.report.analysis.intervals.Union as it was, a binary search a window."""
 
     def __init__(self, spans: list[tuple[float, float]]) -> None:
         merged: list[list[float]] = []

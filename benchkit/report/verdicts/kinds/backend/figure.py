@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from benchkit.report import figures as fg
-from benchkit.report.sweep import THROUGHPUT
+from benchkit.report.analysis.sweep import THROUGHPUT
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Drawing
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     BuildNumbers,
     BuildPair,
     Point,
 )
-from benchkit.report.sweep import (
+from benchkit.report.analysis.sweep import (
     BASIS_FACTORS,
     COMPLETE,
     DECODE,

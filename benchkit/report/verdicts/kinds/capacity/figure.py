@@ -10,10 +10,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from benchkit.report.analysis.load_numbers import CapacityRow
+from benchkit.report.analysis.numbers import CapacityNumbers, of
 from benchkit.report.figures import _legend, _save, drawable
 from benchkit.report.lang import fmt, i18n, tr
-from benchkit.report.load_numbers import CapacityRow
-from benchkit.report.numbers import CapacityNumbers, of
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Drawing
 

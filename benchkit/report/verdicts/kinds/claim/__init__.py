@@ -1,5 +1,5 @@
 """A claim the ledger checks ("claim:<premise>"): its status, said as the report says it.
-Claims are checked by `benchkit.report.claims`, not computed here."""
+Claims are checked by `benchkit.report.analysis.claims`, not computed here."""
 
 from __future__ import annotations
 

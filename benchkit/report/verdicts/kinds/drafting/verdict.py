@@ -10,14 +10,14 @@ from dataclasses import replace
 from typing import Any
 
 from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     DraftContext,
     DraftingNumbers,
     Point,
     Run,
     SeriesRuns,
 )
-from benchkit.report.sweep import (
+from benchkit.report.analysis.sweep import (
     DECODE,
     PROVISIONAL,
     Cell,

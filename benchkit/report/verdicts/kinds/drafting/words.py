@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from benchkit.report.analysis.numbers import DraftingNumbers, Run, of
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
-from benchkit.report.numbers import DraftingNumbers, Run, of
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause, said
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from benchkit.report.analysis.numbers import FactorNumbers, Point
 from benchkit.report.factor_words import factor_clause, stored_value_text, verdict_value
-from benchkit.report.numbers import FactorNumbers, Point
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause, Found, VerdictKind, said
 from benchkit.report.verdicts.kinds.factor import section

@@ -24,7 +24,7 @@ from typing import Any
 
 from benchkit.compare import questions
 from benchkit.compare.engine import BETTER, OPEN, WITHIN, WORSE, Comparison
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     FactorContext,
     FactorNumbers,
     FactorRow,
@@ -33,7 +33,7 @@ from benchkit.report.numbers import (
     FactorVerdictValue,
     Point,
 )
-from benchkit.report.sweep import (
+from benchkit.report.analysis.sweep import (
     BASIS_FACTORS,
     COMPLETE,
     PROVISIONAL,

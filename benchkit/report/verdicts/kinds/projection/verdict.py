@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     ApplicationPoint,
     BetterPoint,
     DraftingNumbers,
@@ -15,7 +15,15 @@ from benchkit.report.numbers import (
     ProjectionNumbers,
     SlotsNumbers,
 )
-from benchkit.report.sweep import COMPLETE, PROVISIONAL, SLOT_LATENCY, THROUGHPUT, Cell, Sweep, norm
+from benchkit.report.analysis.sweep import (
+    COMPLETE,
+    PROVISIONAL,
+    SLOT_LATENCY,
+    THROUGHPUT,
+    Cell,
+    Sweep,
+    norm,
+)
 from benchkit.report.verdicts.common import (
     Verdict,
     _capped,

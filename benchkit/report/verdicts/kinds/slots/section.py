@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from benchkit.report import sentences
+from benchkit.report.analysis.numbers import SlotsNumbers, of
+from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT
 from benchkit.report.cold_words import with_cold
 from benchkit.report.lang import i18n, tr
-from benchkit.report.numbers import SlotsNumbers, of
-from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 

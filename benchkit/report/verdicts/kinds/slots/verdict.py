@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from benchkit.compare import questions
 from benchkit.compare.engine import Engine
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     Beyond,
     ElsewhereKnee,
     Faster,
@@ -16,7 +16,7 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     SlotsRow,
 )
-from benchkit.report.sweep import (
+from benchkit.report.analysis.sweep import (
     OUTPUT,
     PROVISIONAL,
     SEQ_DECODE,

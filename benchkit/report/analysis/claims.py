@@ -7,7 +7,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pandas as pd
 
-from benchkit.report.sweep import _is_num, records, usable
+from benchkit.report.analysis.sweep import _is_num, records, usable
 
 
 class ClaimCheck(TypedDict):

@@ -1,11 +1,12 @@
 """One job of an anchor folder (study.anchors) as the sweep holds it: the comparison engine's
-bridge between machines (report/anchors.py reads them, report/verdicts/engine_of.py uses them)."""
+bridge between machines (report/analysis/anchors.py reads them, report/verdicts/engine_of.py uses
+them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchkit.report.numbers import Point
+from benchkit.report.analysis.numbers import Point
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The parts the numbers of every verdict kind share (benchkit.report.numbers): a point,
+"""The parts the numbers of every verdict kind share (benchkit.report.analysis.numbers): a point,
 the dataclass base whose `to_json` writes verdicts.json's `numbers`, and the TypedDicts of
 contamination, stalls, cold starts, caps and SLO breaks that several kinds hold."""
 
@@ -117,8 +117,8 @@ class StallPair(TypedDict):
 
 
 class StallNote(TypedDict):
-    """A point whose job had stalls (benchkit.report.stalls): how much they added and what the
-    verdict's comparisons are with and without them."""
+    """A point whose job had stalls (benchkit.report.analysis.stalls): how much they added and what
+    the verdict's comparisons are with and without them."""
 
     job: str
     point: Point
@@ -139,8 +139,8 @@ class CallRef(TypedDict):
 
 
 class ColdNote(TypedDict):
-    """A point whose figure leaves out cold starts (benchkit.report.stalls, rules v6): stalls
-    in the first work of a server that had no warm-up. `objective` is the figure the verdict
+    """A point whose figure leaves out cold starts (benchkit.report.analysis.stalls, rules v6):
+    stalls in the first work of a server that had no warm-up. `objective` is the figure the verdict
     compares, `objective_measured` the one measured with them."""
 
     job: str

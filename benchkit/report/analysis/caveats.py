@@ -14,13 +14,15 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report import caps, host_load
-from benchkit.report import evidence as ev
-from benchkit.report.job_builds import (
+from benchkit.report.analysis import caps, host_load
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis.job_builds import (
     _days_between,
     build_identity,
     build_summary,
 )
+from benchkit.report.analysis.stall_words import say_stalls, stall_jobs
+from benchkit.report.analysis.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.report.lang import fmt, grammar, tr, trc, trn
 from benchkit.report.lang.i18n import (
     backend_name,
@@ -28,8 +30,6 @@ from benchkit.report.lang.i18n import (
     jobs_text,
     point_text,
 )
-from benchkit.report.stall_words import say_stalls, stall_jobs
-from benchkit.report.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
 from benchkit.telemetry import is_partial
 
 Caveat = dict[str, Any]

@@ -14,17 +14,17 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report import evidence as ev
-from benchkit.report.anchor_job import AnchorJob as AnchorJob
-from benchkit.report.caps import JobCaps
-from benchkit.report.evidence import Objective
-from benchkit.report.lang.fmt import norm as norm
-from benchkit.report.numbers import (
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis.anchor_job import AnchorJob as AnchorJob
+from benchkit.report.analysis.caps import JobCaps
+from benchkit.report.analysis.evidence import Objective
+from benchkit.report.analysis.numbers import (
     Contamination,
     MissingPoint,
     Point,
 )
-from benchkit.report.stalls import JobStalls
+from benchkit.report.analysis.stalls import JobStalls
+from benchkit.report.lang.fmt import norm as norm
 from benchkit.space import factor_name
 from benchkit.space import parse_sweep_overrides as parse_sweep_overrides
 
@@ -255,9 +255,9 @@ class Sweep:
     cap_limit: float = 0.05
     # Factors that differ between jobs although the planned space does not vary them.
     unplanned: list[str] = field(default_factory=list)
-    # Jobs with calls far outside their own distribution (benchkit.report.stalls).
+    # Jobs with calls far outside their own distribution (benchkit.report.analysis.stalls).
     stalls: dict[str, JobStalls] = field(default_factory=dict)
-    # Each job's calls as far as the generation cap goes (benchkit.report.caps).
+    # Each job's calls as far as the generation cap goes (benchkit.report.analysis.caps).
     caps: dict[str, JobCaps] = field(default_factory=dict)
     # The lines of each job's calls.jsonl that could not be read, by job.
     unreadable: dict[str, list[int]] = field(default_factory=dict)

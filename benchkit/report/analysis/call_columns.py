@@ -2,15 +2,15 @@
 all of them, and what they take that is the same for several (each unit's first and last
 moment).
 
-The report takes five things from a job's calls (benchkit.report.job_calls), and each reader
-went through every call's dict for its own fields, checking each value's type as it went: at
-1,000 jobs of 200 calls, 200,000 dicts read five times over, most of the report's time. Here
-the fields are taken from a job's calls at once (operator.itemgetter, in C) and their types
-checked a column at a time. Only a calls.jsonl as benchkit writes it is read this way: every
-call complete, every field there with the type benchkit writes it with (times finite numbers,
-counts integers, the unit and finish reason strings). A file with anything else (a failed
-call, a field missing or null) gives no columns, and each reader reads its dicts as before;
-either way each figure is the same to the last bit (tests/unit/report/test_call_columns.py).
+The report takes five things from a job's calls (benchkit.report.analysis.job_calls), and each
+reader went through every call's dict for its own fields, checking each value's type as it went: at
+1,000 jobs of 200 calls, 200,000 dicts read five times over, most of the report's time. Here the
+fields are taken from a job's calls at once (operator.itemgetter, in C) and their types checked a
+column at a time. Only a calls.jsonl as benchkit writes it is read this way: every call complete,
+every field there with the type benchkit writes it with (times finite numbers, counts integers, the
+unit and finish reason strings). A file with anything else (a failed call, a field missing or null)
+gives no columns, and each reader reads its dicts as before; either way each figure is the same to
+the last bit (tests/unit/report/test_call_columns.py).
 """
 
 from __future__ import annotations

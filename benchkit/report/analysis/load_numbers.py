@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:  # numbers.py imports this module for its CapacityNumbers
-    from benchkit.report.numbers import Point, SloBreak
+    from benchkit.report.analysis.numbers import Point, SloBreak
 
 
 class CapacityRow(TypedDict):

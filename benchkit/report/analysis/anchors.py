@@ -8,10 +8,10 @@ from pathlib import Path
 
 from benchkit.errors import UserError
 from benchkit.racing.run import ANCHORS_DIR
-from benchkit.report import evidence as ev
-from benchkit.report.racing import load_race
-from benchkit.report.sweep import AnchorJob, _is_num, records
-from benchkit.report.table import tidy
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis.racing import load_race
+from benchkit.report.analysis.sweep import AnchorJob, _is_num, records
+from benchkit.report.analysis.table import tidy
 from benchkit.results import CALLS_FILE, find_results
 from benchkit.results import unit_spans as calls_unit_spans
 

@@ -12,9 +12,9 @@ import pandas as pd
 
 from benchkit.client.replay import CallRecord, read_records, record_of
 from benchkit.measure import TimeFigures, compute_metrics, figures_of, server_rates, time_figures
-from benchkit.report import call_columns
-from benchkit.report.call_columns import Columns, union_length
-from benchkit.report.job_builds import identity_problem
+from benchkit.report.analysis import call_columns
+from benchkit.report.analysis.call_columns import Columns, union_length
+from benchkit.report.analysis.job_builds import identity_problem
 from benchkit.results import CALLS_FILE, JobResult
 
 FACTOR_COLUMNS = ("backend", "slots", "mtp")
@@ -33,11 +33,11 @@ def tidy(
     results: Sequence[JobResult], from_calls: Mapping[Path, Mapping[str, object]] | None = None
 ) -> pd.DataFrame:
     """One row per job: `job`, `status`, `reason`, every factor, every scalar metric, the
-    p50/p90/p99 of distribution metrics as `<name>_p50` ... columns, `ctx_total` (the
-    server's context size), `identity_problem` (None when the server was provably the
-    job's own) and `derived` (reference data derived from a publication, not measured).
-    `from_calls`: the figures `figures_from_calls` gives, by result.json path, where the
-    caller has read the calls already (benchkit.report.job_calls); else they are read here."""
+    p50/p90/p99 of distribution metrics as `<name>_p50` ... columns, `ctx_total` (the server's
+    context size), `identity_problem` (None when the server was provably the job's own) and
+    `derived` (reference data derived from a publication, not measured). `from_calls`: the figures
+    `figures_from_calls` gives, by result.json path, where the caller has read the calls already
+    (benchkit.report.analysis.job_calls); else they are read here."""
     rows: list[dict[str, object]] = []
     for r in results:
         row: dict[str, object] = {"job": r.job_dir.name, "status": r.status, "reason": r.reason}

@@ -10,8 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report.evidence import machine_name
-from benchkit.report.stalls import JobStalls
+from benchkit.report.analysis.evidence import machine_name
+from benchkit.report.analysis.stalls import JobStalls
 from benchkit.results import JobResult
 
 FACTORS = ("backend", "slots", "mtp")

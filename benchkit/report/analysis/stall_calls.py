@@ -1,7 +1,7 @@
-"""A job's calls as the stall rules read them (benchkit.report.stalls), as arrays, and what the
-rules compute over all of them at once: each call's rate per token in a phase, with the prompts
-that overlapped its own; each wait for the server less the prompts it queued behind; each
-unit's span.
+"""A job's calls as the stall rules read them (benchkit.report.analysis.stalls), as arrays, and what
+the rules compute over all of them at once: each call's rate per token in a phase, with the prompts
+that overlapped its own; each wait for the server less the prompts it queued behind; each unit's
+span.
 
 The rules went through the calls one at a time, each call against the calls that overlapped
 it: a third of a 1,000-job report's time. Here each step is one array operation over a job's
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from benchkit.report import intervals
-from benchkit.report.call_columns import Columns
+from benchkit.report.analysis import intervals
+from benchkit.report.analysis.call_columns import Columns
 
 Floats = npt.NDArray[np.float64]
 # Calls with fewer tokens than this in a phase are not judged on it: per-token rates of a few

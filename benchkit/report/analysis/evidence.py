@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from benchkit.errors import UserError
-from benchkit.report.numbers import Contamination, ObjectiveJson, SloBreak
+from benchkit.report.analysis.numbers import Contamination, ObjectiveJson, SloBreak
 from benchkit.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
 from benchkit.telemetry import is_partial
 
@@ -35,7 +35,7 @@ LOWER_IS_BETTER = (
     SLOT_LATENCY,
     *(f"{m}_p{q}" for m in ("ttft_ms", "itl_ms", "e2e_ms") for q in (50, 90, 95, 99)),
 )
-# Drift from the reference (benchkit.report.quality) a study may limit like an SLO
+# Drift from the reference (benchkit.report.analysis.quality) a study may limit like an SLO
 # (`study.quality.limit`): mean KL divergence, the share of probes whose answer changed.
 DRIFT_LIMITS = {"kld": "drift_kld", "changed": "drift_changed"}
 # Metrics that are time per unit: the capped calls' share of call time can be taken out.

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
+from benchkit.report.analysis.numbers import Point, StallNote
+from benchkit.report.analysis.stalls import StallJson
+from benchkit.report.analysis.sweep import Sweep
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import jobs_text, point_text
-from benchkit.report.numbers import Point, StallNote
-from benchkit.report.stalls import StallJson
-from benchkit.report.sweep import Sweep
 
 
 def _differing(a: Point, b: Point) -> Point:

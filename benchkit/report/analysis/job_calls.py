@@ -9,7 +9,7 @@ every call, most of a 1,000-job report's time. Here each file is parsed once and
 is given the calls under the conditions it read them under before; the calls are then let go
 and only what was taken from them is kept (a large sweep's calls, as Python objects, would take
 many times the memory the rest of the report needs). The fields the readers take are read from
-the calls once, as columns (benchkit.report.call_columns), where the file is as benchkit
+the calls once, as columns (benchkit.report.analysis.call_columns), where the file is as benchkit
 writes it.
 """
 
@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.report import call_columns, warmup
-from benchkit.report.call_columns import columns_of
-from benchkit.report.caps import JobCaps, job_caps
-from benchkit.report.slot_use import windows_of
-from benchkit.report.stalls import JobStalls, find_stalls
-from benchkit.report.table import figures_from_calls, needs_calls
+from benchkit.report.analysis import call_columns, warmup
+from benchkit.report.analysis.call_columns import columns_of
+from benchkit.report.analysis.caps import JobCaps, job_caps
+from benchkit.report.analysis.slot_use import windows_of
+from benchkit.report.analysis.stalls import JobStalls, find_stalls
+from benchkit.report.analysis.table import figures_from_calls, needs_calls
 from benchkit.results import CALLS_FILE, JobResult, jsonl_lines, read_jsonl, spans_of
 from benchkit.telemetry import TELEMETRY_FILE
 

@@ -13,28 +13,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict, TypeVar
 
-from benchkit.report.comparison_numbers import ComparisonJson as ComparisonJson
-from benchkit.report.load_numbers import SettingCapacity
-from benchkit.report.numbers_base import CallRef as CallRef
-from benchkit.report.numbers_base import Capped as Capped
-from benchkit.report.numbers_base import Cold as Cold
-from benchkit.report.numbers_base import ColdNote as ColdNote
-from benchkit.report.numbers_base import Contaminated as Contaminated
-from benchkit.report.numbers_base import Contamination as Contamination
-from benchkit.report.numbers_base import FactorValue as FactorValue
-from benchkit.report.numbers_base import MissingPoint as MissingPoint
-from benchkit.report.numbers_base import NoiseEntry as NoiseEntry
-from benchkit.report.numbers_base import ObjectiveJson as ObjectiveJson
-from benchkit.report.numbers_base import Point as Point
-from benchkit.report.numbers_base import Run as Run
-from benchkit.report.numbers_base import SloBreak as SloBreak
-from benchkit.report.numbers_base import Stalled as Stalled
-from benchkit.report.numbers_base import StallNote as StallNote
-from benchkit.report.numbers_base import StallPair as StallPair
-from benchkit.report.numbers_base import _always as _always
-from benchkit.report.numbers_base import _internal as _internal
-from benchkit.report.numbers_base import _null_with as _null_with
-from benchkit.report.numbers_base import _Numbers as _Numbers
+from benchkit.report.analysis.comparison_numbers import ComparisonJson as ComparisonJson
+from benchkit.report.analysis.load_numbers import SettingCapacity
+from benchkit.report.analysis.numbers_base import CallRef as CallRef
+from benchkit.report.analysis.numbers_base import Capped as Capped
+from benchkit.report.analysis.numbers_base import Cold as Cold
+from benchkit.report.analysis.numbers_base import ColdNote as ColdNote
+from benchkit.report.analysis.numbers_base import Contaminated as Contaminated
+from benchkit.report.analysis.numbers_base import Contamination as Contamination
+from benchkit.report.analysis.numbers_base import FactorValue as FactorValue
+from benchkit.report.analysis.numbers_base import MissingPoint as MissingPoint
+from benchkit.report.analysis.numbers_base import NoiseEntry as NoiseEntry
+from benchkit.report.analysis.numbers_base import ObjectiveJson as ObjectiveJson
+from benchkit.report.analysis.numbers_base import Point as Point
+from benchkit.report.analysis.numbers_base import Run as Run
+from benchkit.report.analysis.numbers_base import SloBreak as SloBreak
+from benchkit.report.analysis.numbers_base import Stalled as Stalled
+from benchkit.report.analysis.numbers_base import StallNote as StallNote
+from benchkit.report.analysis.numbers_base import StallPair as StallPair
+from benchkit.report.analysis.numbers_base import _always as _always
+from benchkit.report.analysis.numbers_base import _internal as _internal
+from benchkit.report.analysis.numbers_base import _null_with as _null_with
+from benchkit.report.analysis.numbers_base import _Numbers as _Numbers
 
 # ------------------------------------------------------------------------------ backend
 
@@ -448,7 +448,8 @@ class BuildNumbers(_Numbers):
 
 @dataclass(frozen=True)
 class CapacityNumbers(_Numbers):
-    """Open-loop load: each server setting's capacity under the SLO (report/load_numbers.py)."""
+    """Open-loop load: each server setting's capacity under the SLO
+    (report/analysis/load_numbers.py)."""
 
     axis: str = "rate"  # the load factor: `rate` (calls/s) or `speed` (a trace's)
     objective: ObjectiveJson | None = None

@@ -28,8 +28,8 @@ from typing import TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from benchkit.report.call_columns import Columns
-from benchkit.report.stall_calls import (
+from benchkit.report.analysis.call_columns import Columns
+from benchkit.report.analysis.stall_calls import (
     StallCalls,
     from_columns,
     from_dicts,

@@ -38,8 +38,8 @@ def job_warmup(r: JobResult) -> WarmState:
 
 
 def warmed(r: JobResult) -> bool | None:
-    """The stall rule's `warmed` for a job (benchkit.report.stalls): None where its first timed
-    call is not known to be its server's first work: the warm-up is not recorded, or the
+    """The stall rule's `warmed` for a job (benchkit.report.analysis.stalls): None where its first
+    timed call is not known to be its server's first work: the warm-up is not recorded, or the
     server was one someone else started (backend `external`), which may have served before."""
     state = job_warmup(r)
     if state == "unknown" or (state == "off" and r.factors.get("backend") == "external"):

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from benchkit.report.call_columns import Columns
+from benchkit.report.analysis.call_columns import Columns
 
 # A call that ran to at least this share of the cap in a peer job is "alike" there.
 ALIKE_SHARE = 0.9
