@@ -12,8 +12,9 @@ import shutil
 from pathlib import Path
 
 from benchkit.paths import repo_root
-from benchkit.report import ledger, ledger_words
+from benchkit.report import ledger
 from benchkit.report.ledger import Entry, LedgerVerdict
+from benchkit.report.ledger import words as ledger_words
 from benchkit.report.render import render_report
 
 STUDIES = repo_root() / "docs" / "studies"

@@ -18,20 +18,13 @@ from benchkit.measure import DEFINITIONS
 from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
 from benchkit.quality.drift import Drift
 from benchkit.report import analyse as an
-from benchkit.report import (
-    conditions,
-    factor_words,
-    headline,
-    ledger,
-    ledger_words,
-    recommend,
-    sentences,
-)
+from benchkit.report import conditions, factor_words, headline, ledger, recommend, sentences
 from benchkit.report.analysis.caveats import caveat_sentence
 from benchkit.report.analysis.numbers import ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.analysis.quality import kld_text, quality_view
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
+from benchkit.report.ledger import words as ledger_words
 from benchkit.report.light import Light
 from benchkit.report.quality_models import model_files_view
 from benchkit.report.sections import factor_sections, lead_figure

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.report import ledger, ledger_words
+from benchkit.report import ledger
 from benchkit.report.analysis.numbers import BackendNumbers, of
 from benchkit.report.analysis.stalls import find_stalls, first_wave
 from benchkit.report.analysis.warmup import job_warmup, study_warmup
 from benchkit.report.cold_words import cold_text, warmup_lines
 from benchkit.report.folder import analyse_folder
 from benchkit.report.ledger import Entry
+from benchkit.report.ledger import words as ledger_words
 from benchkit.report.light import Light
 from benchkit.results import load_result
 

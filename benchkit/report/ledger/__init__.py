@@ -34,34 +34,34 @@ from benchkit.report.analysis.claims import ClaimCheck
 from benchkit.report.analysis.numbers import MissingPoint
 from benchkit.report.analysis.sweep import COMPLETE, norm
 
-# The rules behind the verdicts (benchkit.report.ledger_rules), kept importable from here.
-from benchkit.report.ledger_rules import RULES as RULES
-from benchkit.report.ledger_rules import RULES_VERSION as RULES_VERSION
-from benchkit.report.ledger_types import (
+# The rules behind the verdicts (benchkit.report.ledger.rules), kept importable from here.
+from benchkit.report.ledger.rules import RULES as RULES
+from benchkit.report.ledger.rules import RULES_VERSION as RULES_VERSION
+from benchkit.report.ledger.types import (
     Change as Change,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     Confirmed as Confirmed,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     Context as Context,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     Corrections as Corrections,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     Diff as Diff,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     Entry as Entry,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     LedgerClaim as LedgerClaim,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     LedgerVerdict as LedgerVerdict,
 )
-from benchkit.report.ledger_types import (
+from benchkit.report.ledger.types import (
     Why as Why,
 )
 from benchkit.report.light import Light, cold_of, number_changes

@@ -20,8 +20,8 @@ from benchkit.report.lang.i18n import (
     status_word,
 )
 from benchkit.report.lang.words import CONTEXT_WORDS
-from benchkit.report.ledger_rules import RULES
-from benchkit.report.ledger_types import Change
+from benchkit.report.ledger.rules import RULES
+from benchkit.report.ledger.types import Change
 from benchkit.report.light import NumberChange
 
 # At most this many missing points are named per change; the rest are counted.
