@@ -141,8 +141,8 @@ def report_of(folder: Path, what: str, ledger: str | None = None, sweep: bool = 
     cannot be rendered. `ledger` is the study config's (the results' own is never used). A
     sweep's summary also goes into the sweep's own benchkit.log (each job's log is its own; a
     single run's log is the run folder's, where logging writes)."""
-    from benchkit.report.closing import SUMMARY_FILE
-    from benchkit.report.render import render_report
+    from benchkit.report.writeup.closing import SUMMARY_FILE
+    from benchkit.report.writeup.render import render_report
 
     overrides = [f"study.ledger={json.dumps(ledger)}"] if ledger else []
     try:

@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 
 from benchkit.report import analyse as an
-from benchkit.report import headline, ledger, sentences
+from benchkit.report import ledger, sentences
 from benchkit.report.analysis import caveats
 from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import fmt, grammar, i18n
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
+from benchkit.report.writeup import headline
 from benchkit.results import JobResult
 
 

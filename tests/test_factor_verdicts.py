@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.report import analyse as an
-from benchkit.report import factor_words, headline, sentences
+from benchkit.report import factor_words, sentences
 from benchkit.report.analysis.numbers import FactorNumbers, ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
+from benchkit.report.writeup import headline
 from benchkit.results import JobResult
 from tests.test_analyse import RUN_NOISE, result, unit_spans
 

@@ -91,7 +91,7 @@ from benchkit.paths import repo_root
 from benchkit.report import sentences
 from benchkit.report.analysis.numbers import ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.folder import analyse_folder
-from benchkit.report.render import render_report
+from benchkit.report.writeup.render import render_report
 from benchkit.results import atomic_write_json
 from tests.test_analyse import result
 
@@ -518,8 +518,8 @@ def test_single_runs_say_run_noise_unmeasured_and_twins_measure_it(tmp_path: Pat
     the run-to-run spread is measured on the two runs of each point, every comparison holds
     it, and the units-only reason is gone."""
     from benchkit.report.compare_words import how_text
-    from benchkit.report.use_this import StepKind, use_this
     from benchkit.report.verdicts.engine_of import engine_of
+    from benchkit.report.writeup.use_this import StepKind, use_this
 
     steady = [1.0, 1.002, 0.998, 1.001, 0.999, 1.0, 1.001, 0.999]
     for folder, two in ((tmp_path / "a", 6.0), (tmp_path / "b", 5.4)):

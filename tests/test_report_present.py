@@ -17,7 +17,7 @@ import yaml
 
 from benchkit.paths import repo_root
 from benchkit.report.lang import tr
-from benchkit.report.render import render_report
+from benchkit.report.writeup.render import render_report
 
 STUDIES = repo_root() / "docs" / "studies"
 VULKAN = "h200-vulkan-vs-cuda"

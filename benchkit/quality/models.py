@@ -54,7 +54,7 @@ RUN_TIMEOUT_S = 3600.0
 ATTEMPTS = 8
 
 # Why a file was not compared: models.json keeps the code, its detail and the English sentence;
-# the report words the code in its language (benchkit.report.quality_models).
+# the report words the code in its language (benchkit.report.writeup.quality_models).
 REASONS = {
     "declared_missing": N_(
         "no swept model is named {detail}, the reference the study declares "

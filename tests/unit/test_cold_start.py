@@ -253,7 +253,7 @@ def test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out(tmp_pa
     """Rules v7: a mark applies to every figure drawn from the unit. J/unit leaves the cold
     start out at the power sampled during it, as seconds per unit do, and says so."""
     from benchkit.report.analysis.energy_numbers import cold_energy_j, job_rows
-    from benchkit.report.energy import energy_view
+    from benchkit.report.writeup.energy import energy_view
 
     a = analyse_folder(_sweep(tmp_path))
     lines = energy_view(a, None, "en").get("lines") or []

@@ -78,7 +78,7 @@ def test_the_seeds_korean_report_has_under_3_percent_english_prose(tmp_path: Pat
     """#16's bar: names, flags, code and units aside, under 3% of the words are English."""
     from benchkit.paths import repo_root
     from benchkit.report.lang.ko import english_prose
-    from benchkit.report.render import render_report
+    from benchkit.report.writeup.render import render_report
 
     out = render_report(
         repo_root() / "fixtures" / "results" / "seed-r9700", tmp_path, overrides=["study.lang=ko"]

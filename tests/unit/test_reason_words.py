@@ -25,7 +25,7 @@ def test_every_recorded_reason_reads_as_words(code: str, lang: str) -> None:
 def test_a_telemetry_reason_benchkit_wrote_is_stated_in_the_report_language() -> None:
     """The H100 study's Korean report quoted job 4's and job 10's telemetry reasons in English:
     benchkit's own fixed reasons are translated, a library's own words are quoted as recorded."""
-    from benchkit.report.energy import KNOWN_REASONS, reason_words
+    from benchkit.report.writeup.energy import KNOWN_REASONS, reason_words
 
     for reason in KNOWN_REASONS:
         ko = reason_words(reason + ".", "ko")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchkit import app
-from benchkit.report import render
+from benchkit.report.writeup import render
 
 
 def test_a_missing_package_is_one_sentence(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchkit.paths import repo_root
 from benchkit.report.folder import analyse_folder
-from benchkit.report.time_rows import rows_note as _rows_note
+from benchkit.report.writeup.time_rows import rows_note as _rows_note
 
 STUDIES = repo_root() / "docs" / "studies"
 

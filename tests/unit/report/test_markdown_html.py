@@ -1,5 +1,5 @@
-"""benchkit.report.markdown_html gives the HTML markdown-it gives for the whole page: on pages
-made of the blocks a report holds (headings, paragraphs, lists, quotes, fences, tables) and of
+"""benchkit.report.writeup.markdown_html gives the HTML markdown-it gives for the whole page: on
+pages made of the blocks a report holds (headings, paragraphs, lists, quotes, fences, tables) and of
 the lines that could make a table not one (a paragraph running into it, a row short of cells,
 escaped pipes, text after it without a blank line), and on the report of the seed fixture."""
 
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from benchkit.report import markdown_html
-from benchkit.report.markdown_html import markdown_to_html
+from benchkit.report.writeup import markdown_html
+from benchkit.report.writeup.markdown_html import markdown_to_html
 
 
 def _whole(md: str) -> str:
@@ -93,7 +93,7 @@ def test_short_rows_and_text_run_on_are_left_to_markdown_it() -> None:
 
 
 def test_the_seed_report_renders_as_whole(tmp_path: Path) -> None:
-    from benchkit.report.render import render_report
+    from benchkit.report.writeup.render import render_report
 
     seed = Path(__file__).parents[3] / "fixtures" / "results" / "seed-r9700"
     out = render_report(seed, tmp_path / "report")

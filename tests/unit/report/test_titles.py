@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from benchkit.paths import repo_root
 from benchkit.report.folder import analyse_folder
-from benchkit.report.view import study_words
+from benchkit.report.writeup.view import study_words
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 

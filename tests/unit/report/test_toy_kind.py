@@ -79,7 +79,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> object:
 def test_toy_kind_reaches_analysis_words_and_report(toy: object, tmp_path: Path) -> None:
     src = tmp_path / "results"
     shutil.copytree(DATA, src)
-    from benchkit.report.render import render_report
+    from benchkit.report.writeup.render import render_report
 
     out = render_report(src, tmp_path / "report")
     verdicts = json.loads((out / "verdicts.json").read_text())

@@ -19,10 +19,10 @@ from benchkit.report.folder import Analysed
 from benchkit.report.lang import prose, tr, trn
 from benchkit.report.lang.fmt import filters
 from benchkit.report.light import Light
-from benchkit.report.markdown_html import markdown_to_html
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.kind import Say
-from benchkit.report.view import unit_word
+from benchkit.report.writeup.markdown_html import markdown_to_html
+from benchkit.report.writeup.view import unit_word
 from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
 from benchkit.visible import visible
 

@@ -16,9 +16,9 @@ from benchkit.report import analyse as an
 from benchkit.report import reasons
 from benchkit.report.folder import Analysed
 from benchkit.report.lang import i18n, tr, trn
-from benchkit.report.use_this import NextStep, StepKind, UseThis
 from benchkit.report.verdicts import registry
-from benchkit.report.view import status_and_summary, study_words, summary_rows, unit_word
+from benchkit.report.writeup.use_this import NextStep, StepKind, UseThis
+from benchkit.report.writeup.view import status_and_summary, study_words, summary_rows, unit_word
 
 SUMMARY_FILE = "summary.txt"
 

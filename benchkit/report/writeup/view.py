@@ -18,7 +18,7 @@ from benchkit.measure import DEFINITIONS
 from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
 from benchkit.quality.drift import Drift
 from benchkit.report import analyse as an
-from benchkit.report import conditions, factor_words, headline, ledger, recommend, sentences
+from benchkit.report import factor_words, ledger, sentences
 from benchkit.report.analysis.caveats import caveat_sentence
 from benchkit.report.analysis.numbers import ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.analysis.quality import kld_text, quality_view
@@ -26,14 +26,15 @@ from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.light import Light
-from benchkit.report.quality_models import model_files_view
-from benchkit.report.sections import factor_sections, lead_figure
-from benchkit.report.task import task_view
-from benchkit.report.time_rows import rows_note, time_rows
-from benchkit.report.titles import composed
-from benchkit.report.trust_words import trust_sentences
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.kinds.capacity.words import capacity_value
+from benchkit.report.writeup import conditions, headline, recommend
+from benchkit.report.writeup.quality_models import model_files_view
+from benchkit.report.writeup.sections import factor_sections, lead_figure
+from benchkit.report.writeup.task import task_view
+from benchkit.report.writeup.time_rows import rows_note, time_rows
+from benchkit.report.writeup.titles import composed
+from benchkit.report.writeup.trust_words import trust_sentences
 
 # The units a study may name without giving its own word for them (StudyConfig.unit_name).
 UNIT_WORDS = {
@@ -58,7 +59,7 @@ def unit_word(study: StudyConfig, lang: str) -> str:
 def study_words(study: StudyConfig, lang: str, a: Analysed | None = None) -> StudyText:
     """The study's title, question, untested items and claims' words in `lang`: its
     `text.<lang>` where given, else the study's own, else (none declared) composed from what
-    ran in `a` (benchkit.report.titles)."""
+    ran in `a` (benchkit.report.writeup.titles)."""
     own = study.text.get(lang) or StudyText()
     if a is not None and not (own.title or study.title):
         title, question = composed(a, lang)

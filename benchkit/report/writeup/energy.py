@@ -23,7 +23,7 @@ from benchkit.report.analysis.energy_numbers import FACTORS, _norm, _num, backen
 from benchkit.report.figures import drawable
 from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.report.lang.i18n import backend_name, job_seconds_text, point_text
-from benchkit.report.recommend import recommendation
+from benchkit.report.writeup.recommend import recommendation
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 
 FIGURE = "telemetry.png"

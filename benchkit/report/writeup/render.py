@@ -27,23 +27,24 @@ import yaml
 from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import analyse as an
-from benchkit.report import energy, ledger
-from benchkit.report import groundtruth_words as gt_words
+from benchkit.report import ledger
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.analysis import racing, warmup
-from benchkit.report.closing import SUMMARY_FILE, summary_lines, use_this_view
-from benchkit.report.conditions import command_lines
-from benchkit.report.conditions import reported_gpus as _reported_gpus
 from benchkit.report.folder import Analysed, analyse_folder
-from benchkit.report.headline import headline as headline_of
 from benchkit.report.lang import grammar
 from benchkit.report.lang.i18n import point_text
-from benchkit.report.page import write_report
-from benchkit.report.use_this import use_this
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.kind import Drawing
-from benchkit.report.view import study_words, unit_word, view_model
+from benchkit.report.writeup import energy
+from benchkit.report.writeup import groundtruth_words as gt_words
+from benchkit.report.writeup.closing import SUMMARY_FILE, summary_lines, use_this_view
+from benchkit.report.writeup.conditions import command_lines
+from benchkit.report.writeup.conditions import reported_gpus as _reported_gpus
+from benchkit.report.writeup.headline import headline as headline_of
+from benchkit.report.writeup.page import write_report
+from benchkit.report.writeup.use_this import use_this
+from benchkit.report.writeup.view import study_words, unit_word, view_model
 from benchkit.results import JobResult, results_digest
 from benchkit.trust import left_out_jobs as left_out
 from benchkit.visible import visible
