@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from benchkit.report import analyse as an
-from benchkit.report import ledger, sentences
+from benchkit.report import ledger
 from benchkit.report.analysis import caveats
 from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import fmt, grammar, i18n
 from benchkit.report.ledger import words as ledger_words
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
 from benchkit.report.writeup import headline

@@ -1,10 +1,10 @@
 """Issue #41's findings, each a test on its data (its first done-means line).
 
-The issue's "Why" lists the faults an expert audit of the five published studies and a user on
-the CPU found. Each maps here to the test that reproduces it on its data and asserts the fixed
+The issue's "Why" lists the faults an expert audit of the five published studies and a user on the
+CPU found. Each maps here to the test that reproduces it on its data and asserts the fixed
 behaviour. Published data is analysed as scripts/render-study.sh renders it
-(benchkit.report.folder.analyse_folder / render_report on docs/studies/NAME/results, the H100
-study with its `anchors`). CPU findings whose sweeps were never stored (bench/twin_sweeps.py
+(benchkit.report.verdicts.folder.analyse_folder / render_report on docs/studies/NAME/results, the
+H100 study with its `anchors`). CPU findings whose sweeps were never stored (bench/twin_sweeps.py
 wrote them to /tmp) are rebuilt here as the smallest faithful job folders (result.json and
 calls.jsonl, as tests/test_verdict_evidence.py writes them), said so in each test.
 
@@ -88,9 +88,9 @@ from typing import Any
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report import sentences
 from benchkit.report.analysis.numbers import ProjectionNumbers, SlotsNumbers, of
-from benchkit.report.folder import analyse_folder
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.render import render_report
 from benchkit.results import atomic_write_json
 from tests.test_analyse import result
@@ -452,7 +452,7 @@ def test_cpu_a_slots_verdict_at_one_ubatch_is_drawn_on_that_series(tmp_path: Pat
     a = analyse_folder(tmp_path)
     s, u = a.verdict("slots"), a.verdict("ubatch")
     assert s is not None and u is not None
-    from benchkit.report import factor_words
+    from benchkit.report.verdicts import factor_words
 
     assert "The best value differs between the other settings" in factor_words.factor_sentence(
         u, "en"
@@ -517,7 +517,7 @@ def test_single_runs_say_run_noise_unmeasured_and_twins_measure_it(tmp_path: Pat
     provisional and the next step is the twin sweep. Rendered with the twin as its anchors:
     the run-to-run spread is measured on the two runs of each point, every comparison holds
     it, and the units-only reason is gone."""
-    from benchkit.report.compare_words import how_text
+    from benchkit.report.verdicts.compare_words import how_text
     from benchkit.report.verdicts.engine_of import engine_of
     from benchkit.report.writeup.use_this import StepKind, use_this
 

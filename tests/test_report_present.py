@@ -180,7 +180,7 @@ def test_figure_legends_name_points_as_the_prose_does(
 ) -> None:
     """Every legend entry of the Vulkan study's figures is a point as the prose writes it
     ("CUDA, MTP off", "Vulkan"), never "cuda, mtp=false"; so is the telemetry figure's title."""
-    from benchkit.report import figures
+    from benchkit.report.verdicts import figures
 
     seen: list[str] = []
     legend = figures._legend

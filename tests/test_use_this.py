@@ -14,7 +14,7 @@ import unicodedata
 from pathlib import Path
 
 from benchkit.paths import repo_root
-from benchkit.report.folder import analyse_folder
+from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.closing import SUMMARY_FILE
 from benchkit.report.writeup.render import render_report
 from benchkit.report.writeup.use_this import StepKind, use_this

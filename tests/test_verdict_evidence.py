@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report import sentences
 from benchkit.report.lang import prose
+from benchkit.report.verdicts import sentences
 from benchkit.report.writeup.render import analyse_folder, render_report
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report import sentences
 from benchkit.report.analysis.numbers import BackendNumbers, SlotsNumbers
-from benchkit.report.folder import analyse_folder
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.folder import analyse_folder
 
 STUDIES = repo_root() / "docs" / "studies"
 MTP = STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results"
@@ -97,7 +97,7 @@ def test_a_knee_on_pairs_left_open_is_provisional_and_names_them() -> None:
     assert [c["other"]["slots"] for c in n.open or []] == [3, 4]
     # 3 against 6 sits at 1.052 against a 1.05 bound: no practical number of units decides it,
     # and the words say so rather than ask for 10,000 units of a 16-unit workload.
-    from benchkit.report.compare_words import open_text
+    from benchkit.report.verdicts.compare_words import open_text
 
     text = open_text(n.open or [], "en")
     assert "it sits on the margin, so no practical number of units would decide it" in text

@@ -543,7 +543,7 @@ def read_models(sweep: Path) -> ModelsDoc | None:
 def compare_sweep(sweep: Path, again: bool = False, elsewhere: bool = False) -> ModelsDoc | None:
     """compare_models on a sweep folder, with the study's reference_model its jobs carry;
     `again`: measure even where models.json says the same inputs were measured."""
-    from benchkit.report.folder import resolve_study
+    from benchkit.report.verdicts.folder import resolve_study
     from benchkit.results import find_results
 
     results = find_results(sweep)

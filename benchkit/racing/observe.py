@@ -1,12 +1,12 @@
 """Per-unit objective values of one job, read from its folder, and the machine that measured
 each unit: what the racing policy compares.
 
-A unit's time is its span in calls.jsonl (first request sent to last response, every call of
-the unit answered), the per-unit time the report's noise rule pairs (benchkit.report.folder).
-On the slot-latency basis that span is the value. On the throughput basis the spans are scaled
-so that they add up to the job's wall clock: their mean is then the job's
-`s_per_unit_throughput`, and each unit keeps its share of the work (units overlap in time
-when slots > 1, so a span alone would count the overlap once per slot).
+A unit's time is its span in calls.jsonl (first request sent to last response, every call of the
+unit answered), the per-unit time the report's noise rule pairs (benchkit.report.verdicts.folder).
+On the slot-latency basis that span is the value. On the throughput basis the spans are scaled so
+that they add up to the job's wall clock: their mean is then the job's `s_per_unit_throughput`, and
+each unit keeps its share of the work (units overlap in time when slots > 1, so a span alone would
+count the overlap once per slot).
 """
 
 from __future__ import annotations

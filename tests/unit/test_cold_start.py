@@ -16,11 +16,11 @@ from benchkit.report import ledger
 from benchkit.report.analysis.numbers import BackendNumbers, of
 from benchkit.report.analysis.stalls import find_stalls, first_wave
 from benchkit.report.analysis.warmup import job_warmup, study_warmup
-from benchkit.report.cold_words import cold_text, warmup_lines
-from benchkit.report.folder import analyse_folder
 from benchkit.report.ledger import Entry
 from benchkit.report.ledger import words as ledger_words
-from benchkit.report.light import Light
+from benchkit.report.verdicts.cold_words import cold_text, warmup_lines
+from benchkit.report.verdicts.folder import analyse_folder
+from benchkit.report.verdicts.light import Light
 from benchkit.results import load_result
 
 DATA = Path(__file__).parent.parent / "data" / "h200-vulkan-1slot"

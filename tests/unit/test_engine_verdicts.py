@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchkit.report import analyse as an
-from benchkit.report import factor_words, sentences
 from benchkit.report.analysis.numbers import DraftingNumbers, FactorNumbers, ProjectionNumbers, of
 from benchkit.report.analysis.table import factor_columns, tidy
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import factor_words, sentences
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.results import JobResult
 from tests.test_analyse import RUN_NOISE, result

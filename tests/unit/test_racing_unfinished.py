@@ -57,7 +57,7 @@ def test_a_verdict_on_a_point_the_finished_race_left_undecided_is_provisional_fo
     """The H100 race left CUDA at 4 slots (MTP off) undecided against 16 slots (p 0.0502):
     the slot verdict's 'still cut by more than 5%' rests on that pair, and now says so."""
     from benchkit.paths import repo_root
-    from benchkit.report.folder import analyse_folder
+    from benchkit.report.verdicts.folder import analyse_folder
 
     a = analyse_folder(repo_root() / "docs" / "studies" / "h100-vulkan-vs-cuda-warm" / "results")
     assert a.sweep.race_undecided == ["7"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchkit.report import reasons
-from benchkit.report.analyse import Verdict
 from benchkit.report.analysis.numbers import CapacityNumbers, SlotsNumbers
 from benchkit.report.lang.words import REASON_WORDS
+from benchkit.report.verdicts import reasons
+from benchkit.report.verdicts.analyse import Verdict
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])

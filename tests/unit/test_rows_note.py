@@ -5,7 +5,7 @@ without cold starts (the H200 study's job 0: 9.7 s beside output tok/s as measur
 from __future__ import annotations
 
 from benchkit.paths import repo_root
-from benchkit.report.folder import analyse_folder
+from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.time_rows import rows_note as _rows_note
 
 STUDIES = repo_root() / "docs" / "studies"

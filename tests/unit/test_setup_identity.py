@@ -68,7 +68,7 @@ def test_a_verdicts_jobs_are_compared_among_themselves() -> None:
     GPU-3d382b62 where the other jobs ran GPU-a482737e', the sweep's usual card, though most
     of its own jobs ran on the first: the usual value is now its own jobs'."""
     from benchkit.report.analysis.numbers import SlotsNumbers, of
-    from benchkit.report.folder import analyse_folder
+    from benchkit.report.verdicts.folder import analyse_folder
 
     a = analyse_folder(STUDY)
     s = a.verdict("slots")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.report.analysis.stalls import find_stalls, job_stalls
-from benchkit.report.folder import analyse_folder
+from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.results import read_jsonl
 
 DATA = Path(__file__).parent.parent / "data" / "h200-vulkan-1slot"

@@ -64,9 +64,9 @@ from benchkit.report.ledger.types import (
 from benchkit.report.ledger.types import (
     Why as Why,
 )
-from benchkit.report.light import Light, cold_of, number_changes
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.light import Light, cold_of, number_changes
 from benchkit.results import atomic_write_text
 from benchkit.results import results_digest as results_digest
 

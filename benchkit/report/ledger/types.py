@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 from benchkit.report.analysis.numbers import FactorValue, MissingPoint, Point
-from benchkit.report.light import NumberChange
+from benchkit.report.verdicts.light import NumberChange
 
 
 class LedgerVerdict(TypedDict):

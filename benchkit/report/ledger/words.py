@@ -22,7 +22,7 @@ from benchkit.report.lang.i18n import (
 from benchkit.report.lang.words import CONTEXT_WORDS
 from benchkit.report.ledger.rules import RULES
 from benchkit.report.ledger.types import Change
-from benchkit.report.light import NumberChange
+from benchkit.report.verdicts.light import NumberChange
 
 # At most this many missing points are named per change; the rest are counted.
 NAMED_POINTS = 3

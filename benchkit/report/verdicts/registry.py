@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchkit.report.lang import fmt
-from benchkit.report.light import Light
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import CLOSED, OPEN, Found, VerdictKind
 from benchkit.report.verdicts.kinds import (
@@ -26,6 +25,7 @@ from benchkit.report.verdicts.kinds import (
     validity,
 )
 from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
+from benchkit.report.verdicts.light import Light
 
 KINDS: tuple[VerdictKind, ...] = (
     capacity.KIND,

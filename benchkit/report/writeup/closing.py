@@ -12,11 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.report import analyse as an
-from benchkit.report import reasons
-from benchkit.report.folder import Analysed
 from benchkit.report.lang import i18n, tr, trn
-from benchkit.report.verdicts import registry
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import reasons, registry
+from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.writeup.use_this import NextStep, StepKind, UseThis
 from benchkit.report.writeup.view import status_and_summary, study_words, summary_rows, unit_word
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from benchkit import bounded
-from benchkit.report import analyse as an
 from benchkit.report.analysis import caveats, warmup
 from benchkit.report.analysis import groundtruth as gt
-from benchkit.report.cold_words import warmup_lines
-from benchkit.report.folder import Analysed
 from benchkit.report.lang import i18n, tr, trn
 from benchkit.report.lang.fmt import integer
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts.cold_words import warmup_lines
+from benchkit.report.verdicts.folder import Analysed
 from benchkit.results import JobResult
 from benchkit.schema import Metrics, ModelInfo, SamplingInfo, WorkloadInfo
 

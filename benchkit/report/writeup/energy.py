@@ -20,9 +20,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from benchkit.report.analysis.energy_numbers import FACTORS, _norm, _num, backend_energy, job_rows
-from benchkit.report.figures import drawable
 from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.report.lang.i18n import backend_name, job_seconds_text, point_text
+from benchkit.report.verdicts.figures import drawable
 from benchkit.report.writeup.recommend import recommendation
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 

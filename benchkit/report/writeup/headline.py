@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
-from benchkit.report import factor_words as fw
 from benchkit.report.analysis.numbers import (
     FactorNumbers,
     ProjectionNumbers,
@@ -18,6 +17,7 @@ from benchkit.report.lang.i18n import (
     point_text,
 )
 from benchkit.report.lang.words import BACKENDS as BACKENDS
+from benchkit.report.verdicts import factor_words as fw
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 from benchkit.report.verdicts.kind import Clause

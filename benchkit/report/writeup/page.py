@@ -14,13 +14,13 @@ import jinja2
 
 from benchkit import log
 from benchkit.paths import repo_root
-from benchkit.report import analyse as an
-from benchkit.report.folder import Analysed
 from benchkit.report.lang import prose, tr, trn
 from benchkit.report.lang.fmt import filters
-from benchkit.report.light import Light
+from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kind import Say
+from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup.markdown_html import markdown_to_html
 from benchkit.report.writeup.view import unit_word
 from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv

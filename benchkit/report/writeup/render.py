@@ -26,15 +26,15 @@ import yaml
 
 from benchkit.errors import UserError
 from benchkit.owned import FolderKind, building, check_replaceable
-from benchkit.report import analyse as an
 from benchkit.report import ledger
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.analysis import racing, warmup
-from benchkit.report.folder import Analysed, analyse_folder
 from benchkit.report.lang import grammar
 from benchkit.report.lang.i18n import point_text
+from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.folder import Analysed, analyse_folder
 from benchkit.report.verdicts.kind import Drawing
 from benchkit.report.writeup import energy
 from benchkit.report.writeup import groundtruth_words as gt_words

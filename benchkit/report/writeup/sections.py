@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from benchkit.report import analyse as an
-from benchkit.report.folder import Analysed
+from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kind import Page, Section
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from benchkit.report import analyse as an
 from benchkit.report.analysis import slot_use
-from benchkit.report.folder import Analysed
 from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts.folder import Analysed
 from benchkit.results import CALLS_FILE, JobResult
 
 _TIME_KEYS = (

@@ -4,8 +4,8 @@ model, and asked about parallel slots for an MTP or open-loop sweep)."""
 
 from __future__ import annotations
 
-from benchkit.report.folder import Analysed
 from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts.folder import Analysed
 
 
 def composed(a: Analysed, lang: str) -> tuple[str, str]:

@@ -20,7 +20,6 @@ import yaml
 
 from benchkit import bounded
 from benchkit.racing.observe import RACING_FILE
-from benchkit.report import analyse as an
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
     DraftingNumbers,
@@ -29,8 +28,9 @@ from benchkit.report.analysis.numbers import (
     Point,
     SlotsNumbers,
 )
-from benchkit.report.folder import MULTIRUN_FILE, Analysed
+from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.folder import MULTIRUN_FILE, Analysed
 from benchkit.results import JobResult
 
 # The verdicts whose open comparisons (benchkit.compare) a Next run settles.

@@ -17,17 +17,17 @@ from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
 from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
 from benchkit.quality.drift import Drift
-from benchkit.report import analyse as an
-from benchkit.report import factor_words, ledger, sentences
+from benchkit.report import ledger
 from benchkit.report.analysis.caveats import caveat_sentence
 from benchkit.report.analysis.numbers import ProjectionNumbers, ValidityNumbers, of
 from benchkit.report.analysis.quality import kld_text, quality_view
-from benchkit.report.folder import Analysed
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.ledger import words as ledger_words
-from benchkit.report.light import Light
-from benchkit.report.verdicts import registry
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import factor_words, registry, sentences
+from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kinds.capacity.words import capacity_value
+from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import conditions, headline, recommend
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.sections import factor_sections, lead_figure

@@ -4,7 +4,7 @@ title named tiny-moe on the CPU for every model, and asked about slots for every
 from __future__ import annotations
 
 from benchkit.paths import repo_root
-from benchkit.report.folder import analyse_folder
+from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.view import study_words
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from benchkit.report import figures
+from benchkit.report.verdicts import figures
 from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import BOTH, Drawing, Found, Page, Say, VerdictKind

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchkit.report.lang.i18n import claim_status
-from benchkit.report.light import Light
 from benchkit.report.verdicts.kind import VerdictKind
+from benchkit.report.verdicts.light import Light
 
 
 def _value(value: Any, lang: str, numbers: Light) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report.light import Light
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
@@ -14,6 +13,7 @@ from benchkit.report.verdicts.kinds.drafting import figure, section, words
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.verdicts.kinds.drafting.verdict import mtp_verdict, spec_verdicts
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
+from benchkit.report.verdicts.light import Light
 
 
 def _mtp(found: Found) -> Sequence[Verdict]:

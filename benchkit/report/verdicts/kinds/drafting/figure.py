@@ -7,10 +7,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from benchkit.report import figures as fg
 from benchkit.report.analysis.numbers import DraftingNumbers, of
 from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts import figures as fg
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Drawing
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from benchkit.compare.engine import ACROSS, BRIDGED
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.analysis.sweep import norm
-from benchkit.report.cold_words import with_cold
 from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 from benchkit.report.verdicts.kinds.drafting.figure import MTP

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
-from benchkit.report.compare_words import how_text
-from benchkit.report.factor_words import not_exercised_text
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.i18n import drafter, objective_words, point_text, span
-from benchkit.report.reasons import _prov
 from benchkit.report.verdicts.common import Verdict, _objective_of
+from benchkit.report.verdicts.compare_words import how_text
+from benchkit.report.verdicts.factor_words import not_exercised_text
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
+from benchkit.report.verdicts.reasons import _prov
 
 
 def mtp_sentence(v: Verdict, lang: str) -> str:

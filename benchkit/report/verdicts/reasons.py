@@ -19,7 +19,6 @@ from benchkit.report.analysis.numbers import (
 )
 from benchkit.report.analysis.stall_words import stalled_text
 from benchkit.report.analysis.sweep import COMPLETE, norm
-from benchkit.report.compare_words import open_text
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import (
     contamination_text,
@@ -29,8 +28,9 @@ from benchkit.report.lang.i18n import (
     point_text,
     reason_words,
 )
-from benchkit.report.slots_words import partial_rounds_text
 from benchkit.report.verdicts.common import PAIRED_UNITS, Verdict
+from benchkit.report.verdicts.compare_words import open_text
+from benchkit.report.verdicts.slots_words import partial_rounds_text
 
 
 def _prov(v: Verdict, lang: str) -> str:

@@ -15,8 +15,6 @@ from benchkit.report.analysis.numbers import (
     of,
 )
 from benchkit.report.analysis.sweep import COMPLETE, norm
-from benchkit.report.compare_words import how_text
-from benchkit.report.factor_words import not_exercised_text
 from benchkit.report.lang import fmt, tr, trc, trn
 from benchkit.report.lang.i18n import (
     backend_name,
@@ -30,9 +28,11 @@ from benchkit.report.lang.i18n import (
     span,
 )
 from benchkit.report.lang.words import BACKENDS as BACKENDS
-from benchkit.report.reasons import _prov, _prov_sentence, capped_text
-from benchkit.report.slots_words import beyond_text, elsewhere_text, series_text
 from benchkit.report.verdicts.common import Verdict, _objective_of
+from benchkit.report.verdicts.compare_words import how_text
+from benchkit.report.verdicts.factor_words import not_exercised_text
+from benchkit.report.verdicts.reasons import _prov, _prov_sentence, capped_text
+from benchkit.report.verdicts.slots_words import beyond_text, elsewhere_text, series_text
 
 
 def backend_sentence(v: Verdict, lang: str) -> str:

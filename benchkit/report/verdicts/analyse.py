@@ -3,7 +3,7 @@ order, and `detect_caveats` runs the caveat table (`caveats`).
 
 The work lives in `sweep` (the table of cells every verdict reads), the `verdicts` modules
 (one per verdict kind), `claims` and `caveats`; this module re-exports the names other
-modules and tests import from `benchkit.report.analyse`. Nothing here reads files or
+modules and tests import from `benchkit.report.verdicts.analyse`. Nothing here reads files or
 formats text for people; `render` and `i18n` do.
 """
 

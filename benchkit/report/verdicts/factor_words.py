@@ -17,7 +17,6 @@ from benchkit.report.analysis.numbers import (
 )
 from benchkit.report.analysis.quality import kld_text
 from benchkit.report.analysis.sweep import COMPLETE
-from benchkit.report.compare_words import how_text
 from benchkit.report.lang import fmt, tr, trn
 from benchkit.report.lang.i18n import (
     factor_name,
@@ -27,8 +26,9 @@ from benchkit.report.lang.i18n import (
     point_text,
     slots_phrase,
 )
-from benchkit.report.reasons import _prov
 from benchkit.report.verdicts.common import Verdict, _objective_of
+from benchkit.report.verdicts.compare_words import how_text
+from benchkit.report.verdicts.reasons import _prov
 
 
 def value_text(factor: str, value: FactorValue, lang: str) -> str:

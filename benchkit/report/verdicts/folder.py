@@ -19,7 +19,6 @@ from benchkit import bounded, log
 from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.paths import conf_dir
-from benchkit.report import analyse as an
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis import racing
 from benchkit.report.analysis.anchors import load_anchors, race_anchors
@@ -28,6 +27,7 @@ from benchkit.report.analysis.quality import DriftSet, measure_drift
 from benchkit.report.analysis.stalls import PER_UNIT, JobStalls
 from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import check_language
+from benchkit.report.verdicts import analyse as an
 from benchkit.results import JobResult, find_results
 from benchkit.schema import Result
 from benchkit.space import swept
