@@ -64,7 +64,7 @@ def body(md: str) -> str:
 def test_every_study_config_has_its_korean_words() -> None:
     """Title, question and every untested item, in Korean, for every study config that
     declares them (one that declares no title or question has both composed from what ran,
-    in each language: report.titles)."""
+    in each language: report.writeup.titles)."""
     for path in sorted((repo_root() / "conf" / "study").glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         ko = (data.get("text") or {}).get("ko") or {}

@@ -1,4 +1,4 @@
-"""The share of slot-time idle while the server had work (report.slot_use): the H100 race's
+"""The share of slot-time idle while the server had work (report.analysis.slot_use): the H100 race's
 2-slot MTP jobs ran 3 units, then 1 alone in an extension, and their seconds per unit held
 that idle slot without the report saying so."""
 

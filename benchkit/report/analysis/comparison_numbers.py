@@ -1,12 +1,12 @@
 """A comparison of the engine (benchkit.compare) as verdict numbers carry it: JSON-ready, its
-points as factor values. Re-exported from report/numbers."""
+points as factor values. Re-exported from report/analysis/numbers."""
 
 from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-# A factor's value and a point, as report/numbers defines them (kept here too: numbers imports
-# this module).
+# A factor's value and a point, as report/analysis/numbers defines them (kept here too: numbers
+# imports this module).
 FactorValue = str | int | float | bool | None
 Point = dict[str, FactorValue]
 

@@ -1,6 +1,6 @@
 """The numbers behind the capacity verdict (open-loop load): one row per offered rate of each
 server setting, and each setting's capacity. Plain typed records; the verdict fills them
-(report/verdicts/capacity.py), the section and figures read them."""
+(report/verdicts/kinds/capacity/verdict.py), the section and figures read them."""
 
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
 
 
 def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
-    """Why a capacity verdict is provisional (report/verdicts/capacity.py)."""
+    """Why a capacity verdict is provisional (report/verdicts/kinds/capacity/verdict.py)."""
     settings = n.settings or []
     if reason == "not_bracketed":
         open_ = [point_text(s["setting"], lang) for s in settings if not s["bracketed"]]

@@ -30,7 +30,7 @@ class TimeRow(TypedDict):
     seqs_per_step: object
     gpu_busy_share: object
     server_busiest_thread_share: object
-    # The share of slot-time idle while the server had work (report.slot_use).
+    # The share of slot-time idle while the server had work (report.analysis.slot_use).
     slots_idle_share: object
 
 
