@@ -661,7 +661,7 @@ def test_text_from_results_is_escaped_for_markdown() -> None:
 
 
 def test_a_names_particle_follows_its_korean_reading() -> None:
-    # Every message has its Korean: tests/unit/test_translations.py checks the catalogs.
+    # Every message has its Korean: tests/unit/report/lang/test_translations.py checks the catalogs.
     # A name's particle (a translation's {name:이}) follows how Korean reads the name.
     korean = grammar("ko")
     assert korean.inflect("Vulkan", "이") == "Vulkan이" and korean.inflect("CUDA", "이") == "CUDA가"

@@ -38,7 +38,7 @@ Expert audit of the published studies:
    tests/test_verdict_rules_real.py::test_no_knee_reached_is_never_complete
    tests/test_issue41_findings.py::test_decode_two_counts_say_the_gap_before_a_larger_count
 10. Energy keeps a cold start that time leaves out, H200 Vulkan study:
-   tests/unit/test_cold_start.py::test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out
+   tests/unit/report/analysis/test_cold_start.py::test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out
    tests/test_issue41_findings.py::test_vulkan_energy_ratio_leaves_the_cold_start_out
 11. Vulkan at 16 slots changed all 16 greedy probes; the backend ratio did not say so, H100:
    tests/test_verdict_rules_real.py::test_a_race_across_machines_is_compared_on_one_machine_where_a_check_ran_it
@@ -56,16 +56,16 @@ A user on the CPU:
 14. Two identical larger sweeps both recommending the point that measured slowest:
    tests/test_issue41_findings.py::test_cpu_larger_twin_sweeps_never_recommend_the_slowest_point
 15. Capacity "at least 6.4 calls/s" where 4.02/s was offered and 2.96/s achieved:
-   tests/unit/test_capacity.py::test_a_capacity_is_stated_as_the_rate_the_schedule_offered_with_the_achieved_beside_it
+   tests/unit/report/verdicts/test_capacity.py::test_a_capacity_is_stated_as_the_rate_the_schedule_offered_with_the_achieved_beside_it
 16. "No knee up to 2 slots" holding at ubatch 512 only (29% slower at 128), flagged for ubatch
    but not for slots (the words: slots_words.series_text and elsewhere_text):
    tests/test_issue41_findings.py::test_cpu_a_slots_verdict_at_one_ubatch_is_drawn_on_that_series
    tests/test_issue41_findings.py::test_cpu_slots_verdict_names_the_ubatch_it_holds_at
 17. A loaded machine (load 3-19 on 2 cores) not named:
-   tests/unit/test_host_load.py::test_busy_jobs_are_named_with_the_figures_and_quiet_ones_are_not
-   tests/unit/test_host_load.py::test_other_processes_cpu_is_the_machines_busy_time_less_the_servers_and_ours
+   tests/unit/report/analysis/test_host_load.py::test_busy_jobs_are_named_with_the_figures_and_quiet_ones_are_not
+   tests/unit/report/analysis/test_host_load.py::test_other_processes_cpu_is_the_machines_busy_time_less_the_servers_and_ours
 18. A single stuck call, the other slots working, not named:
-   tests/unit/test_wait_stalls.py::test_one_call_stuck_while_the_other_slots_work_is_named
+   tests/unit/report/analysis/test_wait_stalls.py::test_one_call_stuck_while_the_other_slots_work_is_named
 19. The report 15x slower (factor contexts calling DataFrame.to_dict 25,533 times at 1,000 jobs):
    tests/test_issue41_findings.py::test_report_reads_the_table_a_constant_number_of_times
    (the 6 s CPU / 200 MiB figure itself is bench/report_scale.py's, docs/perf; not a unit test)

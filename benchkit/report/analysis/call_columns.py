@@ -10,7 +10,7 @@ column at a time. Only a calls.jsonl as benchkit writes it is read this way: eve
 every field there with the type benchkit writes it with (times finite numbers, counts integers, the
 unit and finish reason strings). A file with anything else (a failed call, a field missing or null)
 gives no columns, and each reader reads its dicts as before; either way each figure is the same to
-the last bit (tests/unit/report/test_call_columns.py).
+the last bit (tests/unit/report/analysis/test_call_columns.py).
 """
 
 from __future__ import annotations

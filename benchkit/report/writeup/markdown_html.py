@@ -10,7 +10,7 @@ as markdown-it's table rule cuts them, each cell's text through markdown-it's ow
 renderer (once for each distinct text: a sweep's tables repeat their values), the tags as its
 renderer writes them. Everything else, and any table that is not plainly one (a row with fewer
 cells than the header, a table inside a list or a quote, one a paragraph runs into), goes to
-markdown-it as before. tests/unit/report/test_markdown_html.py renders generated pages both ways and
+markdown-it as before. tests/unit/report/writeup/test_markdown_html.py renders generated pages both ways and
 compares them.
 """
 

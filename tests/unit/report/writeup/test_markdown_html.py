@@ -95,7 +95,7 @@ def test_short_rows_and_text_run_on_are_left_to_markdown_it() -> None:
 def test_the_seed_report_renders_as_whole(tmp_path: Path) -> None:
     from benchkit.report.writeup.render import render_report
 
-    seed = Path(__file__).parents[3] / "fixtures" / "results" / "seed-r9700"
+    seed = Path(__file__).parents[4] / "fixtures" / "results" / "seed-r9700"
     out = render_report(seed, tmp_path / "report")
     md = (out / "report.md").read_text()
     assert markdown_to_html(md) == _whole(md)

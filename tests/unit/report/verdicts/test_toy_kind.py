@@ -15,7 +15,7 @@ import pytest
 
 from benchkit.report.verdicts import registry
 
-DATA = Path(__file__).parents[2] / "data" / "h200-vulkan-1slot"
+DATA = Path(__file__).parents[3] / "data" / "h200-vulkan-1slot"
 
 TOY = '''"""A toy verdict kind: says the sweep's cell count, to show what a kind needs."""
 

@@ -13,7 +13,7 @@ from benchkit.report.analysis.stalls import find_stalls, job_stalls
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.results import read_jsonl
 
-DATA = Path(__file__).parent.parent / "data" / "h200-vulkan-1slot"
+DATA = Path(__file__).parents[3] / "data" / "h200-vulkan-1slot"
 
 
 def _job(n: str):  # type: ignore[no-untyped-def]
