@@ -1,17 +1,16 @@
 """The report's Markdown as the HTML markdown-it renders for it (CommonMark, GFM tables, raw HTML
 off), in a fraction of its time for a page of long tables.
 
-A 1,000-job report is 1 MB of Markdown, most of it tables of a thousand rows, and markdown-it
-took a sixth of the report's time over them: a character at a time through each row to find
-its cells, a token object for every tag and cell, an inline parse of every cell. Here the page
-is cut into sections at its headings (CommonMark ends every block at one), and a table that
-stands alone between blank lines in a section is written out directly: its rows cut into cells
-as markdown-it's table rule cuts them, each cell's text through markdown-it's own inline
-renderer (once for each distinct text: a sweep's tables repeat their values), the tags as its
-renderer writes them. Everything else, and any table that is not plainly one (a row with fewer
-cells than the header, a table inside a list or a quote, one a paragraph runs into), goes to
-markdown-it as before. tests/unit/report/writeup/test_markdown_html.py renders generated pages both ways and
-compares them.
+A 1,000-job report is 1 MB of Markdown, most of it tables of a thousand rows, and markdown-it took a
+sixth of the report's time over them: a character at a time through each row to find its cells, a
+token object for every tag and cell, an inline parse of every cell. Here the page is cut into
+sections at its headings (CommonMark ends every block at one), and a table that stands alone between
+blank lines in a section is written out directly: its rows cut into cells as markdown-it's table
+rule cuts them, each cell's text through markdown-it's own inline renderer (once for each distinct
+text: a sweep's tables repeat their values), the tags as its renderer writes them. Everything else,
+and any table that is not plainly one (a row with fewer cells than the header, a table inside a list
+or a quote, one a paragraph runs into), goes to markdown-it as before.
+tests/unit/report/writeup/test_markdown_html.py renders generated pages both ways and compares them.
 """
 
 from __future__ import annotations
