@@ -4,10 +4,10 @@ server setting, and each setting's capacity. Plain typed records; the verdict fi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
-if TYPE_CHECKING:  # numbers.py imports this module for its CapacityNumbers
-    from benchkit.report.analysis.numbers import Point, SloBreak
+# From numbers_base, where they are defined: numbers imports this module (CapacityNumbers).
+from benchkit.report.analysis.numbers_base import Point, SloBreak
 
 
 class CapacityRow(TypedDict):
