@@ -42,12 +42,12 @@ sys.path.insert(0, str(REPO))
 
 from bench.racing import verdicts, with_values  # noqa: E402
 from benchkit.racing.observe import RACING_FILE, unit_values  # noqa: E402
-from benchkit.report import analyse as an  # noqa: E402
-from benchkit.report.anchor_job import AnchorJob  # noqa: E402
-from benchkit.report.anchors import load_anchors  # noqa: E402
-from benchkit.report.folder import analyse_folder  # noqa: E402
-from benchkit.report.sweep import label  # noqa: E402
+from benchkit.report.analysis.anchor_job import AnchorJob  # noqa: E402
+from benchkit.report.analysis.anchors import load_anchors  # noqa: E402
+from benchkit.report.analysis.sweep import label  # noqa: E402
+from benchkit.report.verdicts import analyse as an  # noqa: E402
 from benchkit.report.verdicts.engine_of import machine_of  # noqa: E402
+from benchkit.report.verdicts.folder import analyse_folder  # noqa: E402
 
 
 class Check(TypedDict):

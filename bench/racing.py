@@ -1,10 +1,10 @@
 """Racing against the full grid: replays recorded per-unit results through the racing policy.
 
-For each recorded grid (a sweep folder, the seed-shaped reference or the stored CPU sweep),
-over many random seeds: the units are put in a new order (the order a race would measure them
-in), the race is simulated (benchkit.racing.policy.simulate), and the report's own verdicts
-(benchkit.report.analyse) are computed twice, on the full grid and on what the race measured.
-Printed and written as JSON: the share of the full grid's machine time the race used, the
+For each recorded grid (a sweep folder, the seed-shaped reference or the stored CPU sweep), over
+many random seeds: the units are put in a new order (the order a race would measure them in), the
+race is simulated (benchkit.racing.policy.simulate), and the report's own verdicts
+(benchkit.report.verdicts.analyse) are computed twice, on the full grid and on what the race
+measured. Printed and written as JSON: the share of the full grid's machine time the race used, the
 share of seeds whose recommendation differs, and the share where ANY verdict differs.
 
 Machine time is what a real race spends: each measured unit's recorded time, plus a launch's
@@ -56,8 +56,8 @@ from benchkit.racing.policy import (  # noqa: E402
     first_round,
     simulate,
 )
-from benchkit.report import analyse as an  # noqa: E402
-from benchkit.report.folder import analyse_folder  # noqa: E402
+from benchkit.report.verdicts import analyse as an  # noqa: E402
+from benchkit.report.verdicts.folder import analyse_folder  # noqa: E402
 
 SEED = REPO / "fixtures" / "results" / "seed-r9700"
 CPU = REPO / "bench" / "data" / "cpu-sweep"

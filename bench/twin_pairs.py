@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchkit.compare.engine import Comparison, Engine  # noqa: E402
-from benchkit.report.folder import analyse_folder  # noqa: E402
 from benchkit.report.verdicts.engine_of import engine_of  # noqa: E402
+from benchkit.report.verdicts.folder import analyse_folder  # noqa: E402
 
 
 def side(c: Comparison, margin: float) -> str:

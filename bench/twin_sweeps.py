@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchkit.report.folder import analyse_folder  # noqa: E402
+from benchkit.report.verdicts.folder import analyse_folder  # noqa: E402
 
 
 def run(sweep: list[str], folder: Path) -> float:

@@ -29,9 +29,9 @@ from typing import TypedDict
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchkit.report.folder import analyse_folder  # noqa: E402
-from benchkit.report.sweep import Sweep  # noqa: E402
+from benchkit.report.analysis.sweep import Sweep  # noqa: E402
 from benchkit.report.verdicts.common import Verdict  # noqa: E402
+from benchkit.report.verdicts.folder import analyse_folder  # noqa: E402
 from benchkit.report.verdicts.kinds.backend.verdict import backend_verdict  # noqa: E402
 from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict  # noqa: E402
 

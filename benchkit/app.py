@@ -120,7 +120,7 @@ def _hydra_main(cfg: DictConfig) -> float | None:
 
 def objective_of_result(result: Mapping[str, object], objective: str) -> float | None:
     """The job's value of the study's objective (lower is better), None unless complete."""
-    from benchkit.report.evidence import OBJECTIVES
+    from benchkit.report.analysis.evidence import OBJECTIVES
 
     metrics = result.get("metrics")
     if result.get("status") != "complete" or not isinstance(metrics, Mapping):
@@ -141,8 +141,8 @@ def report_of(folder: Path, what: str, ledger: str | None = None, sweep: bool = 
     cannot be rendered. `ledger` is the study config's (the results' own is never used). A
     sweep's summary also goes into the sweep's own benchkit.log (each job's log is its own; a
     single run's log is the run folder's, where logging writes)."""
-    from benchkit.report.closing import SUMMARY_FILE
-    from benchkit.report.render import render_report
+    from benchkit.report.writeup.closing import SUMMARY_FILE
+    from benchkit.report.writeup.render import render_report
 
     overrides = [f"study.ledger={json.dumps(ledger)}"] if ledger else []
     try:

@@ -293,7 +293,7 @@ class StudyQuality:
 @dataclass
 class StudyConfig:
     name: str = "default"
-    # Empty: composed from what ran (the model, where, the factors swept: report.titles).
+    # Empty: composed from what ran (the model, where, the factors swept: report.writeup.titles).
     title: str = ""
     question: str = ""
     # The report's language: `en`, or any language with a catalog and a module

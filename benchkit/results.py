@@ -392,7 +392,7 @@ def read_jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
 
 def jsonl_lines(path: Path) -> tuple[list[dict[str, object]], list[int]]:
     """`read_jsonl_lines`, where a file that cannot be read is OSError (a reader that tells
-    an unreadable file from an empty one: benchkit.report.job_calls)."""
+    an unreadable file from an empty one: benchkit.report.analysis.job_calls)."""
     # Bounded, a regular file inside the job's folder (benchkit.bounded): a link to
     # /dev/zero is one sentence, not a report that reads until memory runs out.
     return jsonl_of(path, bounded.read_bytes(path))

@@ -2,16 +2,15 @@
 setting, the most load whose SLO holds, by bisection on the load (as SGLang's auto-benchmark
 and guidellm's sweep do), within a budget.
 
-Each round is one open-loop sweep (`python -m benchkit -m OVERRIDES
-hydra.sweep.dir=DIR/round-N`): the first over the loads given, each later one over those tried
-and the loads the report's capacity verdict proposes next (report/verdicts/capacity.py,
-`next_loads`: halfway between held and broken, twice the highest held, half the lowest
-broken), reusing the round before's complete jobs (`resume_from`), so a round measures only
-its new loads and its folder holds them all. (One folder for every round would not do: new
-loads renumber the points, and a job would overwrite another point's result before it was
-reused.) It stops when every capacity is bracketed within 25%, after `--rounds` rounds, or
-before a round the time left in `--budget-min` would not cover (the last round's time is the
-estimate); the last round's report is the answer, as after any sweep.
+Each round is one open-loop sweep (`python -m benchkit -m OVERRIDES hydra.sweep.dir=DIR/round-N`):
+the first over the loads given, each later one over those tried and the loads the report's capacity
+verdict proposes next (report/verdicts/kinds/capacity/verdict.py, `next_loads`: halfway between held
+and broken, twice the highest held, half the lowest broken), reusing the round before's complete
+jobs (`resume_from`), so a round measures only its new loads and its folder holds them all. (One
+folder for every round would not do: new loads renumber the points, and a job would overwrite
+another point's result before it was reused.) It stops when every capacity is bracketed within 25%,
+after `--rounds` rounds, or before a round the time left in `--budget-min` would not cover (the last
+round's time is the estimate); the last round's report is the answer, as after any sweep.
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ from benchkit import log
 from benchkit.cli import Parser, bounded
 from benchkit.errors import Terminated, UserError
 from benchkit.lifeline import die_with_parent
-from benchkit.report.folder import analyse_folder
-from benchkit.report.numbers import CapacityNumbers, of
+from benchkit.report.analysis.numbers import CapacityNumbers, of
+from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.verdicts.kinds.capacity.verdict import next_loads
 from benchkit.scrub import SECRET_KEYS, URL_KEYS, url_password
 

@@ -223,7 +223,7 @@ def read_result(path: Path, root: Path | None = None) -> Read:
 
 
 # The reason a report gives a result left out (result.json keeps English; the report's
-# languages translate it: report/trust_words.py).
+# languages translate it: report/writeup/trust_words.py).
 LEFT_OUT = "its result.json does not match its digest (edited after it was written): left out"
 
 

@@ -13,10 +13,16 @@ from typing import Any
 
 import pytest
 
-from benchkit.report import analyse as an
-from benchkit.report import caveats, fmt, headline, i18n, ledger, ledger_words, sentences
-from benchkit.report.lang import grammar
-from benchkit.report.table import factor_columns, tidy
+from benchkit.report import ledger
+from benchkit.report.analysis import caveats
+from benchkit.report.analysis.table import factor_columns, tidy
+from benchkit.report.lang import fmt, grammar, i18n
+from benchkit.report.ledger import words as ledger_words
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
+from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
+from benchkit.report.writeup import headline
 from benchkit.results import JobResult
 
 
@@ -289,11 +295,11 @@ def test_mtp_effect_per_slot_count_with_acceptance() -> None:
     ]
     assert m.numbers.acceptance_range == [0.5, 0.5]
     assert (
-        i18n.mtp_runs_text(m.verdict, m.numbers.largest, "en")
+        mtp_runs_text(m.verdict, m.numbers.largest, "en")
         == "helped only at 1 slot and hurt at 2+ slots"
     )
     assert (
-        i18n.mtp_runs_text(m.verdict, m.numbers.largest, "ko")
+        mtp_runs_text(m.verdict, m.numbers.largest, "ko")
         == "슬롯 1개에서만 도움이 됐고, 슬롯 2개 이상에서는 손해였습니다"
     )
     # The projection takes MTP where it helps at the knee, else off.
@@ -307,7 +313,7 @@ def test_mtp_that_helps_everywhere_is_recommended_on() -> None:
         datas.append(result("vulkan", n, True, s=0.7 * 200.0 / n, acceptance=0.8))
     v = verdicts_of(sweep_of(datas))
     assert (
-        i18n.mtp_runs_text(v["mtp"].verdict, v["mtp"].numbers.largest, "en")
+        mtp_runs_text(v["mtp"].verdict, v["mtp"].numbers.largest, "en")
         == "helped at every slot count"
     )
     assert v["projection"].point is not None and v["projection"].point["mtp"] is True
@@ -332,7 +338,7 @@ def test_each_drafter_of_the_spec_group_gets_its_own_verdict() -> None:
         {"from": 4, "to": None, "effect": "hurts"},
     ]
     assert v["spec=ngram"].verdict == [{"from": 1, "to": None, "effect": "no difference"}]
-    assert sentences.mtp_sentence(v["spec=draft"], "en").startswith(
+    assert mtp_sentence(v["spec=draft"], "en").startswith(
         "A draft model helped only at 1–2 slots and hurt at 4 slots"
     )
     # The knee is 4 slots (decode keeps gaining); no drafter helps there, so none is advised.
@@ -655,7 +661,7 @@ def test_text_from_results_is_escaped_for_markdown() -> None:
 
 
 def test_a_names_particle_follows_its_korean_reading() -> None:
-    # Every message has its Korean: tests/unit/test_translations.py checks the catalogs.
+    # Every message has its Korean: tests/unit/report/lang/test_translations.py checks the catalogs.
     # A name's particle (a translation's {name:이}) follows how Korean reads the name.
     korean = grammar("ko")
     assert korean.inflect("Vulkan", "이") == "Vulkan이" and korean.inflect("CUDA", "이") == "CUDA가"

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from benchkit.compare.engine import Comparison
-from benchkit.report.folder import analyse_folder
 from benchkit.report.verdicts.engine_of import engine_of
+from benchkit.report.verdicts.folder import analyse_folder
 
 
 def _sweep(folder: Path, *args: str) -> None:

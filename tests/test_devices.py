@@ -165,7 +165,7 @@ def test_a_gpu_backend_in_a_slurm_job_without_gpus_is_a_failed_job(
     on_disk = json.loads((tmp_path / "3" / "result.json").read_text())
     assert on_disk["reason"] == result["reason"] and on_disk["factors"]["slots"] == 2
     # ... and the sweep report renders it as a failed point.
-    from benchkit.report.render import render_report
+    from benchkit.report.writeup.render import render_report
 
     out = render_report(tmp_path, tmp_path / "report")
     assert "was given no GPU" in (out / "report.md").read_text()

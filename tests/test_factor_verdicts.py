@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchkit.report import analyse as an
-from benchkit.report import factor_words, headline, sentences
-from benchkit.report.numbers import FactorNumbers, ProjectionNumbers, SlotsNumbers, of
-from benchkit.report.table import factor_columns, tidy
+from benchkit.report.analysis.numbers import FactorNumbers, ProjectionNumbers, SlotsNumbers, of
+from benchkit.report.analysis.table import factor_columns, tidy
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import factor_words, sentences
+from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
+from benchkit.report.writeup import headline
 from benchkit.results import JobResult
 from tests.test_analyse import RUN_NOISE, result, unit_spans
 
@@ -218,7 +220,7 @@ def test_drafting_that_drafted_nothing_is_not_exercised() -> None:
             datas.append(d)
     m = verdicts(sweep(datas))["mtp"]
     assert m.verdict is None and m.reasons == ["not_exercised"]
-    assert "drafted no token" in sentences.mtp_sentence(m, "en")
+    assert "drafted no token" in mtp_sentence(m, "en")
 
 
 def test_an_application_choice_is_never_the_recommended_setting() -> None:

@@ -10,11 +10,11 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from benchkit.paths import repo_root
-from benchkit.report import figures
 from benchkit.report.lang import grammar
-from benchkit.report.render import analyse_folder
+from benchkit.report.verdicts import figures
 from benchkit.report.verdicts.kinds.backend.figure import backend_figure
 from benchkit.report.verdicts.kinds.slots.figure import slots_figure
+from benchkit.report.writeup.render import analyse_folder
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 

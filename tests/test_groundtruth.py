@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report import groundtruth as gt
+from benchkit.report.analysis import groundtruth as gt
+from benchkit.report.lang import fmt
 from benchkit.results import SCHEMA_VERSION, JobResult, find_results
 
 
@@ -83,7 +83,7 @@ def test_projection_under_an_hour_is_in_minutes() -> None:
 
 
 def test_gpu_and_driver_as_the_machine_reported_them(tmp_path: Path) -> None:
-    from benchkit.report.render import _reported_gpus
+    from benchkit.report.writeup.render import _reported_gpus
 
     # A job's own detection wins.
     hw = {"detected_gpus": ["NVIDIA H200, 143771 MiB, driver 580.159.04, power limit 700.00 W"]}

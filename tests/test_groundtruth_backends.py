@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchkit.report.groundtruth import agreement_rows, load_ground_truth
+from benchkit.report.analysis.groundtruth import agreement_rows, load_ground_truth
 from benchkit.results import SCHEMA_VERSION, JobResult
 
 

@@ -1,10 +1,10 @@
 """Issue #41's findings, each a test on its data (its first done-means line).
 
-The issue's "Why" lists the faults an expert audit of the five published studies and a user on
-the CPU found. Each maps here to the test that reproduces it on its data and asserts the fixed
+The issue's "Why" lists the faults an expert audit of the five published studies and a user on the
+CPU found. Each maps here to the test that reproduces it on its data and asserts the fixed
 behaviour. Published data is analysed as scripts/render-study.sh renders it
-(benchkit.report.folder.analyse_folder / render_report on docs/studies/NAME/results, the H100
-study with its `anchors`). CPU findings whose sweeps were never stored (bench/twin_sweeps.py
+(benchkit.report.verdicts.folder.analyse_folder / render_report on docs/studies/NAME/results, the
+H100 study with its `anchors`). CPU findings whose sweeps were never stored (bench/twin_sweeps.py
 wrote them to /tmp) are rebuilt here as the smallest faithful job folders (result.json and
 calls.jsonl, as tests/test_verdict_evidence.py writes them), said so in each test.
 
@@ -38,7 +38,7 @@ Expert audit of the published studies:
    tests/test_verdict_rules_real.py::test_no_knee_reached_is_never_complete
    tests/test_issue41_findings.py::test_decode_two_counts_say_the_gap_before_a_larger_count
 10. Energy keeps a cold start that time leaves out, H200 Vulkan study:
-   tests/unit/test_cold_start.py::test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out
+   tests/unit/report/analysis/test_cold_start.py::test_the_energy_figures_leave_out_the_cold_starts_the_time_leaves_out
    tests/test_issue41_findings.py::test_vulkan_energy_ratio_leaves_the_cold_start_out
 11. Vulkan at 16 slots changed all 16 greedy probes; the backend ratio did not say so, H100:
    tests/test_verdict_rules_real.py::test_a_race_across_machines_is_compared_on_one_machine_where_a_check_ran_it
@@ -56,16 +56,16 @@ A user on the CPU:
 14. Two identical larger sweeps both recommending the point that measured slowest:
    tests/test_issue41_findings.py::test_cpu_larger_twin_sweeps_never_recommend_the_slowest_point
 15. Capacity "at least 6.4 calls/s" where 4.02/s was offered and 2.96/s achieved:
-   tests/unit/test_capacity.py::test_a_capacity_is_stated_as_the_rate_the_schedule_offered_with_the_achieved_beside_it
+   tests/unit/report/verdicts/test_capacity.py::test_a_capacity_is_stated_as_the_rate_the_schedule_offered_with_the_achieved_beside_it
 16. "No knee up to 2 slots" holding at ubatch 512 only (29% slower at 128), flagged for ubatch
    but not for slots (the words: slots_words.series_text and elsewhere_text):
    tests/test_issue41_findings.py::test_cpu_a_slots_verdict_at_one_ubatch_is_drawn_on_that_series
    tests/test_issue41_findings.py::test_cpu_slots_verdict_names_the_ubatch_it_holds_at
 17. A loaded machine (load 3-19 on 2 cores) not named:
-   tests/unit/test_host_load.py::test_busy_jobs_are_named_with_the_figures_and_quiet_ones_are_not
-   tests/unit/test_host_load.py::test_other_processes_cpu_is_the_machines_busy_time_less_the_servers_and_ours
+   tests/unit/report/analysis/test_host_load.py::test_busy_jobs_are_named_with_the_figures_and_quiet_ones_are_not
+   tests/unit/report/analysis/test_host_load.py::test_other_processes_cpu_is_the_machines_busy_time_less_the_servers_and_ours
 18. A single stuck call, the other slots working, not named:
-   tests/unit/test_wait_stalls.py::test_one_call_stuck_while_the_other_slots_work_is_named
+   tests/unit/report/analysis/test_wait_stalls.py::test_one_call_stuck_while_the_other_slots_work_is_named
 19. The report 15x slower (factor contexts calling DataFrame.to_dict 25,533 times at 1,000 jobs):
    tests/test_issue41_findings.py::test_report_reads_the_table_a_constant_number_of_times
    (the 6 s CPU / 200 MiB figure itself is bench/report_scale.py's, docs/perf; not a unit test)
@@ -88,10 +88,10 @@ from typing import Any
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report import sentences
-from benchkit.report.folder import analyse_folder
-from benchkit.report.numbers import ProjectionNumbers, SlotsNumbers, of
-from benchkit.report.render import render_report
+from benchkit.report.analysis.numbers import ProjectionNumbers, SlotsNumbers, of
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.folder import analyse_folder
+from benchkit.report.writeup.render import render_report
 from benchkit.results import atomic_write_json
 from tests.test_analyse import result
 
@@ -273,7 +273,7 @@ def test_decode_two_counts_say_the_gap_before_a_larger_count(tmp_path: Path) -> 
 def test_vulkan_energy_ratio_leaves_the_cold_start_out() -> None:
     """Finding 10: the H200 Vulkan study's energy ratio at 1 slot kept job 0's 20.3 s cold
     start that the seconds per unit leave out (1.29x); without it, 1.17x."""
-    from benchkit.report.energy import backend_energy, job_rows
+    from benchkit.report.analysis.energy_numbers import backend_energy, job_rows
 
     a = analyse_folder(VULKAN)
 
@@ -401,7 +401,7 @@ def test_cpu_a_knee_resting_on_idle_slots_is_not_complete(tmp_path: Path) -> Non
     of its slots idle at 4 slots. Here 6 units a point at 1, 2, 4 and 8 slots: 4 slots runs a
     round of 4 then one of 2 (26% of its slot-time idle), 8 slots one round of 6. The knee
     (4 slots, 8 within the margin) rests on counts that never worked whole rounds."""
-    from benchkit.report.slot_use import idle_slot_share, unit_windows
+    from benchkit.report.analysis.slot_use import idle_slot_share, unit_windows
 
     for i, (slots, sec) in enumerate([(1, 10.0), (2, 10.0), (4, 10.0), (8, 20.0)]):
         _rounds(tmp_path, i, slots, sec)
@@ -452,7 +452,7 @@ def test_cpu_a_slots_verdict_at_one_ubatch_is_drawn_on_that_series(tmp_path: Pat
     a = analyse_folder(tmp_path)
     s, u = a.verdict("slots"), a.verdict("ubatch")
     assert s is not None and u is not None
-    from benchkit.report import factor_words
+    from benchkit.report.verdicts import factor_words
 
     assert "The best value differs between the other settings" in factor_words.factor_sentence(
         u, "en"
@@ -517,9 +517,9 @@ def test_single_runs_say_run_noise_unmeasured_and_twins_measure_it(tmp_path: Pat
     provisional and the next step is the twin sweep. Rendered with the twin as its anchors:
     the run-to-run spread is measured on the two runs of each point, every comparison holds
     it, and the units-only reason is gone."""
-    from benchkit.report.compare_words import how_text
-    from benchkit.report.use_this import StepKind, use_this
+    from benchkit.report.verdicts.compare_words import how_text
     from benchkit.report.verdicts.engine_of import engine_of
+    from benchkit.report.writeup.use_this import StepKind, use_this
 
     steady = [1.0, 1.002, 0.998, 1.001, 0.999, 1.0, 1.001, 0.999]
     for folder, two in ((tmp_path / "a", 6.0), (tmp_path / "b", 5.4)):

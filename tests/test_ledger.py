@@ -12,9 +12,10 @@ import shutil
 from pathlib import Path
 
 from benchkit.paths import repo_root
-from benchkit.report import ledger, ledger_words
+from benchkit.report import ledger
 from benchkit.report.ledger import Entry, LedgerVerdict
-from benchkit.report.render import render_report
+from benchkit.report.ledger import words as ledger_words
+from benchkit.report.writeup.render import render_report
 
 STUDIES = repo_root() / "docs" / "studies"
 # The studies' ledgers as they stood before their rules-v3 republication (2026-12-06), kept so

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report.folder import analyse_folder
 from benchkit.report.verdicts.engine_of import engine_of
+from benchkit.report.verdicts.folder import analyse_folder
 from tests.reliability.conftest import result, run
 from tests.test_racing_integration import _args, _fixture, _race
 

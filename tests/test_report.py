@@ -21,7 +21,7 @@ from test_analyse import result
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
 from benchkit.report.__main__ import main as report_main
-from benchkit.report.render import command_lines, render_report
+from benchkit.report.writeup.render import command_lines, render_report
 from benchkit.results import atomic_write_json, find_results
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
@@ -383,7 +383,7 @@ def test_tokenizer_mismatch_shows_both_counts(tmp_path: Path) -> None:
     import shutil
 
     from benchkit.paths import repo_root
-    from benchkit.report.render import render_report
+    from benchkit.report.writeup.render import render_report
 
     src = tmp_path / "sweep"
     shutil.copytree(repo_root() / "fixtures" / "results" / "seed-r9700", src)
@@ -420,7 +420,7 @@ def test_a_partial_workload_is_named_beside_the_fixtures_totals(tmp_path: Path) 
 
 def test_study_texts_in_the_reports_language_fall_back_key_by_key(tmp_path: Path) -> None:
     from benchkit.config import ClaimConfig, ClaimText, StudyConfig, StudyText
-    from benchkit.report.render import study_words
+    from benchkit.report.writeup.render import study_words
 
     study = StudyConfig(
         title="T", question="Q", unit_name="stock", untested=["u1"],

@@ -22,7 +22,7 @@ import pytest
 from test_analyse import result
 
 from benchkit.paths import repo_root
-from benchkit.report.render import render_report
+from benchkit.report.writeup.render import render_report
 from benchkit.results import atomic_write_json
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"

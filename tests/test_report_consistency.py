@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report.i18n import factor_name
+from benchkit.report.lang.i18n import factor_name
 from benchkit.report.ledger import RULES_VERSION, Entry, LedgerVerdict
-from benchkit.report.render import render_report
+from benchkit.report.writeup.render import render_report
 
 STUDIES = repo_root() / "docs" / "studies"
 ALL = sorted(p.name for p in STUDIES.iterdir() if (p / "results").is_dir())

@@ -1,5 +1,6 @@
-"""The report's energy section (benchkit/report/energy.py): J/unit per job, the backend energy
-verdict, why a job has no GPU telemetry, and the telemetry figure at the recommended point."""
+"""The report's energy section (benchkit/report/writeup/energy.py): J/unit per job, the backend
+energy verdict, why a job has no GPU telemetry, and the telemetry figure at the recommended point.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchkit.report.energy import MARKED_DEFINITIONS, backend_energy, job_rows, verdict_lines
+from benchkit.report.analysis.energy_numbers import backend_energy, job_rows
 from benchkit.report.lang import marked
-from benchkit.report.render import render_report
+from benchkit.report.writeup.energy import MARKED_DEFINITIONS, verdict_lines
+from benchkit.report.writeup.render import render_report
 from benchkit.results import atomic_write_json, find_results
 from benchkit.telemetry import DEFINITIONS
 

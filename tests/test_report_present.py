@@ -17,7 +17,7 @@ import yaml
 
 from benchkit.paths import repo_root
 from benchkit.report.lang import tr
-from benchkit.report.render import render_report
+from benchkit.report.writeup.render import render_report
 
 STUDIES = repo_root() / "docs" / "studies"
 VULKAN = "h200-vulkan-vs-cuda"
@@ -64,7 +64,7 @@ def body(md: str) -> str:
 def test_every_study_config_has_its_korean_words() -> None:
     """Title, question and every untested item, in Korean, for every study config that
     declares them (one that declares no title or question has both composed from what ran,
-    in each language: report.titles)."""
+    in each language: report.writeup.titles)."""
     for path in sorted((repo_root() / "conf" / "study").glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         ko = (data.get("text") or {}).get("ko") or {}
@@ -180,7 +180,7 @@ def test_figure_legends_name_points_as_the_prose_does(
 ) -> None:
     """Every legend entry of the Vulkan study's figures is a point as the prose writes it
     ("CUDA, MTP off", "Vulkan"), never "cuda, mtp=false"; so is the telemetry figure's title."""
-    from benchkit.report import figures
+    from benchkit.report.verdicts import figures
 
     seen: list[str] = []
     legend = figures._legend

@@ -15,8 +15,8 @@ import pytest
 
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
-from benchkit.report.folder import analyse_folder
-from benchkit.report.headline import headline
+from benchkit.report.verdicts.folder import analyse_folder
+from benchkit.report.writeup.headline import headline
 
 STUDY = repo_root() / "docs" / "studies" / "h200-glm4moe-30b-a3b-mtp" / "results"
 

@@ -14,10 +14,10 @@ import unicodedata
 from pathlib import Path
 
 from benchkit.paths import repo_root
-from benchkit.report.closing import SUMMARY_FILE
-from benchkit.report.folder import analyse_folder
-from benchkit.report.render import render_report
-from benchkit.report.use_this import StepKind, use_this
+from benchkit.report.verdicts.folder import analyse_folder
+from benchkit.report.writeup.closing import SUMMARY_FILE
+from benchkit.report.writeup.render import render_report
+from benchkit.report.writeup.use_this import StepKind, use_this
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 
@@ -140,9 +140,9 @@ def test_in_korean_the_section_and_the_summary_are_korean_and_aligned(tmp_path: 
 def test_a_verdict_waiting_on_stalls_proposes_the_stalled_points_again() -> None:
     """The first run's slots verdict was provisional on stalls alone and the report said no
     further run would settle it, with no Next (#45): the stalled points are measured again."""
-    from benchkit.report.numbers import SlotsNumbers
-    from benchkit.report.use_this import _stalled_points
+    from benchkit.report.analysis.numbers import SlotsNumbers
     from benchkit.report.verdicts.common import Verdict
+    from benchkit.report.writeup.use_this import _stalled_points
 
     note = {
         "job": "2",

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report import prose, sentences
-from benchkit.report.render import analyse_folder, render_report
+from benchkit.report.lang import prose
+from benchkit.report.verdicts import sentences
+from benchkit.report.writeup.render import analyse_folder, render_report
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 # Seed jobs by point: vulkan 1..8 slots are jobs 0..11 (MTP off even, on odd), hip 12..23.

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report import sentences
-from benchkit.report.folder import analyse_folder
-from benchkit.report.numbers import BackendNumbers, SlotsNumbers
+from benchkit.report.analysis.numbers import BackendNumbers, SlotsNumbers
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.folder import analyse_folder
 
 STUDIES = repo_root() / "docs" / "studies"
 MTP = STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results"
@@ -106,7 +106,7 @@ def test_a_knee_on_pairs_left_open_is_provisional_and_names_them() -> None:
     ]
     # 3 against 6 sits at 1.052 against a 1.05 bound: no practical number of units decides it,
     # and the words say so rather than ask for 10,000 units of a 16-unit workload.
-    from benchkit.report.compare_words import open_text
+    from benchkit.report.verdicts.compare_words import open_text
 
     text = open_text(n.open or [], "en")
     assert "it sits on the margin, so no practical number of units would decide it" in text
@@ -211,15 +211,16 @@ def test_the_race_and_the_report_cannot_disagree_unsaid() -> None:
     the headline said 16 slots took 0.96x of 8: the race compared two cards. Each decided
     point is compared again as the verdicts compare it, and the jobs where that does not
     decide what the race did are named."""
-    from benchkit.report import racing
+    from benchkit.report.analysis import racing
+    from benchkit.report.writeup.race_check import engine_check, race_checks
 
     a = analyse_folder(H100 / "results", [ANCHORS])
-    checks = racing.engine_check(a.source, a.sweep)
+    checks = engine_check(a.source, a.sweep)
     assert checks["9"]["ratio"] == pytest.approx(1.04, abs=0.01)
     assert checks["9"]["outcome"] == "open" and checks["9"]["machine"] == "same"
     assert {checks[j]["machine"] for j in ("4", "5", "14", "15")} == {"across"}
     assert checks["0"]["outcome"] == "worse"
-    view = racing.racing_view(a.source, "en", (), checks)
+    view = racing.racing_view(a.source, "en", (), race_checks(a.source, a.sweep, "en"))
     assert view is not None and view["checked"]
     said = " ".join(str(x) for x in view["summary"])  # type: ignore[attr-defined]
     assert "It does not decide jobs 4, 5, 9, 14 and 15 as the race did" in said
@@ -232,7 +233,7 @@ def test_a_decision_only_a_cold_start_made_is_provisional_and_says_so() -> None:
     (1.59x, 1.20x-2.10x) only once job 0's 20.3 s cold start was left out; as measured it
     is 1.26x (0.50x-3.14x), not decided. The rule that a cold start is the server starting is
     benchkit's, not a figure: the verdict is provisional and gives the pair as measured."""
-    from benchkit.report import reasons
+    from benchkit.report.verdicts import reasons
 
     m = analyse_folder(STUDIES / "h200-vulkan-vs-cuda" / "results").verdict("mtp")
     assert m is not None and m.status == "provisional" and "decided_without_cold" in m.reasons

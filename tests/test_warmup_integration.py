@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.report.stalls import RATIO, job_stalls
+from benchkit.report.analysis.stalls import RATIO, job_stalls
 from benchkit.workload import load_workload
 
 

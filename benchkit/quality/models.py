@@ -54,7 +54,7 @@ RUN_TIMEOUT_S = 3600.0
 ATTEMPTS = 8
 
 # Why a file was not compared: models.json keeps the code, its detail and the English sentence;
-# the report words the code in its language (benchkit.report.quality_models).
+# the report words the code in its language (benchkit.report.writeup.quality_models).
 REASONS = {
     "declared_missing": N_(
         "no swept model is named {detail}, the reference the study declares "
@@ -543,7 +543,7 @@ def read_models(sweep: Path) -> ModelsDoc | None:
 def compare_sweep(sweep: Path, again: bool = False, elsewhere: bool = False) -> ModelsDoc | None:
     """compare_models on a sweep folder, with the study's reference_model its jobs carry;
     `again`: measure even where models.json says the same inputs were measured."""
-    from benchkit.report.folder import resolve_study
+    from benchkit.report.verdicts.folder import resolve_study
     from benchkit.results import find_results
 
     results = find_results(sweep)

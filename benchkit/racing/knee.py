@@ -2,12 +2,12 @@
 noise the report judges the knee against, and the counts whose further units can no longer
 change the knee (`knee_rests`).
 
-The report's knee (benchkit.report.verdicts.slots) is the fewest slot count of the best's
-series that is within the knee margin of the best count or inside the series' noise of it:
-"no different". It never lies above the best count, and once a count is known to be no
-different, no count above that one can move it. Such a count needs no more units for the
-knee, and none for any other verdict unless it could still be the best, which sets every
-count's ratio: a count above the knee that is surely slower than the best rests.
+The report's knee (benchkit.report.verdicts.kinds.slots.verdict) is the fewest slot count of the
+best's series that is within the knee margin of the best count or inside the series' noise of it:
+"no different". It never lies above the best count, and once a count is known to be no different, no
+count above that one can move it. Such a count needs no more units for the knee, and none for any
+other verdict unless it could still be the best, which sets every count's ratio: a count above the
+knee that is surely slower than the best rests.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from collections.abc import Collection, Mapping, Sequence
 
 from benchkit.racing.stats import Prior, finite, log_ratios, spread, t_quantile, t_sf
 
-# The factor whose verdict is a knee against the best count (benchkit.report.verdicts.slots).
+# The factor whose verdict is a knee against the best count
+# (benchkit.report.verdicts.kinds.slots.verdict).
 KNEE_FACTOR = "slots"
 
 
@@ -38,10 +39,10 @@ def series_noise(
     values: Mapping[str, Mapping[str, float]], series: Sequence[str], best: str, units: int
 ) -> float | None:
     """The knee's noise as the report will take it on the full grid
-    (benchkit.report.verdicts.slots._series_noise): the largest spread of the series' paired
-    log-ratios against the best, as a 95% half-width on `units` units (the workload's). A
-    count of the series within it of the best is "no different" there, so the race may not
-    stop it on the margin alone. None with no pair of three units."""
+    (benchkit.report.verdicts.kinds.slots.verdict._series_noise): the largest spread of the series'
+    paired log-ratios against the best, as a 95% half-width on `units` units (the workload's). A
+    count of the series within it of the best is "no different" there, so the race may not stop it
+    on the margin alone. None with no pair of three units."""
     sds = [
         statistics.stdev(x) for p in series if len(x := log_ratios(values[p], values[best])) >= 3
     ]

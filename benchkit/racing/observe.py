@@ -1,12 +1,12 @@
 """Per-unit objective values of one job, read from its folder, and the machine that measured
 each unit: what the racing policy compares.
 
-A unit's time is its span in calls.jsonl (first request sent to last response, every call of
-the unit answered), the per-unit time the report's noise rule pairs (benchkit.report.folder).
-On the slot-latency basis that span is the value. On the throughput basis the spans are scaled
-so that they add up to the job's wall clock: their mean is then the job's
-`s_per_unit_throughput`, and each unit keeps its share of the work (units overlap in time
-when slots > 1, so a span alone would count the overlap once per slot).
+A unit's time is its span in calls.jsonl (first request sent to last response, every call of the
+unit answered), the per-unit time the report's noise rule pairs (benchkit.report.verdicts.folder).
+On the slot-latency basis that span is the value. On the throughput basis the spans are scaled so
+that they add up to the job's wall clock: their mean is then the job's `s_per_unit_throughput`, and
+each unit keeps its share of the work (units overlap in time when slots > 1, so a span alone would
+count the overlap once per slot).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.gpu_readers import GPU_BACKENDS, open_reader
-from benchkit.report.evidence import SLOT_LATENCY, THROUGHPUT
+from benchkit.report.analysis.evidence import SLOT_LATENCY, THROUGHPUT
 from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
 from benchkit.trust import read_result
 
@@ -58,7 +58,7 @@ def unit_values(job_dir: Path, metric: str = THROUGHPUT) -> dict[str, float]:
 
 
 def _card(d: Mapping[str, Any]) -> str:
-    # As benchkit.report.evidence.gpu_of names one card: the report's machine for the job.
+    # As benchkit.report.analysis.evidence.gpu_of names one card: the report's machine for the job.
     return f"{d.get('name') or 'GPU'} {str(d.get('uuid') or '')[:12]}".strip()
 
 

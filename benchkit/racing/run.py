@@ -43,7 +43,7 @@ from benchkit.racing.policy import (
     next_round,
     verdict_pairs,
 )
-from benchkit.report.evidence import objective_of
+from benchkit.report.analysis.evidence import objective_of
 from benchkit.results import RESULT_FILE, atomic_write_text
 from benchkit.trust import Trust, read_result
 from benchkit.workload import load_workload

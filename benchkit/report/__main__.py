@@ -25,7 +25,7 @@ if __name__ == "__main__":
     # so far (a tenth of a second in all): paused while they are made, then frozen (below).
     gc.disable()
 
-from benchkit.report.render import render_report  # after the pause above
+from benchkit.report.writeup.render import render_report  # after the pause above
 
 
 def main(argv: list[str] | None = None) -> int:

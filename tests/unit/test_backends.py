@@ -14,7 +14,7 @@ from benchkit.backends import BACKENDS, BackendName, DeviceSelector, backend, se
 from benchkit.config import BenchConfig, to_plain
 from benchkit.errors import Unavailable
 from benchkit.paths import repo_root
-from benchkit.report.words import BACKENDS as NAMES
+from benchkit.report.lang.words import BACKENDS as NAMES
 from benchkit.server import build
 from benchkit.server.plan import plan_server
 from benchkit.server.provide import backend_from_conf

@@ -26,7 +26,7 @@ from benchkit.paths import repo_root
 from benchkit.racing.observe import unit_values
 from benchkit.racing.policy import RaceSettings
 from benchkit.racing.run import Race
-from benchkit.report.render import render_report
+from benchkit.report.writeup.render import render_report
 from benchkit.results import find_results
 from benchkit.reuse import proves_itself
 from benchkit.trust import KEY_ENV, Trust, check, digest, sign
@@ -138,7 +138,7 @@ def test_the_published_studies_render_and_say_what_their_digests_prove() -> None
     h100 = find_results(H100)
     assert {r.trust for r in h100} == {Trust.UNKEYED}
     assert {r.trust for r in find_results(QWEN)} == {Trust.UNSIGNED}
-    from benchkit.report.trust_words import trust_sentences
+    from benchkit.report.writeup.trust_words import trust_sentences
 
     (said,) = trust_sentences(h100, "en")
     assert said.startswith("Every job: the results carry an unkeyed digest")

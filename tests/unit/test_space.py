@@ -22,7 +22,7 @@ from benchkit.app import to_typed
 from benchkit.config import BenchConfig
 from benchkit.job_record import Factor, JobContext, factors_of
 from benchkit.paths import repo_root
-from benchkit.report.sweep import planned_space
+from benchkit.report.analysis.sweep import planned_space
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 STUDIES = sorted((repo_root() / "docs" / "studies").glob("*/results"))

@@ -160,7 +160,7 @@ def particle(word: str, p: str) -> str:
 
 # The Korean strings say 단위 for the study's unit; a study whose unit is another word (종목
 # for the seed's stocks) gets that word everywhere, its particles fitted, so a Korean report
-# uses one term for one concept. Set for the length of one render (report.render).
+# uses one term for one concept. Set for the length of one render (report.writeup.render).
 _UNIT: ContextVar[str] = ContextVar("benchkit_ko_unit", default="단위")
 _UNIT_WORD = re.compile(r"단위(으로|로|을|를|이|가|은|는|과|와)?")
 

@@ -12,14 +12,14 @@ import dataclasses
 from collections.abc import Mapping
 
 from benchkit.compare.engine import OPEN
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     BackendNumbers,
     ComparisonJson,
     DraftingNumbers,
     FactorNumbers,
     SlotsNumbers,
 )
-from benchkit.report.sweep import Sweep, label, norm
+from benchkit.report.analysis.sweep import Sweep, label, norm
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.engine_of import comparison_json, measured_engine
 

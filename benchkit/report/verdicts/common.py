@@ -8,24 +8,39 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from benchkit.compare.engine import UNMEASURED, Comparison
-from benchkit.report import caps
-from benchkit.report import evidence as ev
-from benchkit.report.numbers import (
+from benchkit.report.analysis import caps
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
     CallRef,
     Capped,
     Cold,
     ColdNote,
     Contaminated,
+    DraftingNumbers,
+    FactorNumbers,
+    FactorValue,
     Point,
+    ProjectionNumbers,
     SlotsNumbers,
     Stalled,
     StallNote,
     StallPair,
     VerdictNumbers,
 )
-from benchkit.report.stalls import PER_UNIT
-from benchkit.report.sweep import COMPLETE, PROVISIONAL, Cell, Missing, Sweep, _is_num, norm
+from benchkit.report.analysis.stalls import PER_UNIT
+from benchkit.report.analysis.sweep import (
+    COMPLETE,
+    PROVISIONAL,
+    Cell,
+    Missing,
+    Sweep,
+    _is_num,
+    norm,
+)
 from benchkit.report.verdicts.engine_of import MACHINE_ATTRIBUTES
 
 
@@ -110,7 +125,7 @@ def _taint(
 def _capped(sw: Sweep, cell: Cell, peers: Sequence[Cell] = ()) -> Capped | None:
     """The cell's job with the most runaway output, when it is over the study's cap limit.
     Where the jobs' calls are known and `peers` (the points the verdict compares it with)
-    are given, only the capped calls its peers did not have count (benchkit.report.caps);
+    are given, only the capped calls its peers did not have count (benchkit.report.analysis.caps);
     calls capped alike everywhere are the workload's, not the point's."""
     worst: Capped | None = None
     peer_caps = [sw.caps[j] for p in peers if p is not cell for j in p.jobs if j in sw.caps]
@@ -186,7 +201,7 @@ def _ctx_sort(group: Sequence[Cell], keys: Sequence[str]) -> list[tuple[int, flo
 def _stalled(
     sw: Sweep, cells: Sequence[Cell], reasons: list[str], factor: str, cold_out: bool = True
 ) -> Stalled | None:
-    """The points among `cells` whose jobs stalled (benchkit.report.stalls), each with the
+    """The points among `cells` whose jobs stalled (benchkit.report.analysis.stalls), each with the
     verdict's comparisons (the cells that differ from it in `factor` alone) with and without
     the stalls. A stall that added at least the study's smallest counted effect to its job's
     wall clock could flip the verdict: it is provisional, and says so (None: no stalls).
@@ -286,3 +301,38 @@ def _run_noise(comparisons: Sequence[Comparison], reasons: list[str]) -> None:
     a second run of both points could land elsewhere (benchkit.compare.engine.Settings)."""
     if any(c.run_noise == UNMEASURED for c in comparisons):
         reasons.append("run_noise_unmeasured")
+
+
+def _objective_of(v: Verdict) -> str:
+    n = v.numbers
+    judged = BackendNumbers | SlotsNumbers | DraftingNumbers | ProjectionNumbers | FactorNumbers
+    objective = n.objective if isinstance(n, judged) else None
+    return str((objective["metric"] if objective else None) or v.basis or "")
+
+
+def _first_num(df: pd.DataFrame, jobs: Sequence[str], col: str) -> float | None:
+    if col not in df.columns:
+        return None
+    for v in df[df["job"].isin(list(jobs))][col]:
+        if _is_num(v):
+            return float(v)
+    return None
+
+
+def _number(x: FactorValue) -> float:
+    """A numeric factor's value (a slot count, say), held as a number or its text."""
+    if x is None:
+        raise TypeError("a numeric factor has no value")
+    return float(x)
+
+
+# Units a point from which single runs give a paired interval (compare.engine.MIN_UNITS).
+PAIRED_UNITS = 3
+
+
+def is_setting(v: Verdict) -> bool:
+    """A verdict that settles part of the recommendation: backend, slots, drafting, and every
+    factor verdict of a setting (not an application choice)."""
+    if v.factor in ("backend", "slots", "mtp", "capacity") or v.factor.startswith("spec="):
+        return True
+    return isinstance(v.numbers, FactorNumbers) and v.numbers.kind == "setting"

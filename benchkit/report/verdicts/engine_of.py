@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from benchkit.compare.engine import Comparison, Engine, Series, Settings
-from benchkit.report.numbers import ComparisonJson, Point
-from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
+from benchkit.report.analysis.numbers import ComparisonJson, Point
+from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
 
 # Setup attributes the engine handles itself (a comparison across machines is bridged through
 # an anchor or left open), so a verdict on the engine does not also call them contamination.

@@ -19,8 +19,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from benchkit.report.numbers import DraftingNumbers, FactorValue, NotExercised, SlotsNumbers
-from benchkit.report.sweep import PROVISIONAL, SEQS_PER_STEP, Cell, Sweep, _is_num, norm
+from benchkit.report.analysis.numbers import (
+    DraftingNumbers,
+    FactorValue,
+    NotExercised,
+    SlotsNumbers,
+)
+from benchkit.report.analysis.sweep import PROVISIONAL, SEQS_PER_STEP, Cell, Sweep, _is_num, norm
 from benchkit.report.verdicts.common import Verdict
 
 V = TypeVar("V", bound=Verdict | None)

@@ -15,11 +15,11 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.report.analysis.numbers import Point
+from benchkit.report.analysis.sweep import Sweep
 from benchkit.report.lang import tr
-from benchkit.report.light import Light
-from benchkit.report.numbers import Point
-from benchkit.report.sweep import Sweep
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.light import Light
 
 CLOSED = "closed"  # calls sent as slots free up: per-unit time judges a setting
 OPEN = "open"  # calls sent on a schedule (open-loop load): the load a setting held judges it

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report.light import Light
+from benchkit.report.lang import fmt
 from benchkit.report.verdicts.cold_check import cold_check
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import CLOSED, OPEN, Found, VerdictKind
@@ -27,6 +26,7 @@ from benchkit.report.verdicts.kinds import (
     validity,
 )
 from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
+from benchkit.report.verdicts.light import Light
 
 KINDS: tuple[VerdictKind, ...] = (
     capacity.KIND,

@@ -1,5 +1,5 @@
 """Drift arithmetic (benchkit.quality.drift) and the report's choice of reference
-(benchkit.report.quality): pure functions on probe records written here."""
+(benchkit.report.analysis.quality): pure functions on probe records written here."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from benchkit.quality.drift import compare, kl_lumped, not_comparable
 from benchkit.quality.probe import ProbeRecord
-from benchkit.report.quality import choose_reference, factor_line
+from benchkit.report.analysis.quality import choose_reference, factor_line
 
 
 def _rec(i: int, greedy: list[int], top: list[list[list[float]]]) -> ProbeRecord:

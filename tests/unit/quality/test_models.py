@@ -1,6 +1,6 @@
 """Model files (benchkit.quality.models): the parser on real llama-perplexity output captured
 from a tiny-moe q8_0 vs f16 run, the choice of the reference file, the paths that end in
-"not measured", and the report's Model files part (benchkit.report.quality_models)."""
+"not measured", and the report's Model files part (benchkit.report.writeup.quality_models)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchkit.quality import models as qm
-from benchkit.report.quality_models import model_files_view
+from benchkit.report.writeup.quality_models import model_files_view
 
 CAPTURED = Path(__file__).parent / "perplexity"
 KLD_LOG = (CAPTURED / "kld-q8_0-vs-f16.log").read_text()

@@ -1,4 +1,4 @@
-"""The scored task's part of the Quality section (benchkit.report.task): task blocks written
+"""The scored task's part of the Quality section (benchkit.report.writeup.task): task blocks written
 here, as result.json keeps them, in English and Korean; no server."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.quality.task import wilson
-from benchkit.report.i18n import point_text
-from benchkit.report.quality import DriftSet
-from benchkit.report.task import task_view
+from benchkit.report.analysis.quality import DriftSet
+from benchkit.report.lang.i18n import point_text
+from benchkit.report.writeup.task import task_view
 from benchkit.results import JobResult
 
 

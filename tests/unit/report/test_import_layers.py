@@ -1,7 +1,13 @@
-"""The report's import layers, read from its source with ast: no import deferred into a
-function to hold a circle open, no circle among module-level imports, and a verdict kind
-package that reads only the engine, the verdicts' common helpers, numbers and the language
-layer, never the write-up."""
+"""The report's import layers, read from its source with ast.
+
+benchkit/report/ is grouped by role into layers, lowest first: the language layer (`lang`),
+the analysis (`analysis`), the verdicts (`verdicts`, a package per kind under `kinds/`), the
+corrections ledger (`ledger`) and the write-up (`writeup`). Every module sits in exactly one
+layer's package and imports only its own layer or a lower one: the write-up may import the
+analysis, never the reverse. Besides: no import deferred into a function to hold a circle open,
+no circle among module-level imports, and a verdict kind package that reads only the engine
+(benchkit.compare, the sweep and its numbers), the verdicts' common helpers and the language
+layer, never the ledger or the write-up."""
 
 from __future__ import annotations
 
@@ -11,8 +17,20 @@ from types import ModuleType
 
 import benchkit
 
-REPORT = Path(benchkit.__file__).parent / "report"
+PACKAGE = Path(benchkit.__file__).parent
+REPORT = PACKAGE / "report"
 KINDS = REPORT / "verdicts" / "kinds"
+
+# The layers, lowest first: a module imports its own layer's modules and lower layers' only.
+LAYERS = (
+    "lang",  # the catalogs, the languages' grammar, formatters, word tables, phrases
+    "analysis",  # results read: the sweep, its numbers, evidence, calls, stalls, caveats
+    "verdicts",  # what the kinds share, the kinds, and the runs of every verdict
+    "ledger",  # the corrections ledger: what each publication said, and what changed
+    "writeup",  # the view, its sections, the pages, render
+)
+# Outside the layers: the package itself, and `python -m benchkit.report`, which renders.
+TOP = {"benchkit.report", "benchkit.report.__main__"}
 
 # Function-level imports of benchkit modules that stay, each with its reason (none hold a
 # circle open).
@@ -21,68 +39,104 @@ DEFERRED_OK = {
     # circle.
     ("benchkit/report/lang/catalogs.py", "benchkit.paths"): "templates folder read on demand",
 }
-# What the write-up is: a kind package imports none of these.
-WRITE_UP = {
-    "sections",
-    "headline",
-    "closing",
-    "page",
-    "render",
-    "use_this",
-    "ledger",
-    "view",
-    "folder",
-    "conditions",
-    "analyse",
-}
-# What a kind package may import from benchkit.
+# What a kind package may import from benchkit: the engine, the verdicts' common helpers and
+# the language layer.
 KIND_MAY = (
+    # The comparison engine, and the sweep and numbers it is asked through.
     "benchkit.compare",
     "benchkit.schema",
+    "benchkit.report.analysis.sweep",
+    "benchkit.report.analysis.numbers",
+    "benchkit.report.analysis.load_numbers",
+    # The verdicts' common helpers (a kind reads another kind's verdict: projection reads the
+    # drafting and factor verdicts it projects from).
     "benchkit.report.verdicts.common",
     "benchkit.report.verdicts.kind",
     "benchkit.report.verdicts.kinds",
     "benchkit.report.verdicts.engine_of",
     "benchkit.report.verdicts.exercise",
-    # The computations not yet folded into their kind packages (drafting, factor, projection).
-    "benchkit.report.verdicts.drafting",
-    "benchkit.report.verdicts.factor",
-    "benchkit.report.verdicts.projection",
-    "benchkit.report.numbers",
-    "benchkit.report.load_numbers",
-    "benchkit.report.sweep",
-    "benchkit.report.light",
+    "benchkit.report.verdicts.light",
+    # The words the kinds say their verdicts with, and what figures share (fonts, words,
+    # legend, saving); each kind draws its own.
+    "benchkit.report.verdicts.sentences",
+    "benchkit.report.verdicts.reasons",
+    "benchkit.report.verdicts.factor_words",
+    "benchkit.report.verdicts.cold_words",
+    "benchkit.report.verdicts.compare_words",
+    "benchkit.report.verdicts.figures",
+    # The language layer.
     "benchkit.report.lang",
-    "benchkit.report.i18n",
-    "benchkit.report.fmt",
-    "benchkit.report.words",
-    "benchkit.report.cold_words",
-    # What figures share (fonts, words, legend, saving); each kind draws its own.
-    "benchkit.report.figures",
-    "benchkit.report.sentences",
-    "benchkit.report.factor_words",
 )
 
 
 def _rel(p: Path) -> str:
-    return p.relative_to(REPORT.parent.parent).as_posix()
+    return p.relative_to(PACKAGE.parent).as_posix()
 
 
 def _module(p: Path) -> str:
-    parts = list(p.relative_to(REPORT.parent.parent).with_suffix("").parts)
+    parts = list(p.relative_to(PACKAGE.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+MODULES = {_module(p) for p in PACKAGE.rglob("*.py")}
+
+
 def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import reads: `from a.b import c` reads a.b.c where c is a module, else
+    a.b."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     base = node.module or ""
-    return [f"{base}.{a.name}" for a in node.names] + [base]
+    return sorted(
+        {f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names}
+    )
 
 
 def _top_imports(p: Path) -> list[ast.Import | ast.ImportFrom]:
     tree = ast.parse(p.read_text())
     return [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+def _all_imports(p: Path) -> list[ast.Import | ast.ImportFrom]:
+    """Every import, `if TYPE_CHECKING:` ones and function-level ones included."""
+    tree = ast.parse(p.read_text())
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+def _layer(module: str) -> int:
+    return LAYERS.index(module.split(".")[2])
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(f"{p}.") for p in prefixes)
+
+
+def test_every_module_sits_in_exactly_one_layer() -> None:
+    outside = [
+        _rel(p)
+        for p in sorted(REPORT.rglob("*.py"))
+        if _module(p) not in TOP and _module(p).split(".")[2] not in LAYERS
+    ]
+    assert not outside, outside
+    # Each layer a package, each folder under it one too (setuptools finds only packages).
+    folders = {p.parent for p in REPORT.rglob("*.py")}
+    assert not [_rel(f) for f in sorted(folders) if not (f / "__init__.py").exists()]
+    assert {f.name for f in REPORT.iterdir() if (f / "__init__.py").exists()} == set(LAYERS)
+
+
+def test_modules_import_only_their_layer_or_lower() -> None:
+    bad = []
+    for p in sorted(REPORT.rglob("*.py")):
+        m = _module(p)
+        if m in TOP:
+            continue
+        for node in _all_imports(p):
+            for name in _imported(node):
+                if not name.startswith("benchkit.report.") or name in TOP:
+                    continue
+                if _layer(name) > _layer(m):
+                    bad.append(f"{_rel(p)}:{node.lineno} ({LAYERS[_layer(m)]}) imports {name}")
+    assert not bad, bad
 
 
 def test_no_function_level_imports_of_benchkit() -> None:
@@ -128,15 +182,12 @@ def test_no_circle_among_module_imports() -> None:
             assert (c := visit(m, [])) is None, " -> ".join(c or [])
 
 
-def test_kind_packages_import_no_write_up() -> None:
+def test_kind_packages_import_the_engine_common_helpers_and_language_only() -> None:
     bad = []
     for p in sorted(KINDS.rglob("*.py")):
-        for node in _top_imports(p):
+        for node in _all_imports(p):
             for name in _imported(node):
-                if not name.startswith("benchkit.") or name == "benchkit.report":
-                    continue
-                leaf = name.removeprefix("benchkit.report.").split(".")[0]
-                if leaf in WRITE_UP or not name.startswith(KIND_MAY):
+                if name.startswith("benchkit.") and not _under(name, KIND_MAY):
                     bad.append(f"{_rel(p)}: {name}")
     assert not bad, bad
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report.i18n import backend_name, effect_word
-from benchkit.report.light import Light
-from benchkit.report.sentences import backend_sentence
+from benchkit.report.lang.i18n import backend_name, effect_word
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
 from benchkit.report.verdicts.kinds.backend import figure, section, words
 from benchkit.report.verdicts.kinds.backend.verdict import backend_verdict
+from benchkit.report.verdicts.light import Light
+from benchkit.report.verdicts.sentences import backend_sentence
 
 
 def _compute(found: Found) -> Sequence[Verdict]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from benchkit.report import figures as fg
-from benchkit.report.sweep import THROUGHPUT
+from benchkit.report.analysis.sweep import THROUGHPUT
+from benchkit.report.verdicts import figures as fg
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Drawing
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from benchkit.compare.engine import ACROSS, BRIDGED
-from benchkit.report import fmt, i18n, sentences
-from benchkit.report.cold_words import with_cold
-from benchkit.report.lang import tr
-from benchkit.report.numbers import BackendNumbers, ComparisonJson, Point, of
-from benchkit.report.sweep import norm
+from benchkit.report.analysis.numbers import BackendNumbers, ComparisonJson, Point, of
+from benchkit.report.analysis.sweep import norm
+from benchkit.report.lang import fmt, i18n, tr
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 

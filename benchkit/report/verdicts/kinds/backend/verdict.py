@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchkit.compare.engine import ACROSS, OPEN, WORSE, Comparison
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     BackendContext,
     BackendNumbers,
 )
-from benchkit.report.sweep import PROVISIONAL, Cell, Sweep, _is_num
+from benchkit.report.analysis.sweep import PROVISIONAL, Cell, Sweep, _is_num
 from benchkit.report.verdicts.common import (
     Verdict,
     _cold,

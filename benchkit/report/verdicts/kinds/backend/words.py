@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from benchkit.report.i18n import backend_name
 from benchkit.report.lang import tr
+from benchkit.report.lang.i18n import backend_name
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from benchkit.report import figures as fg
-from benchkit.report import i18n
-from benchkit.report.numbers import BuildNumbers, of
+from benchkit.report.analysis.numbers import BuildNumbers, of
+from benchkit.report.lang import i18n
+from benchkit.report.verdicts import figures as fg
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Drawing
 

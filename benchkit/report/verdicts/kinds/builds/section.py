@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from benchkit.report import i18n, sentences
-from benchkit.report.lang import tr
-from benchkit.report.numbers import BuildNumbers, of
+from benchkit.report.analysis.numbers import BuildNumbers, of
+from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from benchkit.report import fmt
-from benchkit.report.lang import tr
-from benchkit.report.numbers import BuildNumbers, of
+from benchkit.report.analysis.numbers import BuildNumbers, of
+from benchkit.report.lang import fmt, tr
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause
 

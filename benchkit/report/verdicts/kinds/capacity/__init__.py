@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report.i18n import point_text
-from benchkit.report.light import Light
+from benchkit.report.lang.i18n import point_text
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import OPEN, Found, Page, Section, VerdictKind
 from benchkit.report.verdicts.kinds.capacity import figure, next_run
@@ -17,6 +16,7 @@ from benchkit.report.verdicts.kinds.capacity.words import (
     capacity_section,
     capacity_value,
 )
+from benchkit.report.verdicts.light import Light
 
 
 def _compute(found: Found) -> Sequence[Verdict]:

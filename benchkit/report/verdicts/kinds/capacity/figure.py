@@ -10,12 +10,11 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from benchkit.report import fmt, i18n
-from benchkit.report.figures import _legend, _save, drawable
-from benchkit.report.lang import tr
-from benchkit.report.load_numbers import CapacityRow
-from benchkit.report.numbers import CapacityNumbers, of
+from benchkit.report.analysis.load_numbers import CapacityRow
+from benchkit.report.analysis.numbers import CapacityNumbers, of
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.figures import _legend, _save, drawable
 from benchkit.report.verdicts.kind import Drawing
 
 # p50 dotted, p95 solid (what an SLO usually limits), p99 dashed.

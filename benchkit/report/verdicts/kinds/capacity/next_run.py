@@ -4,7 +4,7 @@ report brackets each capacity more closely."""
 
 from __future__ import annotations
 
-from benchkit.report.numbers import CapacityNumbers, Point, of
+from benchkit.report.analysis.numbers import CapacityNumbers, Point, of
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Proposal
 from benchkit.report.verdicts.kinds.capacity.verdict import next_loads

@@ -18,9 +18,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report.load_numbers import CapacityRow, SettingCapacity
-from benchkit.report.numbers import CapacityNumbers, Point
-from benchkit.report.sweep import PROVISIONAL, Cell, Sweep, _is_num, norm
+from benchkit.report.analysis.load_numbers import CapacityRow, SettingCapacity
+from benchkit.report.analysis.numbers import CapacityNumbers, Point
+from benchkit.report.analysis.sweep import PROVISIONAL, Cell, Sweep, _is_num, norm
 from benchkit.report.verdicts.common import (
     Verdict,
     _capped,

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchkit.report import fmt, i18n
-from benchkit.report.lang import tr
-from benchkit.report.load_numbers import CapacityRow, SettingCapacity
-from benchkit.report.numbers import CapacityNumbers, of
+from benchkit.report.analysis.load_numbers import CapacityRow, SettingCapacity
+from benchkit.report.analysis.numbers import CapacityNumbers, of
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.verdicts.common import Verdict
 
 

@@ -1,21 +1,19 @@
 """The drafting verdicts: MTP against none ("mtp"), and each drafter against none ("spec=..."),
-said as the runs of slot counts where drafting helped, hurt or made no difference.
-
-The computation is in `benchkit.report.verdicts.drafting` until it moves in here."""
+said as the runs of slot counts where drafting helped, hurt or made no difference."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report.i18n import mtp_runs_text
-from benchkit.report.light import Light
-from benchkit.report.sentences import mtp_sentence
 from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.drafting import mtp_verdict, spec_verdicts
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
 from benchkit.report.verdicts.kinds.drafting import figure, section, words
+from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
+from benchkit.report.verdicts.kinds.drafting.verdict import mtp_verdict, spec_verdicts
+from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
+from benchkit.report.verdicts.light import Light
 
 
 def _mtp(found: Found) -> Sequence[Verdict]:

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from benchkit.report import figures as fg
-from benchkit.report import i18n
-from benchkit.report.lang import tr
-from benchkit.report.numbers import DraftingNumbers, of
-from benchkit.report.sweep import norm
+from benchkit.report.analysis.numbers import DraftingNumbers, of
+from benchkit.report.analysis.sweep import norm
+from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts import figures as fg
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Drawing
 

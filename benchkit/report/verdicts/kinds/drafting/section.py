@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from benchkit.compare.engine import ACROSS, BRIDGED
-from benchkit.report import i18n, sentences
-from benchkit.report.cold_words import with_cold
-from benchkit.report.lang import tr
-from benchkit.report.numbers import ComparisonJson, DraftingNumbers, of
-from benchkit.report.sweep import norm
+from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
+from benchkit.report.analysis.sweep import norm
+from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 from benchkit.report.verdicts.kinds.drafting.figure import MTP
+from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 
 
 def section(m: Verdict, page: Page) -> Section:
@@ -25,7 +25,7 @@ def section(m: Verdict, page: Page) -> Section:
         else tr(lang, "Speculative decoding ({value}) against none", value=on),
         "col_off": tr(lang, "MTP off s/unit") if mtp else "spec=none",
         "col_on": tr(lang, "MTP on s/unit") if mtp else f"spec={on}",
-        "text": with_cold(sentences.mtp_sentence(m, lang), m, lang),
+        "text": with_cold(mtp_sentence(m, lang), m, lang),
         "table": [
             dict(
                 e,

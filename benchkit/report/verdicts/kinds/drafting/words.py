@@ -1,13 +1,14 @@
-"""The drafting verdicts' words: their headline clauses."""
+"""The drafting verdicts' words: their short value (the runs of slot counts where drafting
+helped, hurt or made no difference) and their headline clauses."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
-from benchkit.report import fmt
-from benchkit.report.i18n import drafter, mtp_runs_text, point_text
-from benchkit.report.lang import tr
-from benchkit.report.numbers import DraftingNumbers, of
+from benchkit.report.analysis.numbers import DraftingNumbers, Run, of
+from benchkit.report.lang import fmt, tr, trc
+from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause, said
 
@@ -65,3 +66,67 @@ def _series_clause(who: str, where: str, runs: str, lang: str, rest: str | None)
     return tr(
         lang, "on {point} {drafter} {runs}{rest}", point=where, drafter=who, runs=runs, rest=rest
     )
+
+
+def slot_range(lo: int | None, hi: int | None, largest: int | None, lang: str) -> str:
+    """Slot counts of one MTP run: '1 slot', '2+ slots', '2-3 slots' (largest tested closes)."""
+    if lo is None:
+        return trc(lang, "slot counts", "all")
+    if hi is None and largest is not None and largest == lo:
+        hi = lo
+    if hi is None:
+        return tr(lang, "{lo}+ slots", lo=lo)
+    if hi == lo:
+        return slots_phrase(lo, lang)
+    return tr(lang, "{lo}–{hi} slots", lo=lo, hi=hi)
+
+
+def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
+    """'helped only at 1 slot and hurt at 2+ slots' from the effect runs (a drafting verdict's
+    value); `largest` is the largest slot count tested."""
+    effects = {r["effect"] for r in runs}
+    if len(runs) == 1 and runs[0]["from"] is None:
+        return {
+            "helps": trc(lang, "drafting", "helped"),
+            "hurts": trc(lang, "drafting", "hurt"),
+            "no difference": trc(lang, "drafting", "made no difference"),
+        }[runs[0]["effect"]]
+    if len(runs) == 1 and runs[0]["from"] is not None and runs[0]["from"] == largest:
+        # One slot count compared: that count, never "every slot count".
+        where = slot_range(runs[0]["from"], runs[0]["to"], largest, lang)
+        return _run_text(runs[0]["effect"], False, where, lang, last=True)
+    if len(effects) == 1:
+        return {
+            "helps": tr(lang, "helped at every slot count"),
+            "hurts": tr(lang, "hurt at every slot count"),
+            "no difference": tr(lang, "made no difference at any slot count"),
+        }[runs[0]["effect"]]
+    helps_once = sum(1 for r in runs if r["effect"] == "helps") == 1
+    parts = [
+        _run_text(r["effect"], helps_once, slot_range(r["from"], r["to"], largest, lang), lang)
+        for r in runs[:-1]
+    ]
+    last = runs[-1]
+    where = slot_range(last["from"], last["to"], largest, lang)
+    parts.append(_run_text(last["effect"], helps_once, where, lang, last=True))
+    return list_text(parts, lang)
+
+
+def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool = False) -> str:
+    """One run of a drafting verdict: 'helped only at 1 slot'. The last of the list has a
+    message of its own, for a language that ends the sentence there in another form."""
+    if effect == "helps" and helps_once:
+        if last:
+            return trc(lang, "last drafting run", "helped only at {where}", where=where)
+        return trc(lang, "drafting run", "helped only at {where}", where=where)
+    if effect == "helps":
+        if last:
+            return trc(lang, "last drafting run", "helped at {where}", where=where)
+        return trc(lang, "drafting run", "helped at {where}", where=where)
+    if effect == "hurts":
+        if last:
+            return trc(lang, "last drafting run", "hurt at {where}", where=where)
+        return trc(lang, "drafting run", "hurt at {where}", where=where)
+    if last:
+        return trc(lang, "last drafting run", "made no difference at {where}", where=where)
+    return trc(lang, "drafting run", "made no difference at {where}", where=where)

@@ -1,8 +1,8 @@
 """The generic factor verdict: any other swept factor's best value (a batch size, a cache
 type), and the kind every verdict name no other kind claims falls to.
 
-The computation is in `benchkit.report.verdicts.factor`, its words in
-`benchkit.report.factor_words`, until they move in here."""
+The computation is in `verdict.py`; its words are in `benchkit.report.verdicts.factor_words`, which
+the slots kind and the sentences also read."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from benchkit.report.factor_words import factor_clause, stored_value_text, verdict_value
-from benchkit.report.numbers import FactorNumbers, Point
+from benchkit.report.analysis.numbers import FactorNumbers, Point
 from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.factor import factor_verdicts
+from benchkit.report.verdicts.factor_words import factor_clause, stored_value_text, verdict_value
 from benchkit.report.verdicts.kind import Clause, Found, VerdictKind, said
 from benchkit.report.verdicts.kinds.factor import section
+from benchkit.report.verdicts.kinds.factor.verdict import factor_verdicts
 
 
 def _compute(found: Found) -> Sequence[Verdict]:

@@ -3,9 +3,10 @@ at every setting of the others, with its speed, context, energy, drift and task 
 
 from __future__ import annotations
 
-from benchkit.report import factor_words, i18n
-from benchkit.report.cold_words import with_cold
-from benchkit.report.numbers import FactorNumbers
+from benchkit.report.analysis.numbers import FactorNumbers
+from benchkit.report.lang import i18n
+from benchkit.report.verdicts import factor_words
+from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 

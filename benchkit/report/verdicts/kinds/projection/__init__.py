@@ -1,19 +1,17 @@
-"""The projection verdict: the hours the study's units take at the recommended point.
-
-The computation is in `benchkit.report.verdicts.projection` until it moves in here."""
+"""The projection verdict: the hours the study's units take at the recommended point."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report.light import Light
-from benchkit.report.sentences import projection_sentence
+from benchkit.report.lang import fmt
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
 from benchkit.report.verdicts.kinds.projection import section
-from benchkit.report.verdicts.projection import projection_verdict
+from benchkit.report.verdicts.kinds.projection.verdict import projection_verdict
+from benchkit.report.verdicts.light import Light
+from benchkit.report.verdicts.sentences import projection_sentence
 
 
 def _compute(found: Found) -> Sequence[Verdict]:

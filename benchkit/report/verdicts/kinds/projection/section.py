@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from benchkit.report import sentences
-from benchkit.report.cold_words import with_cold
 from benchkit.report.lang import tr
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 

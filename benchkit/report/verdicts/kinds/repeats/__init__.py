@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report import fmt
-from benchkit.report.light import Light
-from benchkit.report.sentences import repeats_sentence
+from benchkit.report.lang import fmt
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import BOTH, Found, Say, VerdictKind
 from benchkit.report.verdicts.kinds.repeats import section
 from benchkit.report.verdicts.kinds.repeats.verdict import repeats_verdict
+from benchkit.report.verdicts.light import Light
+from benchkit.report.verdicts.sentences import repeats_sentence
 
 
 def _compute(found: Found) -> Sequence[Verdict]:

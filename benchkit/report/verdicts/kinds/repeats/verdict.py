@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     RepeatedConfig,
     RepeatsNumbers,
 )
-from benchkit.report.sweep import COMPLETE, Sweep
+from benchkit.report.analysis.sweep import COMPLETE, Sweep
 from benchkit.report.verdicts.common import Verdict
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report.i18n import slots_phrase
-from benchkit.report.light import Light
-from benchkit.report.sentences import slots_sentence
+from benchkit.report.lang.i18n import slots_phrase
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
 from benchkit.report.verdicts.kinds.slots import figure, next_run, section, words
 from benchkit.report.verdicts.kinds.slots.verdict import slots_verdict
+from benchkit.report.verdicts.light import Light
+from benchkit.report.verdicts.sentences import slots_sentence
 
 
 def _compute(found: Found) -> Sequence[Verdict]:

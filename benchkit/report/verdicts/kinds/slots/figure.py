@@ -9,10 +9,10 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from benchkit.report import figures as fg
-from benchkit.report import i18n
-from benchkit.report.numbers import SlotsNumbers, of
-from benchkit.report.sweep import THROUGHPUT
+from benchkit.report.analysis.numbers import SlotsNumbers, of
+from benchkit.report.analysis.sweep import THROUGHPUT
+from benchkit.report.lang import i18n
+from benchkit.report.verdicts import figures as fg
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Drawing
 

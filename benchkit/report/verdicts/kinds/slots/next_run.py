@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from benchkit.report.numbers import Point, SlotsNumbers, of
+from benchkit.report.analysis.numbers import Point, SlotsNumbers, of
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Proposal
 

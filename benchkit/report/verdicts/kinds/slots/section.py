@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from benchkit.report import i18n, sentences
-from benchkit.report.cold_words import with_cold
-from benchkit.report.lang import tr
-from benchkit.report.numbers import SlotsNumbers, of
-from benchkit.report.sweep import SLOT_LATENCY, THROUGHPUT
+from benchkit.report.analysis.numbers import SlotsNumbers, of
+from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT
+from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
 

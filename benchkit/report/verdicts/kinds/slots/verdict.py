@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from benchkit.compare import questions
 from benchkit.compare.engine import Engine
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     Beyond,
     ElsewhereKnee,
     Faster,
@@ -16,7 +16,7 @@ from benchkit.report.numbers import (
     SlotsNumbers,
     SlotsRow,
 )
-from benchkit.report.sweep import (
+from benchkit.report.analysis.sweep import (
     OUTPUT,
     PROVISIONAL,
     SEQ_DECODE,
@@ -32,7 +32,9 @@ from benchkit.report.verdicts.common import (
     _capped,
     _cold,
     _context,
+    _first_num,
     _group,
+    _number,
     _run_noise,
     _stalled,
     _status,
@@ -40,7 +42,6 @@ from benchkit.report.verdicts.common import (
     _uncapped_values,
     _values,
 )
-from benchkit.report.verdicts.drafting import _first_num, _number
 from benchkit.report.verdicts.engine_of import comparison_json, engine_of, machine_of, point_of
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from benchkit.report import fmt
-from benchkit.report.factor_words import slots_not_exercised
-from benchkit.report.i18n import slots_phrase
-from benchkit.report.lang import tr, trn
-from benchkit.report.numbers import SlotsNumbers, of
-from benchkit.report.sweep import COMPLETE
+from benchkit.report.analysis.numbers import SlotsNumbers, of
+from benchkit.report.analysis.sweep import COMPLETE
+from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.lang.i18n import slots_phrase
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.factor_words import slots_not_exercised
 from benchkit.report.verdicts.kind import Clause, said
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchkit.report.i18n import status_word
-from benchkit.report.light import Light
+from benchkit.report.lang.i18n import status_word
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import BOTH, Found, VerdictKind
 from benchkit.report.verdicts.kinds.validity.verdict import validity_verdict
+from benchkit.report.verdicts.light import Light
 
 NAME = "validity"
 

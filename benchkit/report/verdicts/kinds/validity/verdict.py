@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from benchkit.report.numbers import (
+from benchkit.report.analysis.numbers import (
     ValidityNumbers,
 )
-from benchkit.report.sweep import COMPLETE, PROVISIONAL, Sweep
+from benchkit.report.analysis.sweep import COMPLETE, PROVISIONAL, Sweep
 from benchkit.report.verdicts.common import Verdict, _status
 
 

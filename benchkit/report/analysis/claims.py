@@ -1,0 +1,56 @@
+"""Checks of published claims against the sweep's numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NotRequired, TypedDict
+
+import pandas as pd
+
+from benchkit.report.analysis.sweep import _is_num, records, usable
+
+
+class ClaimCheck(TypedDict):
+    """A declared claim and what the measurements say of it."""
+
+    premise: str
+    source: str
+    metric: str
+    expected_min: float | None
+    expected_max: float | None
+    n: int
+    measured_min: float | None
+    measured_max: float | None
+    status: NotRequired[str]
+
+
+def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[ClaimCheck]:
+    """Each declared claim (a premise, its source, a metric and an expected range) against
+    the complete measurements: `supported` when every measured value is in the range,
+    `refuted` when none is, `partly` otherwise, `untestable` when the metric was not
+    measured."""
+    rows: list[dict[str, Any]] = records(df)
+    out: list[ClaimCheck] = []
+    for claim in claims:
+        metric = str(claim.get("metric") or "")
+        lo, hi = claim.get("expected_min"), claim.get("expected_max")
+        vals = [float(r[metric]) for r in rows if usable(r) and _is_num(r.get(metric))]
+        entry: ClaimCheck = {
+            "premise": claim.get("premise", ""),
+            "source": claim.get("source", ""),
+            "metric": metric,
+            "expected_min": lo,
+            "expected_max": hi,
+            "n": len(vals),
+            "measured_min": min(vals) if vals else None,
+            "measured_max": max(vals) if vals else None,
+        }
+        if not vals or (lo is None and hi is None):
+            entry["status"] = "untestable"
+        else:
+            inside = [(lo is None or v >= lo) and (hi is None or v <= hi) for v in vals]
+            entry["status"] = (
+                "supported" if all(inside) else "refuted" if not any(inside) else "partly"
+            )
+        out.append(entry)
+    return out

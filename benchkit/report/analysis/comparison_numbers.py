@@ -1,0 +1,32 @@
+"""A comparison of the engine (benchkit.compare) as verdict numbers carry it: JSON-ready, its
+points as factor values. Re-exported from report/analysis/numbers."""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+# A factor's value and a point, as report/analysis/numbers defines them (kept here too: numbers
+# imports this module).
+FactorValue = str | int | float | bool | None
+Point = dict[str, FactorValue]
+
+
+class ComparisonJson(TypedDict):
+    """One comparison of the engine (benchkit.compare): `other`'s time over `base`'s on their
+    shared units, its replication interval, and how it was decided (benchkit.compare.engine)."""
+
+    base: Point
+    other: Point
+    ratio: float | None
+    low: float | None
+    high: float | None
+    units: int
+    basis: str
+    machine: str
+    via: Point | None
+    outcome: str
+    needed: int | None
+    jobs: list[str]
+    # What the interval holds of run-to-run noise (benchkit.compare.engine.Comparison):
+    # "repeats", "twins", "declared" or "unmeasured" (absent in ledgers before rules v8).
+    run_noise: NotRequired[str]

@@ -1,0 +1,164 @@
+"""Stalls in words: the provisional reason a stall gives a verdict (its comparisons with the
+stall and without it) and the caveat that names every stall with what the telemetry showed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from benchkit.report.analysis.numbers import Point, StallNote
+from benchkit.report.analysis.stalls import StallJson
+from benchkit.report.analysis.sweep import Sweep
+from benchkit.report.lang import clauses, fmt, tr, trn
+from benchkit.report.lang.i18n import jobs_text, point_text
+
+
+def _differing(a: Point, b: Point) -> Point:
+    keys = [k for k in a if str(a.get(k)) != str(b.get(k))] or list(a)
+    return {k: a[k] for k in keys}
+
+
+def stalled_text(notes: Sequence[StallNote], lang: str) -> str:
+    """The reason a verdict resting on stalled jobs is provisional, with each comparison it
+    makes stated with the stalls and without them."""
+    out = []
+    for n in notes:
+        head = trn(
+            lang,
+            "{point} ({jobs}) had {n} stall adding {excess}, {share} of its wall clock",
+            "{point} ({jobs}) had {n} stalls adding {excess}, {share} of its wall clock",
+            n["stalls"],
+            point=point_text(n["point"], lang),
+            jobs=jobs_text([n["job"]], lang),
+            excess=fmt.seconds(n["excess_s"], lang),
+            share=fmt.pct(n["wall_share"], 1),
+        )
+        pairs = [
+            tr(
+                lang,
+                "{ratio} against {other} with them, {without} without",
+                ratio=fmt.ratio(p["ratio"], lang),
+                without=fmt.ratio(p["ratio_without"], lang),
+                other=point_text(_differing(p["other"], n["point"]), lang),
+            )
+            for p in n["pairs"]
+            if p["ratio"] is not None and p["ratio_without"] is not None
+        ]
+        if pairs:
+            # One job's stalls, then their comparisons (clauses: Korean writes each as a
+            # sentence of its own, English joins them with "; ").
+            # TRANSLATORS: a job's stalls, then what each comparison is with them and without.
+            head = tr(
+                lang, "{stalls}: {comparisons}", stalls=head, comparisons=clauses(lang, pairs)
+            )
+        out.append(head)
+    return clauses(lang, out)
+
+
+def stall_jobs(sw: Sweep) -> list[StallJob]:
+    """Every stalled job of the sweep with its stalls, job by job (the stall caveat)."""
+    return [
+        {
+            "job": job,
+            # Every stall's time, cold starts included: the caveat names them all.
+            "excess_s": js.all_excess_s,
+            "wall_share": js.all_excess_s / js.wall_s if js.wall_s > 0 else 0.0,
+            "stalls": [s.to_json() for s in js.stalls],
+        }
+        for job, js in sorted(sw.stalls.items(), key=lambda kv: kv[0])
+    ]
+
+
+class StallJob(TypedDict):
+    job: str
+    excess_s: float
+    wall_share: float
+    stalls: list[StallJson]
+
+
+def say_stalls(c: Mapping[str, Any], lang: str) -> str:
+    """'Job 0 stalled: unit u000, call 0: prefill of 1,203 tokens took 20.4 s, 133x ...'."""
+    out = []
+    for j in c["jobs"]:
+        items = [_one(s, lang) for s in j["stalls"]]
+        out.append(
+            tr(
+                lang,
+                "{jobs}: {items} (together {excess}, {share} of the wall clock).",
+                jobs=jobs_text([j["job"]], lang),
+                items="; ".join(items),
+                excess=fmt.seconds(j["excess_s"], lang),
+                share=fmt.pct(j["wall_share"], 1),
+            )
+        )
+    head = tr(
+        lang,
+        "Stalls: calls far outside their own job's rate (at least 4x its median per-token time "
+        "and 6 robust deviations above it, adding at least 1% of the wall clock), counted in "
+        "the figures and named here; a verdict resting on a job whose stalls added at least "
+        "the smallest effect the study counts is provisional and states its comparison "
+        "without them.",
+    )
+    if any(st.get("cold") for j in c["jobs"] for st in j["stalls"]):
+        head += " " + tr(
+            lang,
+            "A stall in the first work of a server that had no warm-up before its timed pass "
+            "is a cold start: its time beyond the job's median rate is left out of the "
+            "per-unit figures the verdicts compare, and it makes no verdict provisional.",
+        )
+    return head + " " + " ".join(out)
+
+
+def _one(s: Mapping[str, Any], lang: str) -> str:
+    where = (
+        tr(lang, "unit {unit}", unit=s["unit"])
+        if s["call"] is None
+        else tr(lang, "unit {unit}, call {call}", unit=s["unit"], call=s["call"])
+    )
+    if s["phase"] == "prefill":
+        what = tr(
+            lang,
+            "prefill of {tokens} tokens took {seconds}, {times} the job's median rate",
+            tokens=fmt.integer(s["tokens"]),
+            seconds=fmt.seconds(s["seconds"], lang),
+            times=fmt.ratio(s["times_median"], lang),
+        )
+    elif s["phase"] == "decode":
+        what = tr(
+            lang,
+            "decode of {tokens} tokens took {seconds}, {times} the job's median rate",
+            tokens=fmt.integer(s["tokens"]),
+            seconds=fmt.seconds(s["seconds"], lang),
+            times=fmt.ratio(s["times_median"], lang),
+        )
+    elif s["phase"] == "wait":
+        what = tr(
+            lang,
+            "the call waited {seconds} before the server took up its prompt, {times} the "
+            "job's median wait, while the other slots kept working",
+            seconds=fmt.seconds(s["seconds"], lang),
+            times=fmt.ratio(s["times_median"], lang),
+        )
+    else:
+        what = tr(
+            lang,
+            "the unit took {seconds}, {times} the job's median unit",
+            seconds=fmt.seconds(s["seconds"], lang),
+            times=fmt.ratio(s["times_median"], lang),
+        )
+    t = s.get("telemetry")
+    seen = ""
+    if t:
+        bits = []
+        if t.get("gpu_busy") is not None:
+            bits.append(tr(lang, "GPU busy {pct}", pct=fmt.pct(t["gpu_busy"])))
+        if t.get("sm_clock_mhz") is not None:
+            bits.append(tr(lang, "SM clock {mhz} MHz", mhz=fmt.integer(t["sm_clock_mhz"])))
+        if t.get("server_cores") is not None:
+            bits.append(
+                tr(lang, "llama-server on {cores} cores", cores=fmt.num(t["server_cores"], 2))
+            )
+        if bits:
+            seen = tr(lang, " (meanwhile {what})", what=", ".join(bits))
+    cold = tr(lang, ", a cold start") if s.get("cold") else ""
+    return f"{where}: {what}{seen}{cold}"

@@ -1,0 +1,130 @@
+"""Cold starts and warm-up in words: beside a verdict's figures, what the figures leave out
+and why (benchkit.report.analysis.stalls, rules v6); in the conditions, whether an untimed warm-up
+preceded each job's timed pass (benchkit.report.analysis.warmup)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
+    CallRef,
+    Cold,
+    DraftingNumbers,
+    FactorNumbers,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
+from benchkit.report.analysis.warmup import WarmState
+from benchkit.report.lang import clauses, tr
+from benchkit.report.lang.i18n import jobs_text, objective_value, point_text
+from benchkit.report.verdicts.common import Verdict, _objective_of
+
+
+def calls_text(calls: Sequence[CallRef], lang: str) -> str:
+    """'unit u000, call 0 / unit u001, call 0'."""
+    return " / ".join(
+        tr(lang, "unit {unit}", unit=c["unit"])
+        if c["call"] is None
+        else tr(lang, "unit {unit}, call {call}", unit=c["unit"], call=c["call"])
+        for c in calls
+    )
+
+
+def cold_text(notes: Cold | None, metric: str, lang: str) -> str:
+    """What the figures a verdict compares leave out, with why; '' without cold starts."""
+    if not notes:
+        return ""
+    items = [
+        tr(
+            lang,
+            "{point} ({jobs}): {value} where {measured} was measured, without {excess} of "
+            "cold start in {calls}",
+            point=point_text(n["point"], lang),
+            jobs=jobs_text([n["job"]], lang),
+            value=objective_value(metric, n["objective"], lang),
+            measured=objective_value(metric, n["objective_measured"], lang),
+            excess=objective_value("", n["excess_s"], lang),
+            calls=calls_text(n["calls"], lang),
+        )
+        for n in notes
+    ]
+    return tr(
+        lang,
+        "Cold starts left out: {items}. By benchkit's rule a cold start is a stall in the first "
+        "work of a server that had no warm-up before its timed pass (the calls sent before the "
+        "pass's first call completed); it is taken for the server starting rather than the "
+        "setting's speed, so its time beyond the job's median rate is left out of the figures "
+        "compared. What made those calls slow (compiling shaders or kernels, clocks ramping "
+        "up, memory being allocated, or the setting itself at its first wave) is not isolated: "
+        "where the setting itself was slow, the figure leaves part of its cost out, and the "
+        "figure as measured stands beside it.",
+        items=clauses(lang, items),
+    )
+
+
+def warmup_lines(states: Mapping[str, WarmState], lang: str) -> list[str]:
+    """Whether an untimed warm-up preceded the timed passes: one line for the study when
+    every job agrees, else one per state naming its jobs."""
+    if not states:
+        return []
+    by: dict[str, list[str]] = {}
+    for job, s in sorted(states.items(), key=lambda kv: _job_order(kv[0])):
+        by.setdefault(s, []).append(job)
+    if len(by) == 1:
+        state = next(iter(by))
+        return [_study_line(state, lang)]
+    parts = [
+        tr(
+            lang,
+            "{jobs}: {state}",
+            jobs=jobs_text(by[state], lang),
+            state=_state_words(state, lang),
+        )
+        for state in ("on", "off", "unknown")
+        if state in by
+    ]
+    return [tr(lang, "Warm-up differs between jobs: {items}.", items=clauses(lang, parts))]
+
+
+def _job_order(job: str) -> tuple[int, str]:
+    return (int(job), "") if job.isdigit() else (1 << 30, job)
+
+
+def _study_line(state: str, lang: str) -> str:
+    if state == "on":
+        return tr(
+            lang,
+            "Warm-up: an untimed warm-up (the workload's prompt lengths and every batch size up "
+            "to the slot count) preceded each timed pass; its calls are in no figure.",
+        )
+    if state == "off":
+        return tr(
+            lang,
+            "Warm-up: none preceded the timed passes (written by a benchkit from before its "
+            "warm-up, added on 2026-12-06, or run with replay.warmup=false), so each pass's "
+            "first calls were its server's first work; a stall among them is a cold start, "
+            "left out of the figures compared.",
+        )
+    return tr(
+        lang,
+        "Warm-up: not recorded (these results have no warm-up record, though the benchkit that "
+        "wrote them may have run one), so no stall is taken for a cold start.",
+    )
+
+
+def _state_words(state: str, lang: str) -> str:
+    if state == "on":
+        return tr(lang, "an untimed warm-up preceded the timed pass")
+    if state == "off":
+        return tr(lang, "no warm-up (the first timed calls were the server's first work)")
+    return tr(lang, "not recorded")
+
+
+def with_cold(text: str, v: Verdict, lang: str) -> str:
+    """A verdict's sentence, then what its figures leave out (cold starts) and why."""
+    n = v.numbers
+    compared = BackendNumbers | SlotsNumbers | DraftingNumbers | FactorNumbers | ProjectionNumbers
+    notes = n.cold if isinstance(n, compared) else None
+    cold = cold_text(notes, _objective_of(v), lang)
+    return f"{text} {cold}" if cold else text

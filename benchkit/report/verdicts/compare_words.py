@@ -1,0 +1,117 @@
+"""A comparison of the engine (benchkit.compare) in words: '1 slot took 1.32x the time of
+4 slots (1.21x-1.44x, 16 units paired)', the open ones with the units that would decide them.
+Every number written is a field of the comparison (its ratio, interval, units, needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchkit.compare.engine import BETTER, PRACTICAL, WITHIN, WORSE
+from benchkit.report.analysis.numbers import ComparisonJson, Point
+from benchkit.report.analysis.sweep import norm
+from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.lang.i18n import point_text
+
+
+def _pick(point: Point, like: Point) -> Point:
+    keys = [k for k in point if norm(point.get(k)) != norm(like.get(k))]
+    return {k: point[k] for k in keys} if keys else dict(point)
+
+
+def comparison_text(c: ComparisonJson, lang: str, at: bool = False) -> str:
+    """'1 slot took 1.32x the time of 4 slots (1.21x-1.44x; 16 units paired, one machine)';
+    with `at`, the setting both points share is named too ('... at 2 slots'): a verdict that
+    compares the same two values at several settings (drafting on against off)."""
+    other = point_text(_pick(c["other"], c["base"]), lang)
+    base = point_text(_pick(c["base"], c["other"]), lang)
+    text = tr(
+        lang,
+        "{other} took {ratio} the time of {base}",
+        other=other,
+        ratio=fmt.ratio(c["ratio"], lang),
+        base=base,
+    )
+    shared = {k: x for k, x in c["other"].items() if norm(x) == norm(c["base"].get(k))}
+    if at and shared:
+        text = tr(lang, "{comparison} at {where}", comparison=text, where=point_text(shared, lang))
+    return tr(lang, "{comparison} ({how})", comparison=text, how=how_text(c, lang))
+
+
+def how_text(c: ComparisonJson, lang: str) -> str:
+    """How sure a comparison is and where it holds: '1.21x-1.44x on a repeat, 16 units
+    paired' (bridged or across machines said so)."""
+    parts = []
+    if c["low"] is not None and c["high"] is not None and c.get("run_noise") == "unmeasured":
+        # Units alone: where these two runs' units put it, not where a second run would.
+        parts.append(
+            tr(
+                lang,
+                "{low}-{high} if only its units varied, run-to-run noise not measured",
+                low=fmt.ratio(c["low"], lang),
+                high=fmt.ratio(c["high"], lang),
+            )
+        )
+    elif c["low"] is not None and c["high"] is not None:
+        parts.append(
+            tr(
+                lang,
+                "{low}-{high} on a repeat",
+                low=fmt.ratio(c["low"], lang),
+                high=fmt.ratio(c["high"], lang),
+            )
+        )
+    if c["basis"] == "paired":
+        parts.append(trn(lang, "{n} unit paired", "{n} units paired", c["units"]))
+    elif c["basis"] == "repeats":
+        parts.append(tr(lang, "from repeats"))
+    elif c["basis"] == "declared":
+        parts.append(tr(lang, "against the declared noise"))
+    else:
+        parts.append(tr(lang, "no interval: too few units paired"))
+    anchors = [j for j in c["jobs"] if "/" in j]
+    if anchors:
+        # Jobs of an anchor folder (study.anchors), not the sweep's own: the table beside the
+        # sentence shows the sweep's jobs, so the figure says whose it is.
+        parts.append(tr(lang, "from the anchor runs ({jobs})", jobs=", ".join(anchors)))
+    if c["machine"] == "bridged":
+        parts.append(
+            tr(
+                lang,
+                "bridged through {anchor}, run on both machines",
+                anchor=point_text(c["via"], lang),
+            )
+        )
+    elif c["machine"] == "across":
+        parts.append(tr(lang, "on two machines, no point run on both"))
+    return ", ".join(parts)
+
+
+def outcome_words(outcome: str, lang: str) -> str:
+    """A comparison's outcome at the margin: 'slower beyond the margin', 'not decided'."""
+    return {
+        WORSE: tr(lang, "slower beyond the margin"),
+        WITHIN: tr(lang, "within the margin"),
+        BETTER: tr(lang, "faster beyond the margin"),
+    }.get(outcome, tr(lang, "not decided"))
+
+
+def open_text(open_: Sequence[ComparisonJson], lang: str, at: bool = False) -> str:
+    """Why a verdict resting on `open_` is not decided, each pair with what would decide it
+    (`at`: each named with the setting it was compared at, see `comparison_text`)."""
+    items = []
+    for c in open_:
+        text = comparison_text(c, lang, at)
+        needed = c["needed"]
+        if needed is not None and needed > PRACTICAL * max(c["units"], 1):
+            text += tr(
+                lang,
+                ": it sits on the margin, so no practical number of units would decide it",
+            )
+        elif needed is not None:
+            text += tr(
+                lang,
+                ": about {n} units paired would decide it at its spread",
+                n=format(needed, ","),
+            )
+        items.append(text)
+    return tr(lang, "comparisons not decided at the margin: {pairs}", pairs="; ".join(items))

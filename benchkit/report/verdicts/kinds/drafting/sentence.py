@@ -1,0 +1,117 @@
+"""The drafting verdict's sentence, its section's opening: what turning the drafter on did at
+each setting, with the comparisons behind it, through the catalogs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.i18n import drafter, objective_words, point_text, span
+from benchkit.report.verdicts.common import Verdict, _objective_of
+from benchkit.report.verdicts.compare_words import how_text
+from benchkit.report.verdicts.factor_words import not_exercised_text
+from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
+from benchkit.report.verdicts.reasons import _prov
+
+
+def mtp_sentence(v: Verdict, lang: str) -> str:
+    prov = _prov(v, lang)
+    idle = of(DraftingNumbers, v.numbers).not_exercised
+    if idle is not None:
+        return not_exercised_text(idle, lang)
+    if v.verdict is None:
+        return tr(
+            lang,
+            "No complete points compare {drafter} on and off{prov}.",
+            drafter=drafter(v.factor, lang),
+            prov=prov,
+        )
+    n = of(DraftingNumbers, v.numbers)
+    acc = n.acceptance_range
+    acceptance = ""
+    if acc:
+        acceptance = tr(
+            lang,
+            " Draft acceptance was {acceptance} across all settings measured.",
+            acceptance=span(acc[0], acc[1], fmt.pct, lang),
+        )
+    # Every figure stated is a comparison's (on against off, paired on one machine or
+    # bridged), at the setting it holds for: never the table's means of two machines.
+    comps = n.comparisons or []
+    # The range is the verdict's (its comparisons on one machine or bridged); each setting's
+    # figure follows with its own words, one across machines said so.
+    ratios = list(n.on_off_range or []) or [c["ratio"] for c in comps if c["ratio"] is not None]
+    fields: dict[str, Any] = {
+        "who": drafter(v.factor, lang, start=True),
+        "runs": mtp_runs_text(v.verdict, n.largest, lang),
+        "prov": prov,
+        "objective": objective_words(_objective_of(v), lang),
+        "acceptance": acceptance,
+        "scope": scope_text(n, lang),
+    }
+    if not ratios:
+        return tr(lang, "{who} {runs}{prov}.{acceptance}{scope}", **fields)
+    if len(comps) == 1:
+        fields["ratio"] = fmt.ratio(ratios[0], lang)
+        fields["how"] = how_text(comps[0], lang)
+        if v.point:
+            return tr(
+                lang,
+                "{who} {runs}{prov}. On {point}, turning it on took {ratio} the time on "
+                "{objective} ({how}).{acceptance}{scope}",
+                point=point_text(v.point, lang),
+                **fields,
+            )
+        return tr(
+            lang,
+            "{who} {runs}{prov}. Turning it on took {ratio} the time on {objective} "
+            "({how}).{acceptance}{scope}",
+            **fields,
+        )
+    fields["ratio"] = span(min(ratios), max(ratios), lambda x: fmt.ratio(x, lang), lang)
+    if any(c["machine"] == "across" for c in comps) and not all(
+        c["machine"] == "across" for c in comps
+    ):
+        # The range leaves out the settings compared across machines, listed after it.
+        fields["ratio"] += tr(lang, " (where one machine or a bridge compares them)")
+    fields["settings"] = "; ".join(_setting_comparison(c, n, lang) for c in comps)
+    if v.point:
+        return tr(
+            lang,
+            "{who} {runs}{prov}. On {point}, turning it on took {ratio} the time on "
+            "{objective}: {settings}.{acceptance}{scope}",
+            point=point_text(v.point, lang),
+            **fields,
+        )
+    return tr(
+        lang,
+        "{who} {runs}{prov}. Turning it on took {ratio} the time on {objective}: "
+        "{settings}.{acceptance}{scope}",
+        **fields,
+    )
+
+
+def _setting_comparison(c: ComparisonJson, n: DraftingNumbers, lang: str) -> str:
+    """'1 slot 1.45x (1.40x-1.50x on a repeat, 8 units paired)': one setting's comparison of
+    on against off, the setting named by what the primary series does not already name."""
+    where = {k: x for k, x in c["other"].items() if k != n.factor and k not in (n.primary or {})}
+    return tr(
+        lang,
+        "{setting} {ratio} ({how})",
+        setting=point_text(where or c["other"], lang),
+        ratio=fmt.ratio(c["ratio"], lang),
+        how=how_text(c, lang),
+    )
+
+
+def scope_text(n: DraftingNumbers, lang: str) -> str:
+    """When the effect differs between series (backends, say): each series' own runs."""
+    if not n.scope_differs:
+        return ""
+    parts = []
+    for s in n.by_series or []:
+        parts.append(
+            f"{point_text(s['series'], lang)}: {mtp_runs_text(s['runs'], n.largest, lang)}"
+        )
+    return tr(lang, " The effect differed between series: {series}.", series="; ".join(parts))

@@ -1,0 +1,275 @@
+"""Drafting verdicts (MTP, draft models, n-gram): the effect per slot count and its runs, each
+effect the comparison engine's answer (benchkit.compare) for the drafter on against off."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
+from benchkit.report.analysis.numbers import (
+    DraftContext,
+    DraftingNumbers,
+    Point,
+    Run,
+    SeriesRuns,
+)
+from benchkit.report.analysis.sweep import (
+    DECODE,
+    PROVISIONAL,
+    Cell,
+    Missing,
+    Sweep,
+    label,
+    norm,
+)
+from benchkit.report.verdicts.common import (
+    Verdict,
+    _cold,
+    _context,
+    _ctx_sort,
+    _group,
+    _number,
+    _run_noise,
+    _stalled,
+    _status,
+    _taint,
+)
+from benchkit.report.verdicts.engine_of import comparison_json, engine_of, point_of
+
+# Below this share of drafts accepted at every setting, a drafter's effect is its cost alone.
+FEW_ACCEPTED = 0.10
+
+
+def _runs(entries: Sequence[DraftContext]) -> list[Run]:
+    """Effects by slot count as runs: [{"from": 1, "to": 1, "effect": "helps"}, {"from": 2,
+    "to": None, "effect": "hurts"}], `to: None` meaning up to the largest count tested."""
+    runs: list[Run] = []
+    for e in entries:
+        s = _slots_in(e["context"])
+        if runs and runs[-1]["effect"] == e["effect"]:
+            runs[-1]["to"] = s
+        else:
+            runs.append({"from": s, "to": s, "effect": e["effect"]})
+    if runs:
+        runs[-1]["to"] = None
+    return runs
+
+
+def _effect(c: Comparison, margin: float) -> str:
+    """The drafter's effect by the comparison of on (other) against off (base): decided
+    faster helps, slower hurts, within the margin no difference. An open comparison is read
+    by its figure against the margin, and the verdict resting on it is provisional."""
+    outcome = c.outcome
+    if outcome == OPEN:
+        ratio = c.ratio if c.ratio is not None else 1.0
+        outcome = BETTER if ratio < 1 / (1 + margin) else WORSE if ratio > 1 + margin else WITHIN
+    return {BETTER: "helps", WORSE: "hurts"}.get(outcome, "no difference")
+
+
+def _contexts(
+    sw: Sweep, factor: str, off: Any, on: Any, rest: Sequence[str]
+) -> tuple[list[DraftContext], list[tuple[Cell, Cell]], list[Comparison]]:
+    """The drafter on against off at each setting of the other factors: the objective both
+    ways (the table's), the engine's comparison and the effect it gives, the acceptance and
+    decode rates; the two cells compared and the comparisons."""
+    m = sw.metric
+    eng = engine_of(sw)
+    contexts: list[DraftContext] = []
+    cells_of: list[tuple[Cell, Cell]] = []
+    comps: list[Comparison] = []
+    for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
+        c_on = next((c for c in group if c.get(factor) == norm(on)), None)
+        c_off = next((c for c in group if c.get(factor) == norm(off)), None)
+        if c_on is None or c_off is None:
+            continue
+        v_on, v_off = c_on.mean(m), c_off.mean(m)
+        comp = eng.compare(point_of(c_off), point_of(c_on))
+        if v_on is None or v_off is None or comp is None:
+            continue
+        contexts.append(
+            {
+                "context": _context(c_on, rest),
+                "off": v_off,
+                "on": v_on,
+                # The table's ratio stays its own seconds' (the row prints them); the
+                # comparison's figure, paired on one machine, is the sentence's.
+                "ratio": v_on / v_off if v_off else math.inf,
+                "effect": _effect(comp, eng.settings.margin),
+                "comparison": comparison_json(sw, comp),
+                "acceptance": c_on.mean("draft_acceptance"),
+                "decode_off": c_off.mean(DECODE),
+                "decode_on": c_on.mean(DECODE),
+            }
+        )
+        cells_of.append((c_off, c_on))
+        comps.append(comp)
+    return contexts, cells_of, comps
+
+
+def drafting_verdict(
+    sw: Sweep,
+    slots: Verdict | None,
+    backend: Verdict | None,
+    factor: str = "mtp",
+    off: Any = False,
+    on: Any = True,
+) -> Verdict | None:
+    """Speculative decoding's effect at each setting (helps / no difference / hurts, with the
+    ratio of the study's objective) and the draft acceptance: MTP on against off
+    (`factor="mtp"`), or a drafter against none (`factor="spec"`, `on="draft"`). The verdict
+    is the effect by slot count on the primary series (the one the slots verdict is about,
+    else the winning backend), as runs (see `_runs`); `by_series` holds the runs of every
+    series, and `scope_differs` says when they disagree (the headline then names each)."""
+    if factor not in sw.varying:
+        return None
+    m = sw.metric
+    name = factor if factor == "mtp" else f"{factor}={norm(on)}"
+    rest = [k for k in sw.varying if k != factor]
+    contexts, cells_of, comps = _contexts(sw, factor, off, on, rest)
+    # The primary series: what the slots verdict or the backend winner singled out.
+    where: Point = {}
+    if slots is not None and slots.point:
+        where = {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
+    elif backend is not None and backend.point:
+        where = dict(backend.point)
+
+    def in_where(e: DraftContext) -> bool:
+        return all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
+
+    def order(e: DraftContext) -> float:
+        return float(_slots_in(e["context"]) or 0) if "slots" in rest else 0.0
+
+    series_keys = [k for k in rest if k != "slots"]
+    by_series: dict[str, tuple[Point, list[DraftContext]]] = {}
+    for e in sorted(contexts, key=order):
+        ctx = {k: e["context"].get(k) for k in series_keys}
+        by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    missing = _missing_under(sw, where, factor, (off, on))
+    reasons: list[str] = []
+    wanted: Point | None = None
+    if where and contexts and not any(in_where(e) for e in contexts):
+        # The series the other verdicts single out has no pair, another has: the verdict is
+        # that series' (the one with the most pairs), named as such and provisional, so the
+        # section's sentence speaks of the pairs its table shows.
+        wanted, where = dict(where), dict(max(by_series.values(), key=lambda se: len(se[1]))[0])
+        reasons.append("other_series")
+        missing += [m for m in _missing_under(sw, where, factor, (off, on)) if m not in missing]
+    primary = sorted((e for e in contexts if in_where(e)), key=order)
+    series_runs: list[SeriesRuns] = [
+        {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
+    ]
+    scope_differs = (
+        len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
+    )
+    acc = [e["acceptance"] for e in contexts if e["acceptance"] is not None]
+    if acc and max(acc) < FEW_ACCEPTED:
+        # Drafts almost never accepted (random weights accept 0.1-3%): the on/off comparison
+        # measures what drafting costs, not what it gains where drafts are accepted, so its
+        # effect is never a finding about drafting (issue #44).
+        reasons.append("drafts_rejected")
+    acc_by: dict[str, list[float]] = {}
+    for e in contexts:
+        if e["acceptance"] is not None and "backend" in e["context"]:
+            acc_by.setdefault(str(e["context"]["backend"]), []).append(e["acceptance"])
+    numbers = DraftingNumbers(
+        factor=factor,
+        on_value=on,
+        off_value=off,
+        contexts=contexts,
+        primary=where,
+        acceptance_range=[min(acc), max(acc)] if acc else None,
+        acceptance_by_backend={b: [min(v), max(v)] for b, v in acc_by.items()},
+        by_series=series_runs,
+        scope_differs=scope_differs,
+        objective=sw.objective.to_json(),
+        wanted=wanted,
+    )
+    if not primary:
+        return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
+    # The effects rest on the primary series' comparisons: any left open makes the verdict
+    # provisional, named with the units that would decide it.
+    rests = [c for c, e in zip(comps, contexts, strict=True) if in_where(e)]
+    open_ = [c for c in rests if c.outcome == OPEN]
+    if open_:
+        reasons.append("open_pairs")
+    _run_noise(rests, reasons)
+    used = [
+        c
+        for (c_off, c_on), e in zip(cells_of, contexts, strict=True)
+        if in_where(e)
+        for c in (c_off, c_on)
+    ]
+    bad = _taint(sw, used, reasons, engine=True)
+    # The range over comparisons on one machine or bridged; one across machines (open, and
+    # named as such) only where there are no others, as the backend verdict's range.
+    kept = [c for c in rests if c.machine != ACROSS] or rests
+    ratios = [c.ratio for c in kept if c.ratio is not None]
+    numbers = replace(
+        numbers,
+        comparisons=[comparison_json(sw, c) for c in rests],
+        open=[comparison_json(sw, c) for c in open_],
+        contaminated=bad,
+        stalled=_stalled(sw, used, reasons, factor),
+        cold=_cold(sw, used),
+        largest=_slots_in(primary[-1]["context"]),
+        on_off_range=[min(ratios), max(ratios)] if ratios else None,
+        compared=True,
+    )
+    return Verdict(
+        name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
+    )
+
+
+def _missing_under(sw: Sweep, where: Point, factor: str, values: Sequence[Any]) -> list[Missing]:
+    """The planned points missing under a series, of the drafter's two values only."""
+    compared = {norm(v) for v in values}
+    return [
+        mi
+        for mi in sw.missing_where(where)
+        if factor not in mi.point or norm(mi.point[factor]) in compared
+    ]
+
+
+def _slots_in(point: Point) -> int | None:
+    """The slot count a point names, if it names one."""
+    return int(_number(point["slots"])) if "slots" in point else None
+
+
+def mtp_verdict(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> Verdict | None:
+    """MTP on against off: see drafting_verdict."""
+    return drafting_verdict(sw, slots, backend, "mtp", False, True)
+
+
+def spec_verdicts(sw: Sweep, slots: Verdict | None, backend: Verdict | None) -> list[Verdict]:
+    """Each drafter of the `spec` group (draft model, n-grams) against none."""
+    if "spec" not in sw.varying:
+        return []
+    values = {norm(c.values.get("spec")): c.values.get("spec") for c in sw.cells}
+    values.update({norm(v): v for v in sw.planned.get("spec", [])})
+    out = []
+    for key in sorted(values):
+        if key != "none":
+            v = drafting_verdict(sw, slots, backend, "spec", "none", values[key])
+            if v is not None:
+                out.append(v)
+    return out
+
+
+def mtp_effect_at(v: Verdict | None, slots: int | None) -> str | None:
+    """The effect a drafting verdict's runs give at a slot count; None where the runs were
+    measured on another series than the one the other verdicts single out."""
+    if v is None or not isinstance(v.verdict, list) or "other_series" in v.reasons:
+        return None
+    runs: list[Run] = v.verdict
+    for run in runs:
+        lo = run["from"]
+        hi = run["to"]
+        if slots is None or lo is None:
+            return str(run["effect"])
+        if slots >= lo and (hi is None or slots <= hi):
+            return str(run["effect"])
+    return None

@@ -1,0 +1,249 @@
+"""The projection verdict: the study's whole workload at the recommended point."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from benchkit.report.analysis.numbers import (
+    ApplicationPoint,
+    BetterPoint,
+    DraftingNumbers,
+    FactorValue,
+    Point,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
+from benchkit.report.analysis.sweep import (
+    COMPLETE,
+    PROVISIONAL,
+    SLOT_LATENCY,
+    THROUGHPUT,
+    Cell,
+    Sweep,
+    norm,
+)
+from benchkit.report.verdicts.common import (
+    Verdict,
+    _capped,
+    _cold,
+    _first_num,
+    _neighbours,
+    _number,
+    _sort_key,
+    _stalled,
+    _status,
+    _taint,
+    _values,
+)
+from benchkit.report.verdicts.engine_of import (
+    MACHINE_ATTRIBUTES,
+    comparison_json,
+    engine_of,
+    point_of,
+)
+from benchkit.report.verdicts.kinds.drafting.verdict import mtp_effect_at
+from benchkit.report.verdicts.kinds.factor.verdict import apply_factors
+
+
+def projection_verdict(
+    sw: Sweep,
+    units: int,
+    backend: Verdict | None,
+    slots: Verdict | None,
+    mtp: Verdict | None,
+    specs: Sequence[Verdict] = (),
+    factors: Sequence[Verdict] = (),
+) -> Verdict:
+    """The recommended point (winning backend, the knee, MTP or the drafter that helps most
+    there, if any) and the time for `units` units there, on the throughput basis (what a
+    batch of units costs). Where another complete point is better on the objective, it is
+    named with why it is not the recommendation (`better_point`). Every other swept factor
+    takes its factor verdict's value (`factor.apply_factors`); an application factor
+    (sampling) is held at one value and the projection is also given at each of its values
+    (`application`), never recommending one."""
+    m = sw.metric
+    point: Point = {}
+    if slots is not None and slots.point:
+        point.update(slots.point)
+    elif backend is not None and backend.point:
+        point.update(backend.point)
+    at = int(_number(point["slots"])) if "slots" in point else None
+    if "mtp" in sw.varying:
+        point["mtp"] = mtp_effect_at(mtp, at) == "helps"
+    if "spec" in sw.varying:
+        helping = [v for v in specs if mtp_effect_at(v, at) == "helps"]
+        best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
+        drafted = best.numbers if best is not None else None
+        point["spec"] = drafted.on_value if isinstance(drafted, DraftingNumbers) else "none"
+    if slots is not None and isinstance(slots.numbers, SlotsNumbers):
+        idle = slots.numbers.not_exercised
+        if idle is not None and "slots" not in point:
+            # Slot counts the run did not exercise: the fewest, which cost the least context.
+            point["slots"] = min(idle["values"], key=_sort_key)
+    point, application = apply_factors(sw, point, factors)
+    depends = [v for v in (backend, slots, mtp, *specs, *factors) if v is not None]
+    depends = [v for v in depends if v.factor not in application]
+    reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
+
+    def fits(c: Cell) -> bool:
+        return c.mean(m) is not None and not sw.objective.meets(_values(c))
+
+    matching = [
+        c for c in sw.cells if all(c.get(k) == norm(v) for k, v in point.items() if k in c.values)
+    ]
+    # Several cells fit the point when a factor had no verdict (mixed backends, say): the
+    # best of them on the objective.
+    cell = min(
+        (c for c in matching if fits(c)),
+        key=lambda c: float(c.mean(m) or 0.0),
+        default=None,
+    )
+    missing = sw.missing_where(point) if point else []
+    s = cell.stats(THROUGHPUT) if cell is not None else None
+    if cell is None or s is None:
+        return Verdict(
+            "projection",
+            None,
+            PROVISIONAL,
+            missing,
+            THROUGHPUT,
+            ProjectionNumbers(units=units, objective=sw.objective.to_json()),
+            point or None,
+            [*reasons, "no_result"],
+        )
+    if s.n < 2:
+        reasons.append("single_run")
+    uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
+    cap = _capped(sw, cell, _neighbours(sw, cell))
+    if cap is not None:
+        reasons.append("capped")
+    numbers = ProjectionNumbers(
+        units=units,
+        s_per_unit=s.mean,
+        seconds=units * s.mean,
+        ci_seconds=None if s.ci is None else units * s.ci,
+        n=s.n,
+        units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
+        slot_latency=cell.mean(SLOT_LATENCY),
+        objective=sw.objective.to_json(),
+        objective_value=cell.mean(m),
+        capped=cap,
+        seconds_uncapped=None if uncapped is None else units * uncapped,
+        contaminated=_taint(sw, [cell], reasons),
+        stalled=_stalled(sw, [cell], reasons, "slots"),
+        cold=_cold(sw, [cell]),
+        measured=True,
+    )
+    # Never worse than another complete point without saying so (at the same application
+    # choices: those are the user's, not a speed setting).
+    same_use = [
+        c for c in sw.cells if fits(c) and all(c.get(f) == norm(point[f]) for f in application)
+    ]
+    best_cell = min(same_use, key=lambda c: float(c.mean(m) or 0.0), default=cell)
+    better = _better_point(sw, cell, best_cell, slots)
+    if better is not None:
+        numbers = replace(numbers, better_point=better)
+    # A single run varies nothing: name its point from the settings every job shared.
+    where: Point = {k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants}
+    where.update(cell.values)
+    if application:
+        numbers = replace(numbers, application=_application(sw, where, application, units))
+        where = {k: v for k, v in where.items() if k not in application}
+    return Verdict(
+        "projection",
+        round(units * s.mean / 3600, 2),
+        _status(missing, reasons),
+        missing,
+        THROUGHPUT,
+        numbers,
+        where,
+        reasons,
+    )
+
+
+def _better_point(
+    sw: Sweep, cell: Cell, best_cell: Cell, slots: Verdict | None
+) -> BetterPoint | None:
+    """The complete point that measured better than the recommendation on the objective, with
+    why it is not the recommendation (None: the recommendation is the best measured)."""
+    m = sw.metric
+    best_v, rec_v = best_cell.mean(m), cell.mean(m)
+    if best_cell is cell or best_v is None or not rec_v or best_v >= rec_v:
+        return None
+    # The comparison engine's figure where it has one (paired units, one machine or bridged):
+    # the table's means may come from two machines (rules v7).
+    eng = engine_of(sw)
+    comp = eng.compare(point_of(cell), point_of(best_cell))
+    ratio = comp.ratio if comp is not None and comp.ratio is not None else best_v / rec_v
+    if ratio >= 1:
+        return None
+    why = "other"
+
+    # Another setup sets the faster point apart only where the recommendation's is the usual
+    # one (the H100 study: both ran on the first of two machines, and 'its job ran on a
+    # different setup' was no reason to prefer the other). Machines are the engine's.
+    def setup(c: Cell) -> list[str]:
+        return [e["attribute"] for e in sw.taint([c]) if e["attribute"] not in MACHINE_ATTRIBUTES]
+
+    if setup(best_cell) and not setup(cell):
+        why = "contaminated"
+    elif _capped(sw, best_cell, [cell]) is not None:
+        why = "capped"
+    elif slots is not None and norm(best_cell.values.get("slots")) == norm(_faster_slots(slots)):
+        why = "knee"
+    return {
+        "point": dict(best_cell.values),
+        "faster_by": 1 - ratio,
+        # Whether it is decided faster (better), within the margin or open is the
+        # comparison's outcome; None: the engine had nothing to compare them on.
+        "comparison": None if comp is None else comparison_json(sw, comp),
+        "margin": eng.settings.margin,
+        "why": why,
+        "ctx_ratio": _ratio_or_none(
+            _first_num(sw.df, best_cell.jobs, "ctx_total"),
+            _first_num(sw.df, cell.jobs, "ctx_total"),
+        ),
+    }
+
+
+def _application(
+    sw: Sweep, where: Point, factors: Sequence[str], units: int
+) -> list[ApplicationPoint]:
+    """The projection at each value of each application factor, the rest of the point kept."""
+    out: list[ApplicationPoint] = []
+    for f in factors:
+        seen = {norm(c.values.get(f)): c.values.get(f) for c in sw.cells}
+        for value in sw.planned.get(f) or list(seen.values()):
+            want = {**where, f: value}
+            cell = next(
+                (
+                    c
+                    for c in sw.cells
+                    if all(c.get(k) == norm(x) for k, x in want.items() if k in c.values)
+                ),
+                None,
+            )
+            s = cell.mean(THROUGHPUT) if cell is not None else None
+            out.append({"factor": f, "value": value, "seconds": None if s is None else units * s})
+    return out
+
+
+def _ratio_or_none(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def _faster_slots(v: Verdict) -> FactorValue:
+    """The slot count that measured faster than the slots verdict's knee ("-": none)."""
+    f = v.numbers.faster if isinstance(v.numbers, SlotsNumbers) else None
+    return f["slots"] if f else "-"
+
+
+def _ratio_at(v: Verdict, slots: int | None) -> float:
+    if not isinstance(v.numbers, DraftingNumbers):
+        return math.inf
+    for e in v.numbers.contexts:
+        if slots is None or norm(e["context"].get("slots")) == norm(slots):
+            return float(e["ratio"])
+    return math.inf

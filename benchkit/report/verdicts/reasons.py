@@ -1,0 +1,285 @@
+"""Why a verdict is provisional, in words: each reason code a verdict carries, worded from
+its numbers, and the "(Provisional: ...)" a verdict's sentence ends with. It sits above the
+words it draws on (stalls, comparisons, the reason codes' noun phrases), so none of them reads
+it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
+    CapacityNumbers,
+    Capped,
+    ComparisonJson,
+    DraftingNumbers,
+    FactorNumbers,
+    NoiseEntry,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
+from benchkit.report.analysis.stall_words import stalled_text
+from benchkit.report.analysis.sweep import COMPLETE, norm
+from benchkit.report.lang import clauses, fmt, tr, trn
+from benchkit.report.lang.i18n import (
+    contamination_text,
+    factor_name,
+    list_text,
+    missing_text,
+    point_text,
+    reason_words,
+)
+from benchkit.report.verdicts.common import PAIRED_UNITS, Verdict
+from benchkit.report.verdicts.compare_words import comparison_text, open_text, outcome_words
+from benchkit.report.verdicts.slots_words import partial_rounds_text
+
+
+def _prov(v: Verdict, lang: str) -> str:
+    """' (Provisional: why)' after a verdict's sentence; '' for a complete verdict."""
+    reasons = _prov_reasons(v, lang)
+    return tr(lang, " (Provisional: {reasons})", reasons=reasons) if reasons else ""
+
+
+def _prov_sentence(v: Verdict, lang: str) -> str:
+    """'Provisional: why.' as a sentence of its own; '' for a complete verdict."""
+    reasons = _prov_reasons(v, lang)
+    return tr(lang, "Provisional: {reasons}.", reasons=reasons) if reasons else ""
+
+
+def _prov_reasons(v: Verdict, lang: str) -> str:
+    if v.status == COMPLETE:
+        return ""
+    bits = []
+    if len(v.missing) > 2:
+        bits.append(
+            tr(
+                lang,
+                "{n} planned points it depends on did not complete (listed under Not run)",
+                n=len(v.missing),
+            )
+        )
+    elif v.missing:
+        bits.append(tr(lang, "missing: {points}", points=missing_text(v.missing, lang)))
+    for r in v.reasons:
+        bits.append(reason_text(r, v, lang))
+    return clauses(lang, [b for b in bits if b])
+
+
+def reason_text(reason: str, v: Verdict, lang: str) -> str:
+    n = v.numbers
+    if reason == "single_run":
+        measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
+        return trn(
+            lang,
+            "one run of {units} unit, so no confidence interval",
+            "one run of {units} units, so no confidence interval",
+            int(measured) if measured is not None else 0,
+            units=fmt.integer(measured) if measured is not None else "?",
+        )
+    if reason.startswith("depends_on:"):
+        factor = factor_name(reason.split(":", 1)[1], lang)
+        return tr(lang, "the {factor} verdict is provisional", factor=factor)
+    if reason == "no_result":
+        return tr(lang, "the recommended point has no complete result")
+    if reason == "no_comparison":
+        return tr(lang, "no complete points to compare")
+    if reason == "other_series" and isinstance(n, DraftingNumbers):
+        return tr(
+            lang,
+            "compared only on {series}, not on {wanted}",
+            series=point_text(n.primary, lang),
+            wanted=point_text(n.wanted, lang),
+        )
+    if reason == "one_slot_count":
+        return tr(lang, "only one slot count completed")
+    if reason == "inside_noise":
+        # Rules v6 and before: no verdict on the engine gives this reason.
+        noisy = BackendNumbers | SlotsNumbers
+        return noise_text((n.noise if isinstance(n, noisy) else None) or [], lang)
+    if reason == "contaminated":
+        judged = (
+            BackendNumbers
+            | SlotsNumbers
+            | DraftingNumbers
+            | ProjectionNumbers
+            | FactorNumbers
+            | CapacityNumbers
+        )
+        return contamination_text((n.contaminated if isinstance(n, judged) else None) or [], lang)
+    capping = SlotsNumbers | ProjectionNumbers | FactorNumbers | CapacityNumbers
+    if reason == "capped" and isinstance(n, capping) and n.capped:
+        return capped_text(n.capped, lang)
+    if reason == "stalled":
+        stalled = (
+            BackendNumbers
+            | SlotsNumbers
+            | DraftingNumbers
+            | ProjectionNumbers
+            | FactorNumbers
+            | CapacityNumbers
+        )
+        return stalled_text((n.stalled if isinstance(n, stalled) else None) or [], lang)
+    if reason == "not_exercised":
+        return tr(lang, "the run did not exercise {factor}", factor=factor_name(v.factor, lang))
+    if reason == "no_noise_estimate":
+        return no_noise_text(n.units if isinstance(n, FactorNumbers) else None, lang)
+    if reason == "slo_none":
+        return tr(lang, "no point met the study's SLO")
+    if reason == "race_undecided":
+        return tr(
+            lang,
+            "it compares a point the race left undecided against its best (Racing): a "
+            "difference its paired test did not settle",
+        )
+    if reason == "drafts_rejected" and isinstance(n, DraftingNumbers) and n.acceptance_range:
+        return tr(
+            lang,
+            "at most {share} of drafts were accepted, so this measures what drafting costs, not "
+            "what it gains where its drafts are accepted (a model with random weights accepts "
+            "almost none)",
+            share=fmt.pct(n.acceptance_range[1]),
+        )
+    if reason == "run_noise_unmeasured":
+        return tr(
+            lang,
+            "each point ran once, and neither a twin run nor a declared noise says how far a "
+            "second run would move it (a whole run can shift every unit alike): run the sweep "
+            "again into another folder and render with study.anchors=[that folder]",
+        )
+    if reason == "partial_rounds" and isinstance(n, SlotsNumbers) and n.partial_rounds:
+        return partial_rounds_text(n.partial_rounds, lang)
+    checked = SlotsNumbers | BackendNumbers | DraftingNumbers | FactorNumbers
+    if reason == "decided_without_cold" and isinstance(n, checked) and n.as_measured:
+        return _as_measured_text(n.as_measured, isinstance(n, DraftingNumbers), lang)
+    if reason == "knee_not_reached":
+        return tr(lang, "the knee was not reached within the slot counts measured")
+    if reason == "open_pairs" and isinstance(
+        n, SlotsNumbers | BackendNumbers | DraftingNumbers | FactorNumbers
+    ):
+        # A drafter is compared on against off at each setting: each pair names its setting.
+        return open_text(n.open or [], lang, at=isinstance(n, DraftingNumbers))
+    if isinstance(n, CapacityNumbers):
+        return _capacity_reason(reason, n, lang)
+    # Never a bare code in the prose: the ledger's noun phrase for it.
+    return reason_words(reason, lang)
+
+
+def _as_measured_text(pairs: Sequence[ComparisonJson], at: bool, lang: str) -> str:
+    """Why a decision a cold start's leaving out made is not settled: each comparison as
+    measured, the cold start kept (verdicts.cold_check)."""
+    items = []
+    for c in pairs:
+        items.append(
+            tr(
+                lang,
+                "{comparison}: {outcome}",
+                comparison=comparison_text(c, lang, at=at),
+                outcome=outcome_words(c["outcome"], lang),
+            )
+        )
+    return tr(
+        lang,
+        "a comparison it rests on is decided only with a cold start left out, by benchkit's "
+        "rule and not by a figure; as measured: {pairs}",
+        pairs="; ".join(items),
+    )
+
+
+def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
+    """Why a capacity verdict is provisional (report/verdicts/kinds/capacity/verdict.py)."""
+    settings = n.settings or []
+    if reason == "not_bracketed":
+        open_ = [point_text(s["setting"], lang) for s in settings if not s["bracketed"]]
+        return tr(
+            lang,
+            "the loads tried did not bracket the capacity of {settings}: measure higher (or "
+            "lower) loads",
+            settings=" / ".join(open_),
+        )
+    if reason == "capacity_marginal":
+        return tr(lang, "a capacity within the noise of the SLO's limit")
+    if reason == "capacity_tie":
+        return tr(lang, "settings held the same load: loads between those tried would tell")
+    if reason == "no_slo":
+        return tr(lang, "no SLO declared (study.slo): capacity is the most load kept up with")
+    return reason_words(reason, lang)
+
+
+def no_noise_text(units: int | None, lang: str) -> str:
+    """A comparison of single runs too small to estimate its own noise."""
+    return trn(
+        lang,
+        "each point ran {units} unit once and the study declares no noise (study.noise), so "
+        "a difference cannot be told from run-to-run variation; {need} units a point (or "
+        "repeats) would tell",
+        "each point ran {units} units once and the study declares no noise (study.noise), so "
+        "a difference cannot be told from run-to-run variation; {need} units a point (or "
+        "repeats) would tell",
+        units or 0,
+        units=units or 0,
+        need=PAIRED_UNITS,
+    )
+
+
+def noise_text(entries: Sequence[NoiseEntry], lang: str) -> str:
+    """'3 slots is only 9% slower, inside the 11% run-to-run noise the study declares'."""
+    out = []
+    for e in entries:
+        # Name only what differs between the two points: "4 slots and 3 slots".
+        keys = [k for k in e["other"] if norm(e["other"].get(k)) != norm(e["base"].get(k))]
+        keys = keys or list(e["other"])
+        other = point_text({k: e["other"][k] for k in keys if k in e["other"]}, lang)
+        base = point_text({k: e["base"][k] for k in keys if k in e["base"]}, lang)
+        margin = fmt.pct(abs(e["margin"]))
+        noise = fmt.pct(e["noise"]) if e.get("noise") is not None else "?"
+        points = {"base": base, "other": other, "margin": margin}
+        if e.get("basis") == "ci":
+            text = tr(
+                lang,
+                "{base} and {other} differ by {margin}, but their 95% intervals overlap: "
+                "more repeats would tell them apart",
+                **points,
+            )
+        elif e.get("basis") == "series":
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} noise of the "
+                "series' per-unit time ratios (the largest of its pairs with the best count, "
+                "one run each)",
+                noise=noise,
+                **points,
+            )
+        elif e.get("basis") == "declared":
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} run-to-run "
+                "noise the study declares",
+                noise=noise,
+                **points,
+            )
+        else:
+            text = tr(
+                lang,
+                "{base} and {other} differ by only {margin}, inside the {noise} noise of their "
+                "per-unit time ratios (one run each)",
+                noise=noise,
+                **points,
+            )
+        out.append(text)
+    return "; ".join(out)
+
+
+def capped_text(c: Capped, lang: str) -> str:
+    """'in job 6, 14% of calls and 28% of call time ran to the generation cap (limit 5%)'."""
+    shares = []
+    if c.get("share_calls") is not None:
+        shares.append(tr(lang, "{share} of calls", share=fmt.pct(c["share_calls"])))
+    if c.get("share_time") is not None:
+        shares.append(tr(lang, "{share} of call time", share=fmt.pct(c["share_time"])))
+    return tr(
+        lang,
+        "in job {job}, {shares} ran to the generation cap (limit {limit})",
+        job=c["job"],
+        shares=list_text(shares, lang),
+        limit=fmt.pct(c["limit"]),
+    )

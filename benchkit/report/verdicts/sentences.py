@@ -1,0 +1,474 @@
+"""The verdicts' sentences: each verdict kind's numbers as the sentence its section opens
+with (backend, slots, drafting, repeats, projection, build), through the catalogs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
+    BuildNumbers,
+    BuildPair,
+    ProjectionNumbers,
+    RepeatsNumbers,
+    SlotsNumbers,
+    of,
+)
+from benchkit.report.analysis.sweep import COMPLETE, norm
+from benchkit.report.lang import fmt, tr, trc, trn
+from benchkit.report.lang.i18n import (
+    backend_name,
+    effect_word,
+    factor_name,
+    missing_text,
+    objective_value,
+    objective_words,
+    point_text,
+    slots_phrase,
+    span,
+)
+from benchkit.report.lang.words import BACKENDS as BACKENDS
+from benchkit.report.verdicts.common import Verdict, _objective_of
+from benchkit.report.verdicts.compare_words import how_text
+from benchkit.report.verdicts.factor_words import not_exercised_text
+from benchkit.report.verdicts.reasons import _prov, _prov_sentence, capped_text
+from benchkit.report.verdicts.slots_words import beyond_text, elsewhere_text, series_text
+
+
+def backend_sentence(v: Verdict, lang: str) -> str:
+    n = of(BackendNumbers, v.numbers)
+    prov = _prov(v, lang)
+    if v.verdict is None:
+        return tr(lang, "No complete points compare the backends{prov}.", prov=prov)
+    if v.verdict == "no difference":
+        return tr(lang, "No difference between the backends beyond the noise{prov}.", prov=prov)
+    if v.verdict == "mixed":
+        wins = ", ".join(f"{backend_name(b)} {k}" for b, k in (n.winners or {}).items())
+        return tr(lang, "No single winner (settings won: {wins}){prov}.", wins=wins, prov=prov)
+    winner = backend_name(v.verdict)
+    losers = ", ".join(
+        tr(
+            lang,
+            "{name} took {ratio} as long",
+            name=backend_name(b),
+            ratio=span(lo, hi, lambda x: fmt.ratio(x, lang), lang),
+        )
+        for b, (lo, hi) in (n.ratio_range or {}).items()
+    )
+    ties = n.ties or 0
+    tie = (
+        trn(
+            lang,
+            " In {n} other setting the difference was inside the noise.",
+            " In {n} other settings the difference was inside the noise.",
+            ties,
+        )
+        if ties
+        else ""
+    )
+    fields: dict[str, Any] = {
+        "winner": winner,
+        "prov": prov,
+        "objective": objective_words(_objective_of(v), lang),
+        "losers": losers,
+        "k": n.compared,
+        "tie": tie,
+    }
+    if n.range_over is not None:
+        text = tr(
+            lang,
+            "{winner} won{prov}: on {objective}, {losers} on the {m} of {k} settings compared "
+            "on one machine.{tie}",
+            m=n.range_over,
+            **fields,
+        )
+    else:
+        text = tr(
+            lang,
+            "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
+            **fields,
+        )
+    return text + _answers_text(n, lang)
+
+
+def _answers_text(n: BackendNumbers, lang: str) -> str:
+    """Where the drift probe shows the backends compute differently, beside the ratio: one
+    sentence naming each such setting with its answers changed against the reference."""
+    where, ties = [], []
+    gap = 0.0
+    for e in n.contexts:
+        answers = e.get("answers")
+        if not answers:
+            continue
+        parts = ", ".join(
+            tr(lang, "{name} {k} of {n}", name=backend_name(b), k=k, n=p)
+            for b, (k, p) in answers.items()
+        )
+        text = tr(lang, "{setting} ({parts})", setting=point_text(e["context"], lang), parts=parts)
+        tie = e.get("near_tie")
+        if tie is None:
+            where.append(text)
+        else:
+            ties.append(text)
+            gap = max(gap, tie)
+    out = ""
+    if where:
+        out += tr(
+            lang,
+            " The backends do not compute the same at {settings}: answers changed against the "
+            "reference there, so those ratios compare two computations as well as two speeds.",
+            settings="; ".join(where),
+        )
+    if ties:
+        # A flip of a near-tie shows rounding differs, not that another result is computed.
+        out += tr(
+            lang,
+            " Answers changed against the reference at {settings}, but only where the "
+            "reference held its two likeliest tokens within {gap} of each other (at the "
+            "positions whose likeliest token flipped; where only a greedy answer changed, the "
+            "reference's own median margin): a near-tie tipped, which rounding alone does, so "
+            "this does not show two computations.",
+            settings="; ".join(ties),
+            gap=fmt.pct(gap, 1),
+        )
+    return out
+
+
+def slots_sentence(v: Verdict, lang: str) -> str:
+    n = of(SlotsNumbers, v.numbers)
+    prov = _prov(v, lang)
+    if n.not_exercised is not None:
+        return not_exercised_text(n.not_exercised, lang)
+    if v.verdict is None:
+        return tr(lang, "No complete points compare slot counts{prov}.", prov=prov)
+    k = int(v.verdict)
+    gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
+    obj = objective_words(_objective_of(v), lang) + series_text(n, lang)
+    if not n.knee_reached:
+        return _no_knee(v, n, k, obj, gain, lang) + elsewhere_text(n, k, lang)
+    costs = [beyond_text(b, lang) for b in n.beyond or []]
+    fields: dict[str, Any] = {
+        "objective": obj,
+        "prov": prov,
+        "gain": gain,
+        "costs": f" ({'; '.join(costs)})" if costs else "",
+        "below": _below(n, k, lang),
+    }
+    if v.status == COMPLETE:
+        text = trn(
+            lang,
+            "{n} slot was the knee on {objective}{prov}: {below}no larger count was more than "
+            "{gain} faster{costs}.",
+            "{n} slots was the knee on {objective}{prov}: {below}no larger count was more than "
+            "{gain} faster{costs}.",
+            k,
+            **fields,
+        )
+    else:
+        text = trn(
+            lang,
+            "{n} slot looks like the knee on {objective}{prov}: by the figures, {below}no "
+            "larger count was more than {gain} faster{costs}.",
+            "{n} slots looks like the knee on {objective}{prov}: by the figures, {below}no "
+            "larger count was more than {gain} faster{costs}.",
+            k,
+            **fields,
+        )
+    return text + elsewhere_text(n, k, lang) + tradeoff_text(v, lang)
+
+
+def _below(n: SlotsNumbers, k: int, lang: str) -> str:
+    """'each smaller count took more than 5% longer than the best count (1 slot: 1.32x), and '
+    from the knee's comparisons; '' where the knee is the fewest count measured."""
+    below = [c for c in n.comparisons or [] if int(float(str(c["other"].get("slots", k)))) < k]
+    if not below:
+        return ""
+    listed = ", ".join(
+        tr(
+            lang,
+            "{slots}: {ratio}",
+            slots=slots_phrase(c["other"]["slots"], lang),
+            ratio=fmt.ratio(c["ratio"], lang),
+        )
+        for c in below
+    )
+    return tr(
+        lang,
+        "each smaller count took more than {gain} longer than the best count ({best}; {listed}), "
+        "and ",
+        gain=fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05),
+        best=slots_phrase(n.best_slots, lang),
+        listed=listed,
+    )
+
+
+def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str) -> str:
+    """The slots sentence where no knee was reached: still missing points, or none left."""
+    if v.missing:
+        rows = n.rows or []
+        last = rows[-1]["change_vs_previous"] if len(rows) > 1 else None
+        return trn(
+            lang,
+            "Provisional: {n} slot is only the best completed point, not a conclusion. The "
+            "knee was not reached (the last step still changed {objective} by {change}), and "
+            "{missing} did not complete.",
+            "Provisional: {n} slots is only the best completed point, not a conclusion. The "
+            "knee was not reached (the last step still changed {objective} by {change}), and "
+            "{missing} did not complete.",
+            k,
+            objective=obj,
+            change=fmt.signed_pct(last),
+            missing=missing_text(v.missing, lang),
+        )
+    counts = [r["slots"] for r in n.rows or []]
+    prev = max((c for c in counts if c < k), default=None)
+    below = [c for c in n.comparisons or [] if norm(c["other"].get("slots")) == norm(prev)]
+    if prev is None or not below or prev >= k - 1:
+        return tr(
+            lang,
+            "No knee up to {slots}{prov}: the largest count tested still cut {objective} by "
+            "more than {gain}; larger counts need measuring.",
+            slots=slots_phrase(k, lang),
+            prov=_prov(v, lang),
+            objective=obj,
+            gain=gain,
+        )
+    # What lies unmeasured between the last two counts comes before any larger count: the
+    # knee may be anywhere between them.
+    return tr(
+        lang,
+        "No knee up to {slots}{prov}: {previous} took {ratio} the time of {slots}, and no count "
+        "between them was measured, so the knee may lie between them or above {slots}.",
+        slots=slots_phrase(k, lang),
+        prov=_prov(v, lang),
+        previous=slots_phrase(prev, lang),
+        ratio=fmt.ratio(below[0]["ratio"], lang),
+    )
+
+
+def tradeoff_text(v: Verdict, lang: str) -> str:
+    """What the knee gives up: ' 8 slots measured 3% faster but needs 2.00x the context.'
+    and what runaway outputs did at the knee."""
+    n = of(SlotsNumbers, v.numbers)
+    out = ""
+    f = n.faster
+    if f:
+        # One convention for differences: the time taken as a multiple, never "x% faster"
+        # (a rounded 4.96% read as "5.0% faster, less than the 5% margin").
+        out += tr(
+            lang,
+            " {slots} took {ratio} the knee's time but needs {context} the context.",
+            slots=slots_phrase(f["slots"], lang),
+            ratio=fmt.ratio(1 - f["faster_by"], lang),
+            context=fmt.ratio(f["ctx_ratio"], lang) if f["ctx_ratio"] else fmt.DASH,
+        )
+    cap = n.capped
+    if cap:
+        uncapped = cap["objective_uncapped"]
+        capped = capped_text(cap, lang)
+        if uncapped is not None:
+            out += tr(
+                lang,
+                " At the knee, {capped}; without their time it would be about {without}.",
+                capped=capped,
+                without=objective_value(_objective_of(v), uncapped, lang),
+            )
+        else:
+            out += tr(lang, " At the knee, {capped}.", capped=capped)
+        if n.knee_uncapped is not None:
+            out += tr(
+                lang,
+                " Without the capped calls the knee would be {slots}.",
+                slots=slots_phrase(n.knee_uncapped, lang),
+            )
+    return out
+
+
+def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
+    if v.verdict is None:
+        declared = of(RepeatsNumbers, v.numbers).declared_noise
+        if declared is not None:
+            return tr(
+                lang,
+                "Each point ran once. The study declares a run-to-run noise of {noise}: a "
+                "margin inside it keeps its direction but leaves the verdict provisional; a "
+                "difference smaller than {gain} (study.knee_gain) is no difference.",
+                noise=fmt.pct(declared),
+                gain=fmt.pct(gain),
+            )
+        return tr(
+            lang,
+            "Each point ran once. Two points are compared on the units both replayed: where the "
+            "per-unit ratios between them spread wider than the margin, the verdict is "
+            "provisional; a difference smaller than {gain} (study.knee_gain) is no difference.",
+            gain=fmt.pct(gain),
+        )
+    return trn(
+        lang,
+        "{n} setting ran more than once; its coefficient of variation was at most {cv}.",
+        "{n} settings ran more than once; their coefficient of variation was at most {cv}.",
+        int(v.verdict["configs_repeated"]),
+        cv=fmt.pct(v.verdict["max_cv"], 1),
+    )
+
+
+def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
+    n = of(ProjectionNumbers, v.numbers)
+    if v.verdict is None:
+        return tr(lang, "No projection is possible{prov}.", prov=_prov(v, lang))
+    ci = f" ± {fmt.hours(n.ci_seconds, lang)}" if n.ci_seconds else ""
+    text = tr(
+        lang,
+        "About {hours}{ci} per {units} {unit}s at {point}: {per_unit} per {unit} on the "
+        "throughput basis.{better}",
+        hours=fmt.hours(n.seconds, lang),
+        ci=ci,
+        units=fmt.integer(n.units),
+        unit=unit_name,
+        point=point_text(v.point, lang),
+        per_unit=fmt.seconds(n.s_per_unit, lang),
+        better=better_point_text(v, lang),
+    )
+    if n.application:
+        text += " " + application_text(v, lang)
+    prov = _prov_sentence(v, lang)
+    return f"{text} {prov}" if prov else text
+
+
+def application_text(v: Verdict, lang: str) -> str:
+    """The projection at each value of an application factor: the user's choice, stated, never
+    recommended."""
+    n = of(ProjectionNumbers, v.numbers)
+    parts = [
+        tr(
+            lang,
+            "{value}: {hours}",
+            value=point_text({a["factor"]: a["value"]}, lang),
+            hours=fmt.hours(a["seconds"], lang) if a["seconds"] is not None else fmt.DASH,
+        )
+        for a in n.application or []
+    ]
+    factors = sorted({a["factor"] for a in n.application or []})
+    return tr(
+        lang,
+        "That is at the {factors} you chose; at each value measured: {values}.",
+        factors=", ".join(factor_name(f, lang) for f in factors),
+        values="; ".join(parts),
+    )
+
+
+def better_point_text(v: Verdict, lang: str) -> str:
+    """Where a complete point beat the recommendation on the objective: which, by how much
+    (the engine's comparison: its ratio, its range on a repeat, whether it is decided), and
+    why it is not the recommendation, in one sentence."""
+    b = of(ProjectionNumbers, v.numbers).better_point
+    if not b:
+        return ""
+    c = b["comparison"]
+    outcome = c["outcome"] if c is not None else "open"
+    ctx = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else None
+    if b["why"] == "knee" and outcome == "within" and ctx:
+        why = tr(
+            lang, "it needs {context} the context for a gain inside the knee margin", context=ctx
+        )
+    elif b["why"] == "knee" and outcome == "within":
+        why = tr(lang, "its gain is inside the knee margin")
+    elif b["why"] == "knee" and outcome == "open" and ctx:
+        why = tr(
+            lang,
+            "it needs {context} the context for a gain not decided at the knee margin",
+            context=ctx,
+        )
+    elif b["why"] == "knee" and outcome == "open":
+        why = tr(lang, "its gain is not decided at the knee margin")
+    elif b["why"] == "knee" and ctx:
+        why = tr(lang, "it needs {context} the context", context=ctx)
+    elif b["why"] == "knee":
+        why = tr(lang, "the knee is the fewest count within the margin of the best")
+    elif b["why"] == "contaminated":
+        why = tr(lang, "its job ran on a different setup than the rest")
+    elif b["why"] == "capped":
+        why = tr(lang, "too many of its calls ran to the generation cap")
+    else:
+        why = tr(lang, "the other verdicts (backend, MTP) do not single it out")
+    notes = [how_text(c, lang)] if c is not None else []
+    if outcome == "within":
+        notes.append(tr(lang, "within the {margin} margin", margin=fmt.pct(b["margin"])))
+    elif outcome == "open":
+        notes.append(tr(lang, "not decided at the {margin} margin", margin=fmt.pct(b["margin"])))
+    return tr(
+        lang,
+        " {point} took {ratio} the time on {objective}{noise}, but is not recommended: {why}.",
+        point=point_text(b["point"], lang),
+        ratio=fmt.ratio(c["ratio"] if c is not None else 1 - b["faster_by"], lang),
+        objective=objective_words(_objective_of(v), lang),
+        noise=tr(lang, " ({notes})", notes=", ".join(notes)) if notes else "",
+        why=why,
+    )
+
+
+def build_sentence(v: Verdict, lang: str) -> str:
+    n = of(BuildNumbers, v.numbers)
+    if v.verdict == "not comparable":
+        why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in (n.blocked_by or {}).items())
+        return tr(
+            lang,
+            "The two sweeps are not on the same basis, so they are not compared ({why}).",
+            why=why,
+        )
+    if v.verdict is None:
+        return tr(lang, "No configuration completed in both sweeps.")
+    pairs = n.pairs
+    # A verdict other than None means pairs, so a median change.
+    pct = fmt.pct(abs(n.median_change or 0.0))
+    if v.verdict == "faster":
+        head = tr(lang, "The new build was {pct} faster", pct=pct)
+    elif v.verdict == "slower":
+        head = tr(lang, "The new build was {pct} slower", pct=pct)
+    elif v.verdict == "mixed":
+        head = tr(lang, "The change was mixed across settings")
+    else:
+        head = tr(lang, "No difference beyond the noise")
+    detail = ""
+    if len(pairs) == 1:
+        detail = _pair_text(pairs[0], lang)
+    elif n.change_range:
+        lo, hi = n.change_range
+        detail = trn(
+            lang,
+            " ({n} config, {lo} … {hi})",
+            " ({n} configs, {lo} … {hi})",
+            len(pairs),
+            lo=fmt.signed_pct(lo),
+            hi=fmt.signed_pct(hi),
+        )
+    return f"{head}{detail}{_prov(v, lang)}."
+
+
+def _pair_text(p: BuildPair, lang: str) -> str:
+    """The one configuration both builds ran: its time before and after, and its prefill and
+    decode rates."""
+    text = tr(
+        lang,
+        " ({config}: {base} → {new}, throughput basis)",
+        config=point_text(p["config"], lang),
+        base=fmt.seconds(p["base"], lang),
+        new=fmt.seconds(p["new"], lang),
+    )
+    bits = []
+    if p["base_prefill"] and p["new_prefill"]:
+        bits.append(
+            f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
+            f"({effect_word(p['prefill_effect'], lang)})"
+        )
+    if p["base_decode"] and p["new_decode"]:
+        if p["decode_effect"] == "no difference":
+            word = trc(lang, "decode rate", "unchanged")
+        else:
+            word = effect_word(p["decode_effect"], lang)
+        bits.append(
+            f"decode {fmt.num(p['base_decode'], 0)} → {fmt.num(p['new_decode'], 0)} tok/s ({word})"
+        )
+    if bits:
+        text += "; " + ", ".join(bits)
+    return text

@@ -1,0 +1,84 @@
+"""The slots verdict's words for where its knee holds: the series it was drawn on, the other
+series whose knee differs, and the counts whose units did not fill whole rounds of slots."""
+
+from __future__ import annotations
+
+import math
+
+from benchkit.report.analysis.numbers import Beyond, ElsewhereKnee, PartialRound, SlotsNumbers
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.i18n import point_text, slots_phrase
+
+
+def series_text(n: SlotsNumbers, lang: str) -> str:
+    """' at ubatch=512' where the knee was drawn on one series of several; '' otherwise."""
+    return tr(lang, " at {series}", series=point_text(n.series, lang)) if n.series else ""
+
+
+def elsewhere_text(n: SlotsNumbers, k: int, lang: str) -> str:
+    """' At ubatch=128 the knee was 1 slot: 2 slots took 1.29x its time there.' for each other
+    series whose knee differs, on that series' own comparison."""
+    return "".join(" " + _one(e, k, lang) for e in n.elsewhere or [])
+
+
+def _one(e: ElsewhereKnee, k: int, lang: str) -> str:
+    c = e["comparison"]
+    where = point_text(e["series"], lang)
+    knee = slots_phrase(e["knee"], lang)
+    if c is None or c["ratio"] is None:
+        return tr(lang, "At {series} the knee was {knee}.", series=where, knee=knee)
+    return tr(
+        lang,
+        "At {series} the knee was {knee}: {slots} took {ratio} its time there.",
+        series=where,
+        knee=knee,
+        slots=slots_phrase(k, lang),
+        ratio=fmt.ratio(c["ratio"], lang),
+    )
+
+
+def partial_rounds_text(rounds: list[PartialRound], lang: str) -> str:
+    """The reason a knee resting on counts whose units did not fill whole rounds is
+    provisional, each count with its units and idle share."""
+    items = "; ".join(
+        tr(
+            lang,
+            "{slots}: {units} units, a last round of {last}",
+            slots=slots_phrase(r["slots"], lang),
+            units=fmt.integer(r["units"]),
+            last=fmt.integer(r["units"] - (math.ceil(r["units"] / r["slots"]) - 1) * r["slots"]),
+        )
+        for r in rounds
+    )
+    # The count of units says the run could not keep every slot busy to its end; how much
+    # slot-time was idle is measured in "Where the time went" (slots idle), not assumed here.
+    return tr(
+        lang,
+        "the units did not fill whole rounds of slots ({items}), so the run could not keep "
+        "every slot busy to its end (the slots-idle share under Where the time went says how "
+        "much was idle; a multiple of the slot count fills whole rounds)",
+        items=items,
+    )
+
+
+def beyond_text(b: Beyond, lang: str) -> str:
+    """What a count above the knee gains and costs: '16 slots: −4%, slot latency 1.69x,
+    context 2.13x'; the latency not compared where the two rows ran on different machines."""
+    slots, change = slots_phrase(b["slots"], lang), fmt.signed_pct(b["change_vs_knee"])
+    context = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH
+    if b["latency_ratio"]:
+        return tr(
+            lang,
+            "{slots}: {change}, slot latency {latency}, context {context}",
+            slots=slots,
+            change=change,
+            latency=fmt.ratio(b["latency_ratio"], lang),
+            context=context,
+        )
+    return tr(
+        lang,
+        "{slots}: {change}, slot latency not compared (another machine), context {context}",
+        slots=slots,
+        change=change,
+        context=context,
+    )

@@ -1,0 +1,191 @@
+"""The report's "Use this" section and the closing summary a sweep prints when it ends.
+
+Words only: the commands come from `use_this`, the verdicts, the recommendation and the
+projection from the view (`view.summary_rows`, `view.status_and_summary`), so the terminal
+says what the report says, in the study's language.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchkit.report.lang import i18n, tr, trn
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import reasons, registry
+from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.writeup.use_this import NextStep, StepKind, UseThis
+from benchkit.report.writeup.view import status_and_summary, study_words, summary_rows, unit_word
+
+SUMMARY_FILE = "summary.txt"
+
+
+@dataclass(frozen=True)
+class StepView:
+    text: str
+    command: str
+
+
+@dataclass(frozen=True)
+class UseThisView:
+    """What the report's "Use this" section prints."""
+
+    intro: str
+    server_intro: str = ""
+    server_command: str | None = None
+    rerun_intro: str = ""
+    rerun: str | None = None
+    steps_intro: str = ""
+    steps: list[StepView] = field(default_factory=list)
+
+
+def use_this_view(u: UseThis, lang: str) -> UseThisView:
+    point = i18n.point_text(u.point, lang) if u.point else ""
+    if u.point and u.settled:
+        intro = tr(lang, "Recommended setting: {point}.", point=point)
+    elif u.point and not u.next_steps:
+        intro = tr(
+            lang,
+            "Provisional recommendation: {point}. The verdicts are not settled yet, and no "
+            "further run of this sweep would settle them: the sections below say why.",
+            point=point,
+        )
+    elif u.point:
+        intro = tr(
+            lang,
+            "Provisional recommendation: {point}. The verdicts are not settled yet: use it "
+            "knowing that, or settle them first with the runs below.",
+            point=point,
+        )
+    else:
+        intro = tr(lang, "No recommendation: the data do not single out a setting.")
+    return UseThisView(
+        intro=intro,
+        server_intro=tr(
+            lang,
+            "llama-server with the setting job {job} ran (the harness's port, alias and "
+            "endpoints left out; the command as run is in its result.json):",
+            job=u.job or "",
+        ),
+        server_command=u.server_command,
+        rerun_intro=tr(lang, "benchkit, to measure this point again:"),
+        rerun=u.rerun,
+        steps_intro=tr(lang, "To settle the verdicts, run next:"),
+        steps=[StepView(step_text(s, lang), s.command) for s in u.next_steps],
+    )
+
+
+def step_text(s: NextStep, lang: str) -> str:
+    """Why a proposed run, as a sentence ending in a colon (the command follows)."""
+    points = "; ".join(i18n.point_text(p, lang) for p in s.points)
+    if s.kind is StepKind.resume:
+        return trn(
+            lang,
+            "{n} planned point did not complete ({points}): the same sweep again, into its "
+            "folder (complete jobs are reused, the rest measured):",
+            "{n} planned points did not complete ({points}): the same sweep again, into its "
+            "folder (complete jobs are reused, the rest measured):",
+            len(s.points),
+            points=points,
+        )
+    if s.kind is StepKind.stalled:
+        return tr(
+            lang,
+            "Stalls change a comparison ({points}): these points again with repeats, so a "
+            "stall shows as one run's, not as the setting's:",
+            points=points,
+        )
+    if s.kind is StepKind.repeats:
+        return tr(
+            lang,
+            "A comparison is not decided yet ({points}): these points with repeats, so each "
+            "comparison has the spread of whole runs:",
+            points=points,
+        )
+    if s.kind is StepKind.loads:
+        return tr(
+            lang,
+            "A capacity is not bracketed closely yet: the loads tried and {points}, reusing "
+            "this sweep's complete jobs:",
+            points=points,
+        )
+    if s.kind is StepKind.twins:
+        return trn(
+            lang,
+            "Each point ran once, so how far a second run would move it is not measured: the "
+            "same sweep again into a twin folder ({n} point), then this report with the twin "
+            "as its anchors:",
+            "Each point ran once, so how far a second run would move it is not measured: the "
+            "same sweep again into a twin folder ({n} points), then this report with the twin "
+            "as its anchors:",
+            len(s.points),
+        )
+    if s.kind is StepKind.more_slots:
+        return tr(
+            lang,
+            "The knee was not reached within the slot counts measured: {points} next (a larger "
+            "count, and the count between the two largest where it was not measured):",
+            points=points,
+        )
+    return tr(lang, "Only one slot count completed: more of them ({points}):", points=points)
+
+
+def summary_lines(a: Analysed, u: UseThis, report: Path) -> list[str]:
+    """The closing summary, one line each: the verdict table, the recommendation and its
+    projection, one line per provisional reason, what to run, and where the report is."""
+    lang = a.study.lang
+    by = {v.factor: v for v in a.verdicts}
+    _, summary, _ = status_and_summary(a, by, lang, unit_word(a.study, lang))
+    rows = summary_rows(a.verdicts, lang)
+    header = {
+        "factor": tr(lang, "factor"),
+        "verdict": tr(lang, "verdict"),
+        "status": tr(lang, "status"),
+    }
+    lines = [tr(lang, "Summary: {title}", title=study_words(a.study, lang, a).title)]
+    lines += _table([header, *rows], ("factor", "verdict", "status"))
+    # The recommendation and the projection (the report's Summary, first two paragraphs).
+    lines += summary[:2]
+    lines += [
+        tr(lang, "Provisional ({factor}): {why}", factor=i18n.factor_name(v.factor, lang), why=w)
+        for v, w in provisional_reasons(a.verdicts, lang)
+    ]
+    view = use_this_view(u, lang)
+    if u.server_command:
+        lines += [tr(lang, "Use this: {command}", command=u.server_command)]
+    if u.rerun:
+        lines += [tr(lang, "Measure it again: {command}", command=u.rerun)]
+    for s in view.steps:
+        lines += [tr(lang, "Next: {why} {command}", why=s.text, command=s.command)]
+    lines.append(tr(lang, "Report: {path}", path=str(report)))
+    return lines
+
+
+def provisional_reasons(verdicts: Sequence[an.Verdict], lang: str) -> list[tuple[an.Verdict, str]]:
+    """Each provisional verdict's reasons, one entry each: its missing points, then every
+    other reason, as the report words them."""
+    out: list[tuple[an.Verdict, str]] = []
+    for v in verdicts:
+        if v.status == an.COMPLETE or registry.kind_of(v.factor).completeness:
+            continue
+        if v.missing:
+            why = tr(lang, "missing: {points}", points=i18n.missing_text(v.missing, lang))
+            out.append((v, why))
+        out += [(v, reasons.reason_text(r, v, lang)) for r in v.reasons]
+    return out
+
+
+def _table(rows: Sequence[Mapping[str, str]], cols: Sequence[str]) -> list[str]:
+    """Rows as plain-text columns, aligned as a terminal draws them (a Hangul or CJK
+    character takes two cells)."""
+    width = {c: max(_cells(r[c]) for r in rows) for c in cols}
+    return [
+        "  " + "  ".join(r[c] + " " * (width[c] - _cells(r[c])) for c in cols).rstrip()
+        for r in rows
+    ]
+
+
+def _cells(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)

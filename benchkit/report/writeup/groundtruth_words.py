@@ -1,0 +1,80 @@
+"""The agreement section's sentences: each backend's llama-bench figures (a cold first
+repetition named and left out) and the llama-batched-bench rows that were not compared."""
+
+from __future__ import annotations
+
+from benchkit.report.analysis.groundtruth import GroundTruth, all_flagged
+from benchkit.report.lang import fmt, tr
+from benchkit.report.lang.words import BACKENDS
+
+
+def flag_text(flag: str | None, lang: str) -> str:
+    """Why a job was not compared with llama-batched-bench ('' when it was)."""
+    if not flag:
+        return ""
+    if flag == "outside":
+        return tr(lang, "not measured at this batch")
+    if flag == "no_run":
+        return tr(lang, "no run of this backend")
+    if flag.startswith("flagged:"):
+        return tr(lang, "not compared: bench batch {pl} flagged", pl=flag.split(":", 1)[1])
+    return flag
+
+
+def bench_lines(truth: GroundTruth, lang: str) -> list[str]:
+    """llama-bench's single-sequence figures, per backend where each has its own run."""
+    out = []
+    runs: list[tuple[str | None, GroundTruth]] = [(None, truth)]
+    runs += sorted((truth.get("by_backend") or {}).items())
+    for backend, g in runs:
+        who = f" ({BACKENDS.get(backend, backend)})" if backend else ""
+        single = g.get("single")
+        if single:
+            text = tr(
+                lang,
+                "llama-bench tg{n}{who}: {rate} tok/s (one sequence, no sampling)",
+                who=who,
+                n=single["n_gen"],
+                rate=fmt.num(single["tg_tok_s"]),
+            )
+            out.append(text + _cold(single.get("cold_first"), lang))
+        if g.get("pp_tok_s"):
+            text = tr(
+                lang,
+                "llama-bench pp{n}{who}: {rate} tok/s",
+                who=who,
+                n=g.get("pp_n"),
+                rate=fmt.num(g["pp_tok_s"], 0),
+            )
+            out.append(text + _cold(g.get("pp_cold_first"), lang))
+    return out
+
+
+def _cold(first: float | None, lang: str) -> str:
+    if first is None:
+        return ""
+    return tr(
+        lang,
+        " (its first repetition, {rate} tok/s, ran cold and is left out)",
+        rate=fmt.num(first, 0),
+    )
+
+
+def flagged_lines(truth: GroundTruth, lang: str) -> list[str]:
+    """One line per llama-batched-bench row left out of the comparison, and why."""
+    out = []
+    for f in all_flagged(truth):
+        if f["why"] == "cold":
+            why = tr(
+                lang,
+                "its prompt rate, {pp} tok/s, is under a quarter of the run's median: it ran cold",
+                pp=fmt.num(f["speed_pp"], 0),
+            )
+        else:
+            why = tr(
+                lang,
+                "its decode rate, {tg} tok/s, is below a smaller batch's in the same run",
+                tg=fmt.num(f["speed_tg"]),
+            )
+        out.append(tr(lang, "`{file}`, batch {pl}: {why}.", file=f["file"], pl=f["pl"], why=why))
+    return out

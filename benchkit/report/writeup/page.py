@@ -1,0 +1,156 @@
+"""A report's pages from its view model: the Markdown through the Jinja templates (translated by
+`_()`), the same Markdown as a standalone HTML page (figures inlined, the flags appendix
+folded), verdicts.json and results.csv beside them."""
+
+from __future__ import annotations
+
+import base64
+import functools
+from collections.abc import Sequence
+from html import escape as html_escape
+from pathlib import Path
+
+import jinja2
+
+from benchkit import log
+from benchkit.paths import repo_root
+from benchkit.report.lang import prose, tr, trn
+from benchkit.report.lang.fmt import filters
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.verdicts.kind import Say
+from benchkit.report.verdicts.light import Light
+from benchkit.report.writeup.markdown_html import markdown_to_html
+from benchkit.report.writeup.view import unit_word
+from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
+from benchkit.visible import visible
+
+_log = log.get(__name__)
+
+
+def template_env(html: bool, lang: str = "en") -> jinja2.Environment:
+    """Jinja environment: undefined names are errors; HTML templates escape everything; `_()`
+    and `ngettext()` translate into `lang` (benchkit.report.lang)."""
+    env = jinja2.Environment(
+        extensions=["jinja2.ext.i18n"],
+        loader=jinja2.FileSystemLoader(str(repo_root() / "templates")),
+        undefined=jinja2.StrictUndefined,
+        autoescape=html,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(filters(lang))
+    env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
+        gettext=functools.partial(tr, lang), ngettext=functools.partial(trn, lang), newstyle=False
+    )
+    return env
+
+
+def collapse_section(body: str, title: str) -> str:
+    """The HTML section headed `title` (an <h2> to the next <h2> or the end) folded into a
+    <details> element, so a reader who wants it opens it and no one else scrolls past it.
+    The title is escaped as the Markdown renderer escaped it."""
+    head = f"<h2>{html_escape(title, quote=False)}</h2>"
+    start = body.find(head)
+    if start < 0:
+        return body
+    end = body.find("<h2>", start + len(head))
+    end = len(body) if end < 0 else end
+    inner = body[start + len(head) : end]
+    summary = f"<summary>{html_escape(title, quote=False)}</summary>"
+    return f'{body[:start]}<details class="appendix">{summary}{inner}</details>\n{body[end:]}'
+
+
+def _verdicts_json(
+    verdicts: Sequence[an.Verdict], a: Analysed, lang: str
+) -> list[dict[str, object]]:
+    """verdicts.json: each verdict with its one-sentence summary in `lang`, then each claim."""
+    say = Say(lang, unit_word(a.study, lang), a.study.knee_gain)
+    out = []
+    for v in verdicts:
+        j = v.to_json()
+        fn = registry.kind_of(v.factor).summary
+        j["summary"] = fn(v, say) if fn else registry.value_text(v.factor, v.verdict, lang, Light())
+        out.append(j)
+    for c in a.claims:
+        out.append(
+            {
+                "factor": "claim",
+                "verdict": c["status"],
+                "status": an.COMPLETE,
+                "missing": [],
+                "basis": c["metric"],
+                "numbers": c,
+                "summary": c["premise"],
+            }
+        )
+    return out
+
+
+def write_report(
+    folder: Path,
+    vm: dict[str, object],
+    verdicts: Sequence[an.Verdict],
+    a: Analysed,
+    lang: str,
+    *,
+    md_name: str,
+    html_name: str,
+    front_matter: str = "",
+) -> None:
+    """The report's pages into `folder`: the Markdown (after `front_matter`), the standalone
+    HTML, verdicts.json and results.csv. A hole in the prose is warned about, not fatal."""
+    _write_pages(folder, vm, lang, md_name, html_name, front_matter)
+    # After the pages, whose text (several MiB at 1,000 jobs) is let go by then: the objects
+    # of verdicts.json are the largest the report makes at once.
+    atomic_write_json(folder / "verdicts.json", _verdicts_json(verdicts, a, lang))
+    # The numbers behind the page, for pandas or a spreadsheet (benchkit.results.frame).
+    write_results_csv(folder / RESULTS_CSV, a.results)
+
+
+def _write_pages(
+    folder: Path, vm: dict[str, object], lang: str, md_name: str, html_name: str, front: str
+) -> None:
+    """The Markdown page (after the front matter `front`) and the standalone HTML page."""
+    md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
+    for hole in prose.holes(md):
+        _log.warning(f"the report's prose has a hole ({hole})")
+    # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).
+    md = visible(md)
+    atomic_write_text(folder / md_name, visible(front), md)
+    # Only the page with its figures inlined is rendered on: the page without them let go.
+    md = _inline_images(md, folder)
+    body = collapse_section(markdown_to_html(md), tr(lang, "Appendix: flags per job"))
+    del md
+    page = template_env(html=True, lang=lang).get_template("report.html.j2")
+    fields: dict[str, object] = {
+        "title": vm["title"],
+        "lang": lang,
+        "generator": vm["generator"],
+        # A published post's Markdown leaves its title to the front matter (the blog prints
+        # it); the standalone page prints it itself.
+        "heading": bool(vm["published"]),
+    }
+    # The body written into the page's file after the page around it, never through the
+    # template (as Markup, then into its output: three copies of a few MiB at once at 1,000
+    # jobs, the report's peak of memory); through it where the mark is not the page's once.
+    around = page.render(**fields, body=_BODY)
+    if around.count(_BODY) == 1:
+        head, _, tail = around.partition(_BODY)
+        atomic_write_text(folder / html_name, visible(head), visible(body), visible(tail))
+    else:
+        atomic_write_text(folder / html_name, visible(page.render(**fields, body=body)))
+
+
+# Where the body goes in report.html.j2 while the rest of the page is rendered.
+_BODY = "\x00benchkit: the body\x00"
+
+
+def _inline_images(md: str, folder: Path) -> str:
+    """Embed figures as data URIs so the HTML stands alone (one file to publish)."""
+    for png in folder.glob("*.png"):
+        data = base64.b64encode(png.read_bytes()).decode()
+        md = md.replace(f"]({png.name})", f"](data:image/png;base64,{data})")
+    return md

@@ -1,0 +1,53 @@
+"""The report's recommendation state, in one place: the summary, the energy section and the
+drift line all say "recommended" only when this says a recommendation is settled, and name
+the same point otherwise as the best measured one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from benchkit.report.analysis.numbers import Point
+from benchkit.report.analysis.sweep import COMPLETE
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.common import Verdict, is_setting
+
+# What the recommendation is, from the projection's point and how settled the verdicts are:
+# "settled" (every deciding verdict complete), "provisional" (every planned point finished but
+# a deciding verdict is not settled), "best_so_far" (planned points it depends on are
+# missing), "none" (no point to name).
+SETTLED, PROVISIONAL, BEST_SO_FAR, NONE = "settled", "provisional", "best_so_far", "none"
+
+
+def deciding(v: Verdict) -> bool:
+    """Whether a verdict decides the recommended setting (its status settles it): backend,
+    slots, drafting and every factor verdict of a setting, not an application's choice."""
+    return is_setting(v)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The projection's point and the state of the recommendation it is."""
+
+    point: Point | None
+    state: str
+
+    @property
+    def settled(self) -> bool:
+        """A recommendation the report states without qualification."""
+        return self.state == SETTLED
+
+
+def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
+    """The recommendation the verdicts support (`by`: verdicts by factor)."""
+    # The projection's point; under open-loop load, the capacity verdict's (no projection).
+    proj = registry.recommending(list(by.values()))
+    point = proj.point if proj is not None and proj.verdict is not None else None
+    if not point:
+        return Recommendation(None, NONE)
+    if all(v.status == COMPLETE for v in by.values() if deciding(v)):
+        return Recommendation(point, SETTLED)
+    validity = registry.completeness(by.values())
+    if validity is not None and validity.status == COMPLETE:
+        return Recommendation(point, PROVISIONAL)
+    return Recommendation(point, BEST_SO_FAR)

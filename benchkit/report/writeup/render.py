@@ -1,0 +1,292 @@
+"""Render a run's or sweep's report folder, and optionally a blog-ready copy, from results alone.
+
+results -> tidy table + planned space -> verdicts (`folder`, with analyse) -> view model
+(`view`, with `sections` and `conditions`: i18n sentences, raw numbers for the pure filters)
+-> Jinja templates -> report.md, then markdown-it-py turns the same Markdown into a standalone
+report.html (`page`); verdicts.json and the figures sit beside them. With a baseline, the two
+sweeps are compared config by config; with a ledger, earlier publications' verdicts are
+checked and every change listed as a correction (the study's ledger: study.ledger, else
+beside the published folder, else beside the results folder, and the results' own
+history/); `--publish` writes the blog folder and appends to the ledger. Rendering again
+from the same results gives the same files.
+"""
+
+from __future__ import annotations
+
+import gc
+import html
+import shutil
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+
+import yaml
+
+from benchkit.errors import UserError
+from benchkit.owned import FolderKind, building, check_replaceable
+from benchkit.report import ledger
+from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis import groundtruth as gt
+from benchkit.report.analysis import racing, warmup
+from benchkit.report.lang import grammar
+from benchkit.report.lang.i18n import point_text
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.folder import Analysed, analyse_folder
+from benchkit.report.verdicts.kind import Drawing
+from benchkit.report.writeup import energy
+from benchkit.report.writeup import groundtruth_words as gt_words
+from benchkit.report.writeup.closing import SUMMARY_FILE, summary_lines, use_this_view
+from benchkit.report.writeup.conditions import command_lines
+from benchkit.report.writeup.conditions import reported_gpus as _reported_gpus
+from benchkit.report.writeup.headline import headline as headline_of
+from benchkit.report.writeup.page import write_report
+from benchkit.report.writeup.race_check import race_checks
+from benchkit.report.writeup.use_this import use_this
+from benchkit.report.writeup.view import study_words, unit_word, view_model
+from benchkit.results import JobResult, results_digest
+from benchkit.trust import left_out_jobs as left_out
+from benchkit.visible import visible
+
+# Imported from here by the command line, the sweep callback and the tests.
+__all__ = [
+    "_reported_gpus",
+    "analyse_folder",
+    "command_lines",
+    "render_report",
+    "study_words",
+]
+
+
+# What the report's and the blog's writers make (page.write_report, figures): an existing
+# folder holding only these, written before folders carried a manifest, may be replaced.
+_MADE = ("verdicts.json", "results.csv", "*.png")
+REPORT = FolderKind("report", "--out", ("report.md", "report.html", *_MADE))
+PUBLISHED = FolderKind(
+    "published post", "--publish", ("index.md", "index.html", *_MADE), example="post"
+)
+
+
+def _context(a: Analysed) -> ledger.Context:
+    """What was measured, for the ledger: a later correction can say what changed."""
+    c = a.sweep.constants
+    builds = an.build_summary(a.loaded())
+    context: ledger.Context = {
+        "model": c.get("model"),
+        "hardware": c.get("hardware"),
+        "workload": c.get("workload"),
+        "sampling": c.get("sampling"),
+        "builds": {k: an.build_identity(b) for k, b in builds.items()},
+    }
+    cards = sorted({ev.gpu_of(r.result) for r in a.results} - {""})
+    if cards:
+        context["cards"] = ", ".join(cards)
+    warm = warmup.study_warmup(warmup.states(a.results))
+    if warm is not None:
+        context["warmup"] = warm
+    return context
+
+
+def render_report(
+    source: Path,
+    out_dir: Path,
+    *,
+    baseline: Path | None = None,
+    publish: Path | None = None,
+    overrides: Sequence[str] = (),
+) -> Path:
+    """Render `source` (a run or sweep folder) into `out_dir`; returns out_dir. With
+    `baseline`, compare the two sweeps; with `publish`, also write the blog folder there
+    and append this publication to the study's ledger. Neither folder may hold anything
+    benchkit did not write there (benchkit.owned): that is refused before any work."""
+    if publish is not None and publish.resolve() == out_dir.resolve():
+        raise UserError(
+            f"--out and --publish both name {out_dir}: the post would replace the report; "
+            "give them two folders."
+        )
+    check_replaceable(out_dir, REPORT)
+    if publish is not None:
+        check_replaceable(publish, PUBLISHED)
+    a = analyse_folder(source, overrides)
+    # A language may name the study's unit by its own word throughout (Korean does:
+    # report/lang/ko.py); the others leave it to the messages' fields.
+    lang = a.study.lang
+    with _frozen(), grammar(lang).study_unit(unit_word(a.study, lang)):
+        return _render_analysed(a, source, out_dir, baseline, publish)
+
+
+@contextmanager
+def _frozen() -> Iterator[None]:
+    """What is alive now kept out of the cyclic collector's full collections until the
+    report is written: the analysis (the results, the calls' figures, the verdicts) lives
+    that long, and each full collection the writing set off went through all of it (a
+    twentieth of a 1,000-job report's time). Unfrozen after, unless objects were frozen
+    before (the command line freezes what its imports made): unfreezing would undo that,
+    and what is frozen here then stays so with them."""
+    before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if before == 0:
+            gc.unfreeze()
+
+
+def _render_analysed(
+    a: Analysed, source: Path, out_dir: Path, baseline: Path | None, publish: Path | None
+) -> Path:
+    base = analyse_folder(baseline, study=a.study) if baseline is not None else None
+    build = an.compare_builds(a.sweep, base.sweep) if base is not None else None
+    lang = a.study.lang
+    ledger_file = ledger.ledger_path(a.study.ledger, publish, a.study.name, source)
+    data = results_digest([r.path for r in a.results])
+    history = ledger.history(source, ledger_file, a.study.name, (data, ledger.RULES_VERSION))
+    verdicts = [*a.verdicts, *([build] if build else [])]
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    by = {v.factor: v for v in verdicts}
+    headline = headline_of(by, lang, unit_word(a.study, lang))
+    entry = ledger.make_entry(
+        study=a.study.name,
+        # Only a publication is dated today; a render compares the history with the results
+        # as they were measured, so its corrections carry the measurement's date.
+        published_utc=now if publish is not None else (_measured_utc(a.results) or now),
+        source=str(source),
+        verdicts=verdicts,
+        claims=a.claims,
+        context=_context(a),
+        headline=headline,
+        data=data,
+    )
+    corr = ledger.corrections(history, entry, a.study.knee_gain) if ledger_file or history else None
+
+    with building(out_dir, REPORT) as tmp:
+        figs = _figures(a, build, tmp, lang)
+
+        def vm_for(published: bool) -> dict[str, object]:
+            return view_model(
+                a,
+                baseline=base,
+                build=build,
+                corrections=corr,
+                ledger_file=ledger_file,
+                figs=figs,
+                published=published,
+            )
+
+        uses = use_this(a)
+        checks = race_checks(a.source, a.sweep, lang)
+        vm = vm_for(published=False)
+        vm["use_this"] = use_this_view(uses, lang)
+        _add_ground_truth(vm, source, a)
+        vm["energy"] = energy.energy_view(a, tmp, lang)  # J/unit, busy shares, telemetry.png
+        # What a racing sweep stopped.
+        vm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
+        write_report(tmp, vm, verdicts, a, lang, md_name="report.md", html_name="report.html")
+        # What a sweep prints when it ends (benchkit.app.report_of), kept beside the report.
+        closing = summary_lines(a, uses, out_dir / "report.html")
+        # Printed on the terminal too (benchkit.app): bidirectional controls shown, not obeyed.
+        (tmp / SUMMARY_FILE).write_text(visible("\n".join(closing)) + "\n", encoding="utf-8")
+    if publish is not None:
+        pvm = vm_for(published=True)
+        pvm["use_this"] = use_this_view(uses, lang)
+        _add_ground_truth(pvm, source, a)
+        pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
+        pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
+        _publish(a, publish, out_dir, verdicts, lang, now, pvm)
+        if ledger_file is not None:
+            ledger.append(ledger_file, entry)
+    return out_dir
+
+
+def _measured_utc(results: Sequence[JobResult]) -> str | None:
+    """When the newest result was measured (a reused job counts from its measuring pass)."""
+    dates = [
+        str(r.provenance.get("measured_utc") or r.provenance.get("started_utc") or "")
+        for r in results
+    ]
+    return max((d for d in dates if d), default=None)
+
+
+def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
+    """Roofline per job and agreement with llama.cpp's own benchmarks, where known."""
+    lang = a.study.lang
+    label = partial(point_text, lang=lang)
+    roofline = gt.roofline_rows(a.results)
+    factors = {r.job_dir.name: r.factors for r in a.results}
+    for row in roofline:
+        # Named by every factor the sweep varies: slots alone repeat across backends and MTP.
+        row["point"] = label({k: factors[row["job"]].get(k) for k in a.sweep.varying})
+    vm["roofline"] = roofline
+    truth = gt.load_ground_truth(source)
+    vm["ground_truth"] = truth
+    agreement = gt.agreement_rows(a.results, truth, label) if truth else []
+    vm["agreement"] = [dict(r, flag_text=gt_words.flag_text(r["flag"], lang)) for r in agreement]
+    vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
+    vm["agreement_config"] = any(r["config"] for r in agreement)
+    vm["bench_lines"] = gt_words.bench_lines(truth, lang) if truth else []
+    vm["flagged_lines"] = gt_words.flagged_lines(truth, lang) if truth else []
+
+
+def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:
+    """Every kind's figures ({key: file}), each kind given its verdicts (a figure drawn from
+    the rows alone is drawn without one)."""
+    drawing = Drawing(a.df, folder, lang)
+    out: dict[str, str] = {}
+    for kind, verdicts in registry.by_kind([*a.verdicts, *([build] if build else [])]):
+        if kind.figures is not None:
+            out.update(kind.figures(verdicts, drawing))
+    return out
+
+
+def _publish(
+    a: Analysed,
+    dest: Path,
+    report_dir: Path,
+    verdicts: Sequence[an.Verdict],
+    lang: str,
+    now: str,
+    vm: dict[str, object],
+) -> None:
+    """The blog folder: index.md with front matter and relative images, the figures, a
+    standalone index.html, verdicts.json. Replaced as a whole, never half-written."""
+    with building(dest, PUBLISHED) as tmp:
+        for png in sorted(report_dir.glob("*.png")):
+            shutil.copy2(png, tmp / png.name)
+        fm = {
+            "title": study_words(a.study, lang, a).title,
+            "date": now,
+            "lang": lang,
+            "description": vm["headline"],
+            # Provisional while any point is missing or any verdict is not settled.
+            "status": an.PROVISIONAL if vm["provisional"] else an.COMPLETE,
+            "study": a.study.name,
+            "generator": vm["generator"],
+        }
+        write_report(
+            tmp,
+            vm,
+            verdicts,
+            a,
+            lang,
+            md_name="index.md",
+            html_name="index.html",
+            front_matter=front_matter(fm),
+        )
+
+
+def front_matter(fields: Mapping[str, object]) -> str:
+    """The post's YAML front matter. Its values come from the study and the results, so each
+    is a YAML string whatever it holds (quotes, colons, newlines), and markup in it is
+    escaped: a site generator that puts the title into its HTML as it is shows the text."""
+    body = "".join(
+        f"{k}: {_yaml_string(html.escape(str(v), quote=False))}\n" for k, v in fields.items()
+    )
+    return f"---\n{body}---\n\n"
+
+
+def _yaml_string(text: str) -> str:
+    """One double-quoted YAML scalar (PyYAML escapes what YAML cannot hold raw)."""
+    dumped = str(yaml.safe_dump(text, default_style='"', allow_unicode=True, width=1 << 30))
+    return dumped.strip().removesuffix("...").strip()

@@ -1,0 +1,110 @@
+"""The results tables' companions: what the "All results" table restates (a raced point's
+objective on the race's units, figures without cold starts), and the "Where the time went" rows
+(each job's busy shares, slots idle, GPU and server thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from benchkit.report.analysis import slot_use
+from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts.folder import Analysed
+from benchkit.results import CALLS_FILE, JobResult
+
+_TIME_KEYS = (
+    "prefill_busy_share", "decode_busy_share", "idle_share", "seqs_per_step",
+    "gpu_busy_share", "server_busiest_thread_share",
+)  # fmt: skip
+
+
+class TimeRow(TypedDict):
+    """Where one job's wall clock went (the template's "Where the time went" table)."""
+
+    job: str
+    point: str
+    prefill_busy_share: object
+    decode_busy_share: object
+    idle_share: object
+    seqs_per_step: object
+    gpu_busy_share: object
+    server_busiest_thread_share: object
+    # The share of slot-time idle while the server had work (report.analysis.slot_use).
+    slots_idle_share: object
+
+
+def rows_note(a: Analysed, lang: str) -> str:
+    """What the results table restates: a raced point's objective on the race's units, and
+    figures without cold starts; the other columns (and results.csv) are as each job measured
+    them (empty: nothing restated)."""
+    bits = []
+    if a.sweep.race_stopped or a.sweep.race_best:
+        bits.append(
+            tr(
+                lang,
+                "In this raced sweep each point's {objective} is stated on the race's units, from "
+                "its ratio to the other points on the units it ran (Racing).",
+                objective=i18n.objective_words(a.sweep.metric, lang),
+            )
+        )
+    cold = sorted((j for j, st in a.sweep.stalls.items() if st.cold), key=lambda j: (len(j), j))
+    if cold:
+        bits.append(
+            tr(
+                lang,
+                "Seconds per unit leave the cold starts of {jobs} out (Measurement caveats), and "
+                "so do the energy table's seconds and J per unit.",
+                jobs=i18n.jobs_text(cold, lang),
+            )
+        )
+    if not bits:
+        return ""
+    bits.append(
+        tr(
+            lang,
+            "The other columns, results.csv and the energy table's other columns are as each "
+            "job measured.",
+        )
+    )
+    return " ".join(bits)
+
+
+def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[TimeRow]:
+    """Where each complete job's wall clock went (measure.DEFINITIONS), the point named by
+    the factors the sweep varies; none when no job has these figures."""
+    out = []
+    # Each job's result by name (the first of a name, as a search of the list finds it): a
+    # search per row was a million comparisons in a 1,000-job sweep.
+    by_name: dict[str, JobResult] = {}
+    for j in a.results:
+        by_name.setdefault(j.job_dir.name, j)
+    for r in rows:
+        if r.get("status") != an.COMPLETE or all(r.get(k) is None for k in _TIME_KEYS[:3]):
+            continue
+        point = {k: r.get(k) for k in a.sweep.varying}
+        job = by_name.get(str(r["job"]))
+        idle = None
+        if job is not None:
+            slots = job.result.factors.get("slots") or a.sweep.constants.get("slots") or 1
+            # The windows the report took when it read the calls, else from the file.
+            read = a.calls.get(job.path)
+            if read is not None and job.status == an.COMPLETE:
+                windows = read.windows
+            else:
+                windows = slot_use.unit_windows(job.job_dir / CALLS_FILE)
+            idle = slot_use.idle_slot_share(windows, int(str(slots)))
+        out.append(
+            TimeRow(
+                job=str(r["job"]),
+                point=i18n.point_text(point, lang),
+                prefill_busy_share=r.get("prefill_busy_share"),
+                decode_busy_share=r.get("decode_busy_share"),
+                idle_share=r.get("idle_share"),
+                seqs_per_step=r.get("seqs_per_step"),
+                gpu_busy_share=r.get("gpu_busy_share"),
+                server_busiest_thread_share=r.get("server_busiest_thread_share"),
+                slots_idle_share=idle,
+            )
+        )
+    return out

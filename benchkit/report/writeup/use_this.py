@@ -1,0 +1,337 @@
+"""What to run after reading the report: the recommended point's llama-server command as
+its job ran it, the benchkit run that measures it again, and, while the verdicts are not
+settled, the runs that would settle them.
+
+Computes only, from the analysed folder (its verdicts as `analyse` gave them, the jobs'
+result.json and the sweep's multirun.yaml); `closing` words it for the report and the
+terminal. A verdict rule that changes changes what this reads, never what it decides.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+import yaml
+
+from benchkit import bounded
+from benchkit.racing.observe import RACING_FILE
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
+    DraftingNumbers,
+    FactorNumbers,
+    FactorValue,
+    Point,
+    SlotsNumbers,
+)
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.folder import MULTIRUN_FILE, Analysed
+from benchkit.results import JobResult
+
+# The verdicts whose open comparisons (benchkit.compare) a Next run settles.
+ENGINE = (BackendNumbers, SlotsNumbers, DraftingNumbers, FactorNumbers)
+# Repeats that give a point a confidence interval for the noise rule.
+REPEATS = 3
+
+
+class StepKind(Enum):
+    """Why a next run is proposed."""
+
+    resume = "resume"  # planned points did not complete: the same sweep again, same folder
+    repeats = "repeats"  # a verdict rests on a comparison the engine left open
+    more_slots = "more_slots"  # the largest slot count was still the best
+    other_slots = "other_slots"  # only one slot count completed
+    loads = "loads"  # a capacity the loads tried did not bracket, or bracket closely enough
+    twins = "twins"  # single runs, no run-to-run noise measured: the sweep again, as anchors
+    stalled = "stalled"  # stalls change a comparison: the stalled points measured again
+
+
+@dataclass(frozen=True)
+class NextStep:
+    kind: StepKind
+    command: str
+    # The points it measures (again), as the sweep's factors name them.
+    points: list[Point] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class UseThis:
+    """The recommendation as commands; `settled` when every factor verdict is complete."""
+
+    point: Point | None
+    settled: bool
+    job: str | None = None
+    server_command: str | None = None
+    rerun: str | None = None
+    next_steps: list[NextStep] = field(default_factory=list)
+
+
+def factor_verdicts(a: Analysed) -> list[an.Verdict]:
+    """The verdicts a recommendation rests on (as the summary's "settled" counts them)."""
+    return [v for v in a.verdicts if registry.kind_of(v.factor).acted_on]
+
+
+def use_this(a: Analysed, program: str | None = None) -> UseThis:
+    """The recommended point's commands, and what to run next while it is not settled.
+    `program` starts every benchkit command (default: `benchkit_program()`)."""
+    prog = program or benchkit_program()
+    proj = registry.recommending(a.verdicts)
+    named = proj is not None and proj.verdict is not None and proj.point
+    point = dict(proj.point) if named and proj is not None and proj.point else None
+    verdicts = factor_verdicts(a)
+    settled = point is not None and all(v.status == an.COMPLETE for v in verdicts)
+    job = _job_at(a.results, point) if point else None
+    server = rerun = None
+    if job is not None:
+        srv = job.result.provenance.server
+        if srv is not None and srv.argv:
+            # Its environment first: device selection (as its backend selects a device,
+            # benchkit.backends: GGML_VK_VISIBLE_DEVICES=0, ...) is part of how it ran.
+            env = srv.extra.get("env")
+            pairs = env.items() if isinstance(env, Mapping) else []
+            head = [f"{k}={_quote(str(v))}" for k, v in pairs]
+            server = " ".join([*head, runnable(srv.argv)])
+        overrides = [o for o in job.result.provenance.overrides if not o.startswith("hydra.")]
+        rerun = " ".join([prog, *map(_quote, overrides)])
+    steps = [] if settled else next_steps(a, prog)
+    return UseThis(point, settled, job.job_dir.name if job else None, server, rerun, steps)
+
+
+# Flags that say how benchkit reached and watched the server, not what it served: an ephemeral
+# port, the job's alias, benchkit's API key, its metrics and slot endpoints. The command to use
+# leaves them out (result.json keeps the command as run); a user's own flags stay.
+HARNESS_FLAGS = frozenset(
+    {
+        "--host",
+        "--port",
+        "--alias",
+        "--api-key",
+        "--metrics",
+        "--slots",
+        "--no-webui",
+        "--served-model-name",
+        "--reuse-port",
+        "--enable-http-worker-reuseport",
+        "--enable-metrics",
+    }
+)
+
+
+def runnable(argv: Sequence[str]) -> str:
+    """The server command as a user runs it: every path whole (a bare file name fails from
+    anywhere else: "failed to open GGUF file"), the flags that define the setting, none of
+    the harness's (HARNESS_FLAGS)."""
+    groups: list[list[str]] = []
+    for a in argv[1:]:
+        if not groups or (a.startswith("-") and not _number(a)):
+            groups.append([a])
+        else:
+            groups[-1].append(a)
+    kept = [g for g in groups if g[0] not in HARNESS_FLAGS]
+    return " ".join(_quote(x) for x in [argv[0], *(x for g in kept for x in g)])
+
+
+def _number(a: str) -> bool:
+    try:
+        float(a)
+    except ValueError:
+        return False
+    return True
+
+
+def next_steps(a: Analysed, prog: str) -> list[NextStep]:
+    """The runs that would settle what is not settled, each as one command: the same sweep
+    again into its folder where planned points are missing (complete jobs are reused), the
+    pairs the comparison engine left open with repeats, and slot counts beyond the best one."""
+    swept = sweep_overrides(a.source)
+    steps: list[NextStep] = []
+    verdicts = factor_verdicts(a)
+    missing = [m.point for m in a.sweep.missing]
+    if missing and swept is not None:
+        # A raced sweep resumes as a race: the basic sweeper would run every point whole.
+        race = ["hydra/sweeper=racing"] if (a.source / RACING_FILE).exists() else []
+        args = [*race, *swept, f"hydra.sweep.dir={a.source}"]
+        steps.append(NextStep(StepKind.resume, _sweep(prog, args), missing))
+    noisy: list[Point] = []
+    # The points already in `noisy`, as sets of their items (equal as the dicts are): looking
+    # each point up in the list was quadratic in the open pairs (5,000 at 10,000 jobs).
+    seen: set[frozenset[tuple[str, FactorValue]]] = set()
+
+    def add(pair: Sequence[Point]) -> None:
+        # Both of a pair checked against the points before it, as a list's `in` did.
+        new = [p for p in pair if frozenset(p.items()) not in seen]
+        seen.update(frozenset(p.items()) for p in new)
+        noisy.extend(new)
+
+    for v in verdicts:
+        # A comparison the engine left open (benchkit.compare): both of its points again.
+        if "open_pairs" in v.reasons and isinstance(v.numbers, ENGINE):
+            for c in v.numbers.open or []:
+                add([p for p in (c["base"], c["other"]) if p])
+    if noisy:
+        args = _restrict(swept or [], noisy, a.sweep.varying)
+        steps.append(NextStep(StepKind.repeats, _sweep(prog, _more_repeats(a, args)), noisy))
+    stalled = _stalled_points(verdicts, seen)
+    if stalled:
+        # The points whose stalls change a comparison, again with repeats: a verdict that
+        # waits on stalls had no Next at all ("no further run would settle them").
+        args = _restrict(swept or [], stalled, a.sweep.varying)
+        steps.append(NextStep(StepKind.stalled, _sweep(prog, _more_repeats(a, args)), stalled))
+    twin = _twins(a, prog, swept, verdicts)
+    if twin is not None:
+        steps.append(twin)
+    # Each kind's next run, in report order (the capacity search's loads, more slot counts).
+    for kind, mine in registry.by_kind(a.verdicts):
+        for v in mine:
+            p = kind.proposes(v) if kind.proposes is not None else None
+            if p is None or (p.reuse and swept is None and not a.results):
+                continue
+            args = _set(swept or _single_overrides(a), p.key, p.values)
+            if p.reuse:
+                # A new folder that reuses this one's jobs: into this folder, the new values
+                # would renumber the points and a job would overwrite another point's result
+                # before it was reused.
+                args = _set(args, "resume_from", str(a.source))
+            steps.append(NextStep(StepKind(p.why), _sweep(prog, args), p.points))
+    return steps
+
+
+def _more_repeats(a: Analysed, args: Sequence[str]) -> list[str]:
+    """`args` with more repeats than the run had: the repeats it ran would settle nothing."""
+    ran = max((_repeats_of(r.data) for r in a.results), default=1)
+    return _set(list(args), "repeats", str(REPEATS if ran < REPEATS else 2 * ran))
+
+
+def _stalled_points(
+    verdicts: Sequence[an.Verdict], seen: set[frozenset[tuple[str, FactorValue]]]
+) -> list[Point]:
+    """The points of stalled jobs a provisional verdict names, not already proposed."""
+    out: list[Point] = []
+    for v in verdicts:
+        notes = getattr(v.numbers, "stalled", None) if "stalled" in v.reasons else None
+        for n in notes or []:
+            key = frozenset(n["point"].items())
+            if n["point"] and key not in seen:
+                seen.add(key)
+                out.append(dict(n["point"]))
+    return out
+
+
+def _twins(
+    a: Analysed, prog: str, swept: list[str] | None, verdicts: Sequence[an.Verdict]
+) -> NextStep | None:
+    """Where a verdict rests on single runs with no run-to-run noise measured: the same sweep
+    into a twin folder beside this one, then this report with the twin as its anchors, whose
+    jobs of each point on this machine measure how far a second run moves it (rules v8)."""
+    if swept is None or not any("run_noise_unmeasured" in v.reasons for v in verdicts):
+        return None
+    twin = f"{a.source}-twin"
+    sweep = _sweep(prog, [*swept, f"hydra.sweep.dir={twin}"])
+    # Anchor folders are read relative to the results folder: the twin is its sibling.
+    anchor = f"../{a.source.name}-twin"
+    report = " ".join([_report_program(prog), str(a.source), _quote(f"study.anchors=[{anchor}]")])
+    # Every point the command sweeps: the measured ones and those that did not complete.
+    points = [dict(c.values) for c in a.sweep.cells] + [dict(m.point) for m in a.sweep.missing]
+    return NextStep(StepKind.twins, f"{sweep} && {report}", points)
+
+
+def _report_program(prog: str) -> str:
+    """The report's command beside `prog` (the same interpreter): `... -m benchkit.report`."""
+    return prog[: -len("benchkit")] + "benchkit.report" if prog.endswith("benchkit") else prog
+
+
+def _job_at(results: Sequence[JobResult], point: Mapping[str, FactorValue]) -> JobResult | None:
+    """The first complete job whose factors are the point's."""
+    for r in results:
+        if r.status != "complete":
+            continue
+        if all(an.norm(r.factors.get(k)) == an.norm(v) for k, v in point.items()):
+            return r
+    return None
+
+
+def sweep_overrides(source: Path) -> list[str] | None:
+    """The overrides a sweep was launched with (multirun.yaml), without where it was written;
+    None for a folder that is no Hydra sweep."""
+    path = source / MULTIRUN_FILE
+    try:
+        data = yaml.safe_load(bounded.read_text(path, source)) or {}
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    task = ((data.get("hydra") or {}).get("overrides") or {}).get("task") or []
+    return [str(t) for t in task if not str(t).startswith("hydra.sweep.dir=")]
+
+
+def _single_overrides(a: Analysed) -> list[str]:
+    """A single run's overrides (the first job's), for a sweep proposed from it."""
+    first = a.results[0].result.provenance.overrides if a.results else []
+    return [o for o in first if not o.startswith("hydra.")]
+
+
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def _repeats_of(data: Mapping[str, object]) -> int:
+    """How many passes a job's result.json holds (1: a single pass)."""
+    passes = data.get("passes")
+    return len(passes) if isinstance(passes, list) else 1
+
+
+def _set(args: Sequence[str], key: str, value: str) -> list[str]:
+    """`args` with `key=value`, in the place of the key's override where there is one."""
+    new = f"{key}={value}"
+    if any(_key(o) == key for o in args):
+        return [new if _key(o) == key else o for o in args]
+    return [*args, new]
+
+
+def _restrict(args: Sequence[str], points: Sequence[Point], varying: Sequence[str]) -> list[str]:
+    """The sweep's overrides with each varying factor cut to the values `points` hold."""
+    out = list(args)
+    for factor in varying:
+        values: list[str] = []
+        for p in points:
+            if factor in p and an.norm(p[factor]) not in values:
+                values.append(an.norm(p[factor]))
+        if not values:
+            continue
+        values.sort(key=lambda x: (0, float(x), x) if _numeric(x) else (1, 0.0, x))
+        key = next((_key(o) for o in args if _key(o).rsplit(".", 1)[-1] == factor), factor)
+        out = _set(out, key, ",".join(values))
+    return out
+
+
+def _numeric(x: str) -> bool:
+    try:
+        float(x)
+    except ValueError:
+        return False
+    return True
+
+
+def _sweep(prog: str, args: Sequence[str]) -> str:
+    return " ".join([prog, "-m", *map(_quote, args)])
+
+
+def _quote(arg: str) -> str:
+    # Hydra's list and choice syntax ([a,b], key=a,b) is safe unquoted in a POSIX shell
+    # except for brackets, spaces and quotes.
+    return shlex.quote(arg) if any(c in arg for c in " '\"[]{}()$*?&;|<>") else arg
+
+
+def benchkit_program() -> str:
+    """How benchkit is started here: the interpreter's path relative to the working folder
+    where it lies inside it (`.venv/bin/python -m benchkit` after `make study`), else
+    `python -m benchkit`."""
+    exe = Path(sys.executable)
+    try:
+        rel = exe.relative_to(Path.cwd())
+    except ValueError:
+        return "python -m benchkit"
+    return f"{rel} -m benchkit"

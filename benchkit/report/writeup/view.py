@@ -1,0 +1,554 @@
+"""The view model: everything the report's templates print, as sentences in the study's
+language and raw numbers for the pure filters. The factor sections come from `sections`, what
+was measured on what from `conditions`; here are the status and summary, the verdict table,
+claims, corrections, caveats and what was not run, and the study's own words."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from benchkit import __version__
+from benchkit.config import ClaimText, StudyConfig, StudyText
+from benchkit.measure import DEFINITIONS
+from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
+from benchkit.quality.drift import Drift
+from benchkit.report import ledger
+from benchkit.report.analysis.caveats import caveat_sentence
+from benchkit.report.analysis.numbers import ProjectionNumbers, ValidityNumbers, of
+from benchkit.report.analysis.quality import kld_text, quality_view
+from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
+from benchkit.report.ledger import words as ledger_words
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import factor_words, registry, sentences
+from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.verdicts.kinds.capacity.words import capacity_value
+from benchkit.report.verdicts.light import Light
+from benchkit.report.writeup import conditions, headline, recommend
+from benchkit.report.writeup.quality_models import model_files_view
+from benchkit.report.writeup.sections import factor_sections, lead_figure
+from benchkit.report.writeup.task import task_view
+from benchkit.report.writeup.time_rows import rows_note, time_rows
+from benchkit.report.writeup.titles import composed
+from benchkit.report.writeup.trust_words import trust_sentences
+
+# The units a study may name without giving its own word for them (StudyConfig.unit_name).
+UNIT_WORDS = {
+    "unit": NC_("study unit", "unit"),
+    "stock": NC_("study unit", "stock"),
+    "document": NC_("study unit", "document"),
+    "task": NC_("study unit", "task"),
+}
+
+
+def unit_word(study: StudyConfig, lang: str) -> str:
+    """What the study's unit is called in `lang`: the study's own word for it there, else a
+    known unit's translation, else the unit's name as the study wrote it."""
+    own = study.text.get(lang)
+    if own is not None and own.unit_name:
+        return own.unit_name
+    if study.unit_name in UNIT_WORDS:
+        return trc_marked(lang, "study unit", UNIT_WORDS[study.unit_name])
+    return study.unit_name
+
+
+def study_words(study: StudyConfig, lang: str, a: Analysed | None = None) -> StudyText:
+    """The study's title, question, untested items and claims' words in `lang`: its
+    `text.<lang>` where given, else the study's own, else (none declared) composed from what
+    ran in `a` (benchkit.report.writeup.titles)."""
+    own = study.text.get(lang) or StudyText()
+    if a is not None and not (own.title or study.title):
+        title, question = composed(a, lang)
+        own = replace(own, title=title, question=own.question or study.question or question)
+    claims = [ClaimText(c.premise, c.source) for c in study.claims]
+    for i, c in enumerate(own.claims or []):
+        if i < len(claims):
+            claims[i] = ClaimText(c.premise or claims[i].premise, c.source or claims[i].source)
+    return StudyText(
+        title=own.title or study.title,
+        question=own.question or study.question,
+        unit_name=unit_word(study, lang),
+        untested=list(own.untested if own.untested is not None else study.untested),
+        claims=claims,
+    )
+
+
+def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The checked claims with their premise and source in the report's language (the
+    ledger keeps the study's own words, so corrections match across languages)."""
+    out = []
+    for i, c in enumerate(claims):
+        t = (words.claims or [])[i] if i < len(words.claims or []) else None
+        out.append(dict(c, premise=t.premise, source=t.source) if t else dict(c))
+    return out
+
+
+def summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, str]]:
+    """The verdict summary table: each factor's verdict and status (validity and repeats
+    have their own sections)."""
+    rows = []
+    for v in verdicts:
+        kind = registry.kind_of(v.factor)
+        if not kind.in_summary_table:
+            continue
+        if kind.table_value is not None:
+            value = kind.table_value(v, lang)
+        elif getattr(v.numbers, "not_exercised", None):
+            value = tr(lang, "not exercised")
+        else:
+            value = registry.value_text(v.factor, v.verdict, lang, Light.of(Light.keep(v.numbers)))
+        rows.append(
+            {
+                "factor": i18n.factor_name(v.factor, lang),
+                "verdict": value,
+                "status": i18n.status_word(v.status, lang),
+            }
+        )
+    return rows
+
+
+def status_and_summary(
+    a: Analysed, by: Mapping[str, an.Verdict], lang: str, unit: str
+) -> tuple[str, list[str], list[str]]:
+    """The status line and the summary paragraph: the recommendation (or why none yet), the
+    projection, and how settled the verdicts are. Also the factors whose verdicts are still
+    provisional. A sweep whose points all finished can still hold provisional verdicts
+    (noise, contamination, runaway outputs): never "complete" beside them."""
+    study = a.study
+    validity = registry.study_status(by.values())
+    # Open-loop load has no projection: its capacity verdict names the point instead.
+    proj = by.get("projection")
+    unsettled = [
+        i18n.factor_name(f, lang)
+        for f, v in by.items()
+        if recommend.deciding(v) and v.status != an.COMPLETE
+    ]
+    planned = of(ValidityNumbers, validity.numbers).planned
+    if validity.status == an.COMPLETE and unsettled:
+        status_line = tr(
+            lang,
+            "Every planned point finished ({n}), but the data do not settle {factors} yet; "
+            "each section says why.",
+            n=planned,
+            factors=", ".join(unsettled),
+        )
+    elif validity.status == an.COMPLETE and planned == 1:
+        status_line = tr(lang, "Complete: the one planned point finished.")
+    elif validity.status == an.COMPLETE:
+        status_line = tr(lang, "Complete: all {n} planned points finished.", n=planned)
+    else:
+        status_line = tr(
+            lang,
+            "Provisional: {k} of {n} planned points did not complete ({points}). Verdicts that "
+            "depend on them are marked provisional and are not conclusions.",
+            k=len(validity.missing),
+            n=planned,
+            points=i18n.missing_text(validity.missing, lang),
+        )
+    # The best completed point is never the answer while a point it depends on is missing.
+    rec = recommend.recommendation(by)
+    rec_point = rec.point
+    point = i18n.point_text(rec_point, lang) if rec_point else ""
+    pn = of(ProjectionNumbers, proj.numbers) if proj is not None else None
+    apps = sorted({x["factor"] for x in (pn.application or [] if pn else [])})
+    if point and apps:
+        point = tr(
+            lang,
+            "{point}, at the {factors} you chose",
+            point=point,
+            factors=factor_words.names(apps, lang),
+        )
+    if rec.state == recommend.SETTLED:
+        summary = [
+            tr(lang, "Recommended setting: {point}.", point=point)
+            + (sentences.better_point_text(proj, lang) if proj is not None else "")
+        ]
+    elif rec.state == recommend.PROVISIONAL:
+        summary = [
+            tr(
+                lang,
+                "Provisional recommendation: {point}; the data do not settle {factors} yet (see "
+                "their sections).",
+                point=point,
+                factors=", ".join(unsettled),
+            )
+            + (sentences.better_point_text(proj, lang) if proj is not None else "")
+        ]
+    elif rec.state == recommend.BEST_SO_FAR:
+        summary = [
+            tr(
+                lang,
+                "No recommendation yet: the best completed point so far is {point}, but planned "
+                "points it is compared with did not complete.",
+                point=point,
+            )
+        ]
+    else:
+        summary = [tr(lang, "No recommendation: the data do not single out a setting.")]
+    if proj is not None:
+        summary.append(
+            tr(lang, "Projection: {text}", text=sentences.projection_sentence(proj, lang, unit))
+        )
+    elif (cap := by.get("capacity")) is not None:
+        summary.append(tr(lang, "Capacity: {text}", text=capacity_value(cap, lang)))
+    if validity.status != an.COMPLETE:
+        summary.append(
+            tr(
+                lang,
+                "This write-up is provisional: {why}.",
+                why=i18n.missing_text(validity.missing, lang),
+            )
+        )
+    elif unsettled:
+        summary.append(
+            tr(
+                lang,
+                "Every planned point completed, but the data do not settle {factors} yet (see "
+                "their sections).",
+                factors=", ".join(unsettled),
+            )
+        )
+    else:
+        summary.append(tr(lang, "Every planned point completed."))
+    drift_line = _recommended_drift(a, rec, lang)
+    if drift_line:
+        summary.append(drift_line)
+    elif not study.quality_measured and not a.drift.measured:
+        summary.append(tr(lang, "Speed only: output quality was not measured."))
+    return status_line, summary, unsettled
+
+
+def _recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) -> str | None:
+    """The recommended point's output drift beside its speed (benchkit.report.analysis.quality); the
+    drift of the point the provisional verdicts name where no recommendation is settled."""
+    ds = a.drift
+    if not ds.measured:
+        return None
+    rec_point = rec.point
+    if not rec_point:
+        # No setting to recommend: the worst drift any job showed, so the summary still says
+        # whether anything measured changes the answers.
+        worst = max(ds.drift.values(), key=lambda d: (d.changed, d.kld_mean or 0.0))
+        return tr(
+            lang,
+            "Output drift from the reference: at most {k} of {n} probes changed their answer, "
+            "mean KL divergence at most {kld} (see Quality).",
+            k=worst.changed,
+            n=worst.probes,
+            kld=kld_text(max((d.kld_mean or 0.0) for d in ds.drift.values())),
+        )
+    job = next(
+        (
+            j
+            for j, p in ds.points.items()
+            if all(str(p.get(k)).lower() == str(v).lower() for k, v in rec_point.items() if k in p)
+        ),
+        None,
+    )
+    d = ds.drift.get(job) if job else None
+    if not rec.settled:
+        return _best_point_drift(job, d, ds.reference, lang)
+    if job is None or d is None:
+        return tr(lang, "Output drift at the recommended point was not measured (see Quality).")
+    if job == ds.reference:
+        return tr(lang, "The recommended point is the drift reference itself (see Quality).")
+    return tr(
+        lang,
+        "Output drift at the recommended point: {k} of {n} probes changed their answer, mean KL "
+        "divergence {kld} from the reference (see Quality).",
+        k=d.changed,
+        n=d.probes,
+        kld=kld_text(d.kld_mean),
+    )
+
+
+def _best_point_drift(job: str | None, d: Drift | None, reference: str | None, lang: str) -> str:
+    """The drift line while no recommendation is settled: of the point the provisional
+    verdicts name."""
+    if job is None or d is None:
+        return tr(
+            lang,
+            "Output drift at the point the provisional verdicts name was not measured "
+            "(see Quality).",
+        )
+    if job == reference:
+        return tr(
+            lang,
+            "The point the provisional verdicts name is the drift reference itself (see Quality).",
+        )
+    return tr(
+        lang,
+        "Output drift at the point the provisional verdicts name: {k} of {n} probes changed their "
+        "answer, mean KL divergence {kld} from the reference (see Quality).",
+        k=d.changed,
+        n=d.probes,
+        kld=kld_text(d.kld_mean),
+    )
+
+
+def _refuted(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The premises the data refute, as corrections."""
+    return [
+        {
+            "premise": c["premise"],
+            "source": c["source"],
+            "metric": c["metric"],
+            "lo": c["expected_min"],
+            "hi": c["expected_max"],
+            "mlo": c["measured_min"],
+            "mhi": c["measured_max"],
+        }
+        for c in _claims_in(words, claims)
+        if c["status"] == "refuted"
+    ]
+
+
+def _missing_view(a: Analysed, lang: str) -> list[dict[str, str]]:
+    """The planned points that did not complete: each point, its status and why."""
+    return [
+        {
+            "point": i18n.point_text(x.point, lang),
+            "status": i18n.status_word(x.status, lang),
+            "reason": i18n.recorded_reason(x.reason or "", lang),
+        }
+        for x in a.sweep.missing
+    ]
+
+
+def view_model(
+    a: Analysed,
+    *,
+    baseline: Analysed | None,
+    build: an.Verdict | None,
+    corrections: ledger.Corrections | None,
+    ledger_file: Path | None,
+    figs: Mapping[str, str],
+    published: bool,
+) -> dict[str, object]:
+    """Everything the templates print: sentences in the study's language and raw numbers."""
+    study = a.study
+    lang = study.lang
+    unit = unit_word(study, lang)
+    by = {v.factor: v for v in a.verdicts}
+    if build is not None:
+        by[build.factor] = build
+    rows = an.records(a.df)
+    validity = registry.study_status(by.values())
+
+    # Factor sections.
+    sections = factor_sections(a, by, baseline=baseline, figs=figs, lang=lang, unit=unit)
+
+    # Verdict summary, corrections, claims, caveats, untested.
+    verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
+    words = study_words(study, lang, a)
+    claims = [
+        dict(c, status_text=i18n.claim_status(c["status"], lang))
+        for c in _claims_in(words, a.claims)
+    ]
+    corr = _corrections_view(
+        corrections, ledger_file, lang, published=published, study_name=study.name
+    )
+    # A premise the data refute is a correction too, whether or not a ledger exists.
+    corr["refuted"] = _refuted(words, a.claims)
+    # What the results' digests could not prove comes first (benchkit.trust).
+    caveats = trust_sentences(a.results, lang) + [
+        caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"
+    ]
+    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
+    planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
+    other_hw = [
+        r
+        for r in rows
+        if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
+    ]
+    missing = _missing_view(a, lang)
+
+    # Status and summary.
+    status_line, summary, unsettled = status_and_summary(a, by, lang, unit)
+
+    return {
+        "lang": lang,
+        "title": words.title,
+        "question": words.question,
+        "headline": headline.headline(by, lang, unit),
+        "status_line": status_line,
+        "provisional": validity.status != an.COMPLETE or bool(unsettled),
+        "published": published,
+        # A published post opens with its main figure; the report keeps each in its section.
+        "lead": lead_figure(sections) if published else None,
+        "rendered": None
+        if published
+        else tr(
+            lang,
+            "Rendered {when} from {source}.",
+            when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            source=a.source,
+        ),
+        "summary_rows": verdict_rows,
+        "objective_note": _objective_note(a, lang),
+        # Model, hardware, workload, sampling, builds and flags.
+        **conditions.view(a, lang),
+        "sections": sections,
+        "rows": rows,
+        "rows_note": rows_note(a, lang),
+        "time_rows": time_rows(a, rows, lang),
+        "has_derived": bool(derived),
+        "reference_intro": trn(
+            lang,
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} job):",
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} jobs):",
+            int(derived["jobs"]) if derived else 0,
+        ),
+        "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
+        if derived
+        else [],
+        # Open-loop load's own figures, where its capacity verdict is in the report.
+        "definitions": i18n.definitions(
+            {**DEFINITIONS, **(LOAD_DEFINITIONS if "capacity" in by else {})}, lang
+        ),
+        "caveats": caveats,
+        "claims": claims,
+        "corrections": corr,
+        "quality_measured": study.quality_measured,
+        "quality": quality_view(
+            a.drift, a.sweep.varying, a.sweep.planned, study, lang, i18n.point_text
+        ),
+        "model_files": model_files_view(a.source, lang),
+        "task": task_view(
+            a.results, a.drift, a.sweep.varying, a.sweep.planned, lang, i18n.point_text
+        ),
+        "other_hw": other_hw,
+        "missing": missing,
+        "untested": list(words.untested or []),
+        "summary": summary,
+        "generator": f"benchkit {__version__}",
+    }
+
+
+def _objective_note(a: Analysed, lang: str) -> str:
+    """What the verdicts judge, and the limits a point must keep (the study's SLO)."""
+    slo = ""
+    if a.sweep.objective.slo:
+        limits = ", ".join(
+            f"{i18n.objective_words(k, lang)} ≤ {i18n.objective_value(k, v, lang)}"
+            for k, v in a.sweep.objective.slo.items()
+        )
+        slo = tr(lang, "; a point must also keep {limits}", limits=limits)
+    if a.verdict("capacity") is not None:
+        # Open-loop load: the load a setting holds is judged, not its time per unit.
+        return tr(
+            lang,
+            "Calls arrived at set rates (open-loop load), so seconds per unit follow the "
+            "arrival schedule and decide nothing here: the capacity verdict judges the most "
+            "load each setting held{slo}.",
+            slo=slo,
+        )
+    # TRANSLATORS: a particle after {objective} goes inside the ** markers: CommonMark does
+    # not close bold between ")" and a letter.
+    return tr(
+        lang,
+        "The verdicts judge **{objective}** (the study's objective; lower is better){slo}. "
+        "Output and prefill throughput stand beside it for reference.",
+        objective=i18n.objective_words(a.sweep.metric, lang),
+        slo=slo,
+    )
+
+
+def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
+    vals = [r.get(key) for r in rows if r.get(key) is not None]
+    return Counter(map(str, vals)).most_common(1)[0][0] if vals else None
+
+
+def _corrections_view(
+    corr: ledger.Corrections | None,
+    ledger_file: Path | None,
+    lang: str,
+    *,
+    published: bool,
+    study_name: str,
+) -> dict[str, object]:
+    """The corrections section: every verdict that changed between publications, with
+    everything that changed in it (ledger_words.what_changed), or plainly why there is none."""
+    if corr is None:
+        intro = tr(
+            lang,
+            "No ledger of earlier publications exists for this study: study.ledger is not set, "
+            "there is no {file} beside the results folder, and the results carry no "
+            "history/*.ledger.jsonl. Earlier verdicts cannot be checked here.",
+            file=ledger.ledger_name(study_name),
+        )
+        return {"intro": intro, "changes": [], "confirmed": []}
+    changes = []
+    # Dated to the minute on a day with two publications or more (the H100 study's three on
+    # one day all read '2026-12-06'), else to the day.
+    stamps = {(c.get("date") or "")[:16] for c in corr["changes"]}
+    crowded = {d[:10] for d in stamps if sum(1 for e in stamps if e[:10] == d[:10]) > 1}
+    for c in corr["changes"]:
+        f = c["factor"]
+        label = f.split(":", 1)[1] if f.startswith("claim:") else f
+        vf = "claim:" if f.startswith("claim:") else f
+        new = c["diff"]["presence"] == "new"
+        gone = c["diff"]["presence"] == "gone"
+        # A render that is not a publication compares the ledger with the results as they are.
+        stamp = c.get("date") or ""
+        date = stamp[:16].replace("T", " ") if stamp[:10] in crowded else stamp[:10]
+        if c["current"] and not published:
+            date = tr(lang, "this report")
+        changes.append(
+            {
+                "factor": i18n.factor_name(label, lang),
+                "date": date,
+                "earlier": fmt.DASH
+                if new
+                else registry.value_text(vf, c["earlier"], lang, Light.of(c["earlier_numbers"])),
+                "earlier_status": tr(lang, "no verdict")
+                if new
+                else i18n.status_word(c["earlier_status"], lang),
+                "now": fmt.DASH
+                if gone
+                else registry.value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
+                "now_status": tr(lang, "no verdict")
+                if gone
+                else i18n.status_word(c["now_status"], lang),
+                "what": ledger_words.what_changed(c, lang),
+                "why": ledger_words.correction_why(c["why"], lang),
+            }
+        )
+    confirmed = [
+        {
+            "factor": i18n.factor_name(c["factor"], lang),
+            "value": registry.value_text(c["factor"], c["value"], lang, Light.of(c["numbers"])),
+        }
+        for c in corr["confirmed"]
+    ]
+    last = (corr.get("last_date") or "")[:10]
+    if any(c["current"] for c in corr["changes"]):
+        intro = tr(lang, "Verdicts that changed since an earlier publication of this study:")
+    elif changes:
+        intro = (
+            ledger_words.no_change_intro(last, corr["rules"], lang)
+            + " "
+            + tr(lang, "Earlier publications corrected these verdicts:")
+        )
+    elif corr["earlier"]:
+        intro = ledger_words.no_change_intro(last, corr["rules"], lang)
+    elif published:
+        intro = tr(lang, "First publication of this study: nothing to correct yet.")
+    else:
+        intro = tr(
+            lang,
+            "The study's ledger records no earlier publication yet: nothing to correct.",
+        )
+    return {
+        "intro": intro,
+        "changes": changes,
+        "confirmed": confirmed,
+        "rules_notes": ledger_words.rules_notes(corr["changes"], lang),
+        "ledger": str(ledger_file) if ledger_file else "",
+    }
