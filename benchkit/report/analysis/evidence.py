@@ -172,21 +172,22 @@ def card_in_use(result: Result) -> dict[str, int]:
 
 
 def shared_cards(in_use: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
-    """Each job's `card_memory` setup value: the memory in use on its device at its start, as
-    the least any job of the sweep found there where it found no more than SHARED_MIB beyond
-    it, else its own (then another machine state: evidence.ATTRIBUTES). '' where unknown."""
+    """Each job's `card_memory` setup value: how much more memory its device had in use at
+    its start than the least any job of the sweep found on the same device, where that is
+    more than SHARED_MIB ('19.7 GiB'), else '0.0 GiB' (a shared card is another machine
+    state: evidence.ATTRIBUTES); '' where unknown. Relative, so that two backends' devices,
+    whose drivers hold different amounts, compare alike."""
     least: dict[str, int] = {}
     for per in in_use.values():
         for k, v in per.items():
             least[k] = min(least.get(k, v), v)
     out: dict[str, str] = {}
     for job, per in in_use.items():
-        if not per:
+        extra = max((v - least[k] for k, v in per.items()), default=None)
+        if extra is None:
             out[job] = ""
             continue
-        k = max(per, key=lambda d: per[d] - least[d])
-        mib = per[k] if per[k] - least[k] > SHARED_MIB else least[k]
-        out[job] = f"{mib / 1024:.1f} GiB"
+        out[job] = f"{(extra if extra > SHARED_MIB else 0) / 1024:.1f} GiB"
     return out
 
 

@@ -174,6 +174,9 @@ def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
     out = []
     for e in entries:
         attr = e["attribute"]
+        if attr == "card_memory":
+            out.append(_card_memory_text(e, lang))
+            continue
         word = trc_marked(lang, "run attribute", ATTRIBUTES[attr]) if attr in ATTRIBUTES else attr
         out.append(
             tr(
@@ -186,6 +189,19 @@ def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
             )
         )
     return "; ".join(out)
+
+
+def _card_memory_text(e: Mapping[str, Any], lang: str) -> str:
+    """A shared card (evidence.shared_cards): the memory in use beyond the sweep's least."""
+    return tr(
+        lang,
+        "{jobs} started with {value} more of the card's memory in use than the least any job "
+        "of the sweep found on it (llama-server --list-devices, run before each server), where "
+        "the other jobs started with {usual} more",
+        jobs=jobs_text(e["jobs"], lang),
+        value=str(e["value"]),
+        usual=str(e["usual"]),
+    )
 
 
 def _unknown(value: str, lang: str) -> str:

@@ -89,7 +89,7 @@ ATTRIBUTES = {
     "sampling": NC_("run attribute", "sampling"),
     "workload": NC_("run attribute", "workload"),
     "hardware": NC_("run attribute", "hardware"),
-    "card_memory": NC_("run attribute", "a card with memory already in use at its start:"),
+    "card_memory": NC_("run attribute", "card memory in use at the start"),
 }
 
 

@@ -28,7 +28,7 @@ def machine_of(sw: Sweep, job: str) -> str:
     # A card that had more of its memory in use at the job's start than the sweep's other
     # jobs found (evidence.shared_cards) was shared with something else: another machine.
     memory = setup.get("card_memory", "")
-    shared = f" [{memory}]" if memory and memory != _usual_memory(sw) else ""
+    shared = f" [+{memory}]" if memory and memory != _usual_memory(sw) else ""
     if setup.get("gpu"):
         return setup["gpu"] + shared
     # A job whose telemetry named no card in a sweep whose other jobs' did ran on one of

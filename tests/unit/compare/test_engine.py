@@ -152,7 +152,7 @@ def test_a_knee_rests_on_no_larger_count_being_faster_than_the_best() -> None:
     # knee stays open, naming them. On one machine with a tight pair it is complete.
     low = Series("1", "0", "", units(16, 1.3, 0.005, 30))
     best = Series("6", "1", "m", units(16, 1.0, 0.005, 31))
-    beyond = Series("8", "2", "m [20.2 GiB]", units(16, 1.04, 0.005, 32))
+    beyond = Series("8", "2", "m [+19.7 GiB]", units(16, 1.04, 0.005, 32))
     eng = Engine([low, best, beyond], Settings(margin=0.05))
     k = questions.knee(eng, ["1", "6", "8"], {"1": 1.3, "6": 1.0, "8": 1.04})
     assert k.knee == "6" and not k.complete
