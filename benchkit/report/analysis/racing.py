@@ -228,6 +228,33 @@ def _disagree(race: Mapping[str, Any], checks: Mapping[str, RaceCheck]) -> list[
     return sorted(out, key=lambda j: int(j) if j.isdigit() else 0)
 
 
+def _check_line(
+    race: Mapping[str, Any], checks: Mapping[str, RaceCheck], left_out: Collection[str], lang: str
+) -> str:
+    """What the last column is, and the jobs where it does not decide what the race did."""
+    differ = _disagree(race, {j: c for j, c in checks.items() if j not in left_out})
+    line = tr(
+        lang,
+        "The last column compares each decided point again with the point it was "
+        "decided against, as this report's verdicts do (on the units both ran, on one "
+        "machine or bridged through a point run on both; never across machines).",
+    )
+    if not differ:
+        return line
+    return (
+        line
+        + " "
+        + tr(
+            lang,
+            "It does not decide {jobs} as the race did: the race's decision there "
+            "rested on a comparison the verdicts do not make (units measured on "
+            "different cards, or the race's rule of its day), and the verdicts follow "
+            "the last column.",
+            jobs=jobs_text(differ, lang),
+        )
+    )
+
+
 def racing_view(
     source: Path,
     lang: str,
@@ -300,28 +327,7 @@ def racing_view(
     # The clauses open a paragraph of their own.
     summary[1] = summary[1][:1].upper() + summary[1][1:]
     if checks:
-        differ = _disagree(race, {j: c for j, c in checks.items() if j not in left_out})
-        summary.append(
-            tr(
-                lang,
-                "The last column compares each decided point again with the point it was "
-                "decided against, as this report's verdicts do (on the units both ran, on one "
-                "machine or bridged through a point run on both; never across machines).",
-            )
-            + (
-                " "
-                + tr(
-                    lang,
-                    "It does not decide {jobs} as the race did: the race's decision there "
-                    "rested on a comparison the verdicts do not make (units measured on "
-                    "different cards, or the race's rule of its day), and the verdicts follow "
-                    "the last column.",
-                    jobs=jobs_text(differ, lang),
-                )
-                if differ
-                else ""
-            )
-        )
+        summary.append(_check_line(race, checks, left_out, lang))
     rows = []
     for job in sorted(race["points"], key=lambda j: int(j) if j.isdigit() else 0):
         line = point_line(race, job, lang)
