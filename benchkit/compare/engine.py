@@ -351,8 +351,14 @@ def pooled(series: Sequence[Series]) -> list[Series]:
     return out
 
 
-def same_machine(a: Series, b: Series) -> bool:
-    return not a.machine or not b.machine or a.machine == b.machine
+def same_machine(a: Series, b: Series, single: bool = True) -> bool:
+    """Whether two series ran on one machine. An unknown machine ('') is the other's only
+    where the sweep knows at most one machine (`single`): where its jobs ran on several known
+    ones, an unknown one may be any of them (rules v10, from a review that found a job whose
+    telemetry named no card paired as one machine with a job on another session's card)."""
+    if a.machine and b.machine:
+        return a.machine == b.machine
+    return single
 
 
 class Engine:
@@ -365,6 +371,9 @@ class Engine:
             self.by_point.setdefault(x.point, []).append(x)
         if settings.run_sd is not None:
             self.by_point = {p: pooled(xs) for p, xs in self.by_point.items()}
+        known = {x.machine for xs in self.by_point.values() for x in xs if x.machine}
+        # Whether an unknown machine may be taken for the one known machine (same_machine).
+        self.single = len(known) <= 1
         self._memo: dict[tuple[str, str], Comparison | None] = {}
 
     def points(self) -> list[str]:
@@ -404,7 +413,7 @@ class Engine:
         best: Comparison | None = None
         for a in self.by_point.get(base, []):
             for b in self.by_point.get(other, []):
-                if not same_machine(a, b):
+                if not same_machine(a, b, self.single):
                     continue
                 lg = _log_of(a, b, s)
                 if lg is None:
@@ -426,7 +435,8 @@ class Engine:
                 continue
             for a in self.by_point.get(base, []):
                 for b in self.by_point.get(other, []):
-                    if same_machine(a, b):
+                    # An unknown machine is no side of a bridge: its anchor could not be told.
+                    if same_machine(a, b, self.single) or not a.machine or not b.machine:
                         continue
                     xa = [y for y in self.by_point[x] if y.machine == a.machine]
                     xb = [y for y in self.by_point[x] if y.machine == b.machine]

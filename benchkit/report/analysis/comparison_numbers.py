@@ -30,3 +30,5 @@ class ComparisonJson(TypedDict):
     # What the interval holds of run-to-run noise (benchkit.compare.engine.Comparison):
     # "repeats", "twins", "declared" or "unmeasured" (absent in ledgers before rules v8).
     run_noise: NotRequired[str]
+    # Across machines where one of the two jobs' machine was not recorded (rules v10).
+    unrecorded: NotRequired[bool]

@@ -81,6 +81,8 @@ def how_text(c: ComparisonJson, lang: str) -> str:
                 anchor=point_text(c["via"], lang),
             )
         )
+    elif c["machine"] == "across" and c.get("unrecorded"):
+        parts.append(tr(lang, "one of the two on a machine not recorded, among several"))
     elif c["machine"] == "across":
         parts.append(tr(lang, "on two machines, no point run on both"))
     return ", ".join(parts)

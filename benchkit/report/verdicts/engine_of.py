@@ -9,7 +9,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 
-from benchkit.compare.engine import Comparison, Engine, Series, Settings
+from benchkit.compare.engine import ACROSS, Comparison, Engine, Series, Settings
 from benchkit.report.analysis.numbers import ComparisonJson, Point
 from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
 
@@ -230,7 +230,7 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
     points = _points(sw)
     via = points.get(c.via) if c.via else None
     # Copies, as a map made for each comparison gave: the numbers are the verdict's own.
-    return {
+    out: ComparisonJson = {
         "base": dict(points.get(c.base, {})),
         "other": dict(points.get(c.other, {})),
         "ratio": c.ratio,
@@ -245,3 +245,6 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         "jobs": list(c.jobs),
         "run_noise": c.run_noise,
     }
+    if c.machine == ACROSS and len(c.machines) < 2:
+        out["unrecorded"] = True
+    return out

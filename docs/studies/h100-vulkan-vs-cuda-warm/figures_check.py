@@ -33,7 +33,9 @@ def main() -> None:
             f" {m.get('units_completed') or 0:>5}  {m.get('s_per_unit_throughput') or 0:>9.2f}"
             f"  {w.get('seconds') or 0:>9.1f} ({w.get('calls')})  "
             # An extended job's job_seconds is its last run's, its wall clock all runs': no launch.
-            + ("       -" if p.get("extended") else f"{took - wall:>8.1f}")
+            # Likewise a job finished from an interrupted pass's calls (job 10): its job_seconds
+            # are the finishing call's, shorter than the pass it finished.
+            + ("       -" if p.get("extended") or took < wall else f"{took - wall:>8.1f}")
         )
     print("\nVulkan / CUDA, each job's own units: seconds per unit (throughput basis); J per unit")
     for s, mtp in sorted({(k[1], k[2]) for k in walls}):

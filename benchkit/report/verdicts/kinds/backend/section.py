@@ -82,6 +82,8 @@ def _paired(comparisons: Sequence[ComparisonJson], lang: str) -> str:
     out = []
     for c in comparisons:
         where = {BRIDGED: tr(lang, "bridged"), ACROSS: tr(lang, "two machines")}.get(c["machine"])
+        if c["machine"] == ACROSS and c.get("unrecorded"):
+            where = tr(lang, "machine not recorded")
         if where is None and any("/" in j for j in c["jobs"]):
             where = tr(lang, "anchor runs")  # jobs of a study.anchors folder, not the table's
         text = f"{i18n.backend_name(c['other'].get('backend'))} {fmt.ratio(c['ratio'], lang)}"

@@ -51,6 +51,8 @@ def _where(c: ComparisonJson, lang: str) -> str:
     units."""
     if c["machine"] == BRIDGED:
         return tr(lang, "bridged")
+    if c["machine"] == ACROSS and c.get("unrecorded"):
+        return tr(lang, "machine not recorded")
     if c["machine"] == ACROSS:
         return tr(lang, "two machines")
     if any("/" in j for j in c["jobs"]):
