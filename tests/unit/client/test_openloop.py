@@ -149,9 +149,7 @@ def scripted() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def _replayer(
-    url: str, load: LoadConfig, path: Path, progress: bool = False
-) -> OpenLoopReplayer:
+def _replayer(url: str, load: LoadConfig, path: Path, progress: bool = False) -> OpenLoopReplayer:
     w = load_workload("first")
     spec = ReplaySpec(
         workers=load.max_in_flight,
