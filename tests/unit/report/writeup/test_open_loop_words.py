@@ -18,7 +18,11 @@ from benchkit.report.analysis.stall_words import say_stalls
 from benchkit.report.analysis.sweep import Sweep, build_sweep
 from benchkit.report.verdicts.analyse import analyse
 from benchkit.report.verdicts.folder import Analysed
-from benchkit.report.verdicts.kinds.capacity.words import capacity_sentence, capacity_value
+from benchkit.report.verdicts.kinds.capacity.words import (
+    capacity_clause,
+    capacity_sentence,
+    capacity_value,
+)
 from benchkit.report.verdicts.kinds.repeats.verdict import repeats_verdict
 from benchkit.report.verdicts.kinds.slots.figure import slots_figure
 from benchkit.report.verdicts.sentences import repeats_sentence
@@ -99,6 +103,15 @@ def test_one_settings_capacity_is_said_without_an_empty_name() -> None:
     # Two settings holding the same load: each named.
     two = next(v for v in analysed(sweep(TWO_SLOTS)).verdicts if v.factor == "capacity")
     assert capacity_value(two, "en").startswith("2 slots / 4 slots: at least")
+
+
+def test_no_setting_holding_a_load_is_said_not_left_as_no_verdict() -> None:
+    """The CPU sweep whose every load broke its bound read 'No verdict: no planned point has
+    a complete result yet' above 'Every planned point finished (4)', and 'Capacity: –'."""
+    broke = [row(0, 2, 1.0, 5000), row(1, 2, 4.0, 9000), row(2, 4, 1.0, 5000)]
+    v = next(v for v in analysed(sweep(broke, {"ttft_ms_p95": 1000.0})).verdicts)
+    assert v.factor == "capacity" and v.verdict is None
+    assert capacity_value(v, "en") == capacity_clause(v, "en") == "no setting held any load tried"
 
 
 def test_repeats_under_open_loop_load_speak_of_loads_held_not_units_compared() -> None:

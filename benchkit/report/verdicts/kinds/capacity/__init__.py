@@ -29,7 +29,7 @@ def _value(value: Any, lang: str, numbers: Light) -> str | None:
 
 
 def _clause(v: Verdict, lang: str) -> str | None:
-    return capacity_clause(v, lang) if v.verdict is not None else None
+    return capacity_clause(v, lang)
 
 
 def _section(v: Verdict, page: Page) -> Section:

@@ -63,9 +63,10 @@ def slo_text(n: CapacityNumbers, lang: str) -> str:
 
 
 def capacity_value(v: Verdict, lang: str) -> str:
-    """The verdict table's value: the setting that holds the most, and how much."""
+    """The verdict table's value: the setting that holds the most, and how much (or that
+    none held a load: every setting measured broke the lowest one tried)."""
     if not isinstance(v.verdict, Mapping):
-        return fmt.DASH
+        return none_held(v, lang) or fmt.DASH
     n = of(CapacityNumbers, v.numbers)
     best = next((s for s in n.settings or [] if s["setting"] == v.verdict), None)
     where = " / ".join(i18n.setting_text(s["setting"], lang) for s in _tied(v, n))
@@ -78,9 +79,19 @@ def capacity_value(v: Verdict, lang: str) -> str:
     )
 
 
-def capacity_clause(v: Verdict, lang: str) -> str:
-    """The headline's clause: which setting holds the most load under the SLO."""
+def capacity_clause(v: Verdict, lang: str) -> str | None:
+    """The headline's clause: which setting holds the most load under the SLO, or that none
+    held a load (None: no setting was measured)."""
+    if v.verdict is None:
+        return none_held(v, lang)
     return tr(lang, "the most load under the SLO: {value}", value=capacity_value(v, lang))
+
+
+def none_held(v: Verdict, lang: str) -> str | None:
+    """'no setting held any load tried' where settings were measured and none held one."""
+    if v.verdict is not None or not of(CapacityNumbers, v.numbers).settings:
+        return None
+    return tr(lang, "no setting held any load tried")
 
 
 def capacity_sentence(v: Verdict, lang: str) -> str:
