@@ -198,6 +198,17 @@ class LoadConfig:
     max_pass_s: float = 900.0
 
 
+# The LoadConfig keys each process reads; every other key is ignored by it (closed-loop units
+# read none: `load=closed load.rate=2` ran as closed, the rate unused), so an override of one
+# is refused before the run (benchkit.override_check).
+LOAD_KEYS_READ: dict[LoadProcess, frozenset[str]] = {
+    LoadProcess.closed: frozenset(),
+    LoadProcess.poisson: frozenset({"rate", "seed", "requests", "max_in_flight", "max_pass_s"}),
+    LoadProcess.constant: frozenset({"rate", "requests", "max_in_flight", "max_pass_s"}),
+    LoadProcess.trace: frozenset({"speed", "requests", "max_in_flight", "max_pass_s"}),
+}
+
+
 @dataclass
 class ServerConfig:
     # `fit`: -c = slots x (longest prompt + cap), rounded up; `fixed`: use `ctx` as given.

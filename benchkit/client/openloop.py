@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -191,8 +192,23 @@ class OpenLoopReplayer(Replayer):
         sweep = f"{self.status()}; " if self.status is not None else ""
         print(
             f"\r[benchkit] {sweep}arrivals {self.sent}/{len(self.schedule)}  in flight "
-            f"{self._in_flight}  calls {len(self.records)}  {self.now():,.0f} s\x1b[K",
+            f"{self._in_flight}  calls {calls_text(self.records)}  {self.now():,.0f} s\x1b[K",
             end="",
             file=sys.stderr,
             flush=True,
         )
+
+
+def calls_text(records: Sequence[CallRecord]) -> str:
+    """The progress line's calls: `12 done, 1 failed, 3 cut`. A call the pass stopped at its
+    bound (`cut`) did not finish and is no failure, so it counts apart from both (the line had
+    counted every record as a finished call)."""
+    cut = sum(1 for r in records if r.cut)
+    done = sum(1 for r in records if r.ok and not r.cut)
+    failed = len(records) - cut - done
+    text = f"{done} done"
+    if failed:
+        text += f", {failed} failed"
+    if cut:
+        text += f", {cut} cut"
+    return text

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.report.analysis import caps, host_load
+from benchkit.report.analysis import caps, host_load, rate_swing
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.job_builds import (
     _days_between,
@@ -120,6 +120,7 @@ def _detect_cap(src: Data) -> list[Caveat]:
                 "limit": src.sw.cap_limit,
                 "over": over,
                 "common": common,
+                **({"open_loop": True} if _open_loop(src) else {}),
             }
         )
     return out
@@ -134,28 +135,6 @@ def _detect_spread(src: Data) -> list[Caveat]:
             spread.append({"config": dict(c.values), "cv": s.cv, "n": s.n})
     if spread:
         out.append({"kind": "spread", "threshold": src.spread_cv, "configs": spread})
-    return out
-
-
-def _detect_rate_swing(src: Data) -> list[Caveat]:
-    out: list[Caveat] = []
-    swings = []
-    for r in src.done:
-        if not (_is_num(r.get("itl_ms_p50")) and _is_num(r.get("itl_ms_p99"))):
-            continue
-        p50, p99 = float(r["itl_ms_p50"]), float(r["itl_ms_p99"])
-        if p50 > 0 and p99 / p50 >= src.swing:
-            swings.append(
-                {
-                    "job": r["job"],
-                    "p50": p50,
-                    "p99": p99,
-                    "ratio": p99 / p50,
-                    "point": {k: r.get(k) for k in src.sw.varying},
-                }
-            )
-    if swings:
-        out.append({"kind": "rate_swing", "threshold": src.swing, "jobs": swings})
     return out
 
 
@@ -262,7 +241,19 @@ def _detect_contaminated(src: Data) -> list[Caveat]:
 
 def _detect_stall(src: Data) -> list[Caveat]:
     jobs = stall_jobs(src.sw)
-    return [{"kind": "stall", "jobs": jobs}] if jobs else []
+    if not jobs:
+        return []
+    # Open-loop load: the capacity verdict keeps every stall, cold starts included.
+    return [{"kind": "stall", "jobs": jobs, **({"open_loop": True} if _open_loop(src) else {})}]
+
+
+def _detect_rate_swing(src: Data) -> list[Caveat]:
+    return rate_swing.detect(src.done, src.sw.varying, src.swing, _open_loop(src))
+
+
+def _open_loop(src: Data) -> bool:
+    """Whether the sweep's jobs ran open-loop load (their verdict judges loads held)."""
+    return any(isinstance(r.get("load"), str) and r["load"] != "closed" for r in src.done)
 
 
 def _detect_unreadable_calls(src: Data) -> list[Caveat]:
@@ -389,6 +380,21 @@ def _say_cap(c: Mapping[str, Any], lang: str) -> str:
             )
             + over
         )
+    if c.get("open_loop"):
+        # No unit is a lane under open-loop load: a runaway call holds a slot others queue for.
+        return trn(
+            lang,
+            "{n} call {in_jobs} ran to the generation cap{share}. A runaway output like this "
+            "holds its slot far longer than other calls, so the calls queued behind it wait "
+            "longer for their first token.{over}",
+            "{n} calls {in_jobs} ran to the generation cap{share}. Runaway outputs like these "
+            "hold their slots far longer than other calls, so the calls queued behind them "
+            "wait longer for their first token.{over}",
+            c["calls"],
+            in_jobs=trn(lang, "in {n} job", "in {n} jobs", c["jobs"]),
+            share=share,
+            over=over,
+        )
     return trn(
         lang,
         "{n} call {in_jobs} ran to the generation cap{share}. Runaway outputs like these can "
@@ -416,24 +422,6 @@ def _say_spread(c: Mapping[str, Any], lang: str) -> str:
         threshold=fmt.pct(c["threshold"]),
         worst=fmt.pct(worst["cv"], 1),
         point=point_text(worst["config"], lang),
-    )
-
-
-def _say_rate_swing(c: Mapping[str, Any], lang: str) -> str:
-    worst = max(c["jobs"], key=lambda x: x["ratio"])
-    return trn(
-        lang,
-        "Per-call token pace swung widely ({n} job, up to {ratio}: ITL p50 {p50}, p99 {p99}, "
-        "{point}). Instantaneous rates are not verdict material: verdicts use per-unit seconds "
-        "and aggregates.",
-        "Per-call token pace swung widely ({n} jobs, up to {ratio}: ITL p50 {p50}, p99 {p99}, "
-        "{point}). Instantaneous rates are not verdict material: verdicts use per-unit seconds "
-        "and aggregates.",
-        len(c["jobs"]),
-        ratio=fmt.ratio(worst["ratio"], lang),
-        p50=fmt.millis(worst["p50"], lang),
-        p99=fmt.millis(worst["p99"], lang),
-        point=point_text(worst["point"], lang),
     )
 
 
@@ -561,7 +549,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(("derived",), _detect_derived, _say_derived),
     Kind(("cap",), _detect_cap, _say_cap),
     Kind(("spread",), _detect_spread, _say_spread),
-    Kind(("rate_swing",), _detect_rate_swing, _say_rate_swing),
+    Kind(("rate_swing",), _detect_rate_swing, rate_swing.say),
     Kind(("sampling_unspecified",), _detect_sampling_unspecified, _say_sampling_unspecified),
     Kind(("identity",), _detect_identity, _say_identity),
     Kind(("failed_calls",), _detect_failed_calls, _say_failed_calls),

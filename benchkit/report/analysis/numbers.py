@@ -367,6 +367,8 @@ class RepeatedConfig(TypedDict):
 class RepeatsNumbers(_Numbers):
     configs: list[RepeatedConfig]
     declared_noise: float | None = _always()
+    # True under open-loop load: a point's load held or not, no units compared (None: closed).
+    open_loop: bool | None = None
 
 
 # ------------------------------------------------------------------------------ projection

@@ -7,6 +7,10 @@ own tail), runs units with slots idle that one whole pass would have filled. Its
 unit (throughput basis) then includes that idle capacity. This figure states it beside the
 others: 1 - (time-integral of min(S, units in flight)) / (S x time with any unit in flight),
 over the time with work only, so the gaps between a raced job's runs do not count.
+
+Under open-loop load a unit is no lane: its calls arrive on the schedule, apart. There the
+calls in flight are counted instead (`call_windows`): a slot idles whenever fewer calls are
+in flight than slots.
 """
 
 from __future__ import annotations
@@ -37,9 +41,20 @@ def windows_of(calls: Iterable[Mapping[str, object]]) -> list[tuple[float, float
     return [(first[u], last[u]) for u in first if last[u] > first[u]]
 
 
+def call_windows(calls: Path) -> list[tuple[float, float]]:
+    """Each call's window (sent, done), cut calls included (they held a slot until cut);
+    calls with no time are left out."""
+    out = []
+    for c in read_jsonl(calls):
+        t0, t1 = c.get("t_sent"), c.get("t_done")
+        if isinstance(t0, int | float) and isinstance(t1, int | float) and t1 > t0:
+            out.append((float(t0), float(t1)))
+    return out
+
+
 def idle_slot_share(windows: list[tuple[float, float]], slots: int) -> float | None:
-    """The share of slot-time idle while any unit was in flight; None for one slot or no
-    units (a single slot is never idle while it has work)."""
+    """The share of slot-time idle while any unit (or call: `call_windows`) was in flight;
+    None for one slot or no units (a single slot is never idle while it has work)."""
     if slots < 2 or not windows:
         return None
     events = sorted([(t0, 1) for t0, _ in windows] + [(t1, -1) for _, t1 in windows])

@@ -91,6 +91,17 @@ def say_stalls(c: Mapping[str, Any], lang: str) -> str:
                 share=fmt.pct(j["wall_share"], 1),
             )
         )
+    if c.get("open_loop"):
+        # The capacity verdict keeps every stall (a user arriving then waited it too).
+        head = tr(
+            lang,
+            "Stalls: calls far outside their own job's rate (at least 4x its median per-token "
+            "time and 6 robust deviations above it, adding at least 1% of the wall clock), "
+            "counted in the figures and named here; a capacity resting on a job whose stalls, "
+            "cold starts included, added at least the smallest effect the study counts is "
+            "provisional.",
+        )
+        return head + " " + " ".join(out)
     head = tr(
         lang,
         "Stalls: calls far outside their own job's rate (at least 4x its median per-token time "

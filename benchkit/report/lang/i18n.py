@@ -87,6 +87,14 @@ def point_text(point: Mapping[str, Any] | None, lang: str) -> str:
     return ", ".join(parts)
 
 
+def setting_text(point: Mapping[str, Any] | None, lang: str) -> str:
+    """A server setting as `point_text` names it; 'the setting measured' where the sweep
+    varied no setting (open-loop load swept over one setting: its load alone varied)."""
+    if not point:
+        return tr(lang, "the setting measured")
+    return point_text(point, lang)
+
+
 def missing_text(missing: Sequence[Any], lang: str, limit: int = 6) -> str:
     """'Vulkan, 4 slots, MTP off (incomplete: ...); HIP, 4 slots, MTP on (not run)'."""
     items = []

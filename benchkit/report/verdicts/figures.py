@@ -107,6 +107,11 @@ def series(
     return out
 
 
+def has_data(df: pd.DataFrame, cols: Sequence[str]) -> bool:
+    """Whether any of `cols` holds a number to draw: a figure of none is not drawn."""
+    return any(c in df and pd.to_numeric(df[c], errors="coerce").notna().any() for c in cols)
+
+
 def mean_by_slots(part: pd.DataFrame, col: str) -> pd.Series:
     return pd.to_numeric(part[col], errors="coerce").groupby(part["slots"]).mean()
 

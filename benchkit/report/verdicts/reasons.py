@@ -28,6 +28,7 @@ from benchkit.report.lang.i18n import (
     missing_text,
     point_text,
     reason_words,
+    setting_text,
 )
 from benchkit.report.verdicts.common import PAIRED_UNITS, Verdict
 from benchkit.report.verdicts.compare_words import comparison_text, open_text, outcome_words
@@ -189,7 +190,7 @@ def _capacity_reason(reason: str, n: CapacityNumbers, lang: str) -> str:
     """Why a capacity verdict is provisional (report/verdicts/kinds/capacity/verdict.py)."""
     settings = n.settings or []
     if reason == "not_bracketed":
-        open_ = [point_text(s["setting"], lang) for s in settings if not s["bracketed"]]
+        open_ = [setting_text(s["setting"], lang) for s in settings if not s["bracketed"]]
         return tr(
             lang,
             "the loads tried did not bracket the capacity of {settings}: measure higher (or "

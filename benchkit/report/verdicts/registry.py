@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from benchkit.report.analysis.sweep import Sweep
 from benchkit.report.lang import fmt
 from benchkit.report.verdicts.cold_check import cold_check
 from benchkit.report.verdicts.common import Verdict
@@ -51,10 +52,15 @@ def kind_of(name: str) -> VerdictKind:
     return exact or next((k for k in KINDS if k.prefix and k.matches(name)), GENERIC)
 
 
+def load_of(sw: Sweep) -> str:
+    """How the sweep's calls were sent: OPEN (open-loop load) or CLOSED (units as slots free)."""
+    return OPEN if load_axis(sw) is not None else CLOSED
+
+
 def verdicts_of(found: Found) -> list[Verdict]:
     """Every kind's verdicts for the sweep in `found`, in registry order: each kind computed
     under the sweep's load (open-loop or not) sees the verdicts of the kinds before it."""
-    load = OPEN if load_axis(found.sweep) is not None else CLOSED
+    load = load_of(found.sweep)
     out: list[Verdict] = []
     for kind in KINDS:
         if kind.compute is None or load not in kind.loads:

@@ -286,7 +286,17 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
 
 def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
     if v.verdict is None:
-        declared = of(RepeatsNumbers, v.numbers).declared_noise
+        n = of(RepeatsNumbers, v.numbers)
+        declared = n.declared_noise
+        if n.open_loop:
+            # Open-loop load compares no units: a load held or not on its one pass.
+            return tr(
+                lang,
+                "Each point ran once: whether a load held rests on its one pass, and a load "
+                "whose SLO figures came within {noise} of a limit leaves the capacity verdict "
+                "provisional.",
+                noise=fmt.pct(declared if declared is not None else gain),
+            )
         if declared is not None:
             return tr(
                 lang,

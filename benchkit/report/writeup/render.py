@@ -231,11 +231,13 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:
     """Every kind's figures ({key: file}), each kind given its verdicts (a figure drawn from
-    the rows alone is drawn without one)."""
+    the rows alone is drawn without one); none of a kind the sweep's load has no verdict of
+    (an open-loop sweep's seconds per unit against slots follow its arrival schedule)."""
     drawing = Drawing(a.df, folder, lang)
+    load = registry.load_of(a.sweep)
     out: dict[str, str] = {}
     for kind, verdicts in registry.by_kind([*a.verdicts, *([build] if build else [])]):
-        if kind.figures is not None:
+        if kind.figures is not None and (verdicts or load in kind.loads):
             out.update(kind.figures(verdicts, drawing))
     return out
 

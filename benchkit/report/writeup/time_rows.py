@@ -89,7 +89,10 @@ def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list
             slots = job.result.factors.get("slots") or a.sweep.constants.get("slots") or 1
             # The windows the report took when it read the calls, else from the file.
             read = a.calls.get(job.path)
-            if read is not None and job.status == an.COMPLETE:
+            if job.result.factors.get("load") not in (None, "closed"):
+                # Open-loop load: the calls in flight fill the slots, not the units.
+                windows = slot_use.call_windows(job.job_dir / CALLS_FILE)
+            elif read is not None and job.status == an.COMPLETE:
                 windows = read.windows
             else:
                 windows = slot_use.unit_windows(job.job_dir / CALLS_FILE)

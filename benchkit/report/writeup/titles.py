@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from benchkit.report.lang import i18n, tr
 from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
 
 
 def composed(a: Analysed, lang: str) -> tuple[str, str]:
@@ -14,6 +15,9 @@ def composed(a: Analysed, lang: str) -> tuple[str, str]:
     models = {m.name for r in complete if (m := r.result.provenance.model) and m.name}
     model = " / ".join(sorted(models)) or tr(lang, "a model")
     where = _where(a, lang)
+    axis = load_axis(a.sweep)
+    if axis is not None:
+        return _open_loop(a, lang, model, where, axis)
     factors = [i18n.factor_name(f, lang) for f in a.sweep.varying]
     objective = i18n.objective_words(a.sweep.metric, lang)
     if not factors:
@@ -34,6 +38,39 @@ def composed(a: Analysed, lang: str) -> tuple[str, str]:
             factors=listed,
             objective=objective,
         ),
+    )
+
+
+def _open_loop(a: Analysed, lang: str, model: str, where: str, axis: str) -> tuple[str, str]:
+    """Open-loop load: the load swept is the measure, not a factor; the question is the most
+    load a setting holds (under the study's SLO where it declares one), not seconds per unit."""
+    rest = [i18n.factor_name(f, lang) for f in a.sweep.varying if f not in (axis, "load")]
+    slo = bool(a.sweep.objective.slo)
+    if not rest:
+        title = tr(lang, "{model} on {where}: open-loop load", model=model, where=where)
+        if slo:
+            return title, tr(
+                lang, "How much load does this setting hold under the SLO for this workload?"
+            )
+        return title, tr(lang, "How much load does this setting keep up with for this workload?")
+    listed = i18n.list_text(rest, lang)
+    title = tr(
+        lang,
+        "{model} on {where}: {factors} under open-loop load",
+        model=model,
+        where=where,
+        factors=listed,
+    )
+    if slo:
+        return title, tr(
+            lang,
+            "How do {factors} change the most load held under the SLO for this workload?",
+            factors=listed,
+        )
+    return title, tr(
+        lang,
+        "How do {factors} change the most load the server keeps up with for this workload?",
+        factors=listed,
     )
 
 

@@ -390,6 +390,8 @@ def view_model(
         ),
         "summary_rows": verdict_rows,
         "objective_note": _objective_note(a, lang),
+        # Open-loop load: no unit is a lane, so the units' and bases' texts do not apply.
+        "open_loop": registry.load_of(a.sweep) == "open",
         # Model, hardware, workload, sampling, builds and flags.
         **conditions.view(a, lang),
         "sections": sections,

@@ -25,7 +25,7 @@ from benchkit.client.arrivals import (
     schedule,
     trace_offsets,
 )
-from benchkit.client.openloop import ENDED_IN_FLIGHT, OpenLoopReplayer
+from benchkit.client.openloop import ENDED_IN_FLIGHT, OpenLoopReplayer, calls_text
 from benchkit.client.replay import CallRecord, OpenLoopPass, RecordSink
 from benchkit.config import LoadConfig, LoadProcess, OutputPolicy
 from benchkit.errors import UserError
@@ -149,7 +149,7 @@ def scripted() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def _replayer(url: str, load: LoadConfig, path: Path) -> OpenLoopReplayer:
+def _replayer(url: str, load: LoadConfig, path: Path, progress: bool = False) -> OpenLoopReplayer:
     w = load_workload("first")
     spec = ReplaySpec(
         workers=load.max_in_flight,
@@ -170,7 +170,7 @@ def _replayer(url: str, load: LoadConfig, path: Path) -> OpenLoopReplayer:
         workload=w,
         n_vocab=320,
         sink=RecordSink(path),
-        progress=False,
+        progress=progress,
     )
 
 
@@ -205,3 +205,28 @@ def test_an_overloaded_pass_ends_at_its_bound_and_its_stopped_calls_are_not_fail
     assert len(out.records) == 3 and all(x.cut and not x.ok for x in out.records)
     assert all("load.max_in_flight" in (x.error or "") for x in out.records)
     assert out.interrupted is None  # ended by its bound, not interrupted
+
+
+def _rec(ok: bool, cut: bool = False) -> CallRecord:
+    return CallRecord(repeat=0, unit="u0", seq=0, role="r", worker=0, t_sent=0.0, ok=ok, cut=cut)
+
+
+def test_the_progress_line_counts_cut_calls_apart_from_finished_ones() -> None:
+    """Issue #45: the open-loop line said `calls 5` for 2 finished calls and 3 the pass cut
+    at its bound; a cut call is neither finished nor failed."""
+    records = [_rec(True), _rec(True), _rec(False), *[_rec(False, cut=True) for _ in range(3)]]
+    assert calls_text(records) == "2 done, 1 failed, 3 cut"
+    assert calls_text([_rec(True)] * 4) == "4 done"
+    assert calls_text([_rec(False, cut=True)] * 2) == "0 done, 2 cut"
+    assert calls_text([]) == "0 done"
+
+
+def test_an_overloaded_pass_shows_its_stopped_calls_as_cut(
+    scripted: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _post(scripted + "/_bench/script", {"ttft_ms": 2000, "itl_ms": 1, "tokens": 4})
+    load = LoadConfig(process=LoadProcess.constant, rate=20.0, requests=50, max_in_flight=3)
+    out = _replayer(scripted, load, tmp_path / "calls.jsonl", progress=True).run()
+    assert out.open_loop is not None and out.open_loop.ended == ENDED_IN_FLIGHT
+    last = capsys.readouterr().err.strip().split("\r")[-1]
+    assert "arrivals 3/50" in last and "calls 0 done, 3 cut" in last, last

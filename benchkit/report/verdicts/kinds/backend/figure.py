@@ -25,6 +25,8 @@ def backend_figure(df: pd.DataFrame, out_dir: Path, lang: str = "en") -> str | N
     done = fg.done(df)
     if done.empty or "backend" not in done or done["backend"].nunique() < 2:
         return None
+    if not fg.has_data(done, [THROUGHPUT]):
+        return None
     words, rc = fg.labels(lang)
     text, _ = fg.drawable(lang)
     with plt.rc_context(rc):

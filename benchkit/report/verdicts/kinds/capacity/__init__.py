@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report.lang.i18n import point_text
+from benchkit.report.lang.i18n import setting_text
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import OPEN, Found, Page, Section, VerdictKind
 from benchkit.report.verdicts.kinds.capacity import figure, next_run
@@ -25,11 +25,11 @@ def _compute(found: Found) -> Sequence[Verdict]:
 
 
 def _value(value: Any, lang: str, numbers: Light) -> str | None:
-    return point_text(value, lang) if isinstance(value, Mapping) else None
+    return setting_text(value, lang) if isinstance(value, Mapping) else None
 
 
 def _clause(v: Verdict, lang: str) -> str | None:
-    return capacity_clause(v, lang) if v.verdict is not None else None
+    return capacity_clause(v, lang)
 
 
 def _section(v: Verdict, page: Page) -> Section:

@@ -55,7 +55,7 @@ def _latency(n: CapacityNumbers, out_dir: Path, lang: str) -> str | None:
     with plt.rc_context(rc):
         fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=110)
         for i, s in enumerate(settings):
-            name = i18n.point_text(s["setting"], text)
+            name = i18n.setting_text(s["setting"], text)
             colour = f"C{i}"
             xs = [_x(r, n.axis) for r in s["rows"]]
             for key, ls in _PERCENTILES:
@@ -111,7 +111,7 @@ def _pareto(n: CapacityNumbers, out_dir: Path, lang: str) -> str | None:
             if not mine:
                 continue
             ax.scatter([p[0] for p in mine], [p[1] for p in mine], color=f"C{i}",
-                       label=i18n.point_text(s["setting"], text),
+                       label=i18n.setting_text(s["setting"], text),
                        marker="o", s=[36 if r["held"] else 14 for _, _, r in mine])  # fmt: skip
             for x, y, r in mine:
                 ax.annotate(fmt.value(r["load"]), (x, y), xytext=(3, 3),

@@ -63,22 +63,35 @@ def slo_text(n: CapacityNumbers, lang: str) -> str:
 
 
 def capacity_value(v: Verdict, lang: str) -> str:
-    """The verdict table's value: the setting that holds the most, and how much."""
+    """The verdict table's value: the setting that holds the most, and how much (or that
+    none held a load: every setting measured broke the lowest one tried)."""
     if not isinstance(v.verdict, Mapping):
-        return fmt.DASH
+        return none_held(v, lang) or fmt.DASH
     n = of(CapacityNumbers, v.numbers)
     best = next((s for s in n.settings or [] if s["setting"] == v.verdict), None)
-    where = " / ".join(i18n.point_text(s["setting"], lang) for s in _tied(v, n))
+    where = " / ".join(i18n.setting_text(s["setting"], lang) for s in _tied(v, n))
     if best is None:
         return where
+    if len(n.settings or []) == 1:
+        return capacity_text(best, n.axis, lang)  # one setting: its capacity says it all
     return tr(
         lang, "{setting}: {capacity}", setting=where, capacity=capacity_text(best, n.axis, lang)
     )
 
 
-def capacity_clause(v: Verdict, lang: str) -> str:
-    """The headline's clause: which setting holds the most load under the SLO."""
+def capacity_clause(v: Verdict, lang: str) -> str | None:
+    """The headline's clause: which setting holds the most load under the SLO, or that none
+    held a load (None: no setting was measured)."""
+    if v.verdict is None:
+        return none_held(v, lang)
     return tr(lang, "the most load under the SLO: {value}", value=capacity_value(v, lang))
+
+
+def none_held(v: Verdict, lang: str) -> str | None:
+    """'no setting held any load tried' where settings were measured and none held one."""
+    if v.verdict is not None or not of(CapacityNumbers, v.numbers).settings:
+        return None
+    return tr(lang, "no setting held any load tried")
 
 
 def capacity_sentence(v: Verdict, lang: str) -> str:
@@ -96,16 +109,18 @@ def capacity_sentence(v: Verdict, lang: str) -> str:
             tr(
                 lang,
                 "{settings} hold the same load under it: {capacity}.",
-                settings=" / ".join(i18n.point_text(s["setting"], lang) for s in tied),
+                settings=" / ".join(i18n.setting_text(s["setting"], lang) for s in tied),
                 capacity=capacity,
             )
         )
+    elif len(settings) == 1:
+        parts.append(tr(lang, "The setting measured holds {capacity} under it.", capacity=capacity))
     else:
         parts.append(
             tr(
                 lang,
                 "{setting} holds the most load under it: {capacity}.",
-                setting=i18n.point_text(v.verdict, lang),
+                setting=i18n.setting_text(v.verdict, lang),
                 capacity=capacity,
             )
         )
@@ -114,7 +129,7 @@ def capacity_sentence(v: Verdict, lang: str) -> str:
             tr(
                 lang,
                 "Next: {setting}, {capacity}.",
-                setting=i18n.point_text(n.runner_up, lang),
+                setting=i18n.setting_text(n.runner_up, lang),
                 capacity=capacity_text(_of(settings, n.runner_up), n.axis, lang),
             )
         )
@@ -174,7 +189,7 @@ def capacity_section(v: Verdict, lang: str, figs: Mapping[str, str]) -> dict[str
         ),
         "summary": [
             {
-                "setting": i18n.point_text(s["setting"], lang),
+                "setting": i18n.setting_text(s["setting"], lang),
                 "capacity_text": capacity_text(s, n.axis, lang),
                 "capacity_rps": s["capacity_rps"],
                 "goodput_tok_s": s["goodput_tok_s"],
@@ -183,7 +198,7 @@ def capacity_section(v: Verdict, lang: str, figs: Mapping[str, str]) -> dict[str
             for s in settings
         ],
         "table": [
-            dict(_row_view(r, n.axis, lang), setting=i18n.point_text(s["setting"], lang))
+            dict(_row_view(r, n.axis, lang), setting=i18n.setting_text(s["setting"], lang))
             for s in settings
             for r in s["rows"]
         ],

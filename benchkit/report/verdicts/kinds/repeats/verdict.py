@@ -8,6 +8,7 @@ from benchkit.report.analysis.numbers import (
 )
 from benchkit.report.analysis.sweep import COMPLETE, Sweep
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
 
 
 def repeats_verdict(sw: Sweep) -> Verdict:
@@ -28,7 +29,9 @@ def repeats_verdict(sw: Sweep) -> Verdict:
                     "jobs": list(c.jobs),
                 }
             )
-    numbers = RepeatsNumbers(configs=rows, declared_noise=sw.noise)
+    numbers = RepeatsNumbers(
+        configs=rows, declared_noise=sw.noise, open_loop=load_axis(sw) is not None or None
+    )
     if not rows:
         return Verdict("repeats", None, COMPLETE, [], sw.metric, numbers)
     max_cv = max((r["cv"] or 0.0) for r in rows)

@@ -37,18 +37,19 @@ def slots_figure(
     """Against slots, one quantity per panel: seconds per unit on the throughput basis (the
     one the knee is judged on, the knee marked), on the slot-latency basis, and aggregate
     output throughput; for the series the slots verdict is about (all series when none is
-    named). None when nothing completed."""
+    named); a panel only where it has a number. None when nothing completed or no panel has
+    one (an empty figure says nothing)."""
     done = fg.only(fg.done(df), series)
-    if done.empty or "slots" not in done or THROUGHPUT not in done:
+    if done.empty or "slots" not in done or not fg.has_data(done, [THROUGHPUT]):
         return None
     words, rc = fg.labels(lang)
     text, _ = fg.drawable(lang)  # the series' names too, in the words the figure can draw
     panels = [(THROUGHPUT, words["s_unit_tp"])]
-    if "s_per_unit_slot_latency" in done:
+    if fg.has_data(done, ["s_per_unit_slot_latency"]):
         panels.append(("s_per_unit_slot_latency", words["s_unit_lat"]))
     # Output tokens per wall second: the same meaning at 1 and N slots (decode_tok_s, over
     # the decode windows, is not: measure.DEFINITIONS).
-    if "output_tok_s" in done and done["output_tok_s"].notna().any():
+    if fg.has_data(done, ["output_tok_s"]):
         panels.append(("output_tok_s", words["tok_s"]))
     titles = {THROUGHPUT: words["tp_title"], "s_per_unit_slot_latency": words["lat_title"]}
     colours = fg.colours(done)
