@@ -245,9 +245,15 @@ def find_results(root: Path) -> list[JobResult]:
         key=lambda p: (len(p.parent.name), p.parent.name),
     )
     if not paths:
+        inner = root / "results"
+        hint = (
+            f" (its results/ folder is: {inner})"
+            if (inner / RESULT_FILE).exists() or any(inner.glob(f"*/{RESULT_FILE}"))
+            else ""
+        )
         raise UserError(
             f"{root} holds no result.json (nor */result.json): it is not a benchkit run or "
-            "sweep folder."
+            f"sweep folder{hint}."
         )
     return [load_result(p, root) for p in paths]
 

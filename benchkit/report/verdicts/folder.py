@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -79,6 +80,14 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
             # A list given as one value: name the key and its form, not OmegaConf's types.
             raise UserError(
                 f"study.{key} takes a list: write study.{key}=[VALUE] (several: [A,B])."
+            ) from exc
+        if "not in struct" in str(exc) or "Key '" in str(exc):
+            # An unknown key: name it and the nearest study setting, as a user misspells one.
+            close = difflib.get_close_matches(key, [f.name for f in fields(StudyConfig)], n=1)
+            hint = f" (did you mean study.{close[0]}?)" if close else ""
+            raise UserError(
+                f"study.{key} is not a study setting{hint}: see conf/study/default.yaml for "
+                "the settings a report takes."
             ) from exc
         msg = str(exc).splitlines()[0]
         raise UserError(f"bad study override ({msg}): check {', '.join(overrides)}.") from exc

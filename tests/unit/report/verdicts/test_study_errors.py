@@ -1,0 +1,30 @@
+"""A report's command-line mistakes each give one sentence naming the thing and the fix
+(review 4 tried them as a user would): a study folder given for its results/, a misspelt
+study setting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchkit.errors import UserError
+from benchkit.paths import repo_root
+from benchkit.report.verdicts.folder import resolve_study
+from benchkit.results import find_results
+
+STUDY = repo_root() / "docs" / "studies" / "h200-qwen3-30b-a3b"
+
+
+def test_a_study_folder_names_its_results_folder() -> None:
+    with pytest.raises(UserError, match=r"its results/ folder is: .*h200-qwen3-30b-a3b/results"):
+        find_results(STUDY)
+
+
+def test_a_misspelt_study_setting_names_the_nearest(tmp_path: Path) -> None:
+    results = find_results(STUDY / "results")
+    with pytest.raises(UserError, match=r"study\.knee_gan is not a study setting \(did you mean "
+                       r"study\.knee_gain\?\)"):  # fmt: skip
+        resolve_study(results, ["study.knee_gan=0.1"])
+    with pytest.raises(UserError, match=r"study\.zzz is not a study setting: see"):
+        resolve_study(results, ["study.zzz=1"])
