@@ -237,27 +237,11 @@ def schedule_delays(served: list[dict[str, Any]], concurrency: int) -> list[floa
 # --------------------------------------------------------------------------- one run
 
 
-def run_one(
-    tool: peers.Tool, server: Server, c: int, n_req: int, work: Path, tokenizer: Path
-) -> dict[str, Any]:
-    itl = itl_for(c)
-    script = {"ttft_ms": TTFT_MS, "itl_ms": itl, "tokens": TOKENS, "chunk_tokens": CHUNK_TOKENS}
-    http(server.url + "/_bench/script", script)
-    http(server.url + "/_bench/reset", {})
-    before = http(server.url + "/_bench/records")["server_cpu_s"]
-    out = work / f"{tool.name.replace('@', '-at-')}-c{c}"
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    run = peers.Run(
-        url=server.url,
-        alias=server.alias,
-        concurrency=c,
-        requests=n_req,
-        prompt_tokens=PROMPT_TOKENS,
-        output_tokens=TOKENS,
-        out=out,
-        tokenizer=tokenizer,
-    )
+def _run_client(
+    tool: peers.Tool, run: peers.Run, out: Path
+) -> tuple[int, float, float, CpuSampler]:
+    """Run the client to its exit with its process tree's CPU sampled: its exit code, its wall
+    seconds, its CPU seconds (its own and its reaped children's rusage) and the sampler."""
     t_start = time.perf_counter()
     with open(out / "tool.log", "wb") as logf:
         proc = subprocess.Popen(
@@ -270,22 +254,21 @@ def run_one(
         sampler.stop.set()
         sampler.join()
     wall = time.perf_counter() - t_start
-    cpu_total = usage.ru_utime + usage.ru_stime
-    dump = http(server.url + "/_bench/records")
-    served = dump["records"]
-    server_cpu = dump["server_cpu_s"] - before
-    row: dict[str, Any] = {"tool": tool.name, "concurrency": c, "requests": n_req}
-    if proc.returncode != 0 or not served:
-        tail = (out / "tool.log").read_text(errors="replace")[-2000:]
-        row["error"] = f"exit {proc.returncode}; log tail: {tail}"
-        log(f"{tool.name} c={c} failed: exit {proc.returncode}")
-        return row
-    try:
-        client = tool.parse(run)
-    except (OSError, ValueError, KeyError) as exc:
-        row["error"] = f"could not parse its output: {type(exc).__name__}: {exc}"
-        return row
+    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, sampler
 
+
+def _figures(
+    served: list[dict[str, Any]],
+    client: list[dict[str, Any]],
+    sampler: CpuSampler,
+    cpu_total: float,
+    server_cpu: float,
+    wall: float,
+    c: int,
+    script: dict[str, Any],
+) -> dict[str, Any]:
+    """A row's figures (module docstring): the client's view `client` against the server's
+    records `served` of the same requests and against the `script`, and the client's CPU."""
     done = [s for s in served if s["completed"]]
     t_lo = min(s["t_arrive"] for s in served)
     t_hi = max(s["t_end"] for s in served)
@@ -305,38 +288,78 @@ def run_one(
     late = [1000 * (s["t_first"] - s["t_recv"]) - TTFT_MS for s in done]
     delays = schedule_delays(served, c)
 
-    row.update(
-        {
-            "ttft_err_pct": r(err_pct(mean(c_ttft), mean(s_ttft)), 3),
-            "itl_err_pct": r(err_pct(mean(c_itl), mean(s_itl)), 3),
-            "decode_err_pct": r(err_pct(mean(c_rate), mean(s_rate)), 3),
-            "cpu_ms_per_1k_tokens": r(1e6 * cpu_work / tokens if tokens else None),
-            "schedule_delay_p99_ms": r(pct(delays, 99)),
-            "schedule_delay_p50_ms": r(pct(delays, 50)),
-            "ttft_err_vs_script_pct": r(err_pct(mean(c_ttft), TTFT_MS), 3),
-            "itl_err_vs_script_pct": r(err_pct(mean(c_itl), itl), 3),
-            "cpu_ms_per_1k_tokens_inflight": r(1e6 * cpu_inflight / tokens if tokens else None),
-            "cpu_ms_per_1k_tokens_total": r(1e6 * cpu_total / tokens if tokens else None),
-            "client_ttft_ms_mean": r(mean(c_ttft)),
-            "server_ttft_ms_mean": r(mean(s_ttft)),
-            "client_itl_ms_mean": r(mean(c_itl), 3),
-            "server_itl_ms_mean": r(mean(s_itl), 3),
-            "client_ttft_ms_p99": r(pct(c_ttft, 99)),
-            "server_ttft_ms_p99": r(pct(s_ttft, 99)),
-            "client_requests_ok": len(client),
-            "client_tokens": int(sum(x["tokens"] for x in client)),
-            "server_requests": len(served),
-            "server_tokens": tokens,
-            "server_late_p99_ms": r(pct(late, 99)),
-            "server_read_lag_p99_ms": r(
-                pct([1000 * (s["t_read"] - s["t_arrive"]) for s in served], 99)
-            ),
-            "server_cpu_pct": r(100 * server_cpu / (t_hi - t_lo) if t_hi > t_lo else None, 1),
-            "window_s": r(t_hi - t_lo),
-            "wall_s": r(wall),
-            "script": script,
-        }
+    return {
+        "ttft_err_pct": r(err_pct(mean(c_ttft), mean(s_ttft)), 3),
+        "itl_err_pct": r(err_pct(mean(c_itl), mean(s_itl)), 3),
+        "decode_err_pct": r(err_pct(mean(c_rate), mean(s_rate)), 3),
+        "cpu_ms_per_1k_tokens": r(1e6 * cpu_work / tokens if tokens else None),
+        "schedule_delay_p99_ms": r(pct(delays, 99)),
+        "schedule_delay_p50_ms": r(pct(delays, 50)),
+        "ttft_err_vs_script_pct": r(err_pct(mean(c_ttft), TTFT_MS), 3),
+        "itl_err_vs_script_pct": r(err_pct(mean(c_itl), script["itl_ms"]), 3),
+        "cpu_ms_per_1k_tokens_inflight": r(1e6 * cpu_inflight / tokens if tokens else None),
+        "cpu_ms_per_1k_tokens_total": r(1e6 * cpu_total / tokens if tokens else None),
+        "client_ttft_ms_mean": r(mean(c_ttft)),
+        "server_ttft_ms_mean": r(mean(s_ttft)),
+        "client_itl_ms_mean": r(mean(c_itl), 3),
+        "server_itl_ms_mean": r(mean(s_itl), 3),
+        "client_ttft_ms_p99": r(pct(c_ttft, 99)),
+        "server_ttft_ms_p99": r(pct(s_ttft, 99)),
+        "client_requests_ok": len(client),
+        "client_tokens": int(sum(x["tokens"] for x in client)),
+        "server_requests": len(served),
+        "server_tokens": tokens,
+        "server_late_p99_ms": r(pct(late, 99)),
+        "server_read_lag_p99_ms": r(
+            pct([1000 * (s["t_read"] - s["t_arrive"]) for s in served], 99)
+        ),
+        "server_cpu_pct": r(100 * server_cpu / (t_hi - t_lo) if t_hi > t_lo else None, 1),
+        "window_s": r(t_hi - t_lo),
+        "wall_s": r(wall),
+        "script": script,
+    }
+
+
+def run_one(
+    tool: peers.Tool, server: Server, c: int, n_req: int, work: Path, tokenizer: Path
+) -> dict[str, Any]:
+    """One client at concurrency `c` for `n_req` requests against the scripted server: its
+    row (the figures, or why there are none)."""
+    itl = itl_for(c)
+    script = {"ttft_ms": TTFT_MS, "itl_ms": itl, "tokens": TOKENS, "chunk_tokens": CHUNK_TOKENS}
+    http(server.url + "/_bench/script", script)
+    http(server.url + "/_bench/reset", {})
+    before = http(server.url + "/_bench/records")["server_cpu_s"]
+    out = work / f"{tool.name.replace('@', '-at-')}-c{c}"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    run = peers.Run(
+        url=server.url,
+        alias=server.alias,
+        concurrency=c,
+        requests=n_req,
+        prompt_tokens=PROMPT_TOKENS,
+        output_tokens=TOKENS,
+        out=out,
+        tokenizer=tokenizer,
     )
+    returncode, wall, cpu_total, sampler = _run_client(tool, run, out)
+    dump = http(server.url + "/_bench/records")
+    served = dump["records"]
+    server_cpu = dump["server_cpu_s"] - before
+    row: dict[str, Any] = {"tool": tool.name, "concurrency": c, "requests": n_req}
+    if returncode != 0 or not served:
+        tail = (out / "tool.log").read_text(errors="replace")[-2000:]
+        row["error"] = f"exit {returncode}; log tail: {tail}"
+        log(f"{tool.name} c={c} failed: exit {returncode}")
+        return row
+    try:
+        client = tool.parse(run)
+    except (OSError, ValueError, KeyError) as exc:
+        row["error"] = f"could not parse its output: {type(exc).__name__}: {exc}"
+        return row
+
+    row.update(_figures(served, client, sampler, cpu_total, server_cpu, wall, c, script))
     if tool.name.startswith("benchkit"):
         meta = json.loads((out / "meta.json").read_text())
         row["client"] = meta.get("client")

@@ -34,8 +34,9 @@ import json
 import random
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -47,7 +48,7 @@ from benchkit.report.analysis.anchors import load_anchors  # noqa: E402
 from benchkit.report.analysis.sweep import label  # noqa: E402
 from benchkit.report.verdicts import analyse as an  # noqa: E402
 from benchkit.report.verdicts.engine_of import machine_of  # noqa: E402
-from benchkit.report.verdicts.folder import analyse_folder  # noqa: E402
+from benchkit.report.verdicts.folder import Analysed, analyse_folder  # noqa: E402
 
 
 class Check(TypedDict):
@@ -136,28 +137,24 @@ def full_grid(sw: an.Sweep) -> an.Sweep:
     return out
 
 
-def check(folder: Path, draws: int, rng: random.Random, shared: list[Path]) -> Check:
-    a = analyse_folder(folder)
-    sw, n_proj = a.sweep, a.study.projection_units
-    cols = list(sw.varying)
-    extra = load_anchors(folder, [str(p.resolve()) for p in shared], cols, sw.metric)
-    offsets = offsets_of(sw, extra)
-    # Either way round: which card of a pair is the slower one is what is not known.
-    factors = [f for o in offsets for f in (o["ratio"], 1 / o["ratio"])]
-    widest = max((max(f, 1 / f) for f in factors), default=1.0)
-    cards = {machine_of(sw, j) for c in sw.cells for j in c.jobs} - {""}
-    race = json.loads((folder / RACING_FILE).read_text(encoding="utf-8"))
-    done = [r for r in a.results if r.status == "complete"]
-    values = {r.job_dir.name: unit_values(r.job_dir, sw.metric) for r in done}
-    values = {j: v for j, v in values.items() if v}
-    ref = max(values, key=lambda j: (len(values[j]), j == str(race.get("best"))))
-    units = sorted(values[ref])
-    ratios = {
-        j: [v[u] / values[ref][u] for u in v if u in values[ref] and values[ref][u] > 0]
-        for j, v in values.items()
-    }
+@dataclass
+class _Measured:
+    """What the race measured: each complete job's per-unit values, the reference job (the one
+    measured on the most units, the race's best on a tie) and its units, and each job's
+    per-unit ratios to the reference on the units both ran."""
 
-    def completed(pick: dict[str, float] | None) -> dict[str, dict[str, float]]:
+    values: dict[str, dict[str, float]]
+    ref: str
+    units: list[str]
+    ratios: dict[str, list[float]]
+
+    def completed(
+        self, rng: random.Random, pick: dict[str, float] | None
+    ) -> dict[str, dict[str, float]]:
+        """Every job on every unit: its own value where it ran the unit, else the reference's
+        times one of its own ratios drawn with `rng` (`pick` None), or times its ratio in
+        `pick` (its mean ratio where `pick` has none)."""
+        values, ratios, ref = self.values, self.ratios, self.ref
         out: dict[str, dict[str, float]] = {}
         for j, v in values.items():
             mean_ratio = statistics.fmean(ratios[j])
@@ -166,86 +163,178 @@ def check(folder: Path, draws: int, rng: random.Random, shared: list[Path]) -> C
                 if u in v
                 else values[ref][u]
                 * (rng.choice(ratios[j]) if pick is None else pick.get(j, mean_ratio))
-                for u in units
+                for u in self.units
             }
         return out
 
-    def judged(grid: dict[str, dict[str, float]]) -> dict[str, str]:
-        means = {j: statistics.fmean(g.values()) for j, g in grid.items()}
-        got = verdicts(with_values(full_grid(sw), means, grid), n_proj)
-        return {k: str(x) for k, x in got.items()}
 
-    published = {k: str(x) for k, x in verdicts(sw, n_proj).items()}
-    margin = float((race.get("settings") or {}).get("margin") or 0.05)
+def _measured(a: Analysed, race: dict[str, Any]) -> _Measured:
+    """The per-unit values of the raced sweep's complete jobs (those with any) and their ratios
+    to the reference job."""
+    done = [r for r in a.results if r.status == "complete"]
+    values = {r.job_dir.name: unit_values(r.job_dir, a.sweep.metric) for r in done}
+    values = {j: v for j, v in values.items() if v}
+    ref = max(values, key=lambda j: (len(values[j]), j == str(race.get("best"))))
+    ratios = {
+        j: [v[u] / values[ref][u] for u in v if u in values[ref] and values[ref][u] > 0]
+        for j, v in values.items()
+    }
+    return _Measured(values, ref, sorted(values[ref]), ratios)
+
+
+@dataclass
+class _Stops:
+    """The points the race stopped (those with per-unit values), the best each was stopped
+    against, the machines of each such pair, and the stops that compared two machines."""
+
+    stopped: list[str]
+    against: dict[str, str]
+    machines: dict[str, list[str]]
+    cross: list[str]
+
+
+def _stops(sw: an.Sweep, race: dict[str, Any], m: _Measured) -> _Stops:
+    """The race's stops as racing.json records them, each with its machines."""
+    cards = {machine_of(sw, j) for c in sw.cells for j in c.jobs} - {""}
     points = race["points"]
-    stopped = [j for j, pt in points.items() if pt.get("status") == "stopped" and j in values]
-    kept: dict[str, list[float]] = {j: [] for j in stopped}
-    against = {j: str(points[j].get("best") or ref) for j in stopped}
+    stopped = [j for j, pt in points.items() if pt.get("status") == "stopped" and j in m.values]
+    against = {j: str(points[j].get("best") or m.ref) for j in stopped}
     machines = {j: sorted({machine_of(sw, j), machine_of(sw, against[j])}) for j in stopped}
     # A stop compared two machines where its two jobs' cards differ, or where one is not
     # recorded in a sweep that ran on several cards (it ran on one of them, not known which).
     cross = [
         j for j in stopped if len(machines[j]) > 1 and (len(cards) > 1 or "" not in machines[j])
     ]
-    with_machine: dict[str, list[float]] = {j: [] for j in stopped}
+    return _Stops(stopped, against, machines, cross)
+
+
+def _judged(sw: an.Sweep, n_proj: int, grid: dict[str, dict[str, float]]) -> dict[str, str]:
+    """The report's verdicts on a completed grid analysed as a full grid."""
+    means = {j: statistics.fmean(g.values()) for j, g in grid.items()}
+    got = verdicts(with_values(full_grid(sw), means, grid), n_proj)
+    return {k: str(x) for k, x in got.items()}
+
+
+@dataclass
+class _Draws:
+    """What the completions gave: per stopped point its ratio to its best in each completion,
+    plain and with the machine term; per verdict the completions it differed in, and the
+    completions where a judged verdict differed, or only a status."""
+
+    kept: dict[str, list[float]]
+    with_machine: dict[str, list[float]]
+    differ: dict[str, int] = field(default_factory=dict)
+    any_d: int = 0
+    status_only: int = 0
+
+
+def _draw(
+    sw: an.Sweep,
+    n_proj: int,
+    m: _Measured,
+    stops: _Stops,
+    factors: list[float],
+    published: dict[str, str],
+    draws: int,
+    rng: random.Random,
+) -> _Draws:
+    """`draws` completions of the grid, each analysed and set against the race's verdicts
+    `published`; a cross-machine stop's ratio also divided by a machine offset from
+    `factors`."""
+    out = _Draws({j: [] for j in stops.stopped}, {j: [] for j in stops.stopped})
     # Its own draws: the completions (and so the figures without the machine term) stay
     # those an earlier run of this check drew with the same --rng.
     mrng = random.Random(f"machine-{draws}")
-    point = judged(completed({j: statistics.fmean(r) for j, r in ratios.items()}))
-    differ: dict[str, int] = {}
-    any_d = status_only = 0
     for i in range(draws):
-        grid = completed(None)
-        for j in stopped:
+        grid = m.completed(rng, None)
+        for j in stops.stopped:
             mean = statistics.fmean
-            kept[j].append(mean(grid[j].values()) / mean(grid[against[j]].values()))
+            out.kept[j].append(mean(grid[j].values()) / mean(grid[stops.against[j]].values()))
             # The same completion with the cards' offset taken out, drawn either way round.
-            off = mrng.choice(factors) if j in cross and factors else 1.0
-            with_machine[j].append(kept[j][-1] / off)
-        got = judged(grid)
+            off = mrng.choice(factors) if j in stops.cross and factors else 1.0
+            out.with_machine[j].append(out.kept[j][-1] / off)
+        got = _judged(sw, n_proj, grid)
         diff = [k for k in published if got.get(k) != published[k]]
         for k in diff:
-            differ[k] = differ.get(k, 0) + 1
+            out.differ[k] = out.differ.get(k, 0) + 1
         if any(not k.endswith(".status") for k in diff):
-            any_d += 1
+            out.any_d += 1
         elif diff:
-            status_only += 1
+            out.status_only += 1
         if (i + 1) % 20 == 0:
             print(f"[race_check] {i + 1}/{draws} completions", file=sys.stderr)
+    return out
+
+
+def _stopped_points(
+    m: _Measured,
+    stops: _Stops,
+    d: _Draws,
+    race: dict[str, Any],
+    widest: float,
+    margin: float,
+    draws: int,
+) -> dict[str, StoppedPoint]:
+    """Per stopped point, what Check's `stopped` holds (StoppedPoint)."""
+    return {
+        j: {
+            "units": len(m.values[j]),
+            "race_ratio": race["points"][j].get("ratio"),
+            "completed_ratio_median": statistics.median(d.kept[j]),
+            "holds_share": sum(x > 1 + margin for x in d.kept[j]) / draws,
+            "machines": stops.machines[j],
+            "cross_machine": j in stops.cross,
+            "with_machine_median": statistics.median(d.with_machine[j]),
+            "with_machine_holds_share": sum(x > 1 + margin for x in d.with_machine[j]) / draws,
+            "explained_by_machine": _explained(j in stops.cross, race["points"][j], widest, margin),
+        }
+        for j in sorted(stops.stopped, key=int)
+    }
+
+
+def check(folder: Path, draws: int, rng: random.Random, shared: list[Path]) -> Check:
+    """The replay check of the raced sweep in `folder` (module docstring): `draws` completions
+    drawn with `rng`; the machine term's offsets from the study's anchors and `shared`."""
+    a = analyse_folder(folder)
+    sw, n_proj = a.sweep, a.study.projection_units
+    cols = list(sw.varying)
+    extra = load_anchors(folder, [str(p.resolve()) for p in shared], cols, sw.metric)
+    offsets = offsets_of(sw, extra)
+    # Either way round: which card of a pair is the slower one is what is not known.
+    factors = [f for o in offsets for f in (o["ratio"], 1 / o["ratio"])]
+    widest = max((max(f, 1 / f) for f in factors), default=1.0)
+    race = json.loads((folder / RACING_FILE).read_text(encoding="utf-8"))
+    m = _measured(a, race)
+    stops = _stops(sw, race, m)
+    published = {k: str(x) for k, x in verdicts(sw, n_proj).items()}
+    margin = float((race.get("settings") or {}).get("margin") or 0.05)
+    # The point estimate: every missing unit at the point's mean ratio, nothing drawn.
+    point = _judged(
+        sw, n_proj, m.completed(rng, {j: statistics.fmean(r) for j, r in m.ratios.items()})
+    )
+    d = _draw(sw, n_proj, m, stops, factors, published, draws, rng)
     full_m, spent_m = race.get("full_grid_machine_s"), race.get("machine_s")
     full_s, spent_s = race.get("full_grid_s"), race.get("spent_s")
     return {
         "folder": str(folder),
         "draws": draws,
-        "reference": ref,
-        "units": len(units),
-        "measured_units": {j: len(v) for j, v in sorted(values.items(), key=lambda x: int(x[0]))},
+        "reference": m.ref,
+        "units": len(m.units),
+        "measured_units": {j: len(v) for j, v in sorted(m.values.items(), key=lambda x: int(x[0]))},
         "race_time_share": spent_m / full_m if spent_m and full_m else None,
         "race_replay_share": spent_s / full_s if spent_s and full_s else None,
         "race_verdicts": published,
         "point_estimate_verdicts": point,
         "point_estimate_differs": [k for k in published if point.get(k) != published[k]],
-        "differs_share": {k: v / draws for k, v in sorted(differ.items())},
-        "any_verdict_differs": any_d / draws,
-        "only_status_differs": status_only / draws,
-        "stopped": {
-            j: {
-                "units": len(values[j]),
-                "race_ratio": race["points"][j].get("ratio"),
-                "completed_ratio_median": statistics.median(kept[j]),
-                "holds_share": sum(x > 1 + margin for x in kept[j]) / draws,
-                "machines": machines[j],
-                "cross_machine": j in cross,
-                "with_machine_median": statistics.median(with_machine[j]),
-                "with_machine_holds_share": sum(x > 1 + margin for x in with_machine[j]) / draws,
-                "explained_by_machine": _explained(j in cross, race["points"][j], widest, margin),
-            }
-            for j in sorted(stopped, key=int)
-        },
+        "differs_share": {k: v / draws for k, v in sorted(d.differ.items())},
+        "any_verdict_differs": d.any_d / draws,
+        "only_status_differs": d.status_only / draws,
+        "stopped": _stopped_points(m, stops, d, race, widest, margin, draws),
         "machine_offsets": offsets,
-        "cross_machine_stops": sorted(cross, key=int),
+        "cross_machine_stops": sorted(stops.cross, key=int),
         "explained_by_machine": sorted(
-            (j for j in cross if _explained(True, race["points"][j], widest, margin)), key=int
+            (j for j in stops.cross if _explained(True, race["points"][j], widest, margin)),
+            key=int,
         ),
     }
 

@@ -294,6 +294,16 @@ def _fit_lognormal(
 
 def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
     """The fixture.json object and the calls.jsonl objects for a recipe (no I/O)."""
+    plans = _plans(r)
+    _set_completions(r, plans)
+    _carry_outputs(r, plans)
+    _set_uniques(r, plans)
+    return _fixture(r), _calls(r, plans)
+
+
+def _plans(r: Recipe) -> list[_Plan]:
+    """Every call, unit by unit in order, with its role and its shared parts so far: its
+    role's system prompt and its unit's data block, their lengths drawn."""
     counts = _calls_per_unit(r)
     width = max(3, len(str(r.units - 1)))
     unit_ids = [f"u{u:0{width}d}" for u in range(r.units)]
@@ -309,10 +319,14 @@ def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
             plans.append(
                 _Plan(uid, k, role, [(f"sys:{role}", system[role]), (f"unit:{uid}:data", data[u])])
             )
-    n = len(plans)
+    return plans
 
-    # Completions: a fixed number run to the cap; the rest follow the distribution,
-    # scaled so that the mean over all calls (capped included) is the recipe's mean.
+
+def _set_completions(r: Recipe, plans: list[_Plan]) -> None:
+    """Each call's completion length: a fixed number run to the cap; the rest follow the
+    distribution, scaled so that the mean over all calls (capped included) is the recipe's
+    mean."""
+    n = len(plans)
     n_capped = 0 if r.capped_share == 0 else max(1, round(r.capped_share * n))
     capped = set(_rng(r, "capped").sample(range(n), n_capped))
     comp_rng = _rng(r, "completion")
@@ -333,7 +347,10 @@ def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
     for i in capped:
         plans[i].completion = r.cap
 
-    # Carried outputs (growing context), trimmed oldest-first to fit under the max.
+
+def _carry_outputs(r: Recipe, plans: list[_Plan]) -> None:
+    """Carried outputs (growing context) added to each call's shared parts, trimmed
+    oldest-first to fit under the max; a UserError where the shared parts leave no room."""
     pmax = r.prompt_max
     by_unit: dict[str, list[_Plan]] = {}
     for p in plans:
@@ -351,15 +368,19 @@ def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
                 f"({_len(p.base)} tokens) leave no room under prompt_max {pmax}"
             )
 
-    # Unique parts: lognormal draws (log-sd unique_sigma) scaled so that the prompt total
-    # is exact, each at least unique_min and small enough to keep the prompt <= prompt_max.
+
+def _set_uniques(r: Recipe, plans: list[_Plan]) -> None:
+    """Each call's unique part: lognormal draws (log-sd unique_sigma) scaled so that the
+    prompt total is exact, each at least unique_min and small enough to keep the prompt
+    <= prompt_max."""
+    n = len(plans)
     total = (
         r.target_prompt_tokens if r.target_prompt_tokens is not None else round(r.prompt_mean * n)
     )
     shared = sum(_len(p.base) for p in plans)
     unique_rng = _rng(r, "unique")
     lo = [r.unique_min] * n
-    hi = [pmax - _len(p.base) for p in plans]
+    hi = [r.prompt_max - _len(p.base) for p in plans]
     uniques = _fit_lognormal(
         unique_rng,
         r.unique_sigma,
@@ -372,7 +393,10 @@ def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
     for p, u in zip(plans, uniques, strict=True):
         p.unique = u
 
-    fixture: FixtureMeta = {
+
+def _fixture(r: Recipe) -> FixtureMeta:
+    """The fixture.json object: the recipe's name, cap and policy, and the recipe itself."""
+    return {
         "format": FORMAT_VERSION,
         "name": r.name,
         "kind": "tokens",
@@ -381,7 +405,12 @@ def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
         "description": r.description,
         "recipe": r.to_json(),
     }
-    calls: list[FixtureCall] = [
+
+
+def _calls(r: Recipe, plans: list[_Plan]) -> list[FixtureCall]:
+    """The calls.jsonl objects: each call's prompt as its shared segments and its unique
+    one (key null), its cap and its completion length."""
+    return [
         {
             "unit": p.unit,
             "seq": p.seq,
@@ -397,7 +426,6 @@ def generate(r: Recipe) -> tuple[FixtureMeta, list[FixtureCall]]:
         }
         for p in plans
     ]
-    return fixture, calls
 
 
 def _calls_per_unit(r: Recipe) -> list[int]:

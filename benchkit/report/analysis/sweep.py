@@ -407,61 +407,16 @@ def build_sweep(
     (evidence.py). With a planned space, a factor that differs between jobs but is not planned
     does not split the configurations: it is contamination, named by the verdicts it touches."""
     objective = objective or ev.objective_of("throughput")
-    choices = choices or {}
-    per_repeat = per_repeat or {}
     rows: list[dict[str, Any]] = records(df)
     present = [c for c in factor_cols if c in df.columns]
     planned_d = {k: list(v) for k, v in planned.items()}
-    differing = [c for c in present if len({norm(r.get(c)) for r in rows}) > 1]
-    if planned_d:
-        varying = [c for c in present if len(planned_d.get(c, [])) > 1]
-        unplanned = [c for c in differing if c not in varying and c not in planned_d]
-    else:
-        varying, unplanned = differing, []
+    varying, unplanned = _split_factors(rows, present, planned_d)
     constants = {c: rows[0].get(c) for c in present if c not in varying} if rows else {}
     metrics = list(dict.fromkeys([*METRICS, objective.metric, *objective.slo]))
 
-    cells = _cells(rows, varying, per_repeat, metrics)
-
-    if planned_d:
-        keys = list(planned_d)
-        points = [
-            dict(zip(keys, combo, strict=True))
-            for combo in itertools.product(*(planned_d[k] for k in keys))
-        ]
-    else:
-        keys = varying
-        seen: dict[tuple[str, ...], Point] = {}
-        for r in rows:
-            seen.setdefault(tuple(norm(r.get(k)) for k in keys), {k: r.get(k) for k in keys})
-        points = list(seen.values())
-
-    # The jobs that match each point: a job matches a value by its factor or by its config
-    # choice (`model=tiny-moe` where the factor names the file), so it stands under at most
-    # two values a key. Indexed once, not compared point by point (a 1,000-job sweep over a
-    # planned space of 1,200 points made 1.2 million comparisons).
-    by_point: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
-    for r in rows:
-        ch = choices.get(str(r.get("job")), {})
-        options = [sorted({norm(r.get(k)), norm(ch.get(k))}) for k in keys]
-        for combo in itertools.product(*options):
-            by_point.setdefault(combo, []).append(r)
-
-    rank = {"incomplete": 0, "failed": 1, "unavailable": 2}
-    missing: list[Missing] = []
-    for p in points:
-        matching = by_point.get(tuple(norm(p[k]) for k in keys), [])
-        if any(usable(r) for r in matching):
-            continue
-        if not matching:
-            missing.append(Missing(p, NOT_RUN, None))
-            continue
-        worst = min(matching, key=lambda r: rank.get(str(r.get("status")), 3))
-        status = str(worst.get("status"))
-        reason = worst.get("reason")
-        if worst.get("identity_problem"):
-            status, reason = "failed", f"identity check: {worst['identity_problem']}"
-        missing.append(Missing(p, status, None if reason is None else str(reason)))
+    cells = _cells(rows, varying, per_repeat or {}, metrics)
+    keys, points = _points(rows, planned_d, varying)
+    missing = _missing(rows, keys, points, choices or {})
     compared = _compared(rows, setups or {}, unplanned)
     extra = [c for c in unplanned if c not in ev.ATTRIBUTES]
     return Sweep(
@@ -492,6 +447,80 @@ def build_sweep(
         application=list(application),
         anchors=list(anchors),
     )
+
+
+def _split_factors(
+    rows: Sequence[Mapping[str, Any]],
+    present: Sequence[str],
+    planned: Mapping[str, Sequence[Any]],
+) -> tuple[list[str], list[str]]:
+    """The factors that split the configurations (those planned with more than one value, or
+    without a plan every factor whose value differs between jobs), and the unplanned ones:
+    factors that differ between jobs but are not in the plan."""
+    differing = [c for c in present if len({norm(r.get(c)) for r in rows}) > 1]
+    if not planned:
+        return differing, []
+    varying = [c for c in present if len(planned.get(c, [])) > 1]
+    unplanned = [c for c in differing if c not in varying and c not in planned]
+    return varying, unplanned
+
+
+def _points(
+    rows: Sequence[Mapping[str, Any]],
+    planned: Mapping[str, Sequence[Any]],
+    varying: Sequence[str],
+) -> tuple[list[str], list[Point]]:
+    """The keys a point is named by and the points the sweep should have: every combination
+    of the planned space, or without a plan each distinct combination the jobs ran."""
+    if planned:
+        keys = list(planned)
+        points = [
+            dict(zip(keys, combo, strict=True))
+            for combo in itertools.product(*(planned[k] for k in keys))
+        ]
+        return keys, points
+    keys = list(varying)
+    seen: dict[tuple[str, ...], Point] = {}
+    for r in rows:
+        seen.setdefault(tuple(norm(r.get(k)) for k in keys), {k: r.get(k) for k in keys})
+    return keys, list(seen.values())
+
+
+def _missing(
+    rows: Sequence[Mapping[str, Any]],
+    keys: Sequence[str],
+    points: Sequence[Point],
+    choices: Mapping[str, Mapping[str, str]],
+) -> list[Missing]:
+    """The points no usable job matches, each with the status and reason of its worst job
+    (incomplete before failed before unavailable), or NOT_RUN where no job matches it."""
+    # The jobs that match each point: a job matches a value by its factor or by its config
+    # choice (`model=tiny-moe` where the factor names the file), so it stands under at most
+    # two values a key. Indexed once, not compared point by point (a 1,000-job sweep over a
+    # planned space of 1,200 points made 1.2 million comparisons).
+    by_point: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        ch = choices.get(str(r.get("job")), {})
+        options = [sorted({norm(r.get(k)), norm(ch.get(k))}) for k in keys]
+        for combo in itertools.product(*options):
+            by_point.setdefault(combo, []).append(r)
+
+    rank = {"incomplete": 0, "failed": 1, "unavailable": 2}
+    missing: list[Missing] = []
+    for p in points:
+        matching = by_point.get(tuple(norm(p[k]) for k in keys), [])
+        if any(usable(r) for r in matching):
+            continue
+        if not matching:
+            missing.append(Missing(p, NOT_RUN, None))
+            continue
+        worst = min(matching, key=lambda r: rank.get(str(r.get("status")), 3))
+        status = str(worst.get("status"))
+        reason = worst.get("reason")
+        if worst.get("identity_problem"):
+            status, reason = "failed", f"identity check: {worst['identity_problem']}"
+        missing.append(Missing(p, status, None if reason is None else str(reason)))
+    return missing
 
 
 def _compared(

@@ -22,7 +22,9 @@ from benchkit.errors import UserError
 from benchkit.paths import conf_dir
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis import racing
+from benchkit.report.analysis.anchor_job import AnchorJob
 from benchkit.report.analysis.anchors import load_anchors, race_anchors
+from benchkit.report.analysis.caps import JobCaps
 from benchkit.report.analysis.job_builds import JobBuild
 from benchkit.report.analysis.job_calls import JobCalls, read_calls, stalls_caps
 from benchkit.report.analysis.quality import DriftSet, measure_drift
@@ -176,12 +178,72 @@ def analyse_folder(
     anchors = load_anchors(source, folders, factor_columns(results), metric)
 
     machines = racing.unit_machines(source)
+    stalls, capped, unreadable = stalls_caps(calls, results)
+    leave_out_cold_starts(df, stalls, set(restated))
+    inputs = _SweepInputs(
+        source,
+        results,
+        study,
+        calls,
+        planned,
+        builds,
+        anchors,
+        machines,
+        left_out,
+        stalls,
+        capped,
+        unreadable,
+    )
+    sw = inputs.sweep(df, study.slo)
+    # Output drift needs the sweep's factors to choose its reference; a study that limits
+    # drift has the limit applied like an SLO, so the sweep is built again with it.
+    drift = measure_drift(results, sw.varying, sw.planned, study)
+    _add_answers(df, drift, results)
+    if study.quality.limit and drift.measured:
+        limits = {ev.DRIFT_LIMITS.get(k, k): v for k, v in study.quality.limit.items()}
+        sw = inputs.sweep(df, {**study.slo, **limits})
+    records = {r.job_dir.name: r.data for r in results}
+    claims = an.check_claims(df, [to_plain(c) for c in study.claims])
+    return Analysed(
+        source=source,
+        results=results,
+        df=df,
+        study=study,
+        sweep=sw,
+        verdicts=an.analyse(sw, study.projection_units),
+        claims=claims,
+        caveats=an.detect_caveats(df, records, sw),
+        records=records,
+        drift=drift,
+        calls=calls,
+    )
 
-    def sweep(df: pd.DataFrame, slo: Mapping[str, float]) -> an.Sweep:
+
+@dataclass
+class _SweepInputs:
+    """What the sweep of a results folder is built from besides its table and its SLO (it is
+    built twice where a study limits output drift: the second time with the limit)."""
+
+    source: Path
+    results: list[JobResult]
+    study: StudyConfig
+    calls: dict[Path, JobCalls]
+    planned: Mapping[str, Sequence[Any]]
+    builds: Mapping[str, JobBuild | None]
+    anchors: list[AnchorJob]
+    machines: dict[str, dict[str, str]]
+    left_out: set[str]
+    stalls: dict[str, JobStalls]
+    capped: dict[str, JobCaps]
+    unreadable: dict[str, list[int]]
+
+    def sweep(self, df: pd.DataFrame, slo: Mapping[str, float]) -> an.Sweep:
+        """The sweep of `df` with the objective held to `slo`."""
+        results, study, calls, stalls = self.results, self.study, self.calls, self.stalls
         built = an.build_sweep(
             df,
             factor_columns(results),
-            planned,
+            self.planned,
             min_effect=study.knee_gain,
             knee_gain=study.knee_gain,
             choices={r.job_dir.name: dict(r.result.provenance.choices) for r in results},
@@ -210,17 +272,17 @@ def analyse_folder(
                 for r in results
                 if r.status == "complete"
             },
-            setups=_setups(results, builds),
+            setups=_setups(results, self.builds),
             cap_limit=study.cap_limit,
             stalls=stalls,
-            caps=capped,
-            unreadable=unreadable,
+            caps=self.capped,
+            unreadable=self.unreadable,
             application=study.application_factors,
-            race=racing.decisions(source, left_out),
-            race_undecided=racing.undecided(source),
-            anchors=anchors,
+            race=racing.decisions(self.source, self.left_out),
+            race_undecided=racing.undecided(self.source),
+            anchors=self.anchors,
         )
-        built.unit_machines = machines
+        built.unit_machines = self.machines
         built.measured_spans = {
             r.job_dir.name: dict(calls[r.path].spans)
             for r in results
@@ -228,15 +290,12 @@ def analyse_folder(
         }
         return built
 
-    stalls, capped, unreadable = stalls_caps(calls, results)
-    leave_out_cold_starts(df, stalls, set(restated))
-    sw = sweep(df, study.slo)
-    # Output drift needs the sweep's factors to choose its reference; a study that limits
-    # drift has the limit applied like an SLO, so the sweep is built again with it.
-    drift = measure_drift(results, sw.varying, sw.planned, study)
+
+def _add_answers(df: pd.DataFrame, drift: DriftSet, results: Sequence[JobResult]) -> None:
+    """What each job did to the answers, beside its speed in the factor verdicts: its output
+    drift's columns and figures, and its task's accuracy, added to `df`."""
     for column, by_job in drift.columns().items():
         df[column] = df["job"].map(by_job)
-    # What each job did to the answers, beside its speed in the factor verdicts.
     df["drift_changed_n"] = df["job"].map({j: d.changed for j, d in drift.drift.items()})
     df["drift_probes"] = df["job"].map({j: d.probes for j, d in drift.drift.items()})
     df["drift_flip_gap"] = df["job"].map(drift.flip_gaps())
@@ -244,24 +303,6 @@ def analyse_folder(
     tasks = {r.job_dir.name: t for r in results if isinstance(t := r.data.get("task"), dict)}
     df["task_accuracy"] = df["job"].map({j: t.get("accuracy") for j, t in tasks.items()})
     df["task_items"] = df["job"].map({j: t.get("items") for j, t in tasks.items()})
-    if study.quality.limit and drift.measured:
-        limits = {ev.DRIFT_LIMITS.get(k, k): v for k, v in study.quality.limit.items()}
-        sw = sweep(df, {**study.slo, **limits})
-    records = {r.job_dir.name: r.data for r in results}
-    claims = an.check_claims(df, [to_plain(c) for c in study.claims])
-    return Analysed(
-        source=source,
-        results=results,
-        df=df,
-        study=study,
-        sweep=sw,
-        verdicts=an.analyse(sw, study.projection_units),
-        claims=claims,
-        caveats=an.detect_caveats(df, records, sw),
-        records=records,
-        drift=drift,
-        calls=calls,
-    )
 
 
 _NO_STALLS = JobStalls(job="", wall_s=0.0, units=0)

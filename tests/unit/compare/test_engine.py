@@ -150,7 +150,7 @@ def test_a_knee_rests_on_no_larger_count_being_faster_than_the_best() -> None:
     # use by something else) and measured 4% and 2% slower than 6 slots. "No larger count
     # was more than 5% faster" is then a comparison across machines, never decided: the
     # knee stays open, naming them. On one machine with a tight pair it is complete.
-    low = Series("1", "0", "", units(16, 1.3, 0.005, 30))
+    low = Series("1", "0", "m", units(16, 1.3, 0.005, 30))
     best = Series("6", "1", "m", units(16, 1.0, 0.005, 31))
     beyond = Series("8", "2", "m [+19.7 GiB]", units(16, 1.04, 0.005, 32))
     eng = Engine([low, best, beyond], Settings(margin=0.05))
@@ -206,3 +206,16 @@ def test_a_complete_knee_is_its_identical_twins_knee_in_95_percent_of_runs() -> 
     # rests on no larger count being faster than the best beyond the margin: rules v10).
     assert complete > 40
     assert same >= 0.95 * complete and contradicted == 0
+
+
+def test_an_unrecorded_machine_is_the_known_one_only_where_there_is_one() -> None:
+    # Review 4: the H100 study's job 10 named no card in its telemetry; its pass ran in a later
+    # session than job 0's card. Where the sweep ran on several known machines, an unknown one
+    # may be any of them: never compared as the same; where it knows one, it is that one.
+    a = Series("a", "0", "card-1", units(12, 1.0, 0.01, 40))
+    b = Series("b", "1", "", units(12, 1.5, 0.01, 41))
+    other = Series("c", "2", "card-2", units(12, 1.0, 0.01, 42))
+    c = Engine([a, b, other], Settings()).compare("a", "b")
+    assert c is not None and c.machine == ACROSS and c.outcome == OPEN
+    c = Engine([a, b], Settings()).compare("a", "b")
+    assert c is not None and c.machine == SAME and c.outcome == WORSE

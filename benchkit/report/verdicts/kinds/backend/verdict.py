@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchkit.compare.engine import ACROSS, OPEN, WORSE, Comparison
+from benchkit.compare.engine import ACROSS, OPEN, WORSE, Comparison, Engine
 from benchkit.report.analysis.numbers import (
     BackendContext,
     BackendNumbers,
@@ -49,37 +49,9 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         if len(scored) < 2:
             continue
         used += scored
-        best_c = min(scored, key=lambda c: float(c.mean(m) or 0.0))
-        best_v = float(best_c.mean(m) or 0.0)
-        entry: BackendContext = {"context": _context(best_c, rest), "values": {}, "ratios": {}}
-        real = shaky = False
-        for c in sorted(scored, key=lambda c: float(c.mean(m) or 0.0)):
-            b = str(c.values["backend"])
-            v = float(c.mean(m) or 0.0)
-            entry["values"][b] = v
-            entry["ratios"][b] = v / best_v if best_v else None
-            if c is best_c:
-                continue
-            comp = eng.compare(point_of(best_c), point_of(c))
-            if comp is None:
-                continue
-            # The table's ratio stays its own seconds' (the row prints them); the comparison's
-            # figure, on paired units and one machine, is the verdict's and its sentence's.
-            comparisons.append(comp)
-            if comp.outcome == WORSE:
-                real = True
-            elif comp.outcome == OPEN:
-                shaky = shaky or (comp.ratio or 0.0) > 1 + sw.knee_gain
-        answers = _answers(sw, scored)
-        if answers:
-            entry["answers"] = answers
-            tie = _near_tie(sw, scored, answers)
-            if tie is not None:
-                entry["near_tie"] = tie
-        winner = str(best_c.values["backend"]) if real or shaky else None
-        entry["winner"] = winner
-        entry["inside_noise"] = shaky and not real
+        entry, real = _setting(sw, eng, scored, rest, comparisons)
         contexts.append(entry)
+        winner = entry["winner"]
         if winner is None:
             ties += 1
         else:
@@ -129,6 +101,50 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
+
+
+def _setting(
+    sw: Sweep,
+    eng: Engine,
+    scored: list[Cell],
+    rest: list[str],
+    comparisons: list[Comparison],
+) -> tuple[BackendContext, bool]:
+    """One setting of the other factors (`scored`: its backends' cells with a figure): its
+    row, each other backend compared with the best one (the comparisons added to
+    `comparisons`), and whether the best is decided better than one of them (else a winner
+    is only the margin's, inside the noise)."""
+    m = sw.metric
+    best_c = min(scored, key=lambda c: float(c.mean(m) or 0.0))
+    best_v = float(best_c.mean(m) or 0.0)
+    entry: BackendContext = {"context": _context(best_c, rest), "values": {}, "ratios": {}}
+    real = shaky = False
+    for c in sorted(scored, key=lambda c: float(c.mean(m) or 0.0)):
+        b = str(c.values["backend"])
+        v = float(c.mean(m) or 0.0)
+        entry["values"][b] = v
+        entry["ratios"][b] = v / best_v if best_v else None
+        if c is best_c:
+            continue
+        comp = eng.compare(point_of(best_c), point_of(c))
+        if comp is None:
+            continue
+        # The table's ratio stays its own seconds' (the row prints them); the comparison's
+        # figure, on paired units and one machine, is the verdict's and its sentence's.
+        comparisons.append(comp)
+        if comp.outcome == WORSE:
+            real = True
+        elif comp.outcome == OPEN:
+            shaky = shaky or (comp.ratio or 0.0) > 1 + sw.knee_gain
+    answers = _answers(sw, scored)
+    if answers:
+        entry["answers"] = answers
+        tie = _near_tie(sw, scored, answers)
+        if tie is not None:
+            entry["near_tie"] = tie
+    entry["winner"] = str(best_c.values["backend"]) if real or shaky else None
+    entry["inside_noise"] = shaky and not real
+    return entry, real
 
 
 def _answers(sw: Sweep, cells: list[Cell]) -> dict[str, list[int]]:

@@ -21,6 +21,7 @@ from benchkit.report.analysis.sweep import (
     SLOT_LATENCY,
     THROUGHPUT,
     Cell,
+    Stats,
     Sweep,
     norm,
 )
@@ -64,25 +65,7 @@ def projection_verdict(
     (sampling) is held at one value and the projection is also given at each of its values
     (`application`), never recommending one."""
     m = sw.metric
-    point: Point = {}
-    if slots is not None and slots.point:
-        point.update(slots.point)
-    elif backend is not None and backend.point:
-        point.update(backend.point)
-    at = int(_number(point["slots"])) if "slots" in point else None
-    if "mtp" in sw.varying:
-        point["mtp"] = mtp_effect_at(mtp, at) == "helps"
-    if "spec" in sw.varying:
-        helping = [v for v in specs if mtp_effect_at(v, at) == "helps"]
-        best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
-        drafted = best.numbers if best is not None else None
-        point["spec"] = drafted.on_value if isinstance(drafted, DraftingNumbers) else "none"
-    if slots is not None and isinstance(slots.numbers, SlotsNumbers):
-        idle = slots.numbers.not_exercised
-        if idle is not None and "slots" not in point:
-            # Slot counts the run did not exercise: the fewest, which cost the least context.
-            point["slots"] = min(idle["values"], key=_sort_key)
-    point, application = apply_factors(sw, point, factors)
+    point, application = apply_factors(sw, _recommended(sw, backend, slots, mtp, specs), factors)
     depends = [v for v in (backend, slots, mtp, *specs, *factors) if v is not None]
     depends = [v for v in depends if v.factor not in application]
     reasons = [f"depends_on:{v.factor}" for v in depends if v.status != COMPLETE]
@@ -113,29 +96,7 @@ def projection_verdict(
             point or None,
             [*reasons, "no_result"],
         )
-    if s.n < 2:
-        reasons.append("single_run")
-    uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
-    cap = _capped(sw, cell, _neighbours(sw, cell))
-    if cap is not None:
-        reasons.append("capped")
-    numbers = ProjectionNumbers(
-        units=units,
-        s_per_unit=s.mean,
-        seconds=units * s.mean,
-        ci_seconds=None if s.ci is None else units * s.ci,
-        n=s.n,
-        units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
-        slot_latency=cell.mean(SLOT_LATENCY),
-        objective=sw.objective.to_json(),
-        objective_value=cell.mean(m),
-        capped=cap,
-        seconds_uncapped=None if uncapped is None else units * uncapped,
-        contaminated=_taint(sw, [cell], reasons),
-        stalled=_stalled(sw, [cell], reasons, "slots"),
-        cold=_cold(sw, [cell]),
-        measured=True,
-    )
+    numbers = _measured_numbers(sw, cell, s, units, reasons)
     # Never worse than another complete point without saying so (at the same application
     # choices: those are the user's, not a speed setting).
     same_use = [
@@ -160,6 +121,68 @@ def projection_verdict(
         numbers,
         where,
         reasons,
+    )
+
+
+def _recommended(
+    sw: Sweep,
+    backend: Verdict | None,
+    slots: Verdict | None,
+    mtp: Verdict | None,
+    specs: Sequence[Verdict],
+) -> Point:
+    """The point the backend, slots, MTP and drafting verdicts recommend, before the other
+    factors' verdicts: the slots verdict's point (else the backend's), MTP on where it helps
+    at those slots, the drafter that helps most there (else none), and the fewest slots where
+    the run exercised none."""
+    point: Point = {}
+    if slots is not None and slots.point:
+        point.update(slots.point)
+    elif backend is not None and backend.point:
+        point.update(backend.point)
+    at = int(_number(point["slots"])) if "slots" in point else None
+    if "mtp" in sw.varying:
+        point["mtp"] = mtp_effect_at(mtp, at) == "helps"
+    if "spec" in sw.varying:
+        helping = [v for v in specs if mtp_effect_at(v, at) == "helps"]
+        best = min(helping, key=lambda v: _ratio_at(v, at), default=None)
+        drafted = best.numbers if best is not None else None
+        point["spec"] = drafted.on_value if isinstance(drafted, DraftingNumbers) else "none"
+    if slots is not None and isinstance(slots.numbers, SlotsNumbers):
+        idle = slots.numbers.not_exercised
+        if idle is not None and "slots" not in point:
+            # Slot counts the run did not exercise: the fewest, which cost the least context.
+            point["slots"] = min(idle["values"], key=_sort_key)
+    return point
+
+
+def _measured_numbers(
+    sw: Sweep, cell: Cell, s: Stats, units: int, reasons: list[str]
+) -> ProjectionNumbers:
+    """The projection's figures at the recommended point's cell `cell` (`s` its throughput
+    statistics); a single run, runaway outputs and what taints its jobs added to `reasons`."""
+    if s.n < 2:
+        reasons.append("single_run")
+    uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
+    cap = _capped(sw, cell, _neighbours(sw, cell))
+    if cap is not None:
+        reasons.append("capped")
+    return ProjectionNumbers(
+        units=units,
+        s_per_unit=s.mean,
+        seconds=units * s.mean,
+        ci_seconds=None if s.ci is None else units * s.ci,
+        n=s.n,
+        units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
+        slot_latency=cell.mean(SLOT_LATENCY),
+        objective=sw.objective.to_json(),
+        objective_value=cell.mean(sw.metric),
+        capped=cap,
+        seconds_uncapped=None if uncapped is None else units * uncapped,
+        contaminated=_taint(sw, [cell], reasons),
+        stalled=_stalled(sw, [cell], reasons, "slots"),
+        cold=_cold(sw, [cell]),
+        measured=True,
     )
 
 

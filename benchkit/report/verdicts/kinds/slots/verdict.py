@@ -81,17 +81,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     def eligible(c: Cell) -> bool:
         return c.mean(m) is not None and not sw.objective.meets(_values(c))
 
-    def best_of(cells: Sequence[Cell]) -> float:
-        return min((float(c.mean(m) or 0.0) for c in cells if eligible(c)), default=math.inf)
-
-    candidates = list(series.values())
-    if backend is not None and isinstance(backend.point, dict):
-        preferred = [g for g in candidates if g[0].get("backend") == norm(backend.point["backend"])]
-        candidates = preferred or candidates
-    primary = sorted(
-        (c for c in min(candidates, key=best_of) if c.mean(m) is not None),
-        key=lambda c: _number(c.values["slots"]),
-    )
+    primary = _primary(sw, list(series.values()), backend, eligible)
     ctx = _context(primary[0], rest) if primary else {}
     missing = sw.missing_where(ctx)
     counts = [int(_number(c.values["slots"])) for c in primary]
@@ -124,7 +114,47 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
             {**ctx, "slots": counts[0]},
             [*reasons, "one_slot_count"],
         )
+    k, numbers = _knee_numbers(sw, series, primary, counts, cost, rows, known, eligible, reasons)
+    return Verdict(
+        "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
+    )
 
+
+def _primary(
+    sw: Sweep,
+    candidates: list[list[Cell]],
+    backend: Verdict | None,
+    eligible: Callable[[Cell], bool],
+) -> list[Cell]:
+    """The series the verdict is drawn on, its measured cells by slot count: the one holding
+    the best eligible point, among the backend verdict's backend's series where it has any."""
+    m = sw.metric
+
+    def best_of(cells: Sequence[Cell]) -> float:
+        return min((float(c.mean(m) or 0.0) for c in cells if eligible(c)), default=math.inf)
+
+    if backend is not None and isinstance(backend.point, dict):
+        preferred = [g for g in candidates if g[0].get("backend") == norm(backend.point["backend"])]
+        candidates = preferred or candidates
+    return sorted(
+        (c for c in min(candidates, key=best_of) if c.mean(m) is not None),
+        key=lambda c: _number(c.values["slots"]),
+    )
+
+
+def _knee_numbers(
+    sw: Sweep,
+    series: dict[tuple[str, ...], list[Cell]],
+    primary: Sequence[Cell],
+    counts: Sequence[int],
+    cost: Sequence[float | None],
+    rows: Sequence[SlotsRow],
+    known: SlotsNumbers,
+    eligible: Callable[[Cell], bool],
+    reasons: list[str],
+) -> tuple[int, SlotsNumbers]:
+    """The knee of a series of two counts or more (`rows` its table) and the numbers its
+    sentences state, `known` completed; what weakens it is added to `reasons`."""
     # The knee is a question to the comparison engine (benchkit.compare): the fewest count
     # whose time is within the knee margin of the best count's, every count below it more
     # than the margin slower; complete only when each of those comparisons is decided on its
@@ -149,14 +179,7 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
     knee_uncapped = None
     if cap is not None:
         reasons.append("capped")
-        plain = [
-            v if eligible(c) else None
-            for c, v in zip(primary, _uncapped_values(sw, primary), strict=True)
-        ]
-        if all(x is not None for x in plain):
-            k2, _ = knee(counts, plain, sw.knee_gain)
-            if k2 != k:
-                knee_uncapped = k2
+        knee_uncapped = _knee_uncapped(sw, primary, counts, k, eligible)
     beyond = _beyond(rows, ratio, counts, ki)
     partial = _partial_rounds(sw, primary, counts, counts[bi], k)
     if partial:
@@ -180,9 +203,27 @@ def slots_verdict(sw: Sweep, backend: Verdict | None) -> Verdict | None:
         partial_rounds=partial or None,
         elsewhere=_elsewhere(sw, eng, series, primary, k, eligible) or None,
     )
-    return Verdict(
-        "slots", k, _status(missing, reasons), missing, m, numbers, {**ctx, "slots": k}, reasons
-    )
+    return k, numbers
+
+
+def _knee_uncapped(
+    sw: Sweep,
+    primary: Sequence[Cell],
+    counts: Sequence[int],
+    k: int,
+    eligible: Callable[[Cell], bool],
+) -> int | None:
+    """Where runaway outputs hit the cap at the knee: the knee on the uncapped figures where
+    every count has one and it differs from `k`, else None."""
+    plain = [
+        v if eligible(c) else None
+        for c, v in zip(primary, _uncapped_values(sw, primary), strict=True)
+    ]
+    if all(x is not None for x in plain):
+        k2, _ = knee(counts, plain, sw.knee_gain)
+        if k2 != k:
+            return k2
+    return None
 
 
 def _rows(sw: Sweep, primary: Sequence[Cell], counts: Sequence[int]) -> list[SlotsRow]:
