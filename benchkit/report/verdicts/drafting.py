@@ -201,9 +201,7 @@ def drafting_verdict(
     for e in sorted(contexts, key=order):
         ctx = {k: e["context"].get(k) for k in series_keys}
         by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
-    one = _one_series(by_series, where)
-    if one is not None:
-        where = {**where, **one}
+    where = {**where, **(_one_series(by_series, where) or {})}  # one series, never a mix
     missing = _missing_under(sw, where, factor, (off, on))
     reasons: list[str] = []
     wanted: Point | None = None
