@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import httpx
 
-from benchkit import job_extend, job_load, log, reuse
+from benchkit import drafting, job_extend, job_load, log, reuse
 from benchkit.client import warmup
 from benchkit.client.replay import RecordSink, Replayer, ReplayOutcome
 from benchkit.config import BenchConfig, to_plain
@@ -475,6 +475,11 @@ def resume_key(
     """What makes two jobs the same measurement: resolved config, workload and server build;
     `with_units=False`: the same but for how many of the workload's units are replayed."""
     conf = to_plain(cfg)
+    # A drafter's settings count only where it drafts: spec=none at two draft lengths is one
+    # measurement, so a sweep over both runs it once (benchkit.drafting).
+    spec_conf = conf.get("spec")
+    if isinstance(spec_conf, dict):
+        conf["spec"] = drafting.as_measured(spec_conf)
     # Whether and from where to reuse change nothing that is measured.
     conf.pop("resume", None)
     # Closed-loop load came before the load group: unchanged, it must not change their keys.

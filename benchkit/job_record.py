@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from benchkit import space
+from benchkit import drafting, space
 from benchkit.client.warmup import WarmupBlock
 from benchkit.config import BenchConfig, LoadProcess, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
@@ -209,9 +209,14 @@ def factors_of(cfg: BenchConfig, ctx: JobContext) -> dict[str, Factor]:
     planned = [*ctx.planned, *cfg.study.factors]
     for name, value in space.planned_values(cfg, planned, ctx.choices).items():
         f.setdefault(name, value)
+    for name, value in drafting.factors(cfg, ctx.choices, planned).items():
+        f.setdefault(name, value)
     for group, choice in ctx.choices.items():
         # Closed-loop jobs name no load: their factors read as before open-loop load existed.
         if group == "load" and cfg.load.process is LoadProcess.closed:
+            continue
+        # Every spec option composes the draft model; drafting.factors says where it counts.
+        if group == drafting.DRAFT_CHOICE:
             continue
         if not group.startswith("hydra") and group not in f:
             f[group] = choice

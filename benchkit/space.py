@@ -49,8 +49,9 @@ _STANDING_NAMES = frozenset(_NAME_OF_PATH.values())
 def factor_name(key: str) -> str:
     """The name a planned key is recorded and reported under: a standing factor's for the key
     it reads (`spec.type` is `spec`), else the key's last part (`server.threads` is
-    `threads`)."""
-    return _NAME_OF_PATH.get(key, key.rsplit(".", 1)[-1])
+    `threads`; a group placed at a package, `model@spec.draft_model`, is its package's:
+    `draft_model`)."""
+    return _NAME_OF_PATH.get(key, key.rsplit("@", 1)[-1].rsplit(".", 1)[-1])
 
 
 def parse_sweep_overrides(overrides: Iterable[str]) -> dict[str, list[Any]]:
@@ -70,12 +71,14 @@ def parse_sweep_overrides(overrides: Iterable[str]) -> dict[str, list[Any]]:
             (o,) = parser.parse_overrides([raw])
         except HydraException:
             continue  # not an override Hydra would have run: nothing was swept over it
-        key = o.key_or_group
+        # A group placed at a package (`model@spec.draft_model`, the draft model) is its own
+        # key, not the group's (`model`, the target).
+        key = f"{o.key_or_group}@{o.package}" if o.package else o.key_or_group
         if key.startswith(("hydra.", "study.")) or not o.is_discrete_sweep():
             continue
         value = o.value()
         if isinstance(value, Glob):
-            values: list[Any] = _glob_group(key, value)
+            values: list[Any] = _glob_group(o.key_or_group, value)
         else:
             values = list(o.sweep_iterator())
         values = [v.text if isinstance(v, QuotedString) else v for v in values]

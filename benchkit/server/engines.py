@@ -288,7 +288,7 @@ class LlamaCpp(_Started):
             pkg = m.package
             info["license"], info["upstream"] = pkg.license, pkg.upstream
             info["source"], info["sha256"] = ", ".join(pkg.packages), pkg.sha256
-        draft = provide_draft_model(cfg)
+        draft = provide_draft_model(cfg, path)
         if draft is not None and cfg.spec.draft_model is not None:
             info["draft"] = {"name": cfg.spec.draft_model.name, "path": str(draft)}
         return Models(str(path), str(draft) if draft else None, info)

@@ -45,6 +45,8 @@ KIND_MAY = (
     # The comparison engine, and the sweep and numbers it is asked through.
     "benchkit.compare",
     "benchkit.schema",
+    # The drafting settings a job records (what a drafter's comparison pairs on).
+    "benchkit.drafting",
     "benchkit.report.analysis.sweep",
     "benchkit.report.analysis.numbers",
     "benchkit.report.analysis.load_numbers",

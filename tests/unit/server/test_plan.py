@@ -153,8 +153,9 @@ def test_spec_draft_defaults_to_the_synthetic_tiny_moe(compose_cfg: Compose) -> 
 def test_spec_draft_without_a_file_is_refused(compose_cfg: Compose) -> None:
     with pytest.raises(UserError, match="spec=draft"):
         _plan(compose_cfg("spec=draft"))
+    # Every spec option composes a draft model (benchkit.drafting); one removed is refused.
     with pytest.raises(UserError, match="spec=draft needs a draft model"):
-        _plan(compose_cfg("spec.type=draft"), draft="/d.gguf")
+        _plan(compose_cfg("spec.type=draft", "spec.draft_model=null"), draft="/d.gguf")
 
 
 @pytest.mark.parametrize(

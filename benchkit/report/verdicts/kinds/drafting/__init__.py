@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from benchkit.report.analysis.numbers import DraftingNumbers, of
+from benchkit.report.lang import fmt, tr
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.exercise import exercised
 from benchkit.report.verdicts.kind import Found, Say, VerdictKind
@@ -35,11 +37,23 @@ def _summary(v: Verdict, say: Say) -> str:
     return mtp_sentence(v, say.lang)
 
 
+def _table_value(v: Verdict, lang: str) -> str:
+    """A drafter's summary-table value: the runs, and where drafts were almost never accepted,
+    that they measured drafting's cost (the headline's clause), so the table never reads as a
+    benefit found. (MTP's keeps the runs alone, as its published studies show them.)"""
+    if getattr(v.numbers, "not_exercised", None):
+        return tr(lang, "not exercised")
+    if not isinstance(v.verdict, list):
+        return fmt.DASH  # no pair compared (a drafter's verdict is runs or nothing)
+    runs = mtp_runs_text(v.verdict, of(DraftingNumbers, v.numbers).largest, lang)
+    return runs + words.cost(v, lang, of(DraftingNumbers, v.numbers).primary)
+
+
 MTP: VerdictKind = VerdictKind(
     figure.MTP, _mtp, value_text=_value, summary=_summary, section=section.section,
     figures=figure.figures, clauses=words.clauses, acted_on=True,
 )  # fmt: skip
 SPEC: VerdictKind = VerdictKind(
     "spec=", _spec, prefix=True, value_text=_value, summary=_summary, section=section.section,
-    figures=figure.figures, clauses=words.clauses, acted_on=True,
+    figures=figure.figures, clauses=words.clauses, acted_on=True, table_value=_table_value,
 )  # fmt: skip

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
+from benchkit.drafting import DRAFTER_SETTINGS
 from benchkit.report.analysis.numbers import (
     DraftContext,
     DraftingNumbers,
@@ -70,6 +71,49 @@ def _effect(c: Comparison, margin: float) -> str:
     return {BETTER: "helps", WORSE: "hurts"}.get(outcome, "no difference")
 
 
+def _pairs(
+    cells: Sequence[Cell], factor: str, off: Any, on: Any, rest: Sequence[str]
+) -> list[tuple[Cell, Cell]]:
+    """(off, on) cells at each setting of the other factors, in their order. spec=none has no
+    drafter settings (draft model, draft length, n-gram mode): each drafter's cell is paired
+    with the spec=none cell of the same other factors, the one recorded with the same
+    drafter settings where there is one (a sweep's collapsed duplicates, benchkit.drafting),
+    else any."""
+    own = [k for k in rest if k in DRAFTER_SETTINGS] if factor == "spec" else []
+    shared = [k for k in rest if k not in own]
+    out: list[tuple[Cell, Cell]] = []
+    for group in _group(cells, shared).values():
+        offs = [c for c in group if c.get(factor) == norm(off)]
+        for c_on in (c for c in group if c.get(factor) == norm(on)):
+            same = [c for c in offs if all(c.get(k) == c_on.get(k) for k in own)]
+            if same or offs:
+                out.append(((same or offs)[0], c_on))
+    return sorted(out, key=lambda pair: _ctx_sort([pair[1]], rest))
+
+
+def _one_series(
+    by_series: Mapping[str, tuple[Point, list[DraftContext]]], where: Point
+) -> Point | None:
+    """The series a verdict is about where `where` (what the other verdicts single out) leaves
+    more than one (the slots verdict had no point, say, and draft lengths were swept): the one
+    with the most pairs, then the one where drafting was fastest (the drafter at its best
+    setting). None where one series or none matches; the section names every series' effect
+    where they differ."""
+    matching = [
+        (ser, entries)
+        for ser, entries in by_series.values()
+        if all(norm(ser.get(k)) == norm(v) for k, v in where.items() if k in ser)
+    ]
+    if len(matching) < 2:
+        return None
+
+    def rank(item: tuple[Point, list[DraftContext]]) -> tuple[int, float]:
+        entries = item[1]
+        return (-len(entries), sum(e["on"] for e in entries) / len(entries))
+
+    return dict(min(matching, key=rank)[0])
+
+
 def _contexts(
     sw: Sweep, factor: str, off: Any, on: Any, rest: Sequence[str]
 ) -> tuple[list[DraftContext], list[tuple[Cell, Cell]], list[Comparison]]:
@@ -81,11 +125,7 @@ def _contexts(
     contexts: list[DraftContext] = []
     cells_of: list[tuple[Cell, Cell]] = []
     comps: list[Comparison] = []
-    for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
-        c_on = next((c for c in group if c.get(factor) == norm(on)), None)
-        c_off = next((c for c in group if c.get(factor) == norm(off)), None)
-        if c_on is None or c_off is None:
-            continue
+    for c_off, c_on in _pairs(sw.cells, factor, off, on, rest):
         v_on, v_off = c_on.mean(m), c_off.mean(m)
         comp = eng.compare(point_of(c_off), point_of(c_on))
         if v_on is None or v_off is None or comp is None:
@@ -148,6 +188,7 @@ def drafting_verdict(
     for e in sorted(contexts, key=order):
         ctx = {k: e["context"].get(k) for k in series_keys}
         by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    where = {**where, **(_one_series(by_series, where) or {})}  # one series, never a mix
     missing = _missing_under(sw, where, factor, (off, on))
     reasons: list[str] = []
     wanted: Point | None = None

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from benchkit.report.analysis.numbers import DraftingNumbers, Run, of
+from benchkit.report.analysis.numbers import DraftingNumbers, Point, Run, of
+from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
 from benchkit.report.verdicts.common import Verdict
@@ -28,16 +29,6 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
     effect that held on one series only is never generalised)."""
     n = of(DraftingNumbers, v.numbers)
     who = drafter(key, lang)
-    # Drafts almost never accepted: the effect is drafting's cost, and the clause says so.
-    cost = (
-        tr(
-            lang,
-            " with {share} of drafts accepted (its cost, not its benefit)",
-            share=fmt.pct(n.acceptance_range[1]),
-        )
-        if "drafts_rejected" in v.reasons and n.acceptance_range
-        else ""
-    )
     # Measured on another series than the one the other verdicts single out: say where.
     if n.scope_differs or "other_series" in v.reasons:
         return [
@@ -45,13 +36,34 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
                 _series_clause,
                 who,
                 point_text(ser["series"], lang),
-                mtp_runs_text(ser["runs"], n.largest, lang) + cost,
+                mtp_runs_text(ser["runs"], n.largest, lang) + cost(v, lang, ser["series"]),
                 lang,
             )
             for ser in n.by_series or []
         ]
-    runs = mtp_runs_text(v.verdict, n.largest, lang) + cost
+    runs = mtp_runs_text(v.verdict, n.largest, lang) + cost(v, lang, n.primary)
     return [partial(_drafting_clause, who, runs, lang)]
+
+
+def cost(v: Verdict, lang: str, series: Point | None = None) -> str:
+    """Where drafts were almost never accepted, that the effect is drafting's cost, with the
+    largest share accepted (in `series`, where it names one and has any; else anywhere);
+    '' where drafts were accepted."""
+    n = of(DraftingNumbers, v.numbers)
+    if "drafts_rejected" not in v.reasons or not n.acceptance_range:
+        return ""
+    share = n.acceptance_range[1]
+    if series:
+        shares = [
+            e["acceptance"]
+            for e in n.contexts
+            if e["acceptance"] is not None
+            and all(norm(e["context"].get(k)) == norm(x) for k, x in series.items())
+        ]
+        share = max(shares, default=share)
+    return tr(
+        lang, " with {share} of drafts accepted (its cost, not its benefit)", share=fmt.pct(share)
+    )
 
 
 def _drafting_clause(who: str, runs: str, lang: str, rest: str | None) -> str:
