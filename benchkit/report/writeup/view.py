@@ -19,16 +19,16 @@ from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
 from benchkit.quality.drift import Drift
 from benchkit.report import ledger
 from benchkit.report.analysis.caveats import caveat_sentence
-from benchkit.report.analysis.numbers import ProjectionNumbers, ValidityNumbers, of
+from benchkit.report.analysis.numbers import ValidityNumbers, of
 from benchkit.report.analysis.quality import kld_text, quality_view
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
-from benchkit.report.verdicts import factor_words, registry, sentences
+from benchkit.report.verdicts import registry, sentences
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kinds.capacity.words import capacity_value
 from benchkit.report.verdicts.light import Light
-from benchkit.report.writeup import conditions, headline, recommend
+from benchkit.report.writeup import conditions, headline, post, recommend
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.sections import factor_sections, lead_figure
 from benchkit.report.writeup.task import task_view
@@ -43,6 +43,11 @@ UNIT_WORDS = {
     "document": NC_("study unit", "document"),
     "task": NC_("study unit", "task"),
 }
+
+
+# The caveats a post's lead says already (post.lead): a synthetic model, jobs on another
+# machine state.
+POST_SAYS = ("derived", "synthetic_model", "contaminated")
 
 
 def unit_word(study: StudyConfig, lang: str) -> str:
@@ -151,17 +156,7 @@ def status_and_summary(
         )
     # The best completed point is never the answer while a point it depends on is missing.
     rec = recommend.recommendation(by)
-    rec_point = rec.point
-    point = i18n.point_text(rec_point, lang) if rec_point else ""
-    pn = of(ProjectionNumbers, proj.numbers) if proj is not None else None
-    apps = sorted({x["factor"] for x in (pn.application or [] if pn else [])})
-    if point and apps:
-        point = tr(
-            lang,
-            "{point}, at the {factors} you chose",
-            point=point,
-            factors=factor_words.names(apps, lang),
-        )
+    point = recommend.point_words(rec, by, lang)
     if rec.state == recommend.SETTLED:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
@@ -354,9 +349,11 @@ def view_model(
     )
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = _refuted(words, a.claims)
-    # What the results' digests could not prove comes first (benchkit.trust).
+    # What the results' digests could not prove comes first (benchkit.trust). A post's lead
+    # has said what the model's weights and the machines leave unsaid: not again here.
+    skip = POST_SAYS if published else ("derived",)
     caveats = trust_sentences(a.results, lang) + [
-        caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"
+        caveat_sentence(c, lang) for c in a.caveats if c["kind"] not in skip
     ]
     derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
     planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
@@ -369,6 +366,9 @@ def view_model(
 
     # Status and summary.
     status_line, summary, unsettled = status_and_summary(a, by, lang, unit)
+    # A post opens with what ran, why, and the answer with what is not settled (post.py).
+    drift = _recommended_drift(a, recommend.recommendation(by), lang)
+    opening = post.post_view(a, by, words, lang, drift, unit) if published else {}
 
     return {
         "lang": lang,
@@ -391,7 +391,7 @@ def view_model(
         "summary_rows": verdict_rows,
         "objective_note": _objective_note(a, lang),
         # Model, hardware, workload, sampling, builds and flags.
-        **conditions.view(a, lang),
+        **conditions.view(a, lang, post=published),
         "sections": sections,
         "rows": rows,
         "rows_note": rows_note(a, lang),
@@ -428,6 +428,7 @@ def view_model(
         "untested": list(words.untested or []),
         "summary": summary,
         "generator": f"benchkit {__version__}",
+        **opening,
     }
 
 
