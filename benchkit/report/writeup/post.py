@@ -146,8 +146,18 @@ def lead(a: Analysed, words: StudyText, lang: str, unit: str) -> str:
         )
     parts += _machines(a, lang)
     parts.append(_model_sentence(a, lang))
-    if not a.study.quality_measured and not a.drift.measured:
+    # A scored task (a task block in any complete job's result) measures output quality.
+    scored = any(isinstance(r.data.get("task"), Mapping) for r in a.results)
+    if not a.study.quality_measured and not scored and not a.drift.measured:
         parts.append(tr(lang, "Output quality was not measured: this is about speed only."))
+    elif not a.study.quality_measured and not scored:
+        parts.append(
+            tr(
+                lang,
+                "Output quality was not measured: only whether the answers drift from a "
+                "reference job's (see Quality).",
+            )
+        )
     return " ".join(p for p in parts if p)
 
 
