@@ -349,13 +349,6 @@ def view_model(
     )
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = _refuted(words, a.claims)
-    # What the results' digests could not prove comes first (benchkit.trust). A post's lead
-    # has said what the model's weights and the machines leave unsaid: not again here.
-    skip = POST_SAYS if published else ("derived",)
-    caveats = trust_sentences(a.results, lang) + [
-        caveat_sentence(c, lang) for c in a.caveats if c["kind"] not in skip
-    ]
-    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
     planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
     other_hw = [
         r
@@ -396,23 +389,12 @@ def view_model(
         "rows": rows,
         "rows_note": rows_note(a, lang),
         "time_rows": time_rows(a, rows, lang),
-        "has_derived": bool(derived),
-        "reference_intro": trn(
-            lang,
-            "Some or all results here are reference data transcribed or derived from a "
-            "publication, not measured by benchkit ({n} job):",
-            "Some or all results here are reference data transcribed or derived from a "
-            "publication, not measured by benchkit ({n} jobs):",
-            int(derived["jobs"]) if derived else 0,
-        ),
-        "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
-        if derived
-        else [],
+        **_reference_view(a, lang),
         # Open-loop load's own figures, where its capacity verdict is in the report.
         "definitions": i18n.definitions(
             {**DEFINITIONS, **(LOAD_DEFINITIONS if "capacity" in by else {})}, lang
         ),
-        "caveats": caveats,
+        "caveats": _caveats(a, lang, published),
         "claims": claims,
         "corrections": corr,
         "quality_measured": study.quality_measured,
@@ -429,6 +411,35 @@ def view_model(
         "summary": summary,
         "generator": f"benchkit {__version__}",
         **opening,
+    }
+
+
+def _caveats(a: Analysed, lang: str, published: bool) -> list[str]:
+    """The caveats, what the results' digests could not prove first (benchkit.trust). A
+    post's lead has said what the model's weights and the machines leave unsaid: not again
+    here; reference data has its own section."""
+    skip = POST_SAYS if published else ("derived",)
+    return trust_sentences(a.results, lang) + [
+        caveat_sentence(c, lang) for c in a.caveats if c["kind"] not in skip
+    ]
+
+
+def _reference_view(a: Analysed, lang: str) -> dict[str, object]:
+    """The Reference data section: results a publication gave, not measured by benchkit."""
+    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
+    return {
+        "has_derived": bool(derived),
+        "reference_intro": trn(
+            lang,
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} job):",
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} jobs):",
+            int(derived["jobs"]) if derived else 0,
+        ),
+        "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
+        if derived
+        else [],
     }
 
 
