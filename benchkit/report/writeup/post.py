@@ -35,21 +35,19 @@ def _backends(a: Analysed) -> list[str]:
 
 
 def _engine(a: Analysed) -> str:
-    """What served the model: 'llama.cpp CUDA' for one llama.cpp backend, 'llama.cpp' for
+    """What served the model: 'llama.cpp CUDA' for one llama.cpp GPU backend, 'llama.cpp' for
     several or for the CPU, the engine's name otherwise ('vLLM')."""
-    names = []
-    for b in _backends(a):
-        known = BACKENDS.get(BackendName(b)) if b in BackendName.__members__ else None
-        if known is None:
-            names.append(b)
-        elif known.engine is EngineKind.llama_cpp:
-            names.append("llama.cpp")
-        else:
-            names.append(known.label)
-    llama = [b for b in _backends(a) if b in BackendName.__members__]
-    if names == ["llama.cpp"] and llama and BACKENDS[BackendName(llama[0])].gpu:
+    names = {m.value for m in BackendName}
+    known = {b: BACKENDS.get(BackendName(b)) if b in names else None for b in _backends(a)}
+    llama = [b for b, k in known.items() if k is not None and k.engine is EngineKind.llama_cpp]
+    others = [
+        k.label if k is not None else b
+        for b in _backends(a)
+        if (k := known.get(b)) is None or k.engine is not EngineKind.llama_cpp
+    ]
+    if len(llama) == 1 and not others and (k := known[llama[0]]) is not None and k.gpu:
         return f"llama.cpp {i18n.backend_name(llama[0])}"
-    return " / ".join(dict.fromkeys(names)) or "llama.cpp"
+    return " / ".join((["llama.cpp"] if llama else []) + others) or "llama.cpp"
 
 
 def _card_name(a: Analysed) -> str:
@@ -90,8 +88,10 @@ def _where(a: Analysed, lang: str) -> str:
     """'one NVIDIA H200', '3 NVIDIA H100 SXM cards', 'the CPU'."""
     if set(_backends(a)) <= {"cpu"}:
         return tr(lang, "the CPU")
-    name = _card_name(a) or tr(lang, "this machine's GPU")
+    name = _card_name(a)
     n = cards(a)
+    if not name:
+        return tr(lang, "this machine's GPU")
     if n == 1:
         return tr(lang, "one {card}", card=name)
     return tr(lang, "{n} {card} cards", n=n, card=name)
