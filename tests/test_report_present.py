@@ -2,13 +2,15 @@
 results alone, into a tmp folder; or an altered copy) in English or Korean and asserts that
 one presentation fault is gone: the Korean post in Korean, balanced brackets, no stray series
 heading, settings in words, plurals, no empty bullets, legends named as the prose names them,
-and a published page that opens with its title, headline and main figure."""
+a published page that opens with its title, the lead paragraph that says what ran and why, and
+the answer with its main figure, and a post that says each thing once (issue #45)."""
 
 from __future__ import annotations
 
 import html
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,12 +81,14 @@ def test_every_study_config_has_its_korean_words() -> None:
 @pytest.mark.parametrize("study", ALL)
 def test_korean_post_is_korean_from_title_to_not_tried_list(published: Render, study: str) -> None:
     """Results measured before the config had Korean words are written up with them: the
-    front matter's title, the question and the not-tried list are the config's Korean."""
+    front matter's title, the question and the not-tried list are the config's Korean. A
+    post's lead paragraph opens with the question (issue #45: a post opens with why it ran)."""
     md = (published(study, "ko") / "index.md").read_text(encoding="utf-8")
     title = re.search(r'^title: "(.*)"$', md, re.M)
     assert title and re.search("[가-힣]", title.group(1))
-    question = re.search(r"^질문: (.*)$", md, re.M)
-    assert question and re.search("[가-힣]", question.group(1))
+    lead = body(md).strip().split("\n", 1)[0]
+    question = re.match(r"[^?]*\?", lead)
+    assert question and re.search("[가-힣]", question.group(0)), lead
     tried = md.split("연구가 시도하지 않았다고 적어 둔 것:", 1)[1].split("\n## ", 1)[0]
     items = [line for line in tried.splitlines() if line.startswith("- ")]
     assert items and all(re.search("[가-힣]", line) for line in items), items
@@ -210,9 +214,11 @@ def test_figure_legends_name_points_as_the_prose_does(
 def test_published_page_opens_with_title_headline_and_main_figure(
     published: Render, study: str, lang: str
 ) -> None:
-    """index.html: the <h1> title, then the headline, then the first figure, all before the
-    second section heading; the figure is the one of the headline's first verdict, shown
-    once."""
+    """index.html: the <h1> title, then the lead paragraph, then the answer (its heading, the
+    headline), then the first figure, all before the second section heading; the figure is
+    the one of the headline's first verdict, shown once. (Issue #45: a post opens as an
+    engineer's post does, with what ran and why before the answer; the figure, which had
+    come first, follows the answer.)"""
     folder = published(study, lang)
     page = (folder / "index.html").read_text(encoding="utf-8")
     md = (folder / "index.md").read_text(encoding="utf-8")
@@ -224,7 +230,8 @@ def test_published_page_opens_with_title_headline_and_main_figure(
     headline = page.index(f"<p><strong>{html.escape(description.group(1), quote=False)}")
     img = page.index("<img")
     h2s = [m.start() for m in re.finditer("<h2>", page)]
-    assert page.index("<body>") < h1 < headline < img < h2s[1]
+    assert page.index("<body>") < h1 < page.index("<p>", h1) < h2s[0] < headline < img < h2s[1]
+    assert page[h2s[0] :].startswith(f"<h2>{tr(lang, 'The answer')}</h2>")
     assert page.count("<h1>") == 1
     lead = re.search(r"!\[[^\]]*\]\(([a-z-]+\.png)\)", md)
     assert lead and md.count(f"]({lead.group(1)})") == 1
@@ -251,11 +258,13 @@ window.addEventListener("load", () => {
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
-def test_first_screen_holds_title_headline_and_figure(
+def test_first_screen_holds_title_lead_and_headline(
     published: Render, tmp_path: Path, lang: str
 ) -> None:
-    """In headless Chromium at 1280 x 800, the Vulkan post's title, headline and its main
-    figure all end on the first screen."""
+    """In headless Chromium at 1280 x 800, the Vulkan post's title, lead paragraph and
+    headline all end on the first screen, and its main figure follows the answer. (Issue #45
+    put what ran and why before the answer: the figure, which had ended on the first screen
+    under the headline, now follows the list of what is not settled.)"""
     browser = pytest.importorskip("test_report_browser")
     if browser.CHROMIUM is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
@@ -274,7 +283,8 @@ def test_first_screen_holds_title_headline_and_figure(
     assert m, proc.stdout[-500:]
     found = json.loads(html.unescape(m.group(1)))
     assert found["img_height"] > 300  # the figure decoded
-    assert 0 < found["h1"] < found["headline"] < found["img"] <= 800, found
+    assert 0 < found["h1"] < found["headline"] <= 800, found
+    assert found["headline"] < found["img"], found
 
 
 @pytest.mark.parametrize("study", ALL)
@@ -282,3 +292,95 @@ def test_korean_particles_follow_on_and_off(published: Render, study: str) -> No
     """켬 and 끔 end in a consonant: '끔이', '켬은', never the seed's old 'MTP 끔가'."""
     md = body((published(study, "ko") / "index.md").read_text(encoding="utf-8"))
     assert not re.search(r"(끔|켬)(가|는|를|와|로)(?![가-힣])", md)
+
+
+# ------------------------------------------------- a post says each thing once (issue #45)
+
+
+def sentences(md: str) -> list[str]:
+    """The sentences of a page's prose (tables, code blocks, headings and figures left out),
+    split where a sentence ends and a new one starts; too short to be a statement left out."""
+    lines, code = [], False
+    for line in body(md).splitlines():
+        if line.startswith("```"):
+            code = not code
+        elif not code and not line.startswith(("|", "#", "![")):
+            lines.append(line)
+    out = []
+    for para in re.split(r"\n\s*\n|\n- ", "\n".join(lines)):
+        flat = para.replace("\n", " ").strip("*- ")
+        for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9가-힣(\"'*])", flat):
+            if len(re.findall(r"[^\W\d_]", s)) >= 15:
+                out.append(s.strip("* "))
+    return out
+
+
+def longest_parenthesis(md: str) -> int:
+    """The longest outermost parenthesis of a page's prose, in characters."""
+    best = 0
+    for line in body(md).splitlines():
+        depth, start = 0, 0
+        for i, ch in enumerate(line):
+            if ch == "(":
+                start = i if depth == 0 else start
+                depth += 1
+            elif ch == ")" and depth:
+                depth -= 1
+                best = max(best, i - start + 1) if depth == 0 else best
+    return best
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("study", ALL)
+def test_a_post_says_each_sentence_once(published: Render, study: str, lang: str) -> None:
+    """No sentence twice (the summary had repeated the headline, the status line, Use this
+    and the projection), no verdict sentence ending in its provisos (they are listed once
+    under the answer), and no parenthesis running on (a verdict's had held 1,300
+    characters)."""
+    md = (published(study, lang) / "index.md").read_text(encoding="utf-8")
+    seen = Counter(sentences(md))
+    assert [s for s, n in seen.items() if n > 1] == []
+    assert longest_parenthesis(md) <= 250
+    assert tr(lang, " (Provisional: {reasons})", reasons="").rstrip(")") not in md
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("study", ALL)
+def test_a_post_opens_with_what_ran_why_and_what_it_cannot_say(
+    published: Render, study: str, lang: str
+) -> None:
+    """The title says what ran (a random-weight model, the card, the factors); the lead
+    paragraph, the page's first, asks the study's question, names the model and the card,
+    and says what random weights leave unsaid; the answer follows it."""
+    md = (published(study, lang) / "index.md").read_text(encoding="utf-8")
+    title = re.search(r'^title: "(.*)"$', md, re.M)
+    assert title is not None
+    random = tr(lang, "Random-weight {model}", model="")
+    assert random.strip() in title.group(1) and "H200" in title.group(1), title.group(1)
+    first, rest = body(md).strip().split("\n", 1)
+    assert re.match(r"[^?]+\?", first) and "synth-" in first and "H200" in first, first
+    cannot = {"en": "says nothing about", "ko": "알려 주지 않습니다"}[lang]
+    assert cannot in first, first
+    assert rest.lstrip().startswith(f"## {tr(lang, 'The answer')}\n")
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_recommendation_is_said_once_and_never_contradicted(
+    published: Render, lang: str
+) -> None:
+    """The Vulkan study's planned points did not all complete, so there is no recommendation
+    yet: its post says so once, under its answer, and its report's Use this says what its
+    Summary says (it had said "Provisional recommendation" above "No recommendation yet")."""
+    folder = published(VULKAN, lang)
+    post = (folder / "index.md").read_text(encoding="utf-8")
+    report = (folder.parent / "report" / "report.md").read_text(encoding="utf-8")
+    none_yet = tr(
+        lang,
+        "No recommendation yet: the best completed point so far is {point}, but "
+        "planned points it is compared with did not complete.",
+        point="",
+    )
+    opening = none_yet.split("{")[0][:12]
+    provisional = tr(lang, "Provisional recommendation: {point}.", point="")[:12]
+    assert post.count(opening) == 1 and provisional not in post
+    assert report.count(opening) == 2 and provisional not in report

@@ -1,5 +1,6 @@
-"""English's grammar for the report: none is needed. English is the catalogs' source
-language (every message is written in it), so a field is the word as it is."""
+"""English's grammar for the report: next to none. English is the catalogs' source language
+(every message is written in it), so a field is the word as it is, save one that opens a
+sentence (`{jobs:capital}`), whose first letter is a capital."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ FONTS: tuple[str, ...] = ()
 
 
 def inflect(word: str, spec: str) -> str:
-    """English messages never put a grammar spec on a field; the word as it is."""
-    return word
+    """The word as it is; with the spec `capital` (a field that opens a sentence), its first
+    letter a capital. A translation leaves the spec out: Korean has no capitals."""
+    return word[:1].upper() + word[1:] if spec == "capital" else word
 
 
 def finish(text: str) -> str:

@@ -129,8 +129,9 @@ def ending(word: str) -> str | None:
 
 def inflect(word: str, spec: str) -> str:
     """A message field with a particle (`{point:이}`): the word with the form its reading
-    takes. A field without one is the word as it is."""
-    return particle(word, spec) if spec else word
+    takes. A field without one is the word as it is, and so is one that keeps English's
+    `capital` (Korean has no capitals)."""
+    return particle(word, spec) if spec and spec != "capital" else word
 
 
 def finish(text: str) -> str:

@@ -19,6 +19,7 @@ from benchkit.report.analysis.warmup import WarmState
 from benchkit.report.lang import clauses, tr
 from benchkit.report.lang.i18n import jobs_text, objective_value, point_text
 from benchkit.report.verdicts.common import Verdict, _objective_of
+from benchkit.report.verdicts.voice import first_time
 
 
 def calls_text(calls: Sequence[CallRef], lang: str) -> str:
@@ -35,6 +36,21 @@ def cold_text(notes: Cold | None, metric: str, lang: str) -> str:
     """What the figures a verdict compares leave out, with why; '' without cold starts."""
     if not notes:
         return ""
+    # A post states each job's cold start once, where it first applies; a later section
+    # says it is left out there too (verdicts.voice).
+    again = [n["job"] for n in notes if not first_time(f"cold start of job {n['job']}")]
+    notes = [n for n in notes if n["job"] not in again]
+    also = (
+        tr(
+            lang,
+            "The cold start of {jobs}, given above, is left out here too.",
+            jobs=jobs_text(again, lang),
+        )
+        if again
+        else ""
+    )
+    if not notes:
+        return also
     items = [
         tr(
             lang,
@@ -49,7 +65,11 @@ def cold_text(notes: Cold | None, metric: str, lang: str) -> str:
         )
         for n in notes
     ]
-    return tr(
+    if not first_time("cold start"):
+        # A post explains the rule where it first applies (verdicts.voice).
+        text = tr(lang, "Cold starts left out: {items}.", items=clauses(lang, items))
+        return f"{text} {also}" if also else text
+    text = tr(
         lang,
         "Cold starts left out: {items}. By benchkit's rule a cold start is a stall in the first "
         "work of a server that had no warm-up before its timed pass (the calls sent before the "
@@ -61,6 +81,7 @@ def cold_text(notes: Cold | None, metric: str, lang: str) -> str:
         "figure as measured stands beside it.",
         items=clauses(lang, items),
     )
+    return f"{text} {also}" if also else text
 
 
 def warmup_lines(states: Mapping[str, WarmState], lang: str) -> list[str]:

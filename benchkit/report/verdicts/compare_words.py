@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from benchkit.compare.engine import BETTER, PRACTICAL, WITHIN, WORSE
 from benchkit.report.analysis.numbers import ComparisonJson, Point
 from benchkit.report.analysis.sweep import norm
-from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.lang import fmt, span, tr, trn
 from benchkit.report.lang.i18n import point_text
+from benchkit.report.verdicts.voice import in_post
 
 
 def _pick(point: Point, like: Point) -> Point:
@@ -42,15 +43,21 @@ def how_text(c: ComparisonJson, lang: str) -> str:
     paired' (bridged or across machines said so)."""
     parts = []
     if c["low"] is not None and c["high"] is not None and c.get("run_noise") == "unmeasured":
-        # Units alone: where these two runs' units put it, not where a second run would.
-        parts.append(
-            tr(
-                lang,
-                "{low}-{high} if only its units varied, run-to-run noise not measured",
-                low=fmt.ratio(c["low"], lang),
-                high=fmt.ratio(c["high"], lang),
+        # Units alone: where these two runs' units put it, not where a second run would. A
+        # post says once, in its list of what is not settled, that no second run was made.
+        low, high = fmt.ratio(c["low"], lang), fmt.ratio(c["high"], lang)
+        if in_post():
+            # TRANSLATORS: {range} is the ratio's range, '1.01x–1.70x' ('1.01~1.70배').
+            parts.append(tr(lang, "{range} on its units alone", range=span(lang, low, high)))
+        else:
+            parts.append(
+                tr(
+                    lang,
+                    "{low}-{high} if only its units varied, run-to-run noise not measured",
+                    low=low,
+                    high=high,
+                )
             )
-        )
     elif c["low"] is not None and c["high"] is not None:
         parts.append(
             tr(
@@ -69,7 +76,10 @@ def how_text(c: ComparisonJson, lang: str) -> str:
     else:
         parts.append(tr(lang, "no interval: too few units paired"))
     anchors = [j for j in c["jobs"] if "/" in j]
-    if anchors:
+    if anchors and in_post():
+        # A post names the anchor runs in its opening; their folders are the report's detail.
+        parts.append(tr(lang, "from the anchor runs"))
+    elif anchors:
         # Jobs of an anchor folder (study.anchors), not the sweep's own: the table beside the
         # sentence shows the sweep's jobs, so the figure says whose it is.
         parts.append(tr(lang, "from the anchor runs ({jobs})", jobs=", ".join(anchors)))

@@ -33,17 +33,20 @@ from benchkit.report.lang.i18n import (
 from benchkit.report.verdicts.common import PAIRED_UNITS, Verdict
 from benchkit.report.verdicts.compare_words import comparison_text, open_text, outcome_words
 from benchkit.report.verdicts.slots_words import partial_rounds_text
+from benchkit.report.verdicts.voice import in_post
 
 
 def _prov(v: Verdict, lang: str) -> str:
-    """' (Provisional: why)' after a verdict's sentence; '' for a complete verdict."""
-    reasons = _prov_reasons(v, lang)
+    """' (Provisional: why)' after a verdict's sentence; '' for a complete verdict, and in a
+    post, whose reasons are listed once under its answer (verdicts.voice)."""
+    reasons = "" if in_post() else _prov_reasons(v, lang)
     return tr(lang, " (Provisional: {reasons})", reasons=reasons) if reasons else ""
 
 
 def _prov_sentence(v: Verdict, lang: str) -> str:
-    """'Provisional: why.' as a sentence of its own; '' for a complete verdict."""
-    reasons = _prov_reasons(v, lang)
+    """'Provisional: why.' as a sentence of its own; '' for a complete verdict, and in a post
+    (as `_prov`)."""
+    reasons = "" if in_post() else _prov_reasons(v, lang)
     return tr(lang, "Provisional: {reasons}.", reasons=reasons) if reasons else ""
 
 

@@ -33,6 +33,7 @@ from benchkit.report.verdicts.compare_words import how_text
 from benchkit.report.verdicts.factor_words import not_exercised_text
 from benchkit.report.verdicts.reasons import _prov, _prov_sentence, capped_text
 from benchkit.report.verdicts.slots_words import beyond_text, elsewhere_text, series_text
+from benchkit.report.verdicts.voice import in_post
 
 
 def backend_sentence(v: Verdict, lang: str) -> str:
@@ -306,6 +307,15 @@ def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
                 noise=fmt.pct(declared),
                 gain=fmt.pct(gain),
             )
+        if in_post():
+            # A post's answer has said that each point ran once (verdicts.voice).
+            return tr(
+                lang,
+                "Two points are compared on the units both replayed: where the per-unit ratios "
+                "between them spread wider than the margin, the verdict is provisional; a "
+                "difference smaller than {gain} (study.knee_gain) is no difference.",
+                gain=fmt.pct(gain),
+            )
         return tr(
             lang,
             "Each point ran once. Two points are compared on the units both replayed: where the "
@@ -337,12 +347,21 @@ def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
         unit=unit_name,
         point=point_text(v.point, lang),
         per_unit=fmt.seconds(n.s_per_unit, lang),
-        better=better_point_text(v, lang),
+        better=_better_here(v, lang),
     )
     if n.application:
         text += " " + application_text(v, lang)
     prov = _prov_sentence(v, lang)
     return f"{text} {prov}" if prov else text
+
+
+def _better_here(v: Verdict, lang: str) -> str:
+    """The faster point beside the projection; in a post, not a count the knee passed over:
+    the headline and the slots section already say what it takes and gives (verdicts.voice)."""
+    b = of(ProjectionNumbers, v.numbers).better_point
+    if in_post() and b and b["why"] == "knee":
+        return ""
+    return better_point_text(v, lang)
 
 
 def application_text(v: Verdict, lang: str) -> str:

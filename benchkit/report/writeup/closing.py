@@ -41,10 +41,25 @@ class UseThisView:
     steps: list[StepView] = field(default_factory=list)
 
 
-def use_this_view(u: UseThis, lang: str) -> UseThisView:
+def use_this_view(
+    u: UseThis, lang: str, *, best_so_far: bool = False, post: bool = False
+) -> UseThisView:
+    """The section's words. `best_so_far`: planned points the recommendation is compared with
+    did not complete (recommend.BEST_SO_FAR), so it is named as the Summary names it, never
+    as a recommendation. A post's section opens with its commands: its answer has said what
+    to use and how sure (writeup.post)."""
     point = i18n.point_text(u.point, lang) if u.point else ""
-    if u.point and u.settled:
+    if post:
+        intro = ""
+    elif u.point and u.settled:
         intro = tr(lang, "Recommended setting: {point}.", point=point)
+    elif u.point and best_so_far:
+        intro = tr(
+            lang,
+            "No recommendation yet: the best completed point so far is {point}, but planned "
+            "points it is compared with did not complete.",
+            point=point,
+        )
     elif u.point and not u.next_steps:
         intro = tr(
             lang,
@@ -73,13 +88,31 @@ def use_this_view(u: UseThis, lang: str) -> UseThisView:
         rerun_intro=tr(lang, "benchkit, to measure this point again:"),
         rerun=u.rerun,
         steps_intro=tr(lang, "To settle the verdicts, run next:"),
-        steps=[StepView(step_text(s, lang), s.command) for s in u.next_steps],
+        steps=[StepView(step_text(s, lang, post=post), s.command) for s in u.next_steps],
     )
 
 
-def step_text(s: NextStep, lang: str) -> str:
-    """Why a proposed run, as a sentence ending in a colon (the command follows)."""
+def step_text(s: NextStep, lang: str, post: bool = False) -> str:
+    """Why a proposed run, as a sentence ending in a colon (the command follows). A post has
+    said under its answer which comparisons are open and that each point ran once: its
+    steps say what the run gives."""
     points = "; ".join(i18n.point_text(p, lang) for p in s.points)
+    if post and s.kind is StepKind.repeats:
+        return tr(
+            lang,
+            "To settle the open comparisons, these points again with repeats ({points}), so "
+            "that each comparison has the spread of whole runs:",
+            points=points,
+        )
+    if post and s.kind is StepKind.twins:
+        return trn(
+            lang,
+            "To measure how far a second run moves a point, the same sweep again into a twin "
+            "folder ({n} point), then this report with the twin as its anchors:",
+            "To measure how far a second run moves a point, the same sweep again into a twin "
+            "folder ({n} points), then this report with the twin as its anchors:",
+            len(s.points),
+        )
     if s.kind is StepKind.resume:
         return trn(
             lang,

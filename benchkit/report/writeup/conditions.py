@@ -301,9 +301,10 @@ def model_intro(model: ModelInfo, lang: str) -> str | None:
     )
 
 
-def _compared_lines(a: Analysed, lang: str) -> tuple[str, str]:
+def _compared_lines(a: Analysed, lang: str, post: bool = False) -> tuple[str, str]:
     """What is compared with what: the model line and the hardware line (with the GPUs the
-    results report, or the CPU and the server's threads for CPU jobs)."""
+    results report, or the CPU and the server's threads for CPU jobs). A post's lead has
+    said what a synthetic model's speed says (post.lead): its model line does not again."""
     model = _first_model(a)
     # What is known of the model, and nothing for what is not: no "–" in the line.
     parts = [str(x) for x in (model.architecture,) if x]
@@ -321,7 +322,7 @@ def _compared_lines(a: Analysed, lang: str) -> tuple[str, str]:
         parts.append(f"{_g(model.size_gb)} GB")
     about = f" ({', '.join(parts)})" if parts else ""
     model_line = tr(lang, "Model: {name}{about}.", name=_txt(model.name), about=about)
-    if model.synthetic:
+    if model.synthetic and not post:
         synthetic = tr(
             lang,
             "a random-weight synthetic model benchkit wrote itself; its speed says nothing "
@@ -417,11 +418,11 @@ def _g(x: Any) -> str:
     return str(int(v)) if v.is_integer() else f"{v:g}"
 
 
-def view(a: Analysed, lang: str) -> dict[str, object]:
+def view(a: Analysed, lang: str, post: bool = False) -> dict[str, object]:
     """The view model's lines about what was measured on what: the model and hardware (and
     every job whose setup differed), the workload and sampling, each backend's build (with a
-    warning where builds differ) and every flag."""
-    model_line, hardware_line = _compared_lines(a, lang)
+    warning where builds differ) and every flag; `post` for a post's page."""
+    model_line, hardware_line = _compared_lines(a, lang, post)
     tokenizer_lines, workload_line = _workload_view(a.results, lang)
     builds, common_flags, flags = _setup_view(a, lang)
     build_caveat = next((c for c in a.caveats if c["kind"] == "builds_differ"), None)

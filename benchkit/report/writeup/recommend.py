@@ -1,15 +1,16 @@
 """The report's recommendation state, in one place: the summary, the energy section and the
 drift line all say "recommended" only when this says a recommendation is settled, and name
-the same point otherwise as the best measured one."""
+the same point otherwise as the best measured one, in the same words (`point_words`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from benchkit.report.analysis.numbers import Point
+from benchkit.report.analysis.numbers import Point, ProjectionNumbers, of
 from benchkit.report.analysis.sweep import COMPLETE
-from benchkit.report.verdicts import registry
+from benchkit.report.lang import i18n, tr
+from benchkit.report.verdicts import factor_words, registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 
 # What the recommendation is, from the projection's point and how settled the verdicts are:
@@ -51,3 +52,22 @@ def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
     if validity is not None and validity.status == COMPLETE:
         return Recommendation(point, PROVISIONAL)
     return Recommendation(point, BEST_SO_FAR)
+
+
+def point_words(rec: Recommendation, by: Mapping[str, Verdict], lang: str) -> str:
+    """The recommendation's point in words ('' for none), with the application's choices
+    (sampling) left to the reader: 'CUDA, 16 slots, MTP off, at the sampling you chose'."""
+    if not rec.point:
+        return ""
+    point = i18n.point_text(rec.point, lang)
+    proj = by.get("projection")
+    pn = of(ProjectionNumbers, proj.numbers) if proj is not None else None
+    apps = sorted({x["factor"] for x in (pn.application or [] if pn else [])})
+    if apps:
+        return tr(
+            lang,
+            "{point}, at the {factors} you chose",
+            point=point,
+            factors=factor_words.names(apps, lang),
+        )
+    return point

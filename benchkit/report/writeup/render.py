@@ -33,10 +33,10 @@ from benchkit.report.analysis import racing, warmup
 from benchkit.report.lang import grammar
 from benchkit.report.lang.i18n import point_text
 from benchkit.report.verdicts import analyse as an
-from benchkit.report.verdicts import registry
+from benchkit.report.verdicts import registry, voice
 from benchkit.report.verdicts.folder import Analysed, analyse_folder
 from benchkit.report.verdicts.kind import Drawing
-from benchkit.report.writeup import energy
+from benchkit.report.writeup import energy, recommend
 from benchkit.report.writeup import groundtruth_words as gt_words
 from benchkit.report.writeup.closing import SUMMARY_FILE, summary_lines, use_this_view
 from benchkit.report.writeup.conditions import command_lines
@@ -176,9 +176,11 @@ def _render_analysed(
             )
 
         uses = use_this(a)
+        # Named as the Summary names it: a best point so far is not a recommendation.
+        best_so_far = recommend.recommendation(by).state == recommend.BEST_SO_FAR
         checks = race_checks(a.source, a.sweep, lang)
         vm = vm_for(published=False)
-        vm["use_this"] = use_this_view(uses, lang)
+        vm["use_this"] = use_this_view(uses, lang, best_so_far=best_so_far)
         _add_ground_truth(vm, source, a)
         vm["energy"] = energy.energy_view(a, tmp, lang)  # J/unit, busy shares, telemetry.png
         # What a racing sweep stopped.
@@ -189,11 +191,14 @@ def _render_analysed(
         # Printed on the terminal too (benchkit.app): bidirectional controls shown, not obeyed.
         (tmp / SUMMARY_FILE).write_text(visible("\n".join(closing)) + "\n", encoding="utf-8")
     if publish is not None:
-        pvm = vm_for(published=True)
-        pvm["use_this"] = use_this_view(uses, lang)
-        _add_ground_truth(pvm, source, a)
-        pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
-        pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
+        # A post's words say each proviso once (verdicts.voice); verdicts.json beside it keeps
+        # the report's.
+        with voice.post():
+            pvm = vm_for(published=True)
+            pvm["use_this"] = use_this_view(uses, lang, best_so_far=best_so_far, post=True)
+            _add_ground_truth(pvm, source, a)
+            pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
+            pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
         _publish(a, publish, out_dir, verdicts, lang, now, pvm)
         if ledger_file is not None:
             ledger.append(ledger_file, entry)
@@ -257,7 +262,8 @@ def _publish(
         for png in sorted(report_dir.glob("*.png")):
             shutil.copy2(png, tmp / png.name)
         fm = {
-            "title": study_words(a.study, lang, a).title,
+            # The post's own title, which says what ran (writeup.post).
+            "title": vm["title"],
             "date": now,
             "lang": lang,
             "description": vm["headline"],

@@ -19,16 +19,16 @@ from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
 from benchkit.quality.drift import Drift
 from benchkit.report import ledger
 from benchkit.report.analysis.caveats import caveat_sentence
-from benchkit.report.analysis.numbers import ProjectionNumbers, ValidityNumbers, of
+from benchkit.report.analysis.numbers import ValidityNumbers, of
 from benchkit.report.analysis.quality import kld_text, quality_view
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
-from benchkit.report.verdicts import factor_words, registry, sentences
+from benchkit.report.verdicts import registry, sentences
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kinds.capacity.words import capacity_value
 from benchkit.report.verdicts.light import Light
-from benchkit.report.writeup import conditions, headline, recommend
+from benchkit.report.writeup import conditions, headline, post, recommend
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.sections import factor_sections, lead_figure
 from benchkit.report.writeup.task import task_view
@@ -43,6 +43,11 @@ UNIT_WORDS = {
     "document": NC_("study unit", "document"),
     "task": NC_("study unit", "task"),
 }
+
+
+# The caveats a post's lead says already (post.lead): a synthetic model, jobs on another
+# machine state.
+POST_SAYS = ("derived", "synthetic_model", "contaminated")
 
 
 def unit_word(study: StudyConfig, lang: str) -> str:
@@ -151,17 +156,7 @@ def status_and_summary(
         )
     # The best completed point is never the answer while a point it depends on is missing.
     rec = recommend.recommendation(by)
-    rec_point = rec.point
-    point = i18n.point_text(rec_point, lang) if rec_point else ""
-    pn = of(ProjectionNumbers, proj.numbers) if proj is not None else None
-    apps = sorted({x["factor"] for x in (pn.application or [] if pn else [])})
-    if point and apps:
-        point = tr(
-            lang,
-            "{point}, at the {factors} you chose",
-            point=point,
-            factors=factor_words.names(apps, lang),
-        )
+    point = recommend.point_words(rec, by, lang)
     if rec.state == recommend.SETTLED:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
@@ -354,11 +349,6 @@ def view_model(
     )
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = _refuted(words, a.claims)
-    # What the results' digests could not prove comes first (benchkit.trust).
-    caveats = trust_sentences(a.results, lang) + [
-        caveat_sentence(c, lang) for c in a.caveats if c["kind"] != "derived"
-    ]
-    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
     planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
     other_hw = [
         r
@@ -369,6 +359,9 @@ def view_model(
 
     # Status and summary.
     status_line, summary, unsettled = status_and_summary(a, by, lang, unit)
+    # A post opens with what ran, why, and the answer with what is not settled (post.py).
+    drift = _recommended_drift(a, recommend.recommendation(by), lang)
+    opening = post.post_view(a, by, words, lang, drift, unit) if published else {}
 
     return {
         "lang": lang,
@@ -393,28 +386,17 @@ def view_model(
         # Open-loop load: no unit is a lane, so the units' and bases' texts do not apply.
         "open_loop": registry.load_of(a.sweep) == "open",
         # Model, hardware, workload, sampling, builds and flags.
-        **conditions.view(a, lang),
+        **conditions.view(a, lang, post=published),
         "sections": sections,
         "rows": rows,
         "rows_note": rows_note(a, lang),
         "time_rows": time_rows(a, rows, lang),
-        "has_derived": bool(derived),
-        "reference_intro": trn(
-            lang,
-            "Some or all results here are reference data transcribed or derived from a "
-            "publication, not measured by benchkit ({n} job):",
-            "Some or all results here are reference data transcribed or derived from a "
-            "publication, not measured by benchkit ({n} jobs):",
-            int(derived["jobs"]) if derived else 0,
-        ),
-        "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
-        if derived
-        else [],
+        **_reference_view(a, lang),
         # Open-loop load's own figures, where its capacity verdict is in the report.
         "definitions": i18n.definitions(
             {**DEFINITIONS, **(LOAD_DEFINITIONS if "capacity" in by else {})}, lang
         ),
-        "caveats": caveats,
+        "caveats": _caveats(a, lang, published),
         "claims": claims,
         "corrections": corr,
         "quality_measured": study.quality_measured,
@@ -430,6 +412,36 @@ def view_model(
         "untested": list(words.untested or []),
         "summary": summary,
         "generator": f"benchkit {__version__}",
+        **opening,
+    }
+
+
+def _caveats(a: Analysed, lang: str, published: bool) -> list[str]:
+    """The caveats, what the results' digests could not prove first (benchkit.trust). A
+    post's lead has said what the model's weights and the machines leave unsaid: not again
+    here; reference data has its own section."""
+    skip = POST_SAYS if published else ("derived",)
+    return trust_sentences(a.results, lang) + [
+        caveat_sentence(c, lang) for c in a.caveats if c["kind"] not in skip
+    ]
+
+
+def _reference_view(a: Analysed, lang: str) -> dict[str, object]:
+    """The Reference data section: results a publication gave, not measured by benchkit."""
+    derived = next((c for c in a.caveats if c["kind"] == "derived"), None)
+    return {
+        "has_derived": bool(derived),
+        "reference_intro": trn(
+            lang,
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} job):",
+            "Some or all results here are reference data transcribed or derived from a "
+            "publication, not measured by benchkit ({n} jobs):",
+            int(derived["jobs"]) if derived else 0,
+        ),
+        "derived_notes": (derived.get("notes_by", {}).get(lang) or derived["notes"])
+        if derived
+        else [],
     }
 
 

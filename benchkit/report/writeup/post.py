@@ -1,0 +1,466 @@
+"""A post's opening, which a report does without: the title that says what ran (the kind of
+model, the cards, the factors), the lead paragraph (why the study ran, what was measured on
+what, and what its data cannot say), and under the answer the one list of what keeps the
+verdicts provisional, each reason once and in one sentence.
+
+A report's sections each carry their own provisos; a post's sentences leave them out
+(verdicts.voice) because this list says them, so every fact it gives comes from the verdicts'
+own numbers and reason codes, as the report's parentheses do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from benchkit.backends import BACKENDS, BackendName, EngineKind
+from benchkit.config import StudyText
+from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, Point, SlotsNumbers
+from benchkit.report.lang import clauses, fmt, grammar, i18n, tr
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts import reasons, registry
+from benchkit.report.verdicts.compare_words import comparison_text
+from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.writeup import recommend
+from benchkit.report.writeup.conditions import params_text
+
+# A card as evidence.gpu_of names it: its name, then the first characters of its UUID.
+_CARD = re.compile(r"^(?P<name>.+) (?P<uuid>GPU-[0-9a-f]+)$")
+# The factors whose verdicts judge drafting: with them, the lead says what random weights
+# leave unknown about drafts.
+_DRAFTING = ("mtp", "spec")
+
+
+def _backends(a: Analysed) -> list[str]:
+    return sorted({str(r.factors.get("backend") or "") for r in a.results} - {""})
+
+
+def _engine(a: Analysed) -> str:
+    """What served the model: 'llama.cpp CUDA' for one llama.cpp GPU backend, 'llama.cpp' for
+    several or for the CPU, the engine's name otherwise ('vLLM')."""
+    names = {m.value for m in BackendName}
+    known = {b: BACKENDS.get(BackendName(b)) if b in names else None for b in _backends(a)}
+    llama = [b for b, k in known.items() if k is not None and k.engine is EngineKind.llama_cpp]
+    others = [
+        k.label if k is not None else b
+        for b in _backends(a)
+        if (k := known.get(b)) is None or k.engine is not EngineKind.llama_cpp
+    ]
+    if len(llama) == 1 and not others and (k := known[llama[0]]) is not None and k.gpu:
+        return f"llama.cpp {i18n.backend_name(llama[0])}"
+    return " / ".join((["llama.cpp"] if llama else []) + others) or "llama.cpp"
+
+
+def _card_name(a: Analysed) -> str:
+    """The card as the hardware profile describes it, without its parenthesis ('NVIDIA
+    H200'); else as the jobs' telemetry named it."""
+    for r in a.results:
+        hw = r.provenance.get("hardware")
+        desc = str(hw.get("description") or "") if isinstance(hw, dict) else ""
+        if desc:
+            return re.sub(r"\s*\([^)]*\)\s*$", "", desc)
+    for setup in a.sweep.setups.values():
+        for part in setup.get("gpu", "").split(" + "):
+            if m := _CARD.match(part.strip()):
+                return m["name"]
+    return ""
+
+
+def cards(a: Analysed) -> int:
+    """How many cards the jobs ran on: the distinct cards their telemetry named (a job a race
+    extended may have run on two), one where none was named."""
+    found = {
+        m["uuid"]
+        for setup in a.sweep.setups.values()
+        for part in setup.get("gpu", "").split(" + ")
+        if (m := _CARD.match(part.strip()))
+    }
+    found |= {
+        m["uuid"]
+        for units in a.sweep.unit_machines.values()
+        for machine in units.values()
+        for part in machine.split(" + ")
+        if (m := _CARD.match(part.strip()))
+    }
+    return max(len(found), 1)
+
+
+def _where(a: Analysed, lang: str) -> str:
+    """'one NVIDIA H200', '3 NVIDIA H100 SXM cards', 'the CPU'."""
+    if set(_backends(a)) <= {"cpu"}:
+        return tr(lang, "the CPU")
+    name = _card_name(a)
+    n = cards(a)
+    if not name:
+        return tr(lang, "this machine's GPU")
+    if n == 1:
+        return tr(lang, "one {card}", card=name)
+    return tr(lang, "{n} {card} cards", n=n, card=name)
+
+
+def _model(a: Analysed) -> tuple[str, bool, float | None]:
+    """The first recorded model's name, whether benchkit wrote it with random weights, and
+    its parameters in billions."""
+    for r in a.results:
+        m = r.result.provenance.model
+        if m is not None and m.name:
+            return m.name, bool(m.synthetic), m.params_total_b
+    return "", False, None
+
+
+def post_title(a: Analysed, lang: str) -> str:
+    """What ran, as a post's title: 'Random-weight X on 3 NVIDIA H100 SXM cards with
+    llama.cpp: backend, parallel slots and MTP'."""
+    name, synthetic, _ = _model(a)
+    model = tr(lang, "Random-weight {model}", model=name) if synthetic else name
+    model = model or tr(lang, "a model")
+    factors = i18n.list_text([i18n.factor_name(f, lang) for f in a.sweep.varying], lang)
+    where, engine = _where(a, lang), _engine(a)
+    if not factors:
+        return tr(lang, "{model} on {where} with {engine}", model=model, where=where, engine=engine)
+    return tr(
+        lang,
+        "{model} on {where} with {engine}: {factors}",
+        model=model,
+        where=where,
+        engine=engine,
+        factors=factors,
+    )
+
+
+def lead(a: Analysed, words: StudyText, lang: str, unit: str) -> str:
+    """The lead paragraph: the study's question, what was measured on what machine, how the
+    machines differed, what the model's weights can and cannot say, and what was not
+    measured."""
+    parts = [words.question or ""]
+    parts.append(_measured(a, lang, unit))
+    derived = _derived(a)
+    if 0 < derived < len(a.results):
+        parts.append(
+            tr(
+                lang,
+                "Of its {total} jobs, {n} are reference data transcribed or derived from a "
+                "publication, not measured by benchkit (see Reference data).",
+                n=derived,
+                total=len(a.results),
+            )
+        )
+    parts += _machines(a, lang)
+    parts.append(_model_sentence(a, lang))
+    # A scored task (a task block in any complete job's result) measures output quality.
+    scored = any(isinstance(r.data.get("task"), Mapping) for r in a.results)
+    if not a.study.quality_measured and not scored and not a.drift.measured:
+        parts.append(tr(lang, "Output quality was not measured: this is about speed only."))
+    elif not a.study.quality_measured and not scored:
+        parts.append(
+            tr(
+                lang,
+                "Output quality was not measured: only whether the answers drift from a "
+                "reference job's (see Quality).",
+            )
+        )
+    return " ".join(p for p in parts if p)
+
+
+def _measured(a: Analysed, lang: str, unit: str) -> str:
+    """'To answer it, benchkit served the model with llama.cpp CUDA on one NVIDIA H200 at 8
+    combinations of parallel slots and MTP, replaying 8 units of the gpu-16 workload at
+    each and timing seconds per unit (throughput basis).'"""
+    factors = [i18n.factor_name(f, lang) for f in a.sweep.varying]
+    n = a.sweep.n_planned
+    if len(factors) > 1:
+        at = tr(
+            lang,
+            "{n} combinations of {factors}",
+            n=n,
+            factors=i18n.list_text(factors, lang),
+        )
+    elif factors:
+        at = tr(lang, "{n} values of {factor}", n=n, factor=factors[0])
+    else:
+        at = tr(lang, "one setting")
+    fixture, replayed, raced = _workload(a)
+    if a.verdict("capacity") is not None:
+        timing = tr(lang, "the load each setting held")
+    else:
+        timing = i18n.objective_words(a.sweep.metric, lang)
+    fields = {
+        "engine": _engine(a),
+        "where": _where(a, lang),
+        "at": at,
+        "fixture": fixture,
+        "units": fmt.integer(replayed),
+        "unit": unit,
+        "timing": timing,
+    }
+    if _derived(a) >= len(a.results):
+        # Reference data (the seed's): numbers a publication gave, not a run of benchkit's.
+        return tr(
+            lang,
+            "To answer it, this post compares {at} on {where} with {engine}, {units} {unit}s "
+            "of the {fixture} workload at each, from numbers transcribed or derived from a "
+            "publication, not measured by benchkit.",
+            **fields,
+        )
+    if raced:
+        return tr(
+            lang,
+            "To answer it, benchkit served the model with {engine} on {where} at {at}, "
+            "replaying up to {units} {unit}s of the {fixture} workload at each (a race stopped "
+            "a point early once it was decided slower) and timing {timing}.",
+            **fields,
+        )
+    return tr(
+        lang,
+        "To answer it, benchkit served the model with {engine} on {where} at {at}, replaying "
+        "{units} {unit}s of the {fixture} workload at each and timing {timing}.",
+        **fields,
+    )
+
+
+def _derived(a: Analysed) -> int:
+    """How many jobs are reference data a publication gave, not measured by benchkit."""
+    return next((int(c["jobs"]) for c in a.caveats if c["kind"] == "derived"), 0)
+
+
+def _workload(a: Analysed) -> tuple[str, int, bool]:
+    """The fixture's name, the units each job replayed (the most, where jobs differ), and
+    whether they differ (a race)."""
+    fixture, total, counts = "", 0, set()
+    for r in a.results:
+        w = r.result.provenance.workload
+        if w is None:
+            continue
+        fixture = fixture or (w.fixture or "")
+        total = total or (w.units or 0)
+        if w.units_replayed:
+            counts.add(int(w.units_replayed))
+    return fixture, max(counts, default=total), len(counts) > 1
+
+
+def _machines(a: Analysed, lang: str) -> list[str]:
+    """How the jobs' machines differed: spread over several cards, or a card that something
+    else held memory of; the comparisons count either as another machine."""
+    out = []
+    n = cards(a)
+    if n > 1 and a.study.anchors:
+        out.append(
+            tr(
+                lang,
+                "The jobs were spread over the {n} cards, and two points of different cards are "
+                "compared only through a point measured on both: some points were run again on "
+                "one card for that (the anchor runs).",
+                n=n,
+            )
+        )
+    elif n > 1:
+        out.append(
+            tr(
+                lang,
+                "The jobs were spread over the {n} cards, and two points of different cards are "
+                "compared only through a point measured on both.",
+                n=n,
+            )
+        )
+    for e in a.sweep.contaminated:
+        if e["attribute"] != "card_memory":
+            continue
+        out.append(
+            tr(
+                lang,
+                "{jobs:capital} started with {value} of the card's memory already in use, where "
+                "the other jobs found {usual}: the comparisons count them as another machine.",
+                jobs=i18n.jobs_text(e["jobs"], lang),
+                value=e["value"],
+                usual=e["usual"],
+            )
+        )
+    return out
+
+
+def _model_sentence(a: Analysed, lang: str) -> str:
+    """What the model's weights let the numbers say."""
+    name, synthetic, params = _model(a)
+    if not name:
+        return ""
+    size = tr(lang, " ({n} parameters)", n=params_text(params)) if params else ""
+    license_ = next(
+        (m.license for r in a.results if (m := r.result.provenance.model) and m.license), None
+    )
+    if synthetic and any(f.startswith(_DRAFTING) for f in a.sweep.varying):
+        return tr(
+            lang,
+            "The model, {name}{size}, has random weights that benchkit wrote: its speed is that "
+            "of a model of its shape, but it says nothing about how often a trained model's "
+            "drafts are accepted or what its answers are.",
+            name=name,
+            size=size,
+        )
+    if synthetic:
+        return tr(
+            lang,
+            "The model, {name}{size}, has random weights that benchkit wrote: its speed is that "
+            "of a model of its shape, but it says nothing about what a trained model answers.",
+            name=name,
+            size=size,
+        )
+    if license_:
+        return tr(
+            lang,
+            "The model is {name}{size}, with real weights, under the license {license}.",
+            name=name,
+            size=size,
+            license=license_,
+        )
+    return tr(
+        lang,
+        "The model is {name}{size}, from a file given by its path: benchkit does not know "
+        "what its weights are.",
+        name=name,
+        size=size,
+    )
+
+
+def unsettled(
+    a: Analysed, by: Mapping[str, an.Verdict], lang: str
+) -> tuple[str, list[dict[str, str]]]:
+    """What keeps the verdicts provisional, said once: the line that opens the list (how many
+    planned points finished), and the reasons, each once with the verdicts it holds for
+    ({"label": 'Backend, parallel slots, MTP', "reason": ...}). ('', []) where every verdict
+    is settled."""
+    by_text: dict[str, list[str]] = {}
+    for v in by.values():
+        if v.status == an.COMPLETE or registry.kind_of(v.factor).completeness:
+            continue
+        codes = (["missing"] if v.missing else []) + list(v.reasons)
+        for code in codes:
+            text = _reason(code, v, a.study.knee_gain, lang)
+            if text:
+                by_text.setdefault(text, []).append(i18n.factor_name(v.factor, lang))
+    if not by_text:
+        return "", []
+    # A reason several verdicts share is said once, under all of them, first; then each
+    # verdict's own, in the verdicts' order.
+    shared = sorted(by_text.items(), key=lambda kv: -len(set(kv[1])))
+    items: list[dict[str, str]] = [
+        {
+            "label": grammar(lang).inflect(", ".join(dict.fromkeys(factors)), "capital"),
+            "reason": text,
+        }
+        for text, factors in shared
+    ]
+    return _intro(a, by, lang), items
+
+
+def _intro(a: Analysed, by: Mapping[str, an.Verdict], lang: str) -> str:
+    validity = registry.study_status(by.values())
+    missing = validity.missing
+    planned = a.sweep.n_planned
+    if missing:
+        return tr(
+            lang,
+            "{k} of {n} planned points did not complete (listed under Not run). Not settled yet:",
+            k=len(missing),
+            n=planned,
+        )
+    return tr(lang, "Every planned point finished ({n}). Not settled yet:", n=planned)
+
+
+def _reason(code: str, v: an.Verdict, margin: float, lang: str) -> str:
+    """One reason as a post lists it: one sentence, its numbers the verdict's own; '' for
+    one the list need not give (a verdict provisional because another one is, which the
+    list names already)."""
+    n = v.numbers
+    if code.startswith("depends_on:"):
+        return ""
+    if code == "missing":
+        return tr(lang, "the comparisons include planned points that did not complete")
+    if code == "open_pairs" and isinstance(n, DraftingNumbers):
+        # The drafting section gives every setting's comparison with its range: named here.
+        settings = [i18n.point_text(_shared(c), lang) for c in n.open or []]
+        return tr(
+            lang,
+            "not decided at the {margin} margin at {settings} (its section gives their ranges)",
+            margin=fmt.pct(margin),
+            # Each setting names several factors ('CUDA, 2 slots'): a list of them by commas
+            # would run together.
+            settings=" / ".join(settings),
+        )
+    if code == "open_pairs" and hasattr(n, "open"):
+        pairs = [comparison_text(c, lang, at=True) for c in getattr(n, "open", None) or []]
+        return tr(
+            lang,
+            "not decided at the {margin} margin: {pairs}",
+            margin=fmt.pct(margin),
+            pairs=clauses(lang, pairs),
+        )
+    if code == "run_noise_unmeasured":
+        return tr(
+            lang,
+            "each point ran once, so each range given is its units' spread alone; how far a "
+            "second run would move a whole point is not measured",
+        )
+    if code == "drafts_rejected" and isinstance(n, DraftingNumbers) and n.acceptance_range:
+        return tr(
+            lang,
+            "at most {share} of drafts were accepted, so it shows what drafting and verifying "
+            "cost, not what accepted drafts would gain",
+            share=fmt.pct(n.acceptance_range[1]),
+        )
+    if code == "partial_rounds" and isinstance(n, SlotsNumbers) and n.partial_rounds:
+        return _partial(n, lang)
+    return reasons.reason_text(code, v, lang)
+
+
+def _shared(c: ComparisonJson) -> Point:
+    """What two compared points have in common: the setting a comparison was made at."""
+    return {k: x for k, x in c["other"].items() if str(x) == str(c["base"].get(k))}
+
+
+def _partial(n: SlotsNumbers, lang: str) -> str:
+    counts = [r["slots"] for r in n.partial_rounds or []]
+    items = i18n.list_text([i18n.slots_phrase(c, lang) for c in counts], lang)
+    return tr(
+        lang,
+        "at {slots} the units did not fill whole rounds of slots, so those runs ended with "
+        "slots idle (the slots-idle share under Where the time went)",
+        slots=items,
+    )
+
+
+def recommendation(by: Mapping[str, an.Verdict], lang: str) -> str:
+    """The answer's recommendation, once (the report's Use this and Summary each have their
+    own): the setting to use, and how sure (recommend.recommendation)."""
+    rec = recommend.recommendation(by)
+    point = recommend.point_words(rec, by, lang)
+    if rec.state == recommend.SETTLED:
+        return tr(lang, "Recommended setting: {point}.", point=point)
+    if rec.state == recommend.PROVISIONAL:
+        return tr(lang, "Provisional recommendation: {point}.", point=point)
+    if rec.state == recommend.BEST_SO_FAR:
+        return tr(
+            lang,
+            "No recommendation yet: the best completed point so far is {point}, but planned "
+            "points it is compared with did not complete.",
+            point=point,
+        )
+    return tr(lang, "No recommendation: the data do not single out a setting.")
+
+
+def post_view(
+    a: Analysed,
+    by: Mapping[str, an.Verdict],
+    words: StudyText,
+    lang: str,
+    drift: str | None,
+    unit: str,
+) -> dict[str, object]:
+    """What a post prints that a report does not: its title, its lead paragraph, and under
+    the answer the recommendation (with the drift at its point) and what is not settled."""
+    intro, items = unsettled(a, by, lang)
+    return {
+        "title": post_title(a, lang),
+        "opening": lead(a, words, lang, unit),
+        "answer": [recommendation(by, lang), *([drift] if drift else [])],
+        "unsettled_intro": intro,
+        "unsettled": items,
+    }
