@@ -65,9 +65,10 @@ def _card_name(a: Analysed) -> str:
     return ""
 
 
-def cards(a: Analysed) -> int:
+def cards(a: Analysed, anchors: bool = True) -> int:
     """How many cards the jobs ran on: the distinct cards their telemetry named (a job a race
-    extended may have run on two), one where none was named."""
+    extended may have run on two), with the anchor runs' (`anchors`), one where none was
+    named."""
     found = {
         m["uuid"]
         for setup in a.sweep.setups.values()
@@ -81,6 +82,13 @@ def cards(a: Analysed) -> int:
         for part in machine.split(" + ")
         if (m := _CARD.match(part.strip()))
     }
+    if anchors:
+        found |= {
+            m["uuid"]
+            for job in a.sweep.anchors
+            for part in job.machine.split(" + ")
+            if (m := _CARD.match(part.strip()))
+        }
     return max(len(found), 1)
 
 
@@ -241,8 +249,18 @@ def _machines(a: Analysed, lang: str) -> list[str]:
     """How the jobs' machines differed: spread over several cards, or a card that something
     else held memory of; the comparisons count either as another machine."""
     out = []
-    n = cards(a)
-    if n > 1 and a.study.anchors:
+    n = cards(a, anchors=False)
+    if n > 1 and a.study.anchors and cards(a) > n:
+        out.append(
+            tr(
+                lang,
+                "The sweep's jobs were spread over {n} cards, and two points of different cards "
+                "are compared only through a point measured on both: some points were run again "
+                "on one more card for that (the anchor runs).",
+                n=n,
+            )
+        )
+    elif n > 1 and a.study.anchors:
         out.append(
             tr(
                 lang,
@@ -267,11 +285,10 @@ def _machines(a: Analysed, lang: str) -> list[str]:
         out.append(
             tr(
                 lang,
-                "{jobs:capital} started with {value} of the card's memory already in use, where "
-                "the other jobs found {usual}: the comparisons count them as another machine.",
+                "{jobs:capital} started with {value} more of the card's memory in use than the "
+                "least the sweep's jobs found: the comparisons count them as another machine.",
                 jobs=i18n.jobs_text(e["jobs"], lang),
                 value=e["value"],
-                usual=e["usual"],
             )
         )
     return out
