@@ -128,6 +128,9 @@ class Comparison:
     # What its interval holds of run-to-run noise: "repeats" (its points' own repeats),
     # "twins" or "declared" (added to a paired interval), "unmeasured" (units only).
     run_noise: str = UNMEASURED
+    # Open with its figure within a quarter of the margin of the margin itself: no practical
+    # number of units decides it, and it is the figure's place that says why, not its spread.
+    near_margin: bool = False
 
     @property
     def decided(self) -> bool:
@@ -295,11 +298,15 @@ def on_margin(c: Comparison) -> bool:
     """An open comparison whose figure sits so close to the margin that no practical number
     of units would decide it (more than PRACTICAL times the units it has): what would tell
     is a larger effect or a margin the study cares about, not more of the same units."""
-    return c.outcome == OPEN and c.needed is not None and c.needed > PRACTICAL * max(c.units, 1)
+    far = c.needed is None or c.needed > PRACTICAL * max(c.units, 1)
+    return c.outcome == OPEN and c.near_margin and far
 
 
 # An open pair needing more than this many times its units is "on the margin" (on_margin).
 PRACTICAL = 20
+# How near the margin a figure sits to be "on" it: within this share of the margin's own width
+# (a ratio of 1.05 against a 5% margin is; a ratio of 1.11 whose spread is wide is not).
+NEAR = 0.25
 
 
 def _comparison(
@@ -308,6 +315,12 @@ def _comparison(
     outcome, lo, hi = _decide(log, s)
     if machine == ACROSS:
         outcome = OPEN
+    bound = math.log1p(s.margin)
+    near = (
+        outcome == OPEN
+        and machine != ACROSS
+        and min(abs(log.mean - bound), abs(log.mean + bound)) < NEAR * bound
+    )
     return Comparison(
         base=base,
         other=other,
@@ -321,6 +334,7 @@ def _comparison(
         jobs=jobs,
         needed=_needed(log, s) if outcome == OPEN and machine != ACROSS else None,
         run_noise=log.run_noise,
+        near_margin=near,
     )
 
 

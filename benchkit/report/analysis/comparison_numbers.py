@@ -32,3 +32,5 @@ class ComparisonJson(TypedDict):
     run_noise: NotRequired[str]
     # Across machines where one of the two jobs' machine was not recorded (rules v10).
     unrecorded: NotRequired[bool]
+    # Open with its figure on the margin itself (engine.Comparison.near_margin; rules v10).
+    near_margin: NotRequired[bool]

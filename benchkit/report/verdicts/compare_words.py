@@ -114,7 +114,9 @@ def open_text(open_: Sequence[ComparisonJson], lang: str, at: bool = False) -> s
     for c in open_:
         text = comparison_text(c, lang, at)
         needed = c["needed"]
-        if needed is not None and needed > PRACTICAL * max(c["units"], 1):
+        # On the margin: the figure itself sits there (a wide spread far from it needs units,
+        # however many, and says how many).
+        if c.get("near_margin") and (needed is None or needed > PRACTICAL * max(c["units"], 1)):
             text += tr(
                 lang,
                 ": it sits on the margin, so no practical number of units would decide it",

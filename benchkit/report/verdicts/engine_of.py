@@ -247,4 +247,6 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
     }
     if c.machine == ACROSS and len(c.machines) < 2:
         out["unrecorded"] = True
+    if c.near_margin:
+        out["near_margin"] = True
     return out

@@ -219,3 +219,21 @@ def test_an_unrecorded_machine_is_the_known_one_only_where_there_is_one() -> Non
     assert c is not None and c.machine == ACROSS and c.outcome == OPEN
     c = Engine([a, b], Settings()).compare("a", "b")
     assert c is not None and c.machine == SAME and c.outcome == WORSE
+
+
+def test_on_the_margin_is_where_the_figure_sits_not_how_wide_it_spreads() -> None:
+    # A first-run report said "1 slot took 1.11x the time of 4 slots (0.61x-2.05x ...): it
+    # sits on the margin": 1.11x is twice the 5% margin away from it; the spread is what makes
+    # it need many units. Only a figure on the margin itself is said to sit there.
+    rng = random.Random(50)
+    base = units(6, 1.0, 0.0, 51)
+    wide = {u: t * 1.11 * math.exp(rng.gauss(0, 0.5)) for u, t in base.items()}
+    c = Engine([Series("4", "0", "", base), Series("1", "1", "", wide)], Settings()).compare(
+        "4", "1"
+    )
+    assert c is not None and c.outcome == OPEN and not c.near_margin
+    tight = {u: t * (1.051 + (0.01 if i % 2 else -0.01)) for i, (u, t) in enumerate(base.items())}
+    c = Engine([Series("4", "0", "", base), Series("1", "1", "", tight)], Settings()).compare(
+        "4", "1"
+    )
+    assert c is not None and c.outcome == OPEN and c.near_margin
