@@ -40,6 +40,12 @@ def load_anchors(
     out: list[AnchorJob] = []
     for folder in folders:
         root = Path(folder) if Path(folder).is_absolute() else source / folder
+        if root.is_dir() and root.resolve() == source.resolve():
+            raise UserError(
+                f"study.anchors names {folder}, the results folder itself: an anchor folder "
+                "holds jobs that ran some of its points again (a twin sweep, a same-machine "
+                "check); give that folder, relative to the results folder."
+            )
         if not root.is_dir():
             raise UserError(
                 f"study.anchors names {folder}, and {root} is not a folder: an anchor folder "

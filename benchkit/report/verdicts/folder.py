@@ -95,6 +95,11 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
         raise UserError(f"bad study override ({msg}): check {', '.join(overrides)}.") from exc
     if not isinstance(obj, StudyConfig):
         raise UserError("the study settings did not resolve to a study config.")
+    if not 0 <= obj.knee_gain < 1:
+        raise UserError(
+            f"study.knee_gain={obj.knee_gain:g} is not a share between 0 and 1: it is the "
+            "smallest difference a verdict counts (0.05 for 5%)."
+        )
     try:
         check_language(obj.lang)
     except ValueError as exc:

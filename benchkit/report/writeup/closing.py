@@ -87,7 +87,7 @@ def use_this_view(
         server_command=u.server_command,
         rerun_intro=tr(lang, "benchkit, to measure this point again:"),
         rerun=u.rerun,
-        steps_intro=tr(lang, "To settle the verdicts, run next:"),
+        steps_intro=tr(lang, "To settle the open verdicts"),
         steps=[StepView(step_text(s, lang, post=post), s.command) for s in u.next_steps],
     )
 
@@ -158,8 +158,8 @@ def step_text(s: NextStep, lang: str, post: bool = False) -> str:
     if s.kind is StepKind.more_slots:
         return tr(
             lang,
-            "The knee was not reached within the slot counts measured: {points} next (a larger "
-            "count, and the count between the two largest where it was not measured):",
+            "The knee was not reached within the slot counts measured; the counts to run next "
+            "are {points} (a larger count, and one between the two largest counts measured):",
             points=points,
         )
     return tr(lang, "Only one slot count completed: more of them ({points}):", points=points)

@@ -28,3 +28,13 @@ def test_a_misspelt_study_setting_names_the_nearest(tmp_path: Path) -> None:
         resolve_study(results, ["study.knee_gan=0.1"])
     with pytest.raises(UserError, match=r"study\.zzz is not a study setting: see"):
         resolve_study(results, ["study.zzz=1"])
+
+
+def test_a_negative_margin_and_the_results_folder_as_its_own_anchor_are_refused() -> None:
+    results = find_results(STUDY / "results")
+    with pytest.raises(UserError, match=r"study\.knee_gain=-0\.05 is not a share between 0 and 1"):
+        resolve_study(results, ["study.knee_gain=-0.05"])
+    from benchkit.report.analysis.anchors import load_anchors
+
+    with pytest.raises(UserError, match="the results folder itself"):
+        load_anchors(STUDY / "results", ["."], ["slots"], "s_per_unit_throughput")
