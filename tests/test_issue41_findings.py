@@ -266,8 +266,8 @@ def test_decode_two_counts_say_the_gap_before_a_larger_count(tmp_path: Path) -> 
     # Said as what it is (a review read "a larger one too (8 slots; 32 slots)" as calling 8
     # larger than 16): the gap below the largest, and a larger count.
     assert (
-        "The knee was not reached within the slot counts measured: 8 slots; 32 slots next (a "
-        "larger count, and the count between the two largest where it was not measured):"
+        "The knee was not reached within the slot counts measured; the counts to run next are "
+        "8 slots; 32 slots (a larger count, and one between the two largest counts measured):"
     ) in md
     assert "slots=1,8,16,32" in md
 

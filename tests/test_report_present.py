@@ -359,7 +359,7 @@ def test_a_post_opens_with_what_ran_why_and_what_it_cannot_say(
     assert random.strip() in title.group(1) and "H200" in title.group(1), title.group(1)
     first, rest = body(md).strip().split("\n", 1)
     assert re.match(r"[^?]+\?", first) and "synth-" in first and "H200" in first, first
-    cannot = {"en": "says nothing about", "ko": "알려 주지 않습니다"}[lang]
+    cannot = {"en": "says nothing about", "ko": "이 모델로 알 수 없습니다"}[lang]
     assert cannot in first, first
     assert rest.lstrip().startswith(f"## {tr(lang, 'The answer')}\n")
 

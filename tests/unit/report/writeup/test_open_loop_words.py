@@ -92,7 +92,7 @@ def test_the_title_and_question_follow_the_load_and_the_factors_beside_it() -> N
         "How do parallel slots change the most load held under the SLO for this workload?",
     )
     title, question = composed(analysed(sweep(TWO_SLOTS)), "ko")
-    assert title.endswith("개방 루프 부하에서의 동시 슬롯") and question.endswith("달라지는가?")
+    assert title.endswith("개방 루프 부하에서의 동시 슬롯") and question.endswith("달라질까요?")
 
 
 def test_one_settings_capacity_is_said_without_an_empty_name() -> None:
