@@ -52,9 +52,14 @@ def test_real_sweep_over_slots(tmp_path: Path) -> None:
         lines = (sweep / str(num) / "calls.jsonl").read_text().splitlines()
         assert len(lines) == fixture.n_calls
         assert all(json.loads(x)["ok"] for x in lines)
-        # Loopback http on Linux: every call timed by the kernel's receive times, and the
-        # job says so (the httpx fallback would be a caveat in the report).
-        assert {json.loads(x)["client"] for x in lines} == {"raw-http/1.1+SO_TIMESTAMPNS"}
+        # Loopback http on Linux: the calls timed by the kernel's receive times, and the job
+        # says so (the httpx fallback would be a caveat in the report). A call one of whose
+        # reads carried no usable kernel time (the realtime clock stepped under a busy VM: the
+        # transport's own bounds, client/transport.py _stamp) is labelled as read-timed, not
+        # passed off as kernel-timed; CI saw one such call in a run of this test.
+        labels = [json.loads(x)["client"] for x in lines]
+        assert set(labels) <= {"raw-http/1.1+SO_TIMESTAMPNS", "raw-http/1.1"}
+        assert labels.count("raw-http/1.1+SO_TIMESTAMPNS") >= 0.8 * len(labels)
         assert res["provenance"]["client"] == {
             "path": "raw-http/1.1+SO_TIMESTAMPNS",
             "fallback": None,
