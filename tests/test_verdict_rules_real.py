@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report.analysis.numbers import BackendNumbers, SlotsNumbers
+from benchkit.report.analysis.numbers import BackendNumbers, ProjectionNumbers, SlotsNumbers
 from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.folder import analyse_folder
 
@@ -255,3 +255,39 @@ def test_a_decision_only_a_cold_start_made_is_provisional_and_says_so() -> None:
     # Its Vulkan jobs found 632 MiB of the card in use and its CUDA jobs 526 MiB, each the
     # same job after job: two drivers' own, not a shared card (each device against its own).
     assert not [e for e in a.sweep.contaminated if e["attribute"] == "card_memory"]
+
+
+def test_a_raced_point_is_restated_from_its_own_card_and_says_how_much_it_measured() -> None:
+    """Review 5 of the H100 study: the 8-slot figure (job 9, 8 of 16 units) and the projection
+    on it were restated through units other cards measured. Rules v11: from the points its
+    own card measured, and the projection says 8 of its 16 units ran; the knee names the
+    counts only cards apart from the best put past the margin (2 and 4 slots)."""
+    a = analyse_folder(H100 / "results", [ANCHORS])
+    assert a.sweep.restated["9"].measured == 8 and a.sweep.restated["9"].stated == 16
+    # Job 10 (1 slot, MTP on) is alone on its unrecorded machine: its own units' mean.
+    assert a.sweep.restated["10"].measured == a.sweep.restated["10"].stated == 3
+    p, s = a.verdict("projection"), a.verdict("slots")
+    assert p is not None and "restated" in p.reasons
+    assert isinstance(p.numbers, ProjectionNumbers) and p.numbers.units_stated == 16
+    assert s is not None and "knee_across" in s.reasons
+    assert isinstance(s.numbers, SlotsNumbers)
+    assert [c["other"]["slots"] for c in s.numbers.across or []] == [2, 4]
+    # The MTP verdict's bridges between the check card and job 9's card rest on one point run
+    # on both (CUDA, 8 slots): their point-to-point spread is not measured, and it says so.
+    m = a.verdict("mtp")
+    assert m is not None and "bridge_term_unmeasured" in m.reasons
+
+
+def test_a_backend_verdict_says_where_its_builds_differ_besides_the_backend() -> None:
+    """Review 5 of the H200 Vulkan study: the Vulkan build was portable (GGML_NATIVE=OFF),
+    carried, built on Debian 12; CUDA's native, on trixie. Rules v11: said beside the verdict,
+    which stays provisional on it; two builds of one kind on one system are no difference."""
+    b = analyse_folder(STUDIES / "h200-vulkan-vs-cuda" / "results").verdict("backend")
+    assert b is not None and "builds_differ" in b.reasons and b.status == "provisional"
+    assert isinstance(b.numbers, BackendNumbers)
+    built = b.numbers.builds_differ or {}
+    assert built["vulkan"]["portable"] is True and built["cuda"]["portable"] is False
+    assert "Debian 12.11" in built["vulkan"]["built_on"]
+    assert "the backend's own share is not isolated" in sentences.backend_sentence(b, "en")
+    mtp = analyse_folder(MTP).verdict("backend")
+    assert mtp is None or "builds_differ" not in mtp.reasons

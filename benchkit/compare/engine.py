@@ -131,6 +131,10 @@ class Comparison:
     # Open with its figure within a quarter of the margin of the margin itself: no practical
     # number of units decides it, and it is the figure's place that says why, not its spread.
     near_margin: bool = False
+    # A bridged comparison: the spread of the two machines' ratio from point to point (the
+    # card-by-point term, log scale) its interval holds, None where fewer than two points ran
+    # on both machines and it is not measured.
+    interaction: float | None = None
 
     @property
     def decided(self) -> bool:
@@ -152,6 +156,7 @@ class Comparison:
             "jobs": list(self.jobs),
             "machines": list(self.machines),
             "run_noise": self.run_noise,
+            "interaction": self.interaction,
         }
 
 
@@ -389,6 +394,7 @@ class Engine:
         # Whether an unknown machine may be taken for the one known machine (same_machine).
         self.single = len(known) <= 1
         self._memo: dict[tuple[str, str], Comparison | None] = {}
+        self._terms: dict[tuple[str, str], tuple[float, float] | None] = {}
 
     def points(self) -> list[str]:
         return list(self.by_point)
@@ -439,6 +445,30 @@ class Engine:
                     best = c
         return best
 
+    def interaction(self, m1: str, m2: str) -> tuple[float, float] | None:
+        """(sd, degrees of freedom) of the card-by-point term between two machines, on the
+        log scale: how far the second machine's ratio to the first moves from one point to
+        another, beyond what each point's own interval explains. A bridge applies one
+        point's ratio to another point, so it carries this term twice. None where fewer than
+        two points ran on both machines with an interval: then it is not measured."""
+        key = (m1, m2) if m1 <= m2 else (m2, m1)
+        if key in self._terms:
+            return self._terms[key]
+        logs: list[_Log] = []
+        for xs in self.by_point.values():
+            a = next((x for x in xs if x.machine == key[0]), None)
+            b = next((x for x in xs if x.machine == key[1]), None)
+            lg = _log_of(a, b, self.settings) if a is not None and b is not None else None
+            if lg is not None and lg.se is not None:
+                logs.append(lg)
+        term = None
+        if len(logs) >= 2:
+            means = [lg.mean for lg in logs]
+            own = statistics.fmean(lg.se**2 for lg in logs if lg.se is not None)
+            term = (math.sqrt(max(0.0, _stdev(means) ** 2 - own)), float(len(logs) - 1))
+        self._terms[key] = term
+        return term
+
     def _bridged(self, base: str, other: str) -> Comparison | None:
         """base on machine M1 and other on M2, through an anchor X measured on both: other /
         base = (other / X on M2) x (X / base on M1); the log variances add."""
@@ -456,28 +486,48 @@ class Engine:
                     xb = [y for y in self.by_point[x] if y.machine == b.machine]
                     for ya in xa:
                         for yb in xb:
-                            c = _bridge(base, other, a, ya, yb, b, s, x)
+                            term = self.interaction(a.machine, b.machine)
+                            c = _bridge(base, other, (a, ya, yb, b), s, x, term)
                             if c is not None and (best is None or _strength(c) > _strength(best)):
                                 best = c
         return best
 
 
 def _bridge(
-    base: str, other: str, a: Series, ya: Series, yb: Series, b: Series, s: Settings, via: str
+    base: str,
+    other: str,
+    chain: tuple[Series, Series, Series, Series],
+    s: Settings,
+    via: str,
+    term: tuple[float, float] | None,
 ) -> Comparison | None:
+    """`other` / `base` through the anchor: `chain` is base and the anchor on the first
+    machine, the anchor and other on the second. The two log-ratios' variances add, and the
+    card-by-point term twice where it is measured (`term`: Engine.interaction)."""
+    a, ya, yb, b = chain
     first, second = _log_of(a, ya, s), _log_of(yb, b, s)
     if first is None or second is None or first.se is None or second.se is None:
         return None
+    var = first.se**2 + second.se**2
+    dof = min(first.dof, second.dof)
+    if term is not None:
+        # Welch-Satterthwaite over the two legs and the term (rules v11).
+        extra = 2 * term[0] ** 2
+        parts = var**2 / max(dof, 1) + extra**2 / term[1]
+        var += extra
+        dof = var * var / parts if parts > 0 else math.inf
     log = _Log(
         first.mean + second.mean,
-        math.hypot(first.se, second.se),
-        min(first.dof, second.dof),
+        math.sqrt(var),
+        dof,
         min(first.units, second.units),
         first.basis if first.basis == second.basis else DECLARED,
         run_noise=first.run_noise if first.run_noise == second.run_noise else UNMEASURED,
     )
     c = _comparison(base, other, log, s, BRIDGED, (a.job, ya.job, yb.job, b.job))
-    c = Comparison(**{**c.__dict__, "via": via, "needed": None})
+    c = Comparison(
+        **{**c.__dict__, "via": via, "needed": None, "interaction": term[0] if term else None}
+    )
     return _with_machines(c, (a.machine, b.machine))
 
 

@@ -29,6 +29,10 @@ class Knee:
     rests_on: list[Comparison] = field(default_factory=list)
     open: list[Comparison] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    # Points before the knee that only a comparison across machines put beyond the margin:
+    # two cards of one model differ on one point by more than a margin, so the knee may lie
+    # at any of them (rules v11).
+    across: list[Comparison] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -52,6 +56,7 @@ def knee(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) ->
     rests: list[Comparison] = []
     open_: list[Comparison] = []
     missing: list[str] = []
+    across: list[Comparison] = []
     chosen = best
     for p in pts:
         if p == best:
@@ -69,6 +74,8 @@ def knee(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) ->
             break
         if c is not None and c.outcome != WORSE:
             open_.append(c)
+        if c is not None and c.machine == ACROSS:
+            across.append(c)
     # The knee is measured from the best, so it rests on no other point being faster than
     # the best beyond the margin: each point the walk above did not compare is compared with
     # the best too, and one that could be (its interval reaches past the margin, or it was
@@ -89,7 +96,7 @@ def knee(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) ->
         if not settled:
             open_.append(c)
     reached = not (chosen == pts[-1] and len(pts) > 1)
-    return Knee(chosen, best, reached, rests, open_, missing)
+    return Knee(chosen, best, reached, rests, open_, missing, across)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from benchkit.racing.estimate import imputed_means, paired_estimates
+from benchkit.racing.estimate import imputed_by_machine, imputed_means, paired_estimates
 from benchkit.racing.judge import race_engine
 from benchkit.racing.policy import (
     BEST,
@@ -269,6 +269,33 @@ def test_estimates_state_a_stopped_point_on_the_best_units() -> None:
     assert paired_estimates(measured, "best")["slow"] == pytest.approx(1.3 * full_mean)
     assert imputed_means(measured)["slow"] == pytest.approx(1.3 * full_mean)
     assert imputed_means(measured)["best"] == pytest.approx(full_mean)
+
+
+def test_a_stopped_point_is_restated_only_from_its_own_machines_points() -> None:
+    """Rules v11: on a card where the hard units take 1.5x what they take on another card
+    (a card-by-unit difference, not one factor), a point stopped on the easy units is stated
+    on its own card's difficulty, not the other card's; alone on its card it keeps its mean."""
+    best = {str(i): DIFFICULTY[i] for i in range(12)}
+    easy = sorted(best, key=lambda u: best[u])[:3]
+    hard = {u: v * (1.5 if u not in easy else 1.0) for u, v in best.items()}
+    measured = {
+        "best": best,
+        "peer": {u: v * 1.1 for u, v in hard.items()},
+        "slow": {u: hard[u] * 1.3 for u in easy},
+        "alone": {u: best[u] * 2 for u in easy},
+    }
+    where = {
+        "best": dict.fromkeys(best, "A"),
+        "peer": dict.fromkeys(best, "B"),
+        "slow": dict.fromkeys(easy, "B"),
+        "alone": dict.fromkeys(easy, "C"),
+    }
+    got = imputed_by_machine(measured, where)
+    assert got["slow"] == pytest.approx(1.3 * sum(hard.values()) / 12)
+    assert got["best"] == pytest.approx(sum(best.values()) / 12)
+    assert got["alone"] == pytest.approx(2 * sum(best[u] for u in easy) / 3)
+    # Through every card at once it would be stated on a difficulty no card measured.
+    assert imputed_means(measured)["slow"] != pytest.approx(got["slow"], rel=0.02)
 
 
 def _noisy(factor: float, n: int, sd: float, seed: int) -> dict[str, float]:

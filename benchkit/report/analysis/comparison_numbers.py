@@ -34,3 +34,6 @@ class ComparisonJson(TypedDict):
     unrecorded: NotRequired[bool]
     # Open with its figure on the margin itself (engine.Comparison.near_margin; rules v10).
     near_margin: NotRequired[bool]
+    # Bridged: the card-by-point term its interval holds (log sd), None where not measured
+    # (engine.Comparison.interaction; rules v11).
+    interaction: NotRequired[float | None]

@@ -48,6 +48,33 @@ def job_build(result: Result) -> JobBuild | None:
     }
 
 
+class BuildTraits(TypedDict, total=False):
+    """How a job's server was built, beside its source: a portable build (GGML_NATIVE=OFF, for
+    any x86-64 CPU with AVX2: what is carried to a machine that cannot build) or a native one,
+    and the system it was built on (its distribution and C library: its compiler's)."""
+
+    portable: bool
+    built_on: str
+
+
+def build_traits(result: Result) -> BuildTraits:
+    """A job's build traits as its provenance records them ({} where it records none)."""
+    sb = result.provenance.server_build
+    build = sb.extra.get("build") if sb is not None else None
+    if not isinstance(build, dict):
+        return {}
+    out: BuildTraits = {}
+    if isinstance(build.get("portable"), bool):
+        out["portable"] = bool(build["portable"])
+    on = build.get("built_on")
+    if isinstance(on, dict):
+        system = f"Debian {on['debian']}" if on.get("debian") else str(on.get("os") or "")
+        parts = [p for p in (system, str(on.get("libc") or "")) if p]
+        if parts:
+            out["built_on"] = ", ".join(parts)
+    return out
+
+
 def build_summary(by_job: Mapping[str, Mapping[str, Any] | Result]) -> dict[str, JobBuild]:
     """Per backend: the llama.cpp build number, commit, source and source date its jobs ran.
     `by_job`: each job's result.json object, or the result already loaded from it."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict, TypeVar
 
 from benchkit.report.analysis.comparison_numbers import ComparisonJson as ComparisonJson
+from benchkit.report.analysis.job_builds import BuildTraits as BuildTraits
 from benchkit.report.analysis.load_numbers import SettingCapacity
 from benchkit.report.analysis.numbers_base import CallRef as CallRef
 from benchkit.report.analysis.numbers_base import Capped as Capped
@@ -79,6 +80,9 @@ class BackendNumbers(_Numbers):
     # The decided comparisons that a cold start's leaving out decided (rules v10): each as
     # measured with the cold start kept, where its outcome differs.
     as_measured: list[ComparisonJson] | None = None
+    # Each backend's build where the backends' builds differ in more than the backend (rules
+    # v11): portable or native, and the system it was built on, only the traits that differ.
+    builds_differ: dict[str, BuildTraits] | None = None
 
 
 # ------------------------------------------------------------------------------ slots
@@ -178,6 +182,9 @@ class SlotsNumbers(_Numbers):
     # The decided comparisons that a cold start's leaving out decided (rules v10): each as
     # measured with the cold start kept, where its outcome differs.
     as_measured: list[ComparisonJson] | None = None
+    # Counts before the knee that only comparisons across machines put beyond the margin
+    # (rules v11): the knee may lie at any of them.
+    across: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ drafting
@@ -396,6 +403,9 @@ class ProjectionNumbers(_Numbers):
     ci_seconds: float | None = _null_with("measured")
     n: int | None = None
     units_measured: float | None = _null_with("measured")
+    # A raced point stopped early: the units its figure is stated on (racing.restate), of
+    # which `units_measured` its own; None where its figure is its own units' mean.
+    units_stated: int | None = None
     slot_latency: float | None = _null_with("measured")
     objective: ObjectiveJson | None = None
     objective_value: float | None = _null_with("measured")

@@ -3,9 +3,9 @@ units, against which point and with what confidence, and the machine time it sav
 
 A stopped point is neither missing nor provisional: its job completed the units the race
 asked of it, and the race decided it with the study's confidence. Its objective is stated on
-the units of the whole race (benchkit.racing.estimate.imputed_means), not as the mean of its
-own first units: units differ in difficulty, and the verdicts compare points that stopped
-after different rounds (`restate`).
+the units its machine's points ran in the race (benchkit.racing.estimate.imputed_by_machine),
+not as the mean of its own first units: units differ in difficulty, and the verdicts compare
+points that stopped after different rounds (`restate`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Any, TypedDict
 import pandas as pd
 
 from benchkit import bounded
-from benchkit.racing.estimate import imputed_means
+from benchkit.racing.estimate import Restated, by_home, imputed_by_machine
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
+from benchkit.report.analysis.evidence import machine_name
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import jobs_text, point_text
 from benchkit.results import JobResult
@@ -84,9 +85,9 @@ def undecided(source: Path) -> list[str]:
     ]
 
 
-def restate(df: pd.DataFrame, results: Sequence[JobResult], metric: str) -> dict[str, float]:
-    """In a raced sweep, each complete job's objective on the units of the whole race, set in
-    `df`; returns the values set (job -> value), {} when the sweep did not race."""
+def restate(df: pd.DataFrame, results: Sequence[JobResult], metric: str) -> dict[str, Restated]:
+    """In a raced sweep, each complete job's objective on the units its machine's points ran
+    in the race, set in `df`; returns what was set, by job ({} when the sweep did not race)."""
     if not results or metric not in RACEABLE:
         return {}
     source = results[0].job_dir.parent
@@ -99,10 +100,25 @@ def restate(df: pd.DataFrame, results: Sequence[JobResult], metric: str) -> dict
     }
     if len(measured) < 2:
         return {}
-    values = imputed_means(measured)
+    # Each unit's machine: the one the race recorded for it, else its job's.
+    recorded = unit_machines(source)
+    where = {
+        r.job_dir.name: {
+            u: recorded.get(r.job_dir.name, {}).get(u) or machine_name(r.result)
+            for u in measured[r.job_dir.name]
+        }
+        for r in results
+        if r.job_dir.name in measured
+    }
+    values = imputed_by_machine(measured, where)
+    out: dict[str, Restated] = {}
+    for group in by_home(measured, where).values():
+        units = len({u for vals in group.values() for u in vals})
+        for job, vals in group.items():
+            out[job] = Restated(values[job], len(vals), units)
     for job, v in values.items():
         df.loc[df["job"] == job, metric] = v
-    return values
+    return out
 
 
 def _point(race: Mapping[str, Any], job: str, lang: str) -> str:

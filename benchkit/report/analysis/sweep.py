@@ -14,10 +14,12 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.racing.estimate import Restated
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.anchor_job import AnchorJob as AnchorJob
 from benchkit.report.analysis.caps import JobCaps
 from benchkit.report.analysis.evidence import Objective
+from benchkit.report.analysis.job_builds import BuildTraits
 from benchkit.report.analysis.numbers import (
     Contamination,
     MissingPoint,
@@ -243,6 +245,12 @@ class Sweep:
     # stopped; the verdicts compare every pair on the comparison engine, as the race does.
     race_stopped: dict[str, str] = field(default_factory=dict)
     race_best: str | None = None
+    # A raced job's figure as the table states it: over its machine's units in the race, how
+    # many of them its own (racing.restate).
+    restated: dict[str, Restated] = field(default_factory=dict)
+    # How each job's server was built (job_builds.build_traits): a backend verdict whose
+    # backends' builds differ in more than the backend says so beside its ratios.
+    build_traits: dict[str, BuildTraits] = field(default_factory=dict)
     # The points a finished race left undecided against its best (racing.json): a verdict
     # that compares one rests on a pair the race's paired test did not settle.
     race_undecided: list[str] = field(default_factory=list)

@@ -118,6 +118,11 @@ REASON_WORDS = {
     "stalled": NC_("verdict reason", "stalls"),
     "slo_none": NC_("verdict reason", "no point met the study's SLO"),
     "knee_not_reached": NC_("verdict reason", "no slot count beyond the knee measured"),
+    "builds_differ": NC_("verdict reason", "backends whose builds differ in more than the backend"),
+    "bridge_term_unmeasured": NC_(
+        "verdict reason", "a bridge between machines with one point run on both"
+    ),
+    "knee_across": NC_("verdict reason", "slot counts compared with the best only across machines"),
     "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
     "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
     "partial_rounds": NC_("verdict reason", "slot counts whose units did not fill whole rounds"),

@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 10
+RULES_VERSION = 11
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -100,5 +100,14 @@ RULES: dict[int, str] = {
         "machine; a decision that holds only with a cold start left out is provisional, with "
         "the comparison as measured beside it; the racing table compares each point the race "
         "decided again as the verdicts do, and names where they differ"
+    ),
+    11: N_(
+        "a raced point stopped early is restated only from the points measured on its own "
+        "machine, and the projection says how many of its units it measured; a knee that only "
+        "comparisons across machines put past counts below it says the knee may lie at any "
+        "of them; a backend verdict whose backends' builds differ in more than the backend "
+        "(portable against native, built on another system) says so and stays provisional; a "
+        "bridge between machines holds the spread of their ratio from point to point where "
+        "two points ran on both, and says it is not measured where one did"
     ),
 }

@@ -20,6 +20,7 @@ from benchkit.report.analysis.claims import check_claims as check_claims
 from benchkit.report.analysis.job_builds import JobBuild as JobBuild
 from benchkit.report.analysis.job_builds import build_identity as build_identity
 from benchkit.report.analysis.job_builds import build_summary as build_summary
+from benchkit.report.analysis.job_builds import build_traits as build_traits
 from benchkit.report.analysis.job_builds import identity_problem as identity_problem
 from benchkit.report.analysis.job_builds import job_build as job_build
 from benchkit.report.analysis.sweep import BASIS_FACTORS as BASIS_FACTORS

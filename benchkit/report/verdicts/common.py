@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchkit.compare.engine import UNMEASURED, Comparison
+from benchkit.compare.engine import BRIDGED, UNMEASURED, Comparison
 from benchkit.report.analysis import caps
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.numbers import (
@@ -301,6 +301,10 @@ def _run_noise(comparisons: Sequence[Comparison], reasons: list[str]) -> None:
     a second run of both points could land elsewhere (benchkit.compare.engine.Settings)."""
     if any(c.run_noise == UNMEASURED for c in comparisons):
         reasons.append("run_noise_unmeasured")
+    # A decided bridge whose card-by-point term is not measured (one point ran on both
+    # machines) rests on that point's ratio holding for the others (rules v11).
+    if any(c.machine == BRIDGED and c.decided and c.interaction is None for c in comparisons):
+        reasons.append("bridge_term_unmeasured")
 
 
 def _objective_of(v: Verdict) -> str:

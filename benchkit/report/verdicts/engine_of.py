@@ -9,7 +9,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 
-from benchkit.compare.engine import ACROSS, Comparison, Engine, Series, Settings
+from benchkit.compare.engine import ACROSS, BRIDGED, Comparison, Engine, Series, Settings
 from benchkit.report.analysis.numbers import ComparisonJson, Point
 from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
 
@@ -249,4 +249,6 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         out["unrecorded"] = True
     if c.near_margin:
         out["near_margin"] = True
+    if c.machine == BRIDGED:
+        out["interaction"] = c.interaction
     return out

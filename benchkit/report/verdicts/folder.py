@@ -20,6 +20,7 @@ from benchkit import bounded, log
 from benchkit.config import StudyConfig, to_plain
 from benchkit.errors import UserError
 from benchkit.paths import conf_dir
+from benchkit.racing.estimate import Restated
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis import racing
 from benchkit.report.analysis.anchor_job import AnchorJob
@@ -198,6 +199,7 @@ def analyse_folder(
         stalls,
         capped,
         unreadable,
+        restated,
     )
     sw = inputs.sweep(df, study.slo)
     # Output drift needs the sweep's factors to choose its reference; a study that limits
@@ -241,6 +243,7 @@ class _SweepInputs:
     stalls: dict[str, JobStalls]
     capped: dict[str, JobCaps]
     unreadable: dict[str, list[int]]
+    restated: dict[str, Restated]
 
     def sweep(self, df: pd.DataFrame, slo: Mapping[str, float]) -> an.Sweep:
         """The sweep of `df` with the objective held to `slo`."""
@@ -288,6 +291,8 @@ class _SweepInputs:
             anchors=self.anchors,
         )
         built.unit_machines = self.machines
+        built.restated = self.restated
+        built.build_traits = {r.job_dir.name: an.build_traits(r.result) for r in results}
         built.measured_spans = {
             r.job_dir.name: dict(calls[r.path].spans)
             for r in results

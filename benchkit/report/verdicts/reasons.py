@@ -5,8 +5,9 @@ it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from benchkit.report.analysis.job_builds import BuildTraits
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
     CapacityNumbers,
@@ -22,6 +23,7 @@ from benchkit.report.analysis.stall_words import stalled_text
 from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import (
+    backend_name,
     contamination_text,
     factor_name,
     list_text,
@@ -32,7 +34,7 @@ from benchkit.report.lang.i18n import (
 )
 from benchkit.report.verdicts.common import PAIRED_UNITS, Verdict
 from benchkit.report.verdicts.compare_words import comparison_text, open_text, outcome_words
-from benchkit.report.verdicts.slots_words import partial_rounds_text
+from benchkit.report.verdicts.slots_words import across_text, partial_rounds_text
 from benchkit.report.verdicts.voice import in_post
 
 
@@ -79,6 +81,15 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
             "one run of {units} units, so no confidence interval",
             int(measured) if measured is not None else 0,
             units=fmt.integer(measured) if measured is not None else "?",
+        )
+    if reason == "restated" and isinstance(n, ProjectionNumbers) and n.units_stated:
+        measured = int(n.units_measured or 0)
+        return tr(
+            lang,
+            "{measured} of the {stated} units its figure is stated on ran at this point (the race "
+            "stopped it there); the others are restated from the points measured on its machine",
+            measured=fmt.integer(measured),
+            stated=fmt.integer(n.units_stated),
         )
     if reason.startswith("depends_on:"):
         factor = factor_name(reason.split(":", 1)[1], lang)
@@ -157,6 +168,17 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return _as_measured_text(n.as_measured, isinstance(n, DraftingNumbers), lang)
     if reason == "knee_not_reached":
         return tr(lang, "the knee was not reached within the slot counts measured")
+    if reason == "bridge_term_unmeasured":
+        return tr(
+            lang,
+            "a comparison bridged between two machines rests on one point run on both, so how "
+            "far the machines' ratio moves from one point to another is not measured: run a "
+            "second point on both",
+        )
+    if reason == "builds_differ" and isinstance(n, BackendNumbers) and n.builds_differ:
+        return builds_text(n.builds_differ, lang)
+    if reason == "knee_across" and isinstance(n, SlotsNumbers) and n.across:
+        return across_text(n.across, lang)
     if reason == "open_pairs" and isinstance(
         n, SlotsNumbers | BackendNumbers | DraftingNumbers | FactorNumbers
     ):
@@ -166,6 +188,32 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return _capacity_reason(reason, n, lang)
     # Never a bare code in the prose: the ledger's noun phrase for it.
     return reason_words(reason, lang)
+
+
+def builds_text(builds: Mapping[str, BuildTraits], lang: str) -> str:
+    """Why a backend verdict whose backends' builds differ in more than the backend does not
+    say the backend alone made the difference: each backend's differing traits."""
+    items = []
+    for backend, t in builds.items():
+        bits = []
+        if "portable" in t:
+            bits.append(
+                tr(lang, "a portable build (GGML_NATIVE=OFF)")
+                if t["portable"]
+                else tr(lang, "a native build")
+            )
+        if "built_on" in t:
+            bits.append(tr(lang, "built on {system}", system=t["built_on"]))
+        items.append(
+            tr(lang, "{backend}: {traits}", backend=backend_name(backend), traits=", ".join(bits))
+        )
+    return tr(
+        lang,
+        "the backends' builds differ in more than the backend ({items}), so each ratio is of "
+        "these two builds and the backend's own share is not isolated: build both the same way "
+        "to isolate it",
+        items="; ".join(items),
+    )
 
 
 def _as_measured_text(pairs: Sequence[ComparisonJson], at: bool, lang: str) -> str:

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import math
 
-from benchkit.report.analysis.numbers import Beyond, ElsewhereKnee, PartialRound, SlotsNumbers
-from benchkit.report.lang import fmt, tr
+from benchkit.report.analysis.numbers import (
+    Beyond,
+    ComparisonJson,
+    ElsewhereKnee,
+    PartialRound,
+    SlotsNumbers,
+)
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.lang.i18n import point_text, slots_phrase
 
 
@@ -58,6 +64,33 @@ def partial_rounds_text(rounds: list[PartialRound], lang: str) -> str:
         "every slot busy to its end (the slots-idle share under Where the time went says how "
         "much was idle; a multiple of the slot count fills whole rounds)",
         items=items,
+    )
+
+
+def across_text(pairs: list[ComparisonJson], lang: str) -> str:
+    """The reason a knee is provisional where only comparisons across machines put the counts
+    before it beyond the margin: each count with its ratio to the best."""
+    items = i18n.list_text(
+        [
+            tr(
+                lang,
+                "{slots} ({ratio})",
+                slots=slots_phrase(int(float(str(c["other"]["slots"]))), lang),
+                ratio=fmt.ratio(c["ratio"], lang),
+            )
+            for c in pairs
+            if c["ratio"] is not None and "slots" in c["other"]
+        ],
+        lang,
+    )
+    best = pairs[0]["base"].get("slots")
+    return tr(
+        lang,
+        "{items} took longer than {best} only as compared across machines, and two cards of "
+        "one model can differ on one point by more than the margin: the knee may lie at any "
+        "of them",
+        items=items,
+        best=slots_phrase(int(float(str(best))), lang) if best is not None else "?",
     )
 
 

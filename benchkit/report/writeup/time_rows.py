@@ -43,8 +43,9 @@ def rows_note(a: Analysed, lang: str) -> str:
         bits.append(
             tr(
                 lang,
-                "In this raced sweep each point's {objective} is stated on the race's units, from "
-                "its ratio to the other points on the units it ran (Racing).",
+                "In this raced sweep each point's {objective} is stated on the units its "
+                "machine's points ran, from its ratio to those points on the units it ran "
+                "(Racing).",
                 objective=i18n.objective_words(a.sweep.metric, lang),
             )
         )

@@ -237,3 +237,38 @@ def test_on_the_margin_is_where_the_figure_sits_not_how_wide_it_spreads() -> Non
         "4", "1"
     )
     assert c is not None and c.outcome == OPEN and c.near_margin
+
+
+def test_a_bridge_holds_the_machines_point_to_point_spread_where_two_points_ran_on_both() -> None:
+    """Rules v11: a bridge applies the anchor's machine ratio to another point, so where the
+    machines' ratio moves from point to point (two anchors: 1.05x and 1.20x) its interval
+    holds that spread twice; with one anchor it is not measured (interaction None)."""
+    a1 = Series("a", "0", "m1", units(16, 1.0, 0.01, 20))
+    x1 = Series("x", "1", "m1", units(16, 1.1, 0.01, 21))
+    x2 = Series("x", "2", "m2", units(16, 1.1 * 1.05, 0.01, 22))
+    b2 = Series("b", "3", "m2", units(16, 1.3 * 1.12, 0.01, 23))
+    one = Engine([a1, x1, x2, b2], Settings()).compare("a", "b")
+    assert one is not None and one.machine == BRIDGED and one.interaction is None
+    y1 = Series("y", "4", "m1", units(16, 0.9, 0.01, 24))
+    y2 = Series("y", "5", "m2", units(16, 0.9 * 1.20, 0.01, 25))
+    two = Engine([a1, x1, x2, b2, y1, y2], Settings()).compare("a", "b")
+    assert two is not None and two.machine == BRIDGED and two.interaction is not None
+    # log(1.20 / 1.05) = 0.134 between the two anchors: a spread of about 0.09 a point.
+    assert 0.05 < two.interaction < 0.15
+    width = math.log(two.high or math.inf) - math.log(two.low or 1e-9)
+    assert width > 2 * (math.log(one.high or math.inf) - math.log(one.low or 1e-9))
+
+
+def test_a_knee_that_only_comparisons_across_machines_place_names_them() -> None:
+    """Rules v11: 2 slots measured only on another card than the best (16) took 1.25x its
+    time there; the knee at 8 (same card as 16) may lie at 2, and the knee says which."""
+    best = Series("16", "0", "m1", units(16, 1.0, 0.01, 30))
+    eight = Series("8", "1", "m1", units(16, 1.02, 0.01, 31))
+    two = Series("2", "2", "m2", units(16, 1.25, 0.01, 32))
+    eng = Engine([best, eight, two], Settings())
+    k = questions.knee(eng, ["2", "8", "16"], {"2": 1.25, "8": 1.02, "16": 1.0})
+    assert k.knee == "8" and [c.other for c in k.across] == ["2"]
+    # On one card nothing is across.
+    same = Engine([best, eight, Series("2", "2", "m1", units(16, 1.25, 0.01, 32))], Settings())
+    k = questions.knee(same, ["2", "8", "16"], {"2": 1.25, "8": 1.02, "16": 1.0})
+    assert k.knee == "8" and not k.across

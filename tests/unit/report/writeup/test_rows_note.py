@@ -11,9 +11,9 @@ from benchkit.report.writeup.time_rows import rows_note as _rows_note
 STUDIES = repo_root() / "docs" / "studies"
 
 
-def test_a_raced_sweep_says_its_objective_is_on_the_races_units() -> None:
+def test_a_raced_sweep_says_its_objective_is_on_its_machines_units() -> None:
     note = _rows_note(analyse_folder(STUDIES / "h100-vulkan-vs-cuda-warm" / "results"), "en")
-    assert "stated on the race's units" in note and "cold starts" not in note
+    assert "stated on the units its machine's points ran" in note and "cold starts" not in note
 
 
 def test_cold_starts_left_out_are_named_under_the_table() -> None:

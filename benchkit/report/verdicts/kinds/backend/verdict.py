@@ -11,6 +11,7 @@ from benchkit.compare.engine import ACROSS, OPEN, WORSE, Comparison, Engine
 from benchkit.report.analysis.numbers import (
     BackendContext,
     BackendNumbers,
+    BuildTraits,
 )
 from benchkit.report.analysis.sweep import PROVISIONAL, Cell, Sweep, _is_num
 from benchkit.report.verdicts.common import (
@@ -82,6 +83,9 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
     if open_:
         reasons.append("open_pairs")
     _run_noise(comparisons, reasons)
+    builds = builds_differ(sw, used)
+    if builds:
+        reasons.append("builds_differ")
     numbers = BackendNumbers(
         contexts=contexts,
         winners=winners,
@@ -96,11 +100,39 @@ def backend_verdict(sw: Sweep) -> Verdict | None:
         cold=_cold(sw, used),
         comparisons=[comparison_json(sw, c) for c in comparisons],
         open=[comparison_json(sw, c) for c in open_],
+        builds_differ=builds or None,
     )
     point = None if verdict in ("mixed", "no difference") else {"backend": verdict}
     return Verdict(
         "backend", verdict, _status(missing, reasons), missing, m, numbers, point, reasons
     )
+
+
+def builds_differ(sw: Sweep, cells: list[Cell]) -> dict[str, BuildTraits]:
+    """Each backend's build traits that differ between the backends compared ({} where none
+    do): a portable build against a native one, or builds made on different systems (their
+    compilers), is a difference besides the backend that its ratio carries unisolated. A
+    trait a backend's jobs do not agree on, or that some backend does not record, is left
+    out: it is not one backend's."""
+    by_backend: dict[str, list[BuildTraits]] = {}
+    for c in cells:
+        for job in c.jobs:
+            by_backend.setdefault(str(c.values["backend"]), []).append(sw.build_traits.get(job, {}))
+    if len(by_backend) < 2:
+        return {}
+    out: dict[str, BuildTraits] = {b: {} for b in by_backend}
+    for key in ("portable", "built_on"):
+        values = {}
+        for backend, traits in by_backend.items():
+            seen = {str(t.get(key)) for t in traits}
+            if len(seen) != 1 or any(key not in t for t in traits):
+                break
+            values[backend] = traits[0][key]
+        else:
+            if len(set(map(str, values.values()))) > 1:
+                for backend, v in values.items():
+                    out[backend][key] = v
+    return out if any(out.values()) else {}
 
 
 def _setting(

@@ -163,6 +163,13 @@ def _measured_numbers(
     statistics); a single run, runaway outputs and what taints its jobs added to `reasons`."""
     if s.n < 2:
         reasons.append("single_run")
+    # A point the race stopped early has a figure restated from its machine's other points.
+    stated = [r for j in cell.jobs if (r := sw.restated.get(j)) is not None]
+    units_stated = (
+        stated[0].stated if len(stated) == 1 and stated[0].measured < stated[0].stated else None
+    )
+    if units_stated is not None:
+        reasons.append("restated")
     uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
     cap = _capped(sw, cell, _neighbours(sw, cell))
     if cap is not None:
@@ -174,6 +181,7 @@ def _measured_numbers(
         ci_seconds=None if s.ci is None else units * s.ci,
         n=s.n,
         units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
+        units_stated=units_stated,
         slot_latency=cell.mean(SLOT_LATENCY),
         objective=sw.objective.to_json(),
         objective_value=cell.mean(sw.metric),

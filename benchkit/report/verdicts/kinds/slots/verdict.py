@@ -170,6 +170,8 @@ def _knee_numbers(
         reasons.append("knee_not_reached")
     if not kq.complete:
         reasons.append("open_pairs")
+    if kq.across:
+        reasons.append("knee_across")
     _run_noise(kq.rests_on, reasons)
     # The figures the sentences state are the comparisons' (paired, one machine where there
     # is one), not the table's means, which may come from two machines.
@@ -194,6 +196,7 @@ def _knee_numbers(
         faster=faster,
         comparisons=[comparison_json(sw, c) for c in kq.rests_on],
         open=[comparison_json(sw, c) for c in kq.open],
+        across=[comparison_json(sw, c) for c in kq.across] or None,
         capped=cap,
         stalled=_stalled(sw, primary, reasons, "slots"),
         cold=_cold(sw, primary),
