@@ -291,3 +291,16 @@ def test_a_backend_verdict_says_where_its_builds_differ_besides_the_backend() ->
     assert "the backend's own share is not isolated" in sentences.backend_sentence(b, "en")
     mtp = analyse_folder(MTP).verdict("backend")
     assert mtp is None or "builds_differ" not in mtp.reasons
+
+
+def test_a_partial_round_states_the_idle_slot_time_its_calls_measured() -> None:
+    """Review 5: the partial-rounds reason named how the units fell, not what it cost. Rules
+    v11: each count's slot-time idle as its calls measured it (Qwen3: 16 units on 3 and 6
+    slots), which a tail that overlaps keeps below the arithmetic share."""
+    s = analyse_folder(QWEN).verdict("slots")
+    assert s is not None and isinstance(s.numbers, SlotsNumbers)
+    rounds = {r["slots"]: r for r in s.numbers.partial_rounds or []}
+    assert set(rounds) == {3, 6}
+    for r in rounds.values():
+        assert 0 < r.get("measured_idle", 0) <= r["idle_share"]
+    assert "of its slot-time idle as measured" in sentences.slots_sentence(s, "en")

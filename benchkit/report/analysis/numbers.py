@@ -138,6 +138,9 @@ class PartialRound(TypedDict):
     slots: int
     units: int
     idle_share: float
+    # The share of slot-time idle while the server had work, as its calls measured it
+    # (analysis.slot_use; rules v11): what the partial round cost, not only how units fell.
+    measured_idle: NotRequired[float]
 
 
 class ElsewhereKnee(TypedDict):

@@ -29,6 +29,7 @@ from benchkit.report.analysis.caps import JobCaps
 from benchkit.report.analysis.job_builds import JobBuild
 from benchkit.report.analysis.job_calls import JobCalls, read_calls, stalls_caps
 from benchkit.report.analysis.quality import DriftSet, measure_drift
+from benchkit.report.analysis.slot_use import idle_slot_share
 from benchkit.report.analysis.stalls import PER_UNIT, JobStalls
 from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import check_language
@@ -166,6 +167,20 @@ class Analysed:
         return {r.job_dir.name: r.result for r in self.results}
 
 
+def _slots_idle(results: Sequence[JobResult], calls: Mapping[Path, JobCalls]) -> dict[str, float]:
+    """Each complete job's share of slot-time idle while its server had work (slot_use)."""
+    out: dict[str, float] = {}
+    for r in results:
+        slots = r.result.factors.get("slots")
+        jc = calls.get(r.path)
+        if r.status != "complete" or jc is None or not str(slots).isdigit():
+            continue
+        idle = idle_slot_share(jc.windows, int(str(slots)))
+        if idle is not None:
+            out[r.job_dir.name] = idle
+    return out
+
+
 def analyse_folder(
     source: Path, overrides: Sequence[str] = (), study: StudyConfig | None = None
 ) -> Analysed:
@@ -293,6 +308,7 @@ class _SweepInputs:
         built.unit_machines = self.machines
         built.restated = self.restated
         built.build_traits = {r.job_dir.name: an.build_traits(r.result) for r in results}
+        built.slots_idle = _slots_idle(results, calls)
         built.measured_spans = {
             r.job_dir.name: dict(calls[r.path].spans)
             for r in results

@@ -43,19 +43,41 @@ def _one(e: ElsewhereKnee, k: int, lang: str) -> str:
     )
 
 
+def _round(r: PartialRound, lang: str) -> str:
+    """'4 slots: 6 units, a last round of 2, 21% of slot-time idle as measured'."""
+    last = r["units"] - (math.ceil(r["units"] / r["slots"]) - 1) * r["slots"]
+    if "measured_idle" in r:
+        return tr(
+            lang,
+            "{slots}: {units} units, a last round of {last}, {idle} of its slot-time idle as "
+            "measured",
+            slots=slots_phrase(r["slots"], lang),
+            units=fmt.integer(r["units"]),
+            last=fmt.integer(last),
+            idle=fmt.pct(r["measured_idle"]),
+        )
+    return tr(
+        lang,
+        "{slots}: {units} units, a last round of {last}",
+        slots=slots_phrase(r["slots"], lang),
+        units=fmt.integer(r["units"]),
+        last=fmt.integer(last),
+    )
+
+
 def partial_rounds_text(rounds: list[PartialRound], lang: str) -> str:
     """The reason a knee resting on counts whose units did not fill whole rounds is
     provisional, each count with its units and idle share."""
-    items = "; ".join(
-        tr(
+    items = "; ".join(_round(r, lang) for r in rounds)
+    if all("measured_idle" in r for r in rounds):
+        # The idle share measured from the calls: what the partial round cost the count.
+        return tr(
             lang,
-            "{slots}: {units} units, a last round of {last}",
-            slots=slots_phrase(r["slots"], lang),
-            units=fmt.integer(r["units"]),
-            last=fmt.integer(r["units"] - (math.ceil(r["units"] / r["slots"]) - 1) * r["slots"]),
+            "the units did not fill whole rounds of slots ({items}), so those counts ran with "
+            "slots idle that a workload of whole rounds would fill (a multiple of the slot "
+            "count fills whole rounds)",
+            items=items,
         )
-        for r in rounds
-    )
     # The count of units says the run could not keep every slot busy to its end; how much
     # slot-time was idle is measured in "Where the time went" (slots idle), not assumed here.
     return tr(

@@ -434,7 +434,27 @@ def _shared(c: ComparisonJson) -> Point:
 
 
 def _partial(n: SlotsNumbers, lang: str) -> str:
-    counts = [r["slots"] for r in n.partial_rounds or []]
+    rounds = n.partial_rounds or []
+    if rounds and all("measured_idle" in r for r in rounds):
+        items = i18n.list_text(
+            [
+                tr(
+                    lang,
+                    "{slots} ({idle} of slot-time idle)",
+                    slots=i18n.slots_phrase(r["slots"], lang),
+                    idle=fmt.pct(r.get("measured_idle", 0.0)),
+                )
+                for r in rounds
+            ],
+            lang,
+        )
+        return tr(
+            lang,
+            "at {slots} the units did not fill whole rounds of slots, so those runs ended with "
+            "slots idle",
+            slots=items,
+        )
+    counts = [r["slots"] for r in rounds]
     items = i18n.list_text([i18n.slots_phrase(c, lang) for c in counts], lang)
     return tr(
         lang,

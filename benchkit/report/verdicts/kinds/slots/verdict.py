@@ -361,7 +361,11 @@ def _partial_rounds(
         n = min(known)
         idle = 1 - n / (math.ceil(n / s) * s)
         if idle > 0:
-            out.append({"slots": s, "units": n, "idle_share": idle})
+            entry: PartialRound = {"slots": s, "units": n, "idle_share": idle}
+            seen = [sw.slots_idle[j] for j in c.jobs if j in sw.slots_idle]
+            if seen:
+                entry["measured_idle"] = sum(seen) / len(seen)
+            out.append(entry)
     return out
 
 
