@@ -304,3 +304,22 @@ def test_a_partial_round_states_the_idle_slot_time_its_calls_measured() -> None:
     for r in rounds.values():
         assert 0 < r.get("measured_idle", 0) <= r["idle_share"]
     assert "of its slot-time idle as measured" in sentences.slots_sentence(s, "en")
+
+
+def test_energy_is_compared_on_the_anchor_runs_where_a_settings_jobs_ran_on_two_cards() -> None:
+    """Stop 49's open line: energy ignored the anchors. The H100 study's 8 slots, MTP off ran
+    CUDA on one card and Vulkan on another; the check card ran both: compared there (rules
+    v11), with the ratio of the check card's own J per unit."""
+    from benchkit.report.analysis.energy_numbers import backend_energy, job_rows
+    from benchkit.report.writeup.energy import _anchor_rows
+
+    a = analyse_folder(H100 / "results", [ANCHORS])
+    rows = job_rows(a.results, a.sweep.stalls)
+    (pair,) = backend_energy(rows, _anchor_rows(a))
+    assert pair["anchored"] == [{"slots": "8", "mtp": "false"}]
+    at8 = next(r for r in pair["ratios"] if r["at"] == {"slots": "8", "mtp": "false"})
+    check = {str(r["backend"]): float(r["j_per_unit"]) for r in _anchor_rows(a) if r["slots"] == 8}
+    assert at8["ratio"] == pytest.approx(check["vulkan"] / check["cuda"])
+    assert {"slots": "8", "mtp": "false"} not in pair["apart"]
+    (without,) = backend_energy(rows)
+    assert "anchored" not in without and {"slots": "8", "mtp": "false"} in without["apart"]

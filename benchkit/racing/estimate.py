@@ -1,4 +1,4 @@
-"""A raced point's objective on the units of the whole race, from the paired comparison.
+"""A raced point's objective on the units its machine's points ran, from the paired comparison.
 
 A point the race stopped after 3 units has the mean of those 3 units, and the best has the
 mean of, say, 9. Units differ in difficulty (the seed's units by 3x), so the two means are not

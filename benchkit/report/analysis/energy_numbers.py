@@ -102,9 +102,13 @@ def _without_cold(m: Mapping[str, object], js: JobStalls | None) -> float | None
     return (energy - cold) / units
 
 
-def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]:
+def backend_energy(
+    rows: Sequence[Mapping[str, Any]], anchors: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, object]]:
     """Per pair of backends: the other's J/unit over the reference's (the backend with the
-    lower mean J/unit) at each setting of the other factors both completed."""
+    lower mean J/unit) at each setting of the other factors both completed. A setting whose
+    jobs ran on two machines is compared on `anchors` (the rows of study.anchors' jobs) where
+    both backends' anchor runs there ran on one machine over the same units (rules v11)."""
     with_j = [r for r in rows if r["j_per_unit"] is not None and r["backend"] is not None]
     backends = sorted({str(r["backend"]) for r in with_j})
     if len(backends) < 2:
@@ -114,40 +118,75 @@ def backend_energy(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]
     def key(r: Mapping[str, Any]) -> tuple[str, ...]:
         return tuple(_norm(r[k]) for k in rest)
 
-    by: dict[tuple[str, tuple[str, ...]], list[Mapping[str, Any]]] = {}
-    for r in with_j:
-        by.setdefault((str(r["backend"]), key(r)), []).append(r)
-    mean = {k: sum(float(r["j_per_unit"]) for r in v) / len(v) for k, v in by.items()}
+    by = _by_setting(with_j, key)
+    spare = _by_setting(
+        [r for r in anchors if r["j_per_unit"] is not None and r["backend"] is not None], key
+    )
     out: list[dict[str, object]] = []
     for a, b in itertools.combinations(backends, 2):
-        both = sorted({c for (x, c) in mean if x == a} & {c for (x, c) in mean if x == b})
+        both = sorted({c for (x, c) in by if x == a} & {c for (x, c) in by if x == b})
         # Two cards differ by more than the margin on one point, and a raced job's J/unit is
         # over the units it reached: a setting is compared only where both backends' jobs
         # ran on one machine and the same number of units (a review found an average over
-        # settings two of which paired two cards).
-        shared = [c for c in both if _alike([*by[(a, c)], *by[(b, c)]])]
-        apart = [dict(zip(rest, c, strict=True)) for c in both if c not in shared]
-        if not shared:
+        # settings two of which paired two cards), or their anchor runs did.
+        pairs: dict[tuple[str, ...], tuple[list[Mapping[str, Any]], ...]] = {}
+        anchored = []
+        for c in both:
+            if _alike([*by[(a, c)], *by[(b, c)]]):
+                pairs[c] = (by[(a, c)], by[(b, c)])
+            elif (a, c) in spare and (b, c) in spare and _alike([*spare[(a, c)], *spare[(b, c)]]):
+                pairs[c] = (spare[(a, c)], spare[(b, c)])
+                anchored.append(c)
+        apart = [dict(zip(rest, c, strict=True)) for c in both if c not in pairs]
+        if not pairs:
             if apart:
                 out.append({"reference": a, "other": b, "ratios": [], "apart": apart})
             continue
-        avg_a = sum(mean[(a, c)] for c in shared) / len(shared)
-        avg_b = sum(mean[(b, c)] for c in shared) / len(shared)
-        ref, other = (a, b) if avg_a <= avg_b else (b, a)
-        ratios = [
-            (mean[(other, c)] / mean[(ref, c)], dict(zip(rest, c, strict=True))) for c in shared
-        ]
-        out.append(
-            {
-                "reference": ref,
-                "other": other,
-                "ratios": [{"ratio": x, "at": at} for x, at in ratios],
-                "mean_ratio": sum(x for x, _ in ratios) / len(ratios),
-                "min": min(ratios, key=lambda t: t[0]),
-                "max": max(ratios, key=lambda t: t[0]),
-                "apart": apart,
-            }
-        )
+        out.append(_pair(a, b, pairs, rest, apart, anchored))
+    return out
+
+
+def _by_setting(
+    rows: Sequence[Mapping[str, Any]], key: Any
+) -> dict[tuple[str, tuple[str, ...]], list[Mapping[str, Any]]]:
+    by: dict[tuple[str, tuple[str, ...]], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by.setdefault((str(r["backend"]), key(r)), []).append(r)
+    return by
+
+
+def _pair(
+    a: str,
+    b: str,
+    pairs: Mapping[tuple[str, ...], tuple[list[Mapping[str, Any]], ...]],
+    rest: Sequence[str],
+    apart: list[dict[str, str]],
+    anchored: Sequence[tuple[str, ...]],
+) -> dict[str, object]:
+    """The pair's ratios at the settings compared, the lower mean J/unit as the reference."""
+
+    def mean(rs: Sequence[Mapping[str, Any]]) -> float:
+        return sum(float(r["j_per_unit"]) for r in rs) / len(rs)
+
+    avg_a = sum(mean(x) for x, _ in pairs.values()) / len(pairs)
+    avg_b = sum(mean(y) for _, y in pairs.values()) / len(pairs)
+    flip = avg_a > avg_b
+    ref, other = (b, a) if flip else (a, b)
+    ratios = []
+    for c, (x, y) in pairs.items():
+        r = mean(x) / mean(y) if flip else mean(y) / mean(x)
+        ratios.append((r, dict(zip(rest, c, strict=True))))
+    out: dict[str, object] = {
+        "reference": ref,
+        "other": other,
+        "ratios": [{"ratio": x, "at": at} for x, at in ratios],
+        "mean_ratio": sum(x for x, _ in ratios) / len(ratios),
+        "min": min(ratios, key=lambda t: t[0]),
+        "max": max(ratios, key=lambda t: t[0]),
+        "apart": apart,
+    }
+    if anchored:
+        out["anchored"] = [dict(zip(rest, c, strict=True)) for c in anchored]
     return out
 
 

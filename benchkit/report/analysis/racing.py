@@ -331,10 +331,11 @@ def racing_view(
                 ),
                 tr(
                     lang,
-                    "each point's objective in the verdicts and tables is stated on the units of "
-                    "the whole race, from its ratio to the other points on the units it ran (its "
-                    "own first units differ in difficulty); result.json and the energy table keep "
-                    "each job's own wall clock over its own units",
+                    "each point's objective in the tables and the projection is stated on the "
+                    "units its machine's points ran, from its ratio to those points on the units "
+                    "it ran (its own first units differ in difficulty); the verdicts compare the "
+                    "jobs' own units, paired; result.json and the energy table keep each job's "
+                    "own wall clock over its own units",
                 ),
             ],
         )

@@ -190,7 +190,7 @@ def analyse_folder(
     study = study or resolve_study(results, overrides)
     calls = read_calls(results)
     df = tidy(results, {p: jc.figures for p, jc in calls.items()})
-    # A raced sweep's jobs ran different numbers of units: each is stated on the race's units.
+    # A raced sweep's jobs ran different numbers of units: each is stated on its machine's units.
     restated = racing.restate(df, results, ev.objective_of(study.objective, study.slo).metric)
     planned = an.planned_space(study.factors, swept_factors(source))
     builds = {r.job_dir.name: an.job_build(r.result) for r in results}

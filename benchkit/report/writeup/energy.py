@@ -24,6 +24,7 @@ from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.report.lang.i18n import backend_name, job_seconds_text, point_text
 from benchkit.report.verdicts.figures import drawable
 from benchkit.report.writeup.recommend import recommendation
+from benchkit.results import find_results
 from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 
 FIGURE = "telemetry.png"
@@ -105,6 +106,13 @@ def verdict_lines(pairs: Sequence[Mapping[str, Any]], n_missing: int, lang: str)
                 other=other,
                 ref=ref,
                 r=r,
+            )
+        if p.get("anchored"):
+            line += " " + tr(
+                lang,
+                "At {where} the sweep's jobs ran on two machines: compared on the anchor runs, "
+                "which ran both there on one.",
+                where="; ".join(_label(at, lang) for at in p["anchored"]),
             )
         if apart:
             line += " " + _apart_line(p, apart, lang, alone=False)
@@ -301,6 +309,24 @@ def no_gpu_sentence(rows: Sequence[Mapping[str, object]], lang: str) -> str:
     )
 
 
+def _anchor_rows(a: Any) -> list[dict[str, object]]:
+    """The telemetry rows of the anchor jobs the verdicts bridge through (study.anchors):
+    where a setting's own jobs ran on two machines, its anchor runs may have run on one."""
+    anchors = getattr(getattr(a, "sweep", None), "anchors", None) or []
+    source = getattr(a, "source", None)
+    if not anchors or not isinstance(source, Path):
+        return []
+    wanted: dict[str, set[str]] = {}
+    for x in anchors:
+        folder, _, job = str(x.job).rpartition("/")
+        wanted.setdefault(folder, set()).add(job)
+    found = []
+    for folder, jobs in sorted(wanted.items()):
+        root = Path(folder) if Path(folder).is_absolute() else source / folder
+        found += [r for r in find_results(root) if r.job_dir.name in jobs]
+    return job_rows(found)
+
+
 def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     """The section's view model; {"show": False} when no job carries telemetry keys (results
     from before benchkit sampled anything), so older reports render as they did. With a
@@ -312,7 +338,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
     if not any(r[k] is not None for r in rows for k in gpu_keys):
         return {"show": True, "brief": no_gpu_sentence(rows, lang)}
     missing = len(getattr(getattr(a, "sweep", None), "missing", []) or [])
-    lines = verdict_lines(backend_energy(rows), missing, lang)
+    lines = verdict_lines(backend_energy(rows, _anchor_rows(a)), missing, lang)
     point, recommended = _recommended(a)
     at = _row_at(rows, point) if point else None
     figure = None
@@ -360,7 +386,7 @@ def energy_view(a: Any, folder: Path | None, lang: str) -> dict[str, object]:
         "show": True,
         "rows": [{k: v for k, v in r.items() if k != "dir"} for r in rows],
         "lines": lines,
-        "pairs": backend_energy(rows),
+        "pairs": backend_energy(rows, _anchor_rows(a)),
         "figure": figure,
         "figure_title": figure_title(
             lang, _label({k: point[k] for k in FACTORS if point and k in point}, lang), recommended

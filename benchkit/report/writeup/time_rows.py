@@ -1,6 +1,6 @@
 """The results tables' companions: what the "All results" table restates (a raced point's
-objective on the race's units, figures without cold starts), and the "Where the time went" rows
-(each job's busy shares, slots idle, GPU and server thread)."""
+objective on its machine's units in the race, figures without cold starts), and the "Where the
+time went" rows (each job's busy shares, slots idle, GPU and server thread)."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ class TimeRow(TypedDict):
 
 
 def rows_note(a: Analysed, lang: str) -> str:
-    """What the results table restates: a raced point's objective on the race's units, and
-    figures without cold starts; the other columns (and results.csv) are as each job measured
-    them (empty: nothing restated)."""
+    """What the results table restates: a raced point's objective on its machine's units in
+    the race, and figures without cold starts; the other columns (and results.csv) are as each
+    job measured them (empty: nothing restated)."""
     bits = []
     if a.sweep.race_stopped or a.sweep.race_best:
         bits.append(
