@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from benchkit import drafting, space
 from benchkit.client.warmup import WarmupBlock
