@@ -19,6 +19,7 @@ from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
 from benchkit.quality.drift import Drift
 from benchkit.report import ledger
 from benchkit.report.analysis.caveats import caveat_sentence
+from benchkit.report.analysis.claims import ClaimCheck, Refuted
 from benchkit.report.analysis.numbers import ValidityNumbers, of
 from benchkit.report.analysis.quality import kld_text, quality_view
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
@@ -82,13 +83,13 @@ def study_words(study: StudyConfig, lang: str, a: Analysed | None = None) -> Stu
     )
 
 
-def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _claims_in(words: StudyText, claims: Sequence[ClaimCheck]) -> list[ClaimCheck]:
     """The checked claims with their premise and source in the report's language (the
     ledger keeps the study's own words, so corrections match across languages)."""
-    out = []
+    out: list[ClaimCheck] = []
     for i, c in enumerate(claims):
         t = (words.claims or [])[i] if i < len(words.claims or []) else None
-        out.append(dict(c, premise=t.premise, source=t.source) if t else dict(c))
+        out.append({**c, "premise": t.premise, "source": t.source} if t else c.copy())
     return out
 
 
@@ -285,18 +286,18 @@ def _best_point_drift(job: str | None, d: Drift | None, reference: str | None, l
     )
 
 
-def _refuted(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _refuted(words: StudyText, claims: Sequence[ClaimCheck]) -> list[Refuted]:
     """The premises the data refute, as corrections."""
     return [
-        {
-            "premise": c["premise"],
-            "source": c["source"],
-            "metric": c["metric"],
-            "lo": c["expected_min"],
-            "hi": c["expected_max"],
-            "mlo": c["measured_min"],
-            "mhi": c["measured_max"],
-        }
+        Refuted(
+            premise=c["premise"],
+            source=c["source"],
+            metric=c["metric"],
+            lo=c["expected_min"],
+            hi=c["expected_max"],
+            mlo=c["measured_min"],
+            mhi=c["measured_max"],
+        )
         for c in _claims_in(words, claims)
         if c["status"] == "refuted"
     ]
