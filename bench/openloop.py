@@ -1,7 +1,7 @@
 """The open-loop client's timing and CPU cost at known rates, against the scripted server.
 
-    python bench/openloop.py --out docs/perf/openloop/openloop.json              # benchkit, and the
-    python bench/openloop.py --peers --out docs/perf/openloop/openloop.json      # peers where installed
+    python bench/openloop.py --out docs/perf/openloop/openloop.json          # benchkit, and the
+    python bench/openloop.py --peers --out docs/perf/openloop/openloop.json  # peers where installed
     python bench/openloop.py --markdown docs/perf/openloop/openloop.json
 
 benchkit's open-loop client (`benchkit.client.openloop.OpenLoopReplayer`, as `load=poisson`

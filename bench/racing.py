@@ -23,7 +23,7 @@ shared units is not.
 
     python bench/racing.py --seeds 200 --out docs/perf/racing/racing.json
     python bench/racing.py --record /tmp/cpu-sweep --to bench/data/cpu-sweep   # store a sweep
-    python bench/racing.py --seeds 200 --cuts --out docs/perf/racing/racing-cuts.json   # + fixed cuts
+    python bench/racing.py --seeds 200 --cuts --out docs/perf/racing/racing-cuts.json # + fixed cuts
     python bench/racing.py --markdown docs/perf/racing/racing.json
 """
 

@@ -231,8 +231,7 @@ def _claims_view(
     """The claims section: each checked claim in the report's language with its status in
     words."""
     return [
-        dict(c, status_text=i18n.claim_status(c["status"], lang))
-        for c in _claims_in(words, claims)
+        dict(c, status_text=i18n.claim_status(c["status"], lang)) for c in _claims_in(words, claims)
     ]
 
 
