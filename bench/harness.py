@@ -1,6 +1,6 @@
 """Benchmark the benchmark clients: benchkit's replay client beside guidellm and AIPerf.
 
-    python bench/harness.py --all --out docs/perf/harness.json     # the committed table
+    python bench/harness.py --all --out docs/perf/harness/harness.json     # the committed table
     python bench/harness.py --smoke --out /tmp/harness.json        # a quick look
     python bench/harness.py --tools benchkit --concurrency 64,512  # one client, some points
 
@@ -532,7 +532,7 @@ def build_parser() -> Parser:
     )
     ap.add_argument("--llama", action="store_true", help="overhead against a real llama-server")
     ap.add_argument("--report-scale", action="store_true", help="1,000-job report timing")
-    ap.add_argument("--out", type=Path, default=Path("docs/perf/harness.json"))
+    ap.add_argument("--out", type=Path, default=Path("docs/perf/harness/harness.json"))
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: temp)")
     ap.add_argument(
         "--proposed",

@@ -1,8 +1,8 @@
 """The open-loop client's timing and CPU cost at known rates, against the scripted server.
 
-    python bench/openloop.py --out docs/perf/openloop.json              # benchkit, and the
-    python bench/openloop.py --peers --out docs/perf/openloop.json      # peers where installed
-    python bench/openloop.py --markdown docs/perf/openloop.json
+    python bench/openloop.py --out docs/perf/openloop/openloop.json          # benchkit, and the
+    python bench/openloop.py --peers --out docs/perf/openloop/openloop.json  # peers where installed
+    python bench/openloop.py --markdown docs/perf/openloop/openloop.json
 
 benchkit's open-loop client (`benchkit.client.openloop.OpenLoopReplayer`, as `load=poisson`
 and `load=constant` jobs run it) sends calls on a precomputed schedule. Each run here is

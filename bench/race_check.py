@@ -23,7 +23,7 @@ either way round. A stop is *explained by the machine* where its ratio divided b
 offset measured is inside the margin: the offset alone could have made it.
 
     python bench/race_check.py docs/studies/h100-vulkan-vs-cuda-warm/results \
-        --out docs/perf/gpu-race-check.json
+        --out docs/perf/racing/gpu-race-check.json
 """
 
 from __future__ import annotations

@@ -21,10 +21,10 @@ times the best's mean over all its units (benchkit.racing.estimate). Units diffe
 difficulty; a mean over the first 3 of 12 units is biased by which 3 they were, a ratio on
 shared units is not.
 
-    python bench/racing.py --seeds 200 --out docs/perf/racing.json
+    python bench/racing.py --seeds 200 --out docs/perf/racing/racing.json
     python bench/racing.py --record /tmp/cpu-sweep --to bench/data/cpu-sweep   # store a sweep
-    python bench/racing.py --seeds 200 --cuts --out docs/perf/racing-cuts.json   # + fixed cuts
-    python bench/racing.py --markdown docs/perf/racing.json
+    python bench/racing.py --seeds 200 --cuts --out docs/perf/racing/racing-cuts.json # + fixed cuts
+    python bench/racing.py --markdown docs/perf/racing/racing.json
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 what it measured (benchkit.racing.policy.series_noise, each pair's spread on its own units,
 projected to the workload's) against the full grid's (every pair on every unit), at the end
 of each replayed race of each recorded grid whose knee is judged against it.
-docs/perf/racing.md quotes its output (racing-noise.txt).
+docs/perf/racing/racing.md quotes its output (racing-noise.txt).
 
-    python bench/racing_noise.py --seeds 40 --cpu > docs/perf/racing-noise.txt
+    python bench/racing_noise.py --seeds 40 --cpu > docs/perf/racing/racing-noise.txt
 """
 
 from __future__ import annotations

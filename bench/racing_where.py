@@ -1,9 +1,9 @@
 """Where a race spends what the clairvoyant race does not: per point of each recorded GPU grid,
 the units and launches the racing policy gives it and the units the clairvoyant race keeps
 (bench/racing.py's `clairvoyant`, which may look at the full grid's verdicts), as means over
-the same unit orders. docs/perf/racing.md quotes its output (racing-where.txt).
+the same unit orders. docs/perf/racing/racing.md quotes its output (racing-where.txt).
 
-    python bench/racing_where.py --seeds 10 --cpu > docs/perf/racing-where.txt
+    python bench/racing_where.py --seeds 10 --cpu > docs/perf/racing/racing-where.txt
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What the telemetry sampler (benchkit/telemetry.py) costs, and whether it disturbs the replay.
 
-    python bench/telemetry_cost.py --backend cuda --seconds 20 --out docs/perf/telemetry-h200.json
-    python bench/telemetry_cost.py --replay --out docs/perf/telemetry-replay.json
+    python bench/telemetry_cost.py --backend cuda --seconds 20 \
+        --out docs/perf/telemetry/telemetry-h200.json
+    python bench/telemetry_cost.py --replay --out docs/perf/telemetry/telemetry-replay.json
 
 `--seconds`: the sampler alone, as a job opens it for `--backend` (NVML on an NVIDIA machine;
 elsewhere no GPU reader, only the server-process CPU reading, and the reason), sampling this

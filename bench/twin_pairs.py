@@ -7,8 +7,9 @@ one the engine's docstring makes: a comparison decided in one run puts the twin'
 same side of the margin; `inside` tells whether the twin's figure lies in this run's
 replication interval.
 
-    python bench/twin_pairs.py docs/perf/cpu-grid-quiet/a docs/perf/cpu-grid-quiet/b \
-        --out docs/perf/twin-sweeps-cpu-grid.json
+    python bench/twin_pairs.py docs/perf/verdict-stability/cpu-grid-quiet/a \
+        docs/perf/verdict-stability/cpu-grid-quiet/b \
+        --out docs/perf/verdict-stability/twin-sweeps-cpu-grid.json
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ provisional? (issue #41; the finding: two identical sweeps called 1 slot "provis
 verdict's value and status for both, and whether the pair keeps the promise.
 
     python bench/twin_sweeps.py --sweep "slots=1,2,4 workload=first" \
-        --out docs/perf/twin-sweeps.json
+        --out docs/perf/verdict-stability/twin-sweeps.json
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Only the per-unit times are resampled; the table's means (which point is best by
 are the run's own. That is the engine's part of a verdict: its comparisons and their intervals.
 
     python bench/verdict_stability.py docs/studies/*/results --draws 200 \
-        --out docs/perf/verdict-stability.json
+        --out docs/perf/verdict-stability/verdict-stability.json
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ was composed with, so every point of the planned space is found in the report.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from benchkit.config import BenchConfig, SpecConfig, SpecType, to_plain
 from benchkit.space import Factor
@@ -50,7 +49,7 @@ def _draft_name(cfg: BenchConfig) -> str | None:
     return cfg.spec.draft_model.name if cfg.spec.draft_model is not None else None
 
 
-def as_measured(spec: Mapping[str, Any]) -> dict[str, Any]:
+def as_measured(spec: Mapping[str, object]) -> dict[str, object]:
     """The spec block (as `to_plain` writes it) with every setting the job's drafter does not
     use put back to its default: two jobs that differ only there are one measurement (a
     spec=none job at draft_max=2 and at 4). Defaults, not deletions, so that the keys of jobs

@@ -9,13 +9,14 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from benchkit import drafting, space
 from benchkit.client.warmup import WarmupBlock
 from benchkit.config import BenchConfig, LoadProcess, to_plain
 from benchkit.provenance import BenchkitInfo, HardwareInfo, benchkit_info, hardware_info
 from benchkit.quality.task import TaskBlock
+from benchkit.racing.extend import ExtendedRun
 from benchkit.results import SCHEMA_VERSION
 from benchkit.scrub import scrub_override
 from benchkit.server.engines import LaunchInfo, ModelBlock, PropsBlock
@@ -95,7 +96,7 @@ class JobProvenance(TypedDict, total=False):
     # The resume key without the unit count, and the runs an extended job was measured in
     # (benchkit.racing.extend): each run's units and start time, oldest first.
     extend_key: str
-    extended: list[dict[str, Any]]
+    extended: list[ExtendedRun]
     server: LaunchInfo
     # The untimed warm-up before each pass (benchkit.client.warmup).
     warmup: WarmupBlock

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from benchkit import bounded, schema
 from benchkit.errors import UserError
 from benchkit.schema import SCHEMA_VERSION as SCHEMA_VERSION  # where writers take it from
-from benchkit.schema import Result
+from benchkit.schema import Json, Result
 from benchkit.telemetry import drop_partial
 from benchkit.trust import CALLS_FILE as CALLS_FILE  # where readers take them from
 from benchkit.trust import RESULT_FILE as RESULT_FILE
@@ -99,7 +99,7 @@ class JobResult:
     """One loaded result.json and where it came from."""
 
     path: Path
-    data: dict[str, Any]
+    data: Json
     # What its digest proves (benchkit.trust); a result built in memory was never on disk.
     trust: Trust = Trust.VERIFIED
 
@@ -134,7 +134,7 @@ class JobResult:
         return schema.load(self.data)
 
 
-def write_result(path: Path, result: Result | dict[str, Any]) -> dict[str, Any]:
+def write_result(path: Path, result: Result | Json) -> Json:
     """The one writer of result.json: through the schema (so what is written is what the
     loader reads), atomically. Returns the JSON object written."""
     data = as_written(result)
@@ -142,10 +142,10 @@ def write_result(path: Path, result: Result | dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def as_written(result: Result | dict[str, Any]) -> dict[str, Any]:
+def as_written(result: Result | Json) -> Json:
     """The JSON object write_result would write for `result`."""
     typed = result if isinstance(result, Result) else schema.load(result)
-    data: dict[str, Any] = schema.to_json(typed)
+    data: Json = schema.to_json(typed)
     return data
 
 

@@ -40,6 +40,7 @@ from benchkit import bounded
 from benchkit.errors import UserError
 from benchkit.quality.probe import QUALITY_FILE
 from benchkit.quality.task import TASK_FILE
+from benchkit.schema import Json
 from benchkit.telemetry import TELEMETRY_FILE
 
 RESULT_FILE = "result.json"
@@ -191,7 +192,7 @@ class Read:
     """One result.json as a reader of results gets it: its object and its trust."""
 
     path: Path
-    data: dict[str, Any]
+    data: Json
     checked: Checked
 
     @property
@@ -200,7 +201,7 @@ class Read:
         return self.checked.trust in USABLE
 
 
-def _shared(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _shared(pairs: list[tuple[str, Any]]) -> Json:
     """A JSON object with its keys and string values interned: a sweep's results repeat the
     same keys and most of the same values job after job, and a report holds every one of
     them (half the memory a 1,000-job sweep's results took was these repeats)."""
@@ -227,7 +228,7 @@ def read_result(path: Path, root: Path | None = None) -> Read:
 LEFT_OUT = "its result.json does not match its digest (edited after it was written): left out"
 
 
-def left_out(data: Mapping[str, Any]) -> dict[str, Any]:
+def left_out(data: Mapping[str, Any]) -> Json:
     """A result whose digest does not match, as a report takes it: a failed job with the
     reason, its factors and provenance kept (where it stands in the sweep), no figures."""
     out = {k: v for k, v in data.items() if k not in ("passes", "quality", "task")}

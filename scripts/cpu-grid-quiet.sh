@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #41's quiet CPU grid (docs/perf/verdict-stability.md) on the lent machine: the CPU
+# Issue #41's quiet CPU grid (docs/perf/verdict-stability/verdict-stability.md) on the lent machine: the CPU
 # llama-server built there from the slim pinned source, the default study's synthetic model,
 # then the same sweep twice, back to back, into /root/grid/cpu-grid-quiet-{a,b}. Called again
 # on the same warm machine it goes on where it stopped (complete jobs are reused). As it ran
@@ -12,7 +12,7 @@
 # llama.cpp source (scripts/gpu-backends.sh says how it is made). mini-48 is tracked now; the
 # run carried it as .device/fixtures/mini-48 and .device/conf/mini-48.yaml, copied in below.
 # Out ($OUT): cpu-grid-quiet-{a,b}.tgz (models excluded), lease.log, sweep-{a,b}.log,
-# build-cpu.log. The folders' server.log files were left out of docs/perf/cpu-grid-quiet.
+# build-cpu.log. The folders' server.log files were left out of docs/perf/verdict-stability/cpu-grid-quiet.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -19,7 +19,7 @@ the replay goes through httpx exactly as before. Which path measured is written 
 call's record. The response's HTTP/1.1 framing is benchkit/client/http1.py.
 
 Why the framing is ours and not h11's (h11 is a dependency already): measured on 2026-12-03
-(docs/perf/README.md, section 6; docs/perf/transport-h11.patch is the h11 variant, with the
+(docs/perf/README.md, section 6; docs/perf/harness/transport-h11.patch is the h11 variant, with the
 same read-to-chunk-end lookahead), h11 cost more CPU per 1,000 tokens at every concurrency
 (medians of four rounds, ours / h11: 242 / 287 ms at 1 stream, 50 / 59 at 64, 25 / 37 at
 512), and on that loaded machine its slower reads let the loop fall more than a token gap

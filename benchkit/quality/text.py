@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 
 def _gguf_vocab(path: Path) -> tuple[str, list[str], list[int]]:
@@ -64,7 +64,18 @@ def detokenizer(path: Path) -> Callable[[Sequence[int]], bytes]:
     return lambda ids: b"".join(pieces[i] for i in ids if 0 <= i < len(pieces))
 
 
-def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes, dict[str, Any]]:
+class TextSource(TypedDict):
+    """What a reference text is, as models.json's `text` records it: the workload, its file,
+    its kind, how many distinct calls gave text, and a sentence saying which."""
+
+    workload: str
+    path: str
+    kind: str
+    calls: int
+    source: str
+
+
+def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes, TextSource]:
     """Text drawn from the workload for about `tokens` tokens, and what it is (models.json's
     `text`: workload, path, kind, calls, and `source`, a sentence saying which)."""
     from benchkit.quality.probe import _text_of
@@ -108,5 +119,7 @@ def workload_text(workload_path: Path, model: Path, tokens: int) -> tuple[bytes,
         f"workload {wl.name} ({wl.path}): the prompts of its first {len(parts)} distinct calls "
         f"in file order, {how}"
     )
-    what = {"workload": wl.name, "path": str(wl.path), "kind": wl.kind, "calls": len(parts)}
-    return b"\n".join(parts), {**what, "source": source}
+    what = TextSource(
+        workload=wl.name, path=str(wl.path), kind=wl.kind, calls=len(parts), source=source
+    )
+    return b"\n".join(parts), what

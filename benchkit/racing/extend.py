@@ -16,11 +16,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from benchkit import bounded
 from benchkit.client.replay import CallRecord, read_records
 from benchkit.results import CALLS_FILE, RESULT_FILE, atomic_write_text
+from benchkit.schema import Json
 from benchkit.trust import Trust, read_result
 
 # Seconds between the last old call and the first new one in the job's clock: the server
@@ -28,11 +29,18 @@ from benchkit.trust import Trust, read_result
 GAP_S = 1.0
 
 
+class ExtendedRun(TypedDict):
+    """One run of an extended job (provenance.extended): its units and when it started."""
+
+    units: list[str]
+    started_utc: str | None
+
+
 @dataclass
 class Prior:
     """The complete earlier measurement a job extends."""
 
-    result: dict[str, Any]
+    result: Json
     records: list[CallRecord]
     units: list[str]
     wall_s: float
@@ -108,12 +116,12 @@ def keep_calls(path: Path, prior: Prior) -> None:
     atomic_write_text(path, "".join(text))
 
 
-def runs_block(prior: Prior, new_units: list[str], started_utc: str | None) -> list[dict[str, Any]]:
+def runs_block(prior: Prior, new_units: list[str], started_utc: str | None) -> list[ExtendedRun]:
     """provenance.extended: each run's units and when it started, oldest first."""
     earlier = (prior.result.get("provenance") or {}).get("extended")
     if isinstance(earlier, list) and earlier:
         runs = list(earlier)
     else:
         prov = prior.result.get("provenance") or {}
-        runs = [{"units": prior.units, "started_utc": prov.get("replay_started_utc")}]
-    return [*runs, {"units": new_units, "started_utc": started_utc}]
+        runs = [ExtendedRun(units=prior.units, started_utc=prov.get("replay_started_utc"))]
+    return [*runs, ExtendedRun(units=new_units, started_utc=started_utc)]

@@ -75,7 +75,7 @@ class RaceSettings:
     # The full grid's verdict pairs are judged on their point estimate over the workload's N
     # units; the race predicts that figure (`finite`). Stop and settle keep the unbounded
     # population's interval: it covers the error of the series noise they are judged against,
-    # which the race estimates from pairs it stopped early (docs/perf/racing.md).
+    # which the race estimates from pairs it stopped early (docs/perf/racing/racing.md).
     finite: Finite = FINITE_PAIRS
     # Rest the slot counts whose units can no longer change the knee (benchkit.racing.knee).
     knee_rest: bool = True

@@ -43,8 +43,10 @@ from benchkit.racing.policy import (
     next_round,
     verdict_pairs,
 )
+from benchkit.racing.record import Earlier, RacingJson, RacingPoint
 from benchkit.report.analysis.evidence import objective_of
 from benchkit.results import RESULT_FILE, atomic_write_text
+from benchkit.schema import Json
 from benchkit.trust import Trust, read_result
 from benchkit.workload import load_workload
 
@@ -145,7 +147,7 @@ class Race:
         n = idx - len(self.grid)
         return self.sweep_dir / (str(idx) if n < 0 else f"{ANCHORS_DIR}/{n}")
 
-    def _result(self, point: str) -> dict[str, Any]:
+    def _result(self, point: str) -> Json:
         """The point's result as the race may use it: read bounded and signed with this
         user's key and unchanged (benchkit.trust), else {} (the point is measured again: a
         race resumed after its result.json was edited takes nothing from it)."""
@@ -391,12 +393,12 @@ class Race:
             full += wall / units[p] * cap + over
         return sum(self.launch_s.values()), full
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RacingJson:
         """racing.json: the settings, each point's units, status and comparison with the
         best, the machine time spent and the full grid's estimated time."""
         d = self.decision
         values = {p: unit_values(self.sweep_dir / p, self.metric) for p in self.grid}
-        points: dict[str, Any] = {}
+        points: dict[str, RacingPoint] = {}
         full_s = 0.0
         walls: dict[str, float] = {}
         for p in self.grid:
@@ -470,7 +472,7 @@ class Race:
         return line
 
 
-def _earlier(path: Path) -> dict[str, Any] | None:
+def _earlier(path: Path) -> Earlier | None:
     """The launches an earlier run of this race recorded in its racing.json, if any."""
     try:
         data = json.loads(bounded.read_text(path))

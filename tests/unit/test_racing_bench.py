@@ -1,5 +1,5 @@
 """The racing bench's replay arithmetic (bench/racing.py) on the stored CPU sweep: the fixed
-cuts and the clairvoyant race set the policy's figures in docs/perf/racing.md against what
+cuts and the clairvoyant race set the policy's figures in docs/perf/racing/racing.md against what
 any race could spend, so their end points must be the full grid's own."""
 
 from __future__ import annotations

@@ -348,7 +348,7 @@ def test_finite_population_correction() -> None:
 
 def test_finite_never_stops_a_point_the_engine_does_not_call_worse() -> None:
     # `b` 8% slower with a per-unit spread of 0.1 on all 16 units: the moderated test on the
-    # full grid's finite figure would stop it (docs/perf/racing.md's `every_test`); the
+    # full grid's finite figure would stop it (docs/perf/racing/racing.md's `every_test`); the
     # engine's replication interval still straddles the 5% margin, so it runs on.
     values = {"a": _noisy(1.0, 16, 0.0, 1), "b": _noisy(1.08, 16, 0.1, 1)}
     values["c"] = _noisy(1.5, 16, 0.1, 3)

@@ -22,7 +22,14 @@ from benchkit.report.analysis.job_builds import (
     build_summary,
 )
 from benchkit.report.analysis.stall_words import say_stalls, stall_jobs
-from benchkit.report.analysis.sweep import BASIS_FACTORS, COMPLETE, THROUGHPUT, Sweep, _is_num
+from benchkit.report.analysis.sweep import (
+    BASIS_FACTORS,
+    COMPLETE,
+    THROUGHPUT,
+    Row,
+    Sweep,
+    _is_num,
+)
 from benchkit.report.lang import fmt, grammar, tr, trc, trn
 from benchkit.report.lang.i18n import (
     backend_name,
@@ -41,8 +48,8 @@ class Data:
     each job's result.json data, the sweep, and the spread and rate-swing thresholds."""
 
     df: pd.DataFrame
-    rows: list[dict[str, Any]]
-    done: list[dict[str, Any]]
+    rows: list[Row]
+    done: list[Row]
     by_job: Mapping[str, Mapping[str, Any]]
     sw: Sweep
     spread_cv: float

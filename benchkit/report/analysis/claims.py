@@ -24,12 +24,25 @@ class ClaimCheck(TypedDict):
     status: NotRequired[str]
 
 
+class Refuted(TypedDict):
+    """A premise the data refute, as the corrections section lists it: the claim, its
+    expected range (lo, hi) and the range measured (mlo, mhi)."""
+
+    premise: str
+    source: str
+    metric: str
+    lo: float | None
+    hi: float | None
+    mlo: float | None
+    mhi: float | None
+
+
 def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[ClaimCheck]:
     """Each declared claim (a premise, its source, a metric and an expected range) against
     the complete measurements: `supported` when every measured value is in the range,
     `refuted` when none is, `partly` otherwise, `untestable` when the metric was not
     measured."""
-    rows: list[dict[str, Any]] = records(df)
+    rows = records(df)
     out: list[ClaimCheck] = []
     for claim in claims:
         metric = str(claim.get("metric") or "")

@@ -27,8 +27,8 @@ class DriftSet:
 
     reference: str | None = None
     how: str = "none"  # declared | default | declared_missing | none
-    declared: dict[str, Any] = field(default_factory=dict)
-    points: dict[str, dict[str, Any]] = field(default_factory=dict)
+    declared: dict[str, object] = field(default_factory=dict)
+    points: dict[str, dict[str, object]] = field(default_factory=dict)
     drift: dict[str, Drift] = field(default_factory=dict)
     # job -> why it has no drift ("no_block": a result from before the probe)
     reasons: dict[str, str] = field(default_factory=dict)

@@ -108,6 +108,11 @@ _T95 = (
 )
 
 
+# One row of the results table as a dict, column -> value (None where pandas has NaN). The
+# columns are the sweep's own (its factors, metrics and recorded fields): no fixed shape.
+Row = dict[str, Any]
+
+
 def label(point: Mapping[str, Any]) -> str:
     """'backend=vulkan, slots=4, mtp=false'."""
     return ", ".join(f"{k}={norm(v)}" for k, v in point.items())
@@ -282,16 +287,14 @@ class Sweep:
     # What is derived from the sweep once and shared by its verdicts (the comparison engine).
     cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
     # `row`'s index of the table by job, and the frame, columns Index and length it is of.
-    _rows: dict[Any, dict[str, Any]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+    _rows: dict[Any, Row] = field(default_factory=dict, init=False, repr=False, compare=False)
     _rows_shape: tuple[Any, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def metric(self) -> str:
         return self.objective.metric
 
-    def row(self, job: str) -> dict[str, Any]:
+    def row(self, job: str) -> Row:
         """The job's row of the table (its first, as the table orders them); {} for none."""
         # Asked tens of thousands of times in a large sweep, filtering the frame for each took
         # most of a 1,000-job report's time: indexed by job once, again when the frame gains
@@ -332,7 +335,7 @@ class Sweep:
         return None
 
 
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+def records(df: pd.DataFrame) -> list[Row]:
     """The table's rows as dicts, with pandas' NaN for a missing value turned back into None."""
     if not len(df):
         return []
@@ -417,7 +420,7 @@ def build_sweep(
     (evidence.py). With a planned space, a factor that differs between jobs but is not planned
     does not split the configurations: it is contamination, named by the verdicts it touches."""
     objective = objective or ev.objective_of("throughput")
-    rows: list[dict[str, Any]] = records(df)
+    rows = records(df)
     present = [c for c in factor_cols if c in df.columns]
     planned_d = {k: list(v) for k, v in planned.items()}
     varying, unplanned = _split_factors(rows, present, planned_d)

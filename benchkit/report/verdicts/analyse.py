@@ -82,12 +82,12 @@ def detect_caveats(
     *,
     spread_cv: float = 0.10,
     swing: float = 4.0,
-) -> list[dict[str, Any]]:
+) -> list[caveats.Caveat]:
     """Measurement problems the data show: capped calls and their time share, high spread
     between repeats, per-call rate swings, sampling left to the server's defaults, identity
     problems, failed calls inside complete jobs, results spanning models or hardware,
     backends run from different builds, synthetic models and derived reference data.
     `by_job` maps job -> its result.json data. Each caveat is {"kind": ..., **numbers}."""
-    rows: list[dict[str, Any]] = records(df)
+    rows = records(df)
     done = [r for r in rows if usable(r)]
     return caveats.detect(caveats.Data(df, rows, done, by_job, sw, spread_cv, swing))

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import matplotlib
 
@@ -124,14 +124,24 @@ def only(df: pd.DataFrame, series: Mapping[str, Any] | None) -> pd.DataFrame:
     return df
 
 
-def style(part: pd.DataFrame, colours: Mapping[str, str]) -> dict[str, Any]:
+class LineStyle(TypedDict):
+    """A series' look as matplotlib's plot takes it: colour, line style, marker and (hollow
+    markers only) the marker's face colour."""
+
+    color: str
+    ls: str
+    marker: str
+    mfc: NotRequired[str]
+
+
+def style(part: pd.DataFrame, colours: Mapping[str, str]) -> LineStyle:
     """One look per series: the backend's colour; MTP on drawn dashed with hollow triangles,
     off solid with filled circles, so the two differ in the legend as on the plot."""
     on = "mtp" in part and norm(part["mtp"].iloc[0]) == "true"
     colour = colours.get(str(part["backend"].iloc[0]) if "backend" in part else "", "C0")
     if on:
-        return {"color": colour, "ls": "--", "marker": "^", "mfc": "white"}
-    return {"color": colour, "ls": "-", "marker": "o"}
+        return LineStyle(color=colour, ls="--", marker="^", mfc="white")
+    return LineStyle(color=colour, ls="-", marker="o")
 
 
 def colours(df: pd.DataFrame) -> dict[str, str]:

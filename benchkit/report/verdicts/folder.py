@@ -26,6 +26,7 @@ from benchkit.report.analysis import racing
 from benchkit.report.analysis.anchor_job import AnchorJob
 from benchkit.report.analysis.anchors import load_anchors, race_anchors
 from benchkit.report.analysis.caps import JobCaps
+from benchkit.report.analysis.caveats import Caveat
 from benchkit.report.analysis.job_builds import JobBuild
 from benchkit.report.analysis.job_calls import JobCalls, read_calls, stalls_caps
 from benchkit.report.analysis.quality import DriftSet, measure_drift
@@ -35,7 +36,7 @@ from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import check_language
 from benchkit.report.verdicts import analyse as an
 from benchkit.results import JobResult, find_results
-from benchkit.schema import Result
+from benchkit.schema import Json, Result
 from benchkit.space import swept
 from benchkit.trust import left_out_jobs
 
@@ -153,8 +154,8 @@ class Analysed:
     sweep: an.Sweep
     verdicts: list[an.Verdict]
     claims: list[an.ClaimCheck]
-    caveats: list[dict[str, Any]]
-    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    caveats: list[Caveat]
+    records: dict[str, Json] = field(default_factory=dict)
     drift: DriftSet = field(default_factory=DriftSet)
     # What was taken from each job's calls.jsonl, by its result.json's path.
     calls: dict[Path, JobCalls] = field(default_factory=dict)

@@ -3,8 +3,6 @@ with (backend, slots, drafting, repeats, projection, build), through the catalog
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
     BuildNumbers,
@@ -67,7 +65,7 @@ def backend_sentence(v: Verdict, lang: str) -> str:
         if ties
         else ""
     )
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "winner": winner,
         "prov": prov,
         "objective": objective_words(_objective_of(v), lang),
@@ -148,7 +146,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     if not n.knee_reached:
         return _no_knee(v, n, k, obj, gain, lang) + elsewhere_text(n, k, lang)
     costs = [beyond_text(b, lang) for b in n.beyond or []]
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "objective": obj,
         "prov": prov,
         "gain": gain,

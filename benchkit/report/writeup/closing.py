@@ -1,7 +1,7 @@
 """The report's "Use this" section and the closing summary a sweep prints when it ends.
 
 Words only: the commands come from `use_this`, the verdicts, the recommendation and the
-projection from the view (`view.summary_rows`, `view.status_and_summary`), so the terminal
+projection from the view (`view.summary_rows`, `summary.status_and_summary`), so the terminal
 says what the report says, in the study's language.
 """
 
@@ -16,8 +16,9 @@ from benchkit.report.lang import i18n, tr, trn
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import reasons, registry
 from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.writeup.summary import status_and_summary
 from benchkit.report.writeup.use_this import NextStep, StepKind, UseThis
-from benchkit.report.writeup.view import status_and_summary, study_words, summary_rows, unit_word
+from benchkit.report.writeup.view import study_words, summary_rows, unit_word
 
 SUMMARY_FILE = "summary.txt"
 

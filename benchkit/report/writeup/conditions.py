@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from benchkit import bounded
 from benchkit.report.analysis import caveats, warmup
@@ -221,20 +221,28 @@ def _sampling_lines(results: Sequence[JobResult], lang: str) -> list[str]:
     return sampling_lines
 
 
-def _setup_view(a: Analysed, lang: str) -> tuple[list[dict[str, Any]], str, list[dict[str, str]]]:
+class BuildRow(TypedDict):
+    """One backend's build as the setup section lists it ("–" where a field was not read)."""
+
+    backend: str
+    source: str
+    version: str
+    date: str
+    devices: str
+
+
+def _setup_view(a: Analysed, lang: str) -> tuple[list[BuildRow], str, list[dict[str, str]]]:
     """The setup section: each backend's build, and the server flags common to all jobs and
     per job."""
     results = a.results
     builds = [
-        {
-            "backend": b,
-            "source": info.get("source") or "–",
-            "version": info.get("version") or "–",
-            "date": tr(lang, "; source dated {date}", date=info["date"])
-            if info.get("date")
-            else "",
-            "devices": info.get("devices") or "",
-        }
+        BuildRow(
+            backend=b,
+            source=info.get("source") or "–",
+            version=info.get("version") or "–",
+            date=tr(lang, "; source dated {date}", date=info["date"]) if info.get("date") else "",
+            devices=info.get("devices") or "",
+        )
         for b, info in an.build_summary(a.loaded()).items()
     ]
     common_flags, flags = command_lines(

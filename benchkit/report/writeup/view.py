@@ -16,21 +16,21 @@ from benchkit import __version__
 from benchkit.config import ClaimText, StudyConfig, StudyText
 from benchkit.measure import DEFINITIONS
 from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
-from benchkit.quality.drift import Drift
 from benchkit.report import ledger
 from benchkit.report.analysis.caveats import caveat_sentence
-from benchkit.report.analysis.numbers import ValidityNumbers, of
-from benchkit.report.analysis.quality import kld_text, quality_view
+from benchkit.report.analysis.claims import ClaimCheck, Refuted
+from benchkit.report.analysis.quality import quality_view
+from benchkit.report.analysis.sweep import Row
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
-from benchkit.report.verdicts import registry, sentences
+from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.folder import Analysed
-from benchkit.report.verdicts.kinds.capacity.words import capacity_value
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import conditions, headline, post, recommend
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.sections import factor_sections, lead_figure
+from benchkit.report.writeup.summary import recommended_drift, status_and_summary
 from benchkit.report.writeup.task import task_view
 from benchkit.report.writeup.time_rows import rows_note, time_rows
 from benchkit.report.writeup.titles import composed
@@ -82,13 +82,13 @@ def study_words(study: StudyConfig, lang: str, a: Analysed | None = None) -> Stu
     )
 
 
-def _claims_in(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _claims_in(words: StudyText, claims: Sequence[ClaimCheck]) -> list[ClaimCheck]:
     """The checked claims with their premise and source in the report's language (the
     ledger keeps the study's own words, so corrections match across languages)."""
-    out = []
+    out: list[ClaimCheck] = []
     for i, c in enumerate(claims):
         t = (words.claims or [])[i] if i < len(words.claims or []) else None
-        out.append(dict(c, premise=t.premise, source=t.source) if t else dict(c))
+        out.append({**c, "premise": t.premise, "source": t.source} if t else c.copy())
     return out
 
 
@@ -116,187 +116,18 @@ def summary_rows(verdicts: Sequence[an.Verdict], lang: str) -> list[dict[str, st
     return rows
 
 
-def status_and_summary(
-    a: Analysed, by: Mapping[str, an.Verdict], lang: str, unit: str
-) -> tuple[str, list[str], list[str]]:
-    """The status line and the summary paragraph: the recommendation (or why none yet), the
-    projection, and how settled the verdicts are. Also the factors whose verdicts are still
-    provisional. A sweep whose points all finished can still hold provisional verdicts
-    (noise, contamination, runaway outputs): never "complete" beside them."""
-    study = a.study
-    validity = registry.study_status(by.values())
-    # Open-loop load has no projection: its capacity verdict names the point instead.
-    proj = by.get("projection")
-    unsettled = [
-        i18n.factor_name(f, lang)
-        for f, v in by.items()
-        if recommend.deciding(v) and v.status != an.COMPLETE
-    ]
-    planned = of(ValidityNumbers, validity.numbers).planned
-    if validity.status == an.COMPLETE and unsettled:
-        status_line = tr(
-            lang,
-            "Every planned point finished ({n}), but the data do not settle {factors} yet; "
-            "each section says why.",
-            n=planned,
-            factors=", ".join(unsettled),
-        )
-    elif validity.status == an.COMPLETE and planned == 1:
-        status_line = tr(lang, "Complete: the one planned point finished.")
-    elif validity.status == an.COMPLETE:
-        status_line = tr(lang, "Complete: all {n} planned points finished.", n=planned)
-    else:
-        status_line = tr(
-            lang,
-            "Provisional: {k} of {n} planned points did not complete ({points}). Verdicts that "
-            "depend on them are marked provisional and are not conclusions.",
-            k=len(validity.missing),
-            n=planned,
-            points=i18n.missing_text(validity.missing, lang),
-        )
-    # The best completed point is never the answer while a point it depends on is missing.
-    rec = recommend.recommendation(by)
-    point = recommend.point_words(rec, by, lang)
-    if rec.state == recommend.SETTLED:
-        summary = [
-            tr(lang, "Recommended setting: {point}.", point=point)
-            + (sentences.better_point_text(proj, lang) if proj is not None else "")
-        ]
-    elif rec.state == recommend.PROVISIONAL:
-        summary = [
-            tr(
-                lang,
-                "Provisional recommendation: {point}; the data do not settle {factors} yet (see "
-                "their sections).",
-                point=point,
-                factors=", ".join(unsettled),
-            )
-            + (sentences.better_point_text(proj, lang) if proj is not None else "")
-        ]
-    elif rec.state == recommend.BEST_SO_FAR:
-        summary = [
-            tr(
-                lang,
-                "No recommendation yet: the best completed point so far is {point}, but planned "
-                "points it is compared with did not complete.",
-                point=point,
-            )
-        ]
-    else:
-        summary = [tr(lang, "No recommendation: the data do not single out a setting.")]
-    if proj is not None:
-        summary.append(
-            tr(lang, "Projection: {text}", text=sentences.projection_sentence(proj, lang, unit))
-        )
-    elif (cap := by.get("capacity")) is not None:
-        summary.append(tr(lang, "Capacity: {text}", text=capacity_value(cap, lang)))
-    if validity.status != an.COMPLETE:
-        summary.append(
-            tr(
-                lang,
-                "This write-up is provisional: {why}.",
-                why=i18n.missing_text(validity.missing, lang),
-            )
-        )
-    elif unsettled:
-        summary.append(
-            tr(
-                lang,
-                "Every planned point completed, but the data do not settle {factors} yet (see "
-                "their sections).",
-                factors=", ".join(unsettled),
-            )
-        )
-    else:
-        summary.append(tr(lang, "Every planned point completed."))
-    drift_line = _recommended_drift(a, rec, lang)
-    if drift_line:
-        summary.append(drift_line)
-    elif not study.quality_measured and not a.drift.measured:
-        summary.append(tr(lang, "Speed only: output quality was not measured."))
-    return status_line, summary, unsettled
-
-
-def _recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) -> str | None:
-    """The recommended point's output drift beside its speed (benchkit.report.analysis.quality); the
-    drift of the point the provisional verdicts name where no recommendation is settled."""
-    ds = a.drift
-    if not ds.measured:
-        return None
-    rec_point = rec.point
-    if not rec_point:
-        # No setting to recommend: the worst drift any job showed, so the summary still says
-        # whether anything measured changes the answers.
-        worst = max(ds.drift.values(), key=lambda d: (d.changed, d.kld_mean or 0.0))
-        return tr(
-            lang,
-            "Output drift from the reference: at most {k} of {n} probes changed their answer, "
-            "mean KL divergence at most {kld} (see Quality).",
-            k=worst.changed,
-            n=worst.probes,
-            kld=kld_text(max((d.kld_mean or 0.0) for d in ds.drift.values())),
-        )
-    job = next(
-        (
-            j
-            for j, p in ds.points.items()
-            if all(str(p.get(k)).lower() == str(v).lower() for k, v in rec_point.items() if k in p)
-        ),
-        None,
-    )
-    d = ds.drift.get(job) if job else None
-    if not rec.settled:
-        return _best_point_drift(job, d, ds.reference, lang)
-    if job is None or d is None:
-        return tr(lang, "Output drift at the recommended point was not measured (see Quality).")
-    if job == ds.reference:
-        return tr(lang, "The recommended point is the drift reference itself (see Quality).")
-    return tr(
-        lang,
-        "Output drift at the recommended point: {k} of {n} probes changed their answer, mean KL "
-        "divergence {kld} from the reference (see Quality).",
-        k=d.changed,
-        n=d.probes,
-        kld=kld_text(d.kld_mean),
-    )
-
-
-def _best_point_drift(job: str | None, d: Drift | None, reference: str | None, lang: str) -> str:
-    """The drift line while no recommendation is settled: of the point the provisional
-    verdicts name."""
-    if job is None or d is None:
-        return tr(
-            lang,
-            "Output drift at the point the provisional verdicts name was not measured "
-            "(see Quality).",
-        )
-    if job == reference:
-        return tr(
-            lang,
-            "The point the provisional verdicts name is the drift reference itself (see Quality).",
-        )
-    return tr(
-        lang,
-        "Output drift at the point the provisional verdicts name: {k} of {n} probes changed their "
-        "answer, mean KL divergence {kld} from the reference (see Quality).",
-        k=d.changed,
-        n=d.probes,
-        kld=kld_text(d.kld_mean),
-    )
-
-
-def _refuted(words: StudyText, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _refuted(words: StudyText, claims: Sequence[ClaimCheck]) -> list[Refuted]:
     """The premises the data refute, as corrections."""
     return [
-        {
-            "premise": c["premise"],
-            "source": c["source"],
-            "metric": c["metric"],
-            "lo": c["expected_min"],
-            "hi": c["expected_max"],
-            "mlo": c["measured_min"],
-            "mhi": c["measured_max"],
-        }
+        Refuted(
+            premise=c["premise"],
+            source=c["source"],
+            metric=c["metric"],
+            lo=c["expected_min"],
+            hi=c["expected_max"],
+            mlo=c["measured_min"],
+            mhi=c["measured_max"],
+        )
         for c in _claims_in(words, claims)
         if c["status"] == "refuted"
     ]
@@ -340,27 +171,19 @@ def view_model(
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
     words = study_words(study, lang, a)
-    claims = [
-        dict(c, status_text=i18n.claim_status(c["status"], lang))
-        for c in _claims_in(words, a.claims)
-    ]
+    claims = _claims_view(words, a.claims, lang)
     corr = _corrections_view(
         corrections, ledger_file, lang, published=published, study_name=study.name
     )
     # A premise the data refute is a correction too, whether or not a ledger exists.
     corr["refuted"] = _refuted(words, a.claims)
-    planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
-    other_hw = [
-        r
-        for r in rows
-        if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
-    ]
+    other_hw = _other_hardware(a, rows)
     missing = _missing_view(a, lang)
 
     # Status and summary.
     status_line, summary, unsettled = status_and_summary(a, by, lang, unit)
     # A post opens with what ran, why, and the answer with what is not settled (post.py).
-    drift = _recommended_drift(a, recommend.recommendation(by), lang)
+    drift = recommended_drift(a, recommend.recommendation(by), lang)
     opening = post.post_view(a, by, words, lang, drift, unit) if published else {}
 
     return {
@@ -373,14 +196,7 @@ def view_model(
         "published": published,
         # A published post opens with its main figure; the report keeps each in its section.
         "lead": lead_figure(sections) if published else None,
-        "rendered": None
-        if published
-        else tr(
-            lang,
-            "Rendered {when} from {source}.",
-            when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            source=a.source,
-        ),
+        "rendered": None if published else _rendered(a, lang),
         "summary_rows": verdict_rows,
         "objective_note": _objective_note(a, lang),
         # Open-loop load: no unit is a lane, so the units' and bases' texts do not apply.
@@ -399,6 +215,51 @@ def view_model(
         "caveats": _caveats(a, lang, published),
         "claims": claims,
         "corrections": corr,
+        **_quality_views(a, lang),
+        "other_hw": other_hw,
+        "missing": missing,
+        "untested": list(words.untested or []),
+        "summary": summary,
+        "generator": f"benchkit {__version__}",
+        **opening,
+    }
+
+
+def _claims_view(
+    words: StudyText, claims: Sequence[ClaimCheck], lang: str
+) -> list[dict[str, object]]:
+    """The claims section: each checked claim in the report's language with its status in
+    words."""
+    return [
+        dict(c, status_text=i18n.claim_status(c["status"], lang)) for c in _claims_in(words, claims)
+    ]
+
+
+def _other_hardware(a: Analysed, rows: Sequence[Row]) -> list[Row]:
+    """The table's rows measured on other hardware than the planned (or most common) one."""
+    planned_hw = str(a.sweep.constants.get("hardware") or _most_common(rows, "hardware") or "")
+    return [
+        r
+        for r in rows
+        if planned_hw and "hardware" in r and an.norm(r["hardware"]) != an.norm(planned_hw)
+    ]
+
+
+def _rendered(a: Analysed, lang: str) -> str:
+    """The line a report that is not a publication ends with: when, and from which folder."""
+    return tr(
+        lang,
+        "Rendered {when} from {source}.",
+        when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        source=a.source,
+    )
+
+
+def _quality_views(a: Analysed, lang: str) -> dict[str, object]:
+    """The quality sections' entries: whether output quality was measured, the drift, the
+    model files compared and the task scores."""
+    study = a.study
+    return {
         "quality_measured": study.quality_measured,
         "quality": quality_view(
             a.drift, a.sweep.varying, a.sweep.planned, study, lang, i18n.point_text
@@ -407,12 +268,6 @@ def view_model(
         "task": task_view(
             a.results, a.drift, a.sweep.varying, a.sweep.planned, lang, i18n.point_text
         ),
-        "other_hw": other_hw,
-        "missing": missing,
-        "untested": list(words.untested or []),
-        "summary": summary,
-        "generator": f"benchkit {__version__}",
-        **opening,
     }
 
 

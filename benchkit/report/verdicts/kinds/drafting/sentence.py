@@ -3,8 +3,6 @@ each setting, with the comparisons behind it, through the catalogs."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.i18n import drafter, objective_words, point_text, span
@@ -42,7 +40,7 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     # The range is the verdict's (its comparisons on one machine or bridged); each setting's
     # figure follows with its own words, one across machines said so.
     ratios = list(n.on_off_range or []) or [c["ratio"] for c in comps if c["ratio"] is not None]
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "who": drafter(v.factor, lang, start=True),
         "runs": mtp_runs_text(v.verdict, n.largest, lang),
         "prov": prov,
@@ -69,12 +67,13 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
             "({how}).{acceptance}{scope}",
             **fields,
         )
-    fields["ratio"] = span(min(ratios), max(ratios), lambda x: fmt.ratio(x, lang), lang)
+    ratio = span(min(ratios), max(ratios), lambda x: fmt.ratio(x, lang), lang)
     if any(c["machine"] == "across" for c in comps) and not all(
         c["machine"] == "across" for c in comps
     ):
         # The range leaves out the settings compared across machines, listed after it.
-        fields["ratio"] += tr(lang, " (where one machine or a bridge compares them)")
+        ratio += tr(lang, " (where one machine or a bridge compares them)")
+    fields["ratio"] = ratio
     fields["settings"] = "; ".join(_setting_comparison(c, n, lang) for c in comps)
     if v.point:
         return tr(

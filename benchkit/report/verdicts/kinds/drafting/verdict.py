@@ -170,52 +170,29 @@ def drafting_verdict(
     name = factor if factor == "mtp" else f"{factor}={norm(on)}"
     rest = [k for k in sw.varying if k != factor]
     contexts, cells_of, comps = _contexts(sw, factor, off, on, rest)
-    # The primary series: what the slots verdict or the backend winner singled out.
-    where: Point = {}
-    if slots is not None and slots.point:
-        where = {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
-    elif backend is not None and backend.point:
-        where = dict(backend.point)
-
-    def in_where(e: DraftContext) -> bool:
-        return all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
-
-    def order(e: DraftContext) -> float:
-        return float(_slots_in(e["context"]) or 0) if "slots" in rest else 0.0
-
-    series_keys = [k for k in rest if k != "slots"]
-    by_series: dict[str, tuple[Point, list[DraftContext]]] = {}
-    for e in sorted(contexts, key=order):
-        ctx = {k: e["context"].get(k) for k in series_keys}
-        by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    by_series = _by_series(contexts, rest)
+    where = _primary_where(slots, backend, factor)
     where = {**where, **(_one_series(by_series, where) or {})}  # one series, never a mix
     missing = _missing_under(sw, where, factor, (off, on))
     reasons: list[str] = []
     wanted: Point | None = None
-    if where and contexts and not any(in_where(e) for e in contexts):
+    if where and contexts and not any(_in_series(e, where) for e in contexts):
         # The series the other verdicts single out has no pair, another has: the verdict is
         # that series' (the one with the most pairs), named as such and provisional, so the
         # section's sentence speaks of the pairs its table shows.
         wanted, where = dict(where), dict(max(by_series.values(), key=lambda se: len(se[1]))[0])
         reasons.append("other_series")
         missing += [m for m in _missing_under(sw, where, factor, (off, on)) if m not in missing]
-    primary = sorted((e for e in contexts if in_where(e)), key=order)
-    series_runs: list[SeriesRuns] = [
-        {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
-    ]
-    scope_differs = (
-        len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
+    primary = sorted(
+        (e for e in contexts if _in_series(e, where)), key=lambda e: _slot_order(e, rest)
     )
-    acc = [e["acceptance"] for e in contexts if e["acceptance"] is not None]
+    series_runs, scope_differs = _series_runs(by_series)
+    acc, acc_by = _acceptance(contexts)
     if acc and max(acc) < FEW_ACCEPTED:
         # Drafts almost never accepted (random weights accept 0.1-3%): the on/off comparison
         # measures what drafting costs, not what it gains where drafts are accepted, so its
         # effect is never a finding about drafting (issue #44).
         reasons.append("drafts_rejected")
-    acc_by: dict[str, list[float]] = {}
-    for e in contexts:
-        if e["acceptance"] is not None and "backend" in e["context"]:
-            acc_by.setdefault(str(e["context"]["backend"]), []).append(e["acceptance"])
     numbers = DraftingNumbers(
         factor=factor,
         on_value=on,
@@ -231,9 +208,84 @@ def drafting_verdict(
     )
     if not primary:
         return Verdict(name, None, PROVISIONAL, missing, m, numbers, None, ["no_comparison"])
+    numbers = _judged(sw, numbers, (contexts, cells_of, comps), where, primary, reasons, factor)
+    return Verdict(
+        name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
+    )
+
+
+def _primary_where(slots: Verdict | None, backend: Verdict | None, factor: str) -> Point:
+    """The series the other verdicts single out: the slots verdict's point (its slot count
+    and the drafter left out), else the backend winner's; {} where neither names one."""
+    if slots is not None and slots.point:
+        return {k: v for k, v in slots.point.items() if k not in (factor, "slots")}
+    if backend is not None and backend.point:
+        return dict(backend.point)
+    return {}
+
+
+def _in_series(e: DraftContext, where: Point) -> bool:
+    """Whether a compared setting lies in the series `where` names."""
+    return all(norm(e["context"].get(k)) == norm(v) for k, v in where.items())
+
+
+def _slot_order(e: DraftContext, rest: Sequence[str]) -> float:
+    """A compared setting's place in its series: its slot count where slots vary."""
+    return float(_slots_in(e["context"]) or 0) if "slots" in rest else 0.0
+
+
+def _by_series(
+    contexts: Sequence[DraftContext], rest: Sequence[str]
+) -> dict[str, tuple[Point, list[DraftContext]]]:
+    """The compared settings grouped by series (every other varying factor but slots), by
+    the series' label, each in slot order."""
+    series_keys = [k for k in rest if k != "slots"]
+    by_series: dict[str, tuple[Point, list[DraftContext]]] = {}
+    for e in sorted(contexts, key=lambda e: _slot_order(e, rest)):
+        ctx = {k: e["context"].get(k) for k in series_keys}
+        by_series.setdefault(label(ctx), (ctx, []))[1].append(e)
+    return by_series
+
+
+def _series_runs(
+    by_series: Mapping[str, tuple[Point, list[DraftContext]]],
+) -> tuple[list[SeriesRuns], bool]:
+    """Each series' runs of effects, and whether the series disagree (`scope_differs`)."""
+    series_runs: list[SeriesRuns] = [
+        {"series": ser, "runs": _runs(entries)} for ser, entries in by_series.values()
+    ]
+    scope_differs = (
+        len({json.dumps([(r["from"], r["effect"]) for r in s["runs"]]) for s in series_runs}) > 1
+    )
+    return series_runs, scope_differs
+
+
+def _acceptance(contexts: Sequence[DraftContext]) -> tuple[list[float], dict[str, list[float]]]:
+    """The draft acceptance of every compared setting that recorded one, and by backend."""
+    acc = [e["acceptance"] for e in contexts if e["acceptance"] is not None]
+    acc_by: dict[str, list[float]] = {}
+    for e in contexts:
+        if e["acceptance"] is not None and "backend" in e["context"]:
+            acc_by.setdefault(str(e["context"]["backend"]), []).append(e["acceptance"])
+    return acc, acc_by
+
+
+def _judged(
+    sw: Sweep,
+    numbers: DraftingNumbers,
+    compared: tuple[list[DraftContext], list[tuple[Cell, Cell]], list[Comparison]],
+    where: Point,
+    primary: Sequence[DraftContext],
+    reasons: list[str],
+    factor: str,
+) -> DraftingNumbers:
+    """The numbers of a verdict whose primary series has pairs: the comparisons it rests on
+    (any left open named, with the reasons they add), the contamination, stalls and cold
+    starts of their jobs, and the on/off range."""
+    contexts, cells_of, comps = compared
     # The effects rest on the primary series' comparisons: any left open makes the verdict
     # provisional, named with the units that would decide it.
-    rests = [c for c, e in zip(comps, contexts, strict=True) if in_where(e)]
+    rests = [c for c, e in zip(comps, contexts, strict=True) if _in_series(e, where)]
     open_ = [c for c in rests if c.outcome == OPEN]
     if open_:
         reasons.append("open_pairs")
@@ -241,7 +293,7 @@ def drafting_verdict(
     used = [
         c
         for (c_off, c_on), e in zip(cells_of, contexts, strict=True)
-        if in_where(e)
+        if _in_series(e, where)
         for c in (c_off, c_on)
     ]
     bad = _taint(sw, used, reasons, engine=True)
@@ -249,7 +301,7 @@ def drafting_verdict(
     # named as such) only where there are no others, as the backend verdict's range.
     kept = [c for c in rests if c.machine != ACROSS] or rests
     ratios = [c.ratio for c in kept if c.ratio is not None]
-    numbers = replace(
+    return replace(
         numbers,
         comparisons=[comparison_json(sw, c) for c in rests],
         open=[comparison_json(sw, c) for c in open_],
@@ -259,9 +311,6 @@ def drafting_verdict(
         largest=_slots_in(primary[-1]["context"]),
         on_off_range=[min(ratios), max(ratios)] if ratios else None,
         compared=True,
-    )
-    return Verdict(
-        name, _runs(primary), _status(missing, reasons), missing, m, numbers, where or None, reasons
     )
 
 
