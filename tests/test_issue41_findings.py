@@ -512,13 +512,14 @@ def test_report_reads_the_table_a_constant_number_of_times(tmp_path: Path) -> No
 
 
 def test_single_runs_say_run_noise_unmeasured_and_twins_measure_it(tmp_path: Path) -> None:
-    """The quiet CPU grid's twin sweeps (docs/perf/verdict-stability/verdict-stability.md) moved whole jobs
-    8-13% alike, which no per-unit spread shows. Here twin sweeps of slots 1 and 2 with steady
-    units, the twin's 2-slot job 10% faster on every unit. One run alone: its comparison is
-    decided on its units but says the run-to-run noise is unmeasured, the verdict is
-    provisional and the next step is the twin sweep. Rendered with the twin as its anchors:
-    the run-to-run spread is measured on the two runs of each point, every comparison holds
-    it, and the units-only reason is gone."""
+    """The quiet CPU grid's twin sweeps (docs/perf/verdict-stability/verdict-stability.md)
+    moved whole jobs 8-13% alike, which no per-unit spread shows. Here twin sweeps of slots 1 and 2
+    with steady units, the twin's 2-slot job 10% faster on every unit. One run alone: its comparison
+    is decided on its units but says the run-to-run noise is unmeasured, the verdict is provisional
+    and the next step is the twin sweep. Rendered with the twin as its anchors: the run-to-run
+    spread is measured on the two runs of each point, every comparison holds it, and the units-only
+    reason is gone.
+    """
     from benchkit.report.verdicts.compare_words import how_text
     from benchkit.report.verdicts.engine_of import engine_of
     from benchkit.report.writeup.use_this import StepKind, use_this

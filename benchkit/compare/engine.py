@@ -58,10 +58,10 @@ class Settings:
     Why a run-to-run term: two single runs compared unit by unit share every unit, so their
     per-unit spread says how well this pair of runs is measured, not how far a second pair
     of runs would land. A job whose server ran 8-13% faster on every unit (measured on a
-    quiet 16-core machine, docs/perf/verdict-stability.md) moves every unit alike, which no
-    per-unit spread shows. Measured on twins, or declared, it widens each paired interval by
-    two runs' worth; where neither exists the comparison says so (`run_noise` unmeasured)
-    and a verdict resting on it is provisional."""
+    quiet 16-core machine, docs/perf/verdict-stability/verdict-stability.md) moves every unit
+    alike, which no per-unit spread shows. Measured on twins, or declared, it widens each
+    paired interval by two runs' worth; where neither exists the comparison says so
+    (`run_noise` unmeasured) and a verdict resting on it is provisional."""
 
     margin: float = 0.05
     confidence: float = 0.95
