@@ -122,6 +122,9 @@ REASON_WORDS = {
     "bridge_term_unmeasured": NC_(
         "verdict reason", "a bridge between machines with one point run on both"
     ),
+    "restated": NC_(
+        "verdict reason", "a figure partly restated from the other points of its machine"
+    ),
     "knee_across": NC_("verdict reason", "slot counts compared with the best only across machines"),
     "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
     "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
