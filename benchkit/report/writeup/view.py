@@ -156,10 +156,12 @@ def status_and_summary(
         )
     # The best completed point is never the answer while a point it depends on is missing.
     rec = recommend.recommendation(by)
-    point = recommend.point_words(rec, by, lang)
+    point = recommend.point_words(rec, by, lang, a.sweep.varying)
+    fixed = recommend.held_fixed(rec.point, a.sweep.varying, lang)
     if rec.state == recommend.SETTLED:
         summary = [
             tr(lang, "Recommended setting: {point}.", point=point)
+            + fixed
             + (sentences.better_point_text(proj, lang) if proj is not None else "")
         ]
     elif rec.state == recommend.PROVISIONAL:
@@ -171,6 +173,7 @@ def status_and_summary(
                 point=point,
                 factors=", ".join(unsettled),
             )
+            + fixed
             + (sentences.better_point_text(proj, lang) if proj is not None else "")
         ]
     elif rec.state == recommend.BEST_SO_FAR:
