@@ -251,7 +251,7 @@ def _terms(a: Analysed, lang: str, unit: str) -> str:
             tr(
                 lang,
                 "The knee is the fewest slots whose time is within {gain} of the best count's: "
-                "more slots than that gain less than {gain}.",
+                "past it, more slots save less than {gain}.",
                 gain=fmt.pct(gain if gain is not None else a.study.knee_gain),
             )
         )
