@@ -152,7 +152,9 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     # their own (a review found this paragraph's brackets three deep).
     fields: dict[str, Any] = {
         "objective": obj,
-        "prov": prov,
+        # The reasons a report gives follow the paragraph as a sentence of their own: inside
+        # it, their comparisons and ranges nested brackets three deep.
+        "prov": "",
         "gain": gain,
         # TRANSLATORS: before the counts above the knee, each "{slots} took {ratio} ...".
         "costs": trc(lang, "larger slot counts", ": {items}", items=clauses(lang, costs))
@@ -180,7 +182,8 @@ def slots_sentence(v: Verdict, lang: str) -> str:
             k,
             **fields,
         )
-    return text + elsewhere_text(n, k, lang) + tradeoff_text(v, lang)
+    text += elsewhere_text(n, k, lang) + tradeoff_text(v, lang)
+    return f"{text} {why}" if (why := _prov_sentence(v, lang)) else text
 
 
 def _below(n: SlotsNumbers, k: int, lang: str) -> str:
@@ -254,7 +257,8 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
     n = of(SlotsNumbers, v.numbers)
     out = ""
     f = n.faster
-    if f:
+    # A count the sentence listed above the knee has its time and context said already.
+    if f and all(norm(b["slots"]) != norm(f["slots"]) for b in n.beyond or []):
         # One convention for differences: the time taken as a multiple, never "x% faster"
         # (a rounded 4.96% read as "5.0% faster, less than the 5% margin").
         out += tr(

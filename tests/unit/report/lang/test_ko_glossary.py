@@ -57,6 +57,7 @@ GLOSSARY = (
     Term("draft acceptance", "투기 토큰 수용률", ("수락률", "채택률", "드래프트 수락")),
     Term("output drift", "출력 변화", (r"(?<!\()드리프트",)),
     Term("within the noise", "노이즈 이내", ("노이즈 안",)),
+    Term("run-to-run noise", "노이즈", ("잡음",)),
     Term("see (a section)", "참고", ("참조",)),
     Term("decode, prefill (the post writes them in English)", "decode", ("디코드", "프리필")),
     Term("the most likely token", "확률이 가장 높은", ("가장 가능성 높은",)),
