@@ -277,15 +277,26 @@ def factor_clause(v: Verdict, lang: str) -> str:
             return tr(lang, "{factor} (your choice) made no difference to speed", factor=name)
         # The comparison's figure as it is, where it was measured: "X took 1.42x the time of
         # the fastest at 16 slots", never "29.6% faster" for 29.6% less time.
+        fields = {
+            "value": value_text(n.factor, fastest["value"], lang),
+            "ratio": fmt.ratio(_ratio(slowest), lang),
+            "other": value_text(n.factor, slowest["value"], lang),
+            "where": _where(primary, lang),
+            "drift": drift,
+        }
+        if v.status != COMPLETE:
+            # Provisional (one run a value, say): it reads as provisional.
+            return tr(
+                lang,
+                "{value} (your choice, not a setting) looked fastest at {where}{drift}: "
+                "{other} took {ratio} its time",
+                **fields,
+            )
         return tr(
             lang,
             "{value} (your choice, not a setting) was fastest at {where}{drift}: {other} took "
             "{ratio} its time",
-            value=value_text(n.factor, fastest["value"], lang),
-            ratio=fmt.ratio(_ratio(slowest), lang),
-            other=value_text(n.factor, slowest["value"], lang),
-            where=_where(primary, lang),
-            drift=drift,
+            **fields,
         )
     if n.scope_differs:
         return tr(

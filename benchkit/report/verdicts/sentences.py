@@ -13,7 +13,7 @@ from benchkit.report.analysis.numbers import (
     of,
 )
 from benchkit.report.analysis.sweep import COMPLETE, norm
-from benchkit.report.lang import fmt, tr, trc, trn
+from benchkit.report.lang import clauses, fmt, tr, trc, trn
 from benchkit.report.lang.i18n import (
     backend_name,
     effect_word,
@@ -146,58 +146,62 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     if not n.knee_reached:
         return _no_knee(v, n, k, obj, gain, lang) + elsewhere_text(n, k, lang)
     costs = [beyond_text(b, lang) for b in n.beyond or []]
+    # One bracket deep at most: the counts below and above the knee each get a sentence of
+    # their own (a review found this paragraph's brackets three deep).
     fields: dict[str, object] = {
         "objective": obj,
-        "prov": prov,
+        # The reasons a report gives follow the paragraph as a sentence of their own: inside
+        # it, their comparisons and ranges nested brackets three deep.
+        "prov": "",
         "gain": gain,
-        "costs": f" ({'; '.join(costs)})" if costs else "",
+        # TRANSLATORS: before the counts above the knee, each "{slots} took {ratio} ...".
+        "costs": trc(lang, "larger slot counts", ": {items}", items=clauses(lang, costs))
+        if costs
+        else "",
         "below": _below(n, k, lang),
     }
     if v.status == COMPLETE:
         text = trn(
             lang,
-            "{n} slot was the knee on {objective}{prov}: {below}no larger count was more than "
-            "{gain} faster{costs}.",
-            "{n} slots was the knee on {objective}{prov}: {below}no larger count was more than "
-            "{gain} faster{costs}.",
+            "{n} slot was the knee on {objective}{prov}.{below} No larger count was more "
+            "than {gain} faster{costs}.",
+            "{n} slots was the knee on {objective}{prov}.{below} No larger count was more "
+            "than {gain} faster{costs}.",
             k,
             **fields,
         )
     else:
         text = trn(
             lang,
-            "{n} slot looks like the knee on {objective}{prov}: by the figures, {below}no "
+            "{n} slot looks like the knee on {objective}{prov}, by the figures.{below} No "
             "larger count was more than {gain} faster{costs}.",
-            "{n} slots looks like the knee on {objective}{prov}: by the figures, {below}no "
+            "{n} slots looks like the knee on {objective}{prov}, by the figures.{below} No "
             "larger count was more than {gain} faster{costs}.",
             k,
             **fields,
         )
-    return text + elsewhere_text(n, k, lang) + tradeoff_text(v, lang)
+    text += elsewhere_text(n, k, lang) + tradeoff_text(v, lang)
+    return f"{text} {why}" if (why := _prov_sentence(v, lang)) else text
 
 
 def _below(n: SlotsNumbers, k: int, lang: str) -> str:
-    """'each smaller count took more than 5% longer than the best count (1 slot: 1.32x), and '
-    from the knee's comparisons; '' where the knee is the fewest count measured."""
+    """' Each smaller count took more than 5% longer than the best count, 4 slots: 1 slot
+    took 1.32x its time, 2 slots 1.10x.' from the knee's comparisons; '' where the knee is
+    the fewest count measured."""
     below = [c for c in n.comparisons or [] if int(float(str(c["other"].get("slots", k)))) < k]
     if not below:
         return ""
-    listed = ", ".join(
-        tr(
-            lang,
-            "{slots}: {ratio}",
-            slots=slots_phrase(c["other"]["slots"], lang),
-            ratio=fmt.ratio(c["ratio"], lang),
-        )
-        for c in below
-    )
+    pairs = [(slots_phrase(c["other"]["slots"], lang), fmt.ratio(c["ratio"], lang)) for c in below]
+    # TRANSLATORS: the first of the counts below the knee; the others follow as
+    # "{slots} {ratio}".
+    listed = [tr(lang, "{slots} took {ratio} its time", slots=pairs[0][0], ratio=pairs[0][1])]
+    listed += [tr(lang, "{slots} {ratio}", slots=a, ratio=r) for a, r in pairs[1:]]
     return tr(
         lang,
-        "each smaller count took more than {gain} longer than the best count ({best}; {listed}), "
-        "and ",
+        " Each smaller count took more than {gain} longer than the best count, {best}: {listed}.",
         gain=fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05),
         best=slots_phrase(n.best_slots, lang),
-        listed=listed,
+        listed=", ".join(listed),
     )
 
 
@@ -251,7 +255,8 @@ def tradeoff_text(v: Verdict, lang: str) -> str:
     n = of(SlotsNumbers, v.numbers)
     out = ""
     f = n.faster
-    if f:
+    # A count the sentence listed above the knee has its time and context said already.
+    if f and all(norm(b["slots"]) != norm(f["slots"]) for b in n.beyond or []):
         # One convention for differences: the time taken as a multiple, never "x% faster"
         # (a rounded 4.96% read as "5.0% faster, less than the 5% margin").
         out += tr(

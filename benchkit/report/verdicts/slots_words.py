@@ -117,23 +117,26 @@ def across_text(pairs: list[ComparisonJson], lang: str) -> str:
 
 
 def beyond_text(b: Beyond, lang: str) -> str:
-    """What a count above the knee gains and costs: '16 slots: −4%, slot latency 1.69x,
-    context 2.13x'; the latency not compared where the two rows ran on different machines."""
-    slots, change = slots_phrase(b["slots"], lang), fmt.signed_pct(b["change_vs_knee"])
+    """What a count above the knee gains and costs: '16 slots took 0.96x the knee's time,
+    with 1.69x the slot latency and 2.13x the context'; the latency not compared where the
+    two rows ran on different machines. The time as a multiple, as every difference is."""
+    slots, ratio = slots_phrase(b["slots"], lang), fmt.ratio(1 + b["change_vs_knee"], lang)
     context = fmt.ratio(b["ctx_ratio"], lang) if b["ctx_ratio"] else fmt.DASH
     if b["latency_ratio"]:
         return tr(
             lang,
-            "{slots}: {change}, slot latency {latency}, context {context}",
+            "{slots} took {ratio} the knee's time, with {latency} the slot latency and "
+            "{context} the context",
             slots=slots,
-            change=change,
+            ratio=ratio,
             latency=fmt.ratio(b["latency_ratio"], lang),
             context=context,
         )
     return tr(
         lang,
-        "{slots}: {change}, slot latency not compared (another machine), context {context}",
+        "{slots} took {ratio} the knee's time, with {context} the context (slot latency not "
+        "compared: another machine)",
         slots=slots,
-        change=change,
+        ratio=ratio,
         context=context,
     )

@@ -16,6 +16,7 @@ from benchkit.report.lang import i18n, tr, trn
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import reasons, registry
 from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.writeup import recommend
 from benchkit.report.writeup.summary import status_and_summary
 from benchkit.report.writeup.use_this import NextStep, StepKind, UseThis
 from benchkit.report.writeup.view import study_words, summary_rows, unit_word
@@ -49,31 +50,43 @@ def use_this_view(
     did not complete (recommend.BEST_SO_FAR), so it is named as the Summary names it, never
     as a recommendation. A post's section opens with its commands: its answer has said what
     to use and how sure (writeup.post)."""
-    point = i18n.point_text(u.point, lang) if u.point else ""
+    chosen, _ = recommend.split(u.point or {}, u.varying)
+    point = i18n.point_text(chosen, lang) if u.point else ""
+    # The settings the sweep held fixed, said apart: never named as if it chose them.
+    fixed = recommend.held_fixed(u.point, u.varying, lang) if u.varying is not None else ""
     if post:
         intro = ""
     elif u.point and u.settled:
-        intro = tr(lang, "Recommended setting: {point}.", point=point)
+        intro = tr(lang, "Recommended setting: {point}.", point=point) + fixed
     elif u.point and best_so_far:
-        intro = tr(
-            lang,
-            "No recommendation yet: the best completed point so far is {point}, but planned "
-            "points it is compared with did not complete.",
-            point=point,
+        intro = (
+            tr(
+                lang,
+                "No recommendation yet: the best completed point so far is {point}, but planned "
+                "points it is compared with did not complete.",
+                point=point,
+            )
+            + fixed
         )
     elif u.point and not u.next_steps:
-        intro = tr(
-            lang,
-            "Provisional recommendation: {point}. The verdicts are not settled yet, and no "
-            "further run of this sweep would settle them: the sections below say why.",
-            point=point,
+        intro = (
+            tr(
+                lang,
+                "Provisional recommendation: {point}. The verdicts are not settled yet, and no "
+                "further run of this sweep would settle them: the sections below say why.",
+                point=point,
+            )
+            + fixed
         )
     elif u.point:
-        intro = tr(
-            lang,
-            "Provisional recommendation: {point}. The verdicts are not settled yet: use it "
-            "knowing that, or settle them first with the runs below.",
-            point=point,
+        intro = (
+            tr(
+                lang,
+                "Provisional recommendation: {point}. The verdicts are not settled yet: use it "
+                "knowing that, or settle them first with the runs below.",
+                point=point,
+            )
+            + fixed
         )
     else:
         intro = tr(lang, "No recommendation: the data do not single out a setting.")

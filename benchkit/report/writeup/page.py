@@ -22,6 +22,7 @@ from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kind import Say
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup.markdown_html import markdown_to_html
+from benchkit.report.writeup.tables import drop_empty_columns
 from benchkit.report.writeup.view import unit_word
 from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
 from benchkit.visible import visible
@@ -115,6 +116,8 @@ def _write_pages(
 ) -> None:
     """The Markdown page (after the front matter `front`) and the standalone HTML page."""
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
+    # A column no row has a value in says nothing: left off every table.
+    md = drop_empty_columns(md)
     for hole in prose.holes(md):
         _log.warning(f"the report's prose has a hole ({hole})")
     # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).

@@ -10,7 +10,7 @@ own numbers and reason codes, as the report's parentheses do."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from benchkit.backends import BACKENDS, BackendName, EngineKind
 from benchkit.config import StudyText
@@ -141,6 +141,7 @@ def lead(a: Analysed, words: StudyText, lang: str, unit: str) -> str:
     measured."""
     parts = [words.question or ""]
     parts.append(_measured(a, lang, unit))
+    parts.append(_terms(a, lang, unit))
     derived = _derived(a)
     if 0 < derived < len(a.results):
         parts.append(
@@ -213,8 +214,9 @@ def _measured(a: Analysed, lang: str, unit: str) -> str:
         return tr(
             lang,
             "To answer it, benchkit served the model with {engine} on {where} at {at}, "
-            "replaying up to {units} {unit}s of the {fixture} workload at each (a race stopped "
-            "a point early once it was decided slower) and timing {timing}.",
+            "replaying up to {units} {unit}s of the {fixture} workload at each and timing "
+            "{timing}. The sweep ran as a race: it stopped a point early once the point was "
+            "decided slower than the best.",
             **fields,
         )
     return tr(
@@ -223,6 +225,37 @@ def _measured(a: Analysed, lang: str, unit: str) -> str:
         "{units} {unit}s of the {fixture} workload at each and timing {timing}.",
         **fields,
     )
+
+
+def _terms(a: Analysed, lang: str, unit: str) -> str:
+    """The post's own words, defined where the reader first meets them (an editor found
+    'unit', 'throughput basis' and 'knee' used before they were said): what a unit is, the
+    throughput basis, and, where slots were swept, the knee."""
+    if a.verdict("capacity") is not None or _derived(a) >= len(a.results):
+        return ""
+    out = []
+    if a.sweep.metric == "s_per_unit_throughput":
+        out.append(
+            tr(
+                lang,
+                "A {unit} is one task of the workload, a chain of calls sent in order, and its "
+                "seconds on the throughput basis are the wall clock over the {unit}s completed: "
+                "what a batch of them costs.",
+                unit=unit,
+            )
+        )
+    slots = a.verdict("slots")
+    if "slots" in a.sweep.varying and slots is not None and slots.verdict is not None:
+        gain = getattr(slots.numbers, "knee_gain", None)
+        out.append(
+            tr(
+                lang,
+                "The knee is the fewest slots whose time is within {gain} of the best count's: "
+                "past it, more slots save less than {gain}.",
+                gain=fmt.pct(gain if gain is not None else a.study.knee_gain),
+            )
+        )
+    return " ".join(out)
 
 
 def _derived(a: Analysed) -> int:
@@ -464,21 +497,28 @@ def _partial(n: SlotsNumbers, lang: str) -> str:
     )
 
 
-def recommendation(by: Mapping[str, an.Verdict], lang: str) -> str:
+def recommendation(
+    by: Mapping[str, an.Verdict], lang: str, varying: Sequence[str] | None = None
+) -> str:
     """The answer's recommendation, once (the report's Use this and Summary each have their
-    own): the setting to use, and how sure (recommend.recommendation)."""
+    own): the setting to use, and how sure (recommend.recommendation). With `varying` (the
+    factors the sweep varied), the settings it chose, and those it held fixed apart."""
     rec = recommend.recommendation(by)
-    point = recommend.point_words(rec, by, lang)
+    point = recommend.point_words(rec, by, lang, varying)
+    fixed = recommend.held_fixed(rec.point, varying, lang) if varying is not None else ""
     if rec.state == recommend.SETTLED:
-        return tr(lang, "Recommended setting: {point}.", point=point)
+        return tr(lang, "Recommended setting: {point}.", point=point) + fixed
     if rec.state == recommend.PROVISIONAL:
-        return tr(lang, "Provisional recommendation: {point}.", point=point)
+        return tr(lang, "Provisional recommendation: {point}.", point=point) + fixed
     if rec.state == recommend.BEST_SO_FAR:
-        return tr(
-            lang,
-            "No recommendation yet: the best completed point so far is {point}, but planned "
-            "points it is compared with did not complete.",
-            point=point,
+        return (
+            tr(
+                lang,
+                "No recommendation yet: the best completed point so far is {point}, but planned "
+                "points it is compared with did not complete.",
+                point=point,
+            )
+            + fixed
         )
     return tr(lang, "No recommendation: the data do not single out a setting.")
 
@@ -497,7 +537,7 @@ def post_view(
     return {
         "title": post_title(a, lang),
         "opening": lead(a, words, lang, unit),
-        "answer": [recommendation(by, lang), *([drift] if drift else [])],
+        "answer": [recommendation(by, lang, a.sweep.varying), *([drift] if drift else [])],
         "unsettled_intro": intro,
         "unsettled": items,
     }

@@ -4,12 +4,12 @@ the same point otherwise as the best measured one, in the same words (`point_wor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from benchkit.report.analysis.numbers import Point, ProjectionNumbers, of
 from benchkit.report.analysis.sweep import COMPLETE
-from benchkit.report.lang import i18n, tr
+from benchkit.report.lang import i18n, tr, trn
 from benchkit.report.verdicts import factor_words, registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 
@@ -54,12 +54,20 @@ def recommendation(by: Mapping[str, Verdict]) -> Recommendation:
     return Recommendation(point, BEST_SO_FAR)
 
 
-def point_words(rec: Recommendation, by: Mapping[str, Verdict], lang: str) -> str:
+def point_words(
+    rec: Recommendation,
+    by: Mapping[str, Verdict],
+    lang: str,
+    varying: Sequence[str] | None = None,
+) -> str:
     """The recommendation's point in words ('' for none), with the application's choices
-    (sampling) left to the reader: 'CUDA, 16 slots, MTP off, at the sampling you chose'."""
+    (sampling) left to the reader: 'CUDA, 16 slots, MTP off, at the sampling you chose'.
+    With `varying` (the factors the sweep varied), only the settings the sweep chose: the
+    ones it held fixed are not a choice (`held_fixed`)."""
     if not rec.point:
         return ""
-    point = i18n.point_text(rec.point, lang)
+    chosen, _ = split(rec.point, varying)
+    point = i18n.point_text(chosen, lang)
     proj = by.get("projection")
     pn = of(ProjectionNumbers, proj.numbers) if proj is not None else None
     apps = sorted({x["factor"] for x in (pn.application or [] if pn else [])})
@@ -71,3 +79,35 @@ def point_words(rec: Recommendation, by: Mapping[str, Verdict], lang: str) -> st
             factors=factor_words.names(apps, lang),
         )
     return point
+
+
+def split(point: Point, varying: Sequence[str] | None) -> tuple[Point, Point]:
+    """The point's settings the sweep varied (chose) and those it held fixed; all chosen
+    where `varying` is not given or names none of the point's settings."""
+    if varying is None:
+        return dict(point), {}
+    chosen = {k: x for k, x in point.items() if k in varying}
+    if not chosen:
+        return dict(point), {}
+    return chosen, {k: x for k, x in point.items() if k not in varying}
+
+
+def held_fixed(point: Point | None, varying: Sequence[str], lang: str) -> str:
+    """' This sweep varied parallel slots; CUDA and MTP off were held fixed, not compared.'
+    ('' where the sweep varied every setting of the point): a setting the sweep never varied
+    is not one it chose."""
+    if not point:
+        return ""
+    chosen, fixed = split(point, varying)
+    if not fixed:
+        return ""
+    names = [i18n.factor_name(k, lang) for k in varying if k in chosen]
+    held = [i18n.point_text({k: x}, lang) for k, x in fixed.items()]
+    return trn(
+        lang,
+        " This sweep varied {factors}; {fixed} was held fixed, not compared.",
+        " This sweep varied {factors}; {fixed} were held fixed, not compared.",
+        len(held),
+        factors=i18n.list_text(names, lang),
+        fixed=i18n.list_text(held, lang),
+    )

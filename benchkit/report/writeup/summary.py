@@ -37,8 +37,10 @@ def status_and_summary(
     status_line = _status_line(validity, unsettled, lang)
     # The best completed point is never the answer while a point it depends on is missing.
     rec = recommend.recommendation(by)
-    point = recommend.point_words(rec, by, lang)
-    summary = [_recommendation_line(rec, point, proj, unsettled, lang)]
+    point = recommend.point_words(rec, by, lang, a.sweep.varying)
+    # Only what the sweep chose is named; the settings it held fixed are said as such.
+    fixed = recommend.held_fixed(rec.point, a.sweep.varying, lang)
+    summary = [_recommendation_line(rec, point, fixed, proj, unsettled, lang)]
     if proj is not None:
         summary.append(
             tr(lang, "Projection: {text}", text=sentences.projection_sentence(proj, lang, unit))
@@ -83,6 +85,7 @@ def _status_line(validity: an.Verdict, unsettled: Sequence[str], lang: str) -> s
 def _recommendation_line(
     rec: recommend.Recommendation,
     point: str,
+    fixed: str,
     proj: an.Verdict | None,
     unsettled: Sequence[str],
     lang: str,
@@ -90,15 +93,19 @@ def _recommendation_line(
     """The summary's first sentence: the recommended setting (settled or provisional, with
     the projection's better point), the best point so far, or that none stands out."""
     if rec.state == recommend.SETTLED:
-        return tr(lang, "Recommended setting: {point}.", point=point) + _better(proj, lang)
+        return tr(lang, "Recommended setting: {point}.", point=point) + fixed + _better(proj, lang)
     if rec.state == recommend.PROVISIONAL:
-        return tr(
-            lang,
-            "Provisional recommendation: {point}; the data do not settle {factors} yet (see "
-            "their sections).",
-            point=point,
-            factors=", ".join(unsettled),
-        ) + _better(proj, lang)
+        return (
+            tr(
+                lang,
+                "Provisional recommendation: {point}; the data do not settle {factors} yet (see "
+                "their sections).",
+                point=point,
+                factors=", ".join(unsettled),
+            )
+            + fixed
+            + _better(proj, lang)
+        )
     if rec.state == recommend.BEST_SO_FAR:
         return tr(
             lang,

@@ -69,6 +69,8 @@ class UseThis:
     server_command: str | None = None
     rerun: str | None = None
     next_steps: list[NextStep] = field(default_factory=list)
+    # The factors the sweep varied: the point's other settings were held fixed, not chosen.
+    varying: tuple[str, ...] | None = None
 
 
 def factor_verdicts(a: Analysed) -> list[an.Verdict]:
@@ -99,7 +101,15 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
         overrides = [o for o in job.result.provenance.overrides if not o.startswith("hydra.")]
         rerun = " ".join([prog, *map(_quote, overrides)])
     steps = [] if settled else next_steps(a, prog)
-    return UseThis(point, settled, job.job_dir.name if job else None, server, rerun, steps)
+    return UseThis(
+        point,
+        settled,
+        job.job_dir.name if job else None,
+        server,
+        rerun,
+        steps,
+        tuple(a.sweep.varying),
+    )
 
 
 # Flags that say how benchkit reached and watched the server, not what it served: an ephemeral

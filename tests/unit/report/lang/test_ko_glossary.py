@@ -54,17 +54,46 @@ GLOSSARY = (
     ),
     Term("a replay pass", "회차", ("재생 구간", "구간 길이")),
     Term("speculative decoding", "투기적 디코딩", ("추측 디코딩", "추론적 디코딩")),
-    Term("draft acceptance", "투기 토큰 수용률", ("수락률", "채택률")),
+    Term("draft acceptance", "투기 토큰 수용률", ("수락률", "채택률", "드래프트 수락")),
     Term("output drift", "출력 변화", (r"(?<!\()드리프트",)),
     Term("within the noise", "노이즈 이내", ("노이즈 안",)),
+    Term("run-to-run noise", "노이즈", ("잡음",)),
     Term("see (a section)", "참고", ("참조",)),
     Term("decode, prefill (the post writes them in English)", "decode", ("디코드", "프리필")),
     Term("the most likely token", "확률이 가장 높은", ("가장 가능성 높은",)),
+    # 기준 said five things (a basis, the margin, the drift reference, the baseline build, "as
+    # measured from"): each concept its own word, 기준 only the basis (test_gijun_is_a_basis).
+    Term(
+        "the margin: the smallest difference a verdict counts",
+        "문턱",
+        ("기준 차이", "무릎 기준", r"\{margin\} 기준", "기준 안", "기준 이내"),
+    ),
+    Term(
+        "the drift reference: the job, point or model file answers are compared with",
+        "대조",
+        ("기준 작업", "기준 조합", "기준 파일", "기준 대비", "기준과"),
+    ),
+    Term("the baseline build (against a new build)", "기존 빌드", ("기준 빌드",)),
 )
+# 기준 names a basis of seconds per unit (처리량 기준, 슬롯 지연 기준) and nothing else.
+GIJUN_BASIS = re.compile(r"(처리량|지연|두|늘|이|같은) 기준")
 
 # Word-for-word English a review took out ("depends on", "on a CPU", "than with it off",
 # "sampled beside"): none may come back in another message.
-CALQUES = ("기대는", "기댄", "CPU 위에", "끈 때의", "옆에서 샘플링", "끝까지 돈", "샘플에 걸친")
+# "X took 1.05x the time of Y" as "X에는 Y의 1.05배 시간이 걸렸습니다" and "Nx slower" as "N배
+# 느렸습니다": a difference is "X의 소요 시간은 Y의 N배였습니다".
+CALQUES = (
+    "기대는",
+    "기댄",
+    "CPU 위에",
+    "끈 때의",
+    "옆에서 샘플링",
+    "끝까지 돈",
+    "샘플에 걸친",
+    "배 시간이 걸",
+    "{ratio} 시간이 걸",
+    "{ratio} 느렸",
+)
 
 # A field followed by a particle typed after it: the particle cannot know the word (the
 # seed's "MTP 끔가"); the field must carry it (`{point:이}`) so lang/ko.py picks the form.
@@ -100,6 +129,16 @@ def test_one_term_per_concept(term: Term) -> None:
 
 def test_no_word_for_word_english() -> None:
     found = [(msgid, s) for msgid, s in STRINGS for c in CALQUES if c in s]
+    assert not found, found
+
+
+def test_gijun_is_a_basis() -> None:
+    found = [
+        (msgid, s)
+        for msgid, s in STRINGS
+        for m in re.finditer("기준", s)
+        if not GIJUN_BASIS.search(s[max(0, m.start() - 4) : m.end()])
+    ]
     assert not found, found
 
 

@@ -72,7 +72,7 @@ def test_drafting_decided_slower_hurts_and_is_complete() -> None:
     # The figure stated is the comparison's, with its range on a repeat.
     assert f"Turning it on took {c['ratio']:.2f}x the time" in text
     assert "on a repeat, 6 units paired" in text
-    assert f"{c['ratio']:.2f}배 시간이 걸렸습니다" in mtp_sentence(m, "ko")
+    assert f"소요 시간이 껐을 때의 {c['ratio']:.2f}배였습니다" in mtp_sentence(m, "ko")
 
 
 def test_drafting_on_an_open_pair_is_provisional_naming_the_pair_and_its_units() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import tr
 from benchkit.report.lang.i18n import backend_name
 from benchkit.report.verdicts.common import Verdict
@@ -28,6 +29,12 @@ def _backend_clause(b: Verdict, lang: str, rest: str | None) -> str:
             return tr(lang, "no single backend won")
         return tr(lang, "no single backend won{rest}", rest=rest)
     name = backend_name(b.verdict)
+    if b.status != COMPLETE:
+        # A provisional verdict's clause reads as provisional: the headline states no effect
+        # as found that a single comparison, or a cold start's leaving out, decides.
+        if rest is None:
+            return tr(lang, "{name} looks faster", name=name)
+        return tr(lang, "{name} looks faster{rest}", name=name, rest=rest)
     if rest is None:
         return tr(lang, "{name} won", name=name)
     return tr(lang, "{name} won{rest}", name=name, rest=rest)

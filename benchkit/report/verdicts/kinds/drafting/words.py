@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from benchkit.report.analysis.numbers import DraftingNumbers, Point, Run, of
-from benchkit.report.analysis.sweep import norm
+from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
 from benchkit.report.verdicts.common import Verdict
@@ -38,11 +38,12 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
                 point_text(ser["series"], lang),
                 mtp_runs_text(ser["runs"], n.largest, lang) + cost(v, lang, ser["series"]),
                 lang,
+                v.status != COMPLETE,
             )
             for ser in n.by_series or []
         ]
     runs = mtp_runs_text(v.verdict, n.largest, lang) + cost(v, lang, n.primary)
-    return [partial(_drafting_clause, who, runs, lang)]
+    return [partial(_drafting_clause, who, runs, lang, v.status != COMPLETE)]
 
 
 def cost(v: Verdict, lang: str, series: Point | None = None) -> str:
@@ -66,13 +67,27 @@ def cost(v: Verdict, lang: str, series: Point | None = None) -> str:
     )
 
 
-def _drafting_clause(who: str, runs: str, lang: str, rest: str | None) -> str:
+def _drafting_clause(who: str, runs: str, lang: str, provisional: bool, rest: str | None) -> str:
+    """'MTP hurt at every slot count'; a provisional verdict's reads as provisional ('MTP
+    appears to have hurt ...'): the headline states no effect as found that one comparison
+    or a cold start's leaving out decides."""
+    if provisional:
+        if rest is None:
+            return tr(lang, "{drafter} appears to have {runs}", drafter=who, runs=runs)
+        return tr(lang, "{drafter} appears to have {runs}{rest}", drafter=who, runs=runs, rest=rest)
     if rest is None:
         return tr(lang, "{drafter} {runs}", drafter=who, runs=runs)
     return tr(lang, "{drafter} {runs}{rest}", drafter=who, runs=runs, rest=rest)
 
 
-def _series_clause(who: str, where: str, runs: str, lang: str, rest: str | None) -> str:
+def _series_clause(
+    who: str, where: str, runs: str, lang: str, provisional: bool, rest: str | None
+) -> str:
+    if provisional:
+        fields = {"point": where, "drafter": who, "runs": runs}
+        if rest is None:
+            return tr(lang, "on {point} {drafter} appears to have {runs}", **fields)
+        return tr(lang, "on {point} {drafter} appears to have {runs}{rest}", rest=rest, **fields)
     if rest is None:
         return tr(lang, "on {point} {drafter} {runs}", point=where, drafter=who, runs=runs)
     return tr(
