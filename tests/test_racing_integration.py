@@ -179,7 +179,7 @@ def test_racing_sweep_stops_extends_reports_and_resumes(tmp_path: Path) -> None:
     report = (sweep / "report" / "report.md").read_text()
     assert "## Racing: points stopped early" in report
     assert report.count("stopped after 3 units: ") + report.count("stopped after 6 units: ") == 2
-    assert "slower than MTP off" in report and "slower at 95% confidence)" in report
+    assert "the time of MTP off" in report and "longer at 95% confidence)" in report
     assert "for the full grid" in report and "server starts included" in report
     # A stopped point is decided: its job is complete with the units asked of it, and the
     # MTP verdict stands on it. (The twin's duplicate value is what the planned space lists

@@ -147,8 +147,8 @@ def point_line(race: Mapping[str, Any], job: str, lang: str) -> str | None:
         at = int(p.get("units_compared") or p.get("units") or 0)
         line = tr(
             lang,
-            "stopped after {units}: {ratio} slower than {best} (more than {margin} slower at "
-            "{confidence} confidence)",
+            "stopped after {units}: took {ratio} the time of {best} (more than {margin} longer "
+            "at {confidence} confidence)",
             units=trn(lang, "{n} unit", "{n} units", at),
             ratio=fmt.ratio(p["ratio"], lang),
             best=best,

@@ -30,7 +30,7 @@ from benchkit.report.verdicts.common import Verdict, _objective_of
 from benchkit.report.verdicts.compare_words import how_text
 from benchkit.report.verdicts.factor_words import not_exercised_text
 from benchkit.report.verdicts.reasons import _prov, _prov_sentence, capped_text
-from benchkit.report.verdicts.slots_words import beyond_text, elsewhere_text, series_text
+from benchkit.report.verdicts.slots_words import beyond_text, elsewhere_text, with_series
 from benchkit.report.verdicts.voice import in_post
 
 
@@ -142,7 +142,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         return tr(lang, "No complete points compare slot counts{prov}.", prov=prov)
     k = int(v.verdict)
     gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
-    obj = objective_words(_objective_of(v), lang) + series_text(n, lang)
+    obj = with_series(objective_words(_objective_of(v), lang), n, lang)
     if not n.knee_reached:
         return _no_knee(v, n, k, obj, gain, lang) + elsewhere_text(n, k, lang)
     costs = [beyond_text(b, lang) for b in n.beyond or []]

@@ -16,9 +16,15 @@ from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.lang.i18n import point_text, slots_phrase
 
 
-def series_text(n: SlotsNumbers, lang: str) -> str:
-    """' at ubatch=512' where the knee was drawn on one series of several; '' otherwise."""
-    return tr(lang, " at {series}", series=point_text(n.series, lang)) if n.series else ""
+def with_series(objective: str, n: SlotsNumbers, lang: str) -> str:
+    """'seconds per unit at ubatch=512' where the knee was drawn on one series of several;
+    the objective alone otherwise (one message, so a language puts the series where it
+    reads: Korean before the objective, not in a second bracket after it)."""
+    if not n.series:
+        return objective
+    return tr(
+        lang, "{objective} at {series}", objective=objective, series=point_text(n.series, lang)
+    )
 
 
 def elsewhere_text(n: SlotsNumbers, k: int, lang: str) -> str:
