@@ -101,7 +101,7 @@ def held_fixed(point: Point | None, varying: Sequence[str], lang: str) -> str:
     chosen, fixed = split(point, varying)
     if not fixed:
         return ""
-    names = [i18n.factor_name(k, lang) for k in varying if k in chosen]
+    names = [i18n.factor_name(k, lang) for k in varying]
     held = [i18n.point_text({k: x}, lang) for k, x in fixed.items()]
     return trn(
         lang,
