@@ -98,7 +98,7 @@ def held_fixed(point: Point | None, varying: Sequence[str], lang: str) -> str:
     is not one it chose."""
     if not point:
         return ""
-    chosen, fixed = split(point, varying)
+    _chosen, fixed = split(point, varying)
     if not fixed:
         return ""
     names = [i18n.factor_name(k, lang) for k in varying]
