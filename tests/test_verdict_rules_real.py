@@ -323,3 +323,30 @@ def test_energy_is_compared_on_the_anchor_runs_where_a_settings_jobs_ran_on_two_
     assert {"slots": "8", "mtp": "false"} not in pair["apart"]
     (without,) = backend_energy(rows)
     assert "anchored" not in without and {"slots": "8", "mtp": "false"} in without["apart"]
+
+
+def test_a_provisional_knee_is_a_range_where_its_neighbours_are_open() -> None:
+    """Review 6 would not sign "6 slots looks like the knee" (Qwen3: 3 and 4 slots at 1.05x
+    and 1.06x of 6, not decided), "4 slots" (MTP: 4 against 8 at 1.03x, not decided) nor "8
+    slots" (H100: 2 and 4 slots only across cards, 8 against 16 open). Rules v11: the knee
+    lies between the fewest count not decided slower and the best the knee is not decided
+    within, said in the headline and the verdict table."""
+    from benchkit.report.verdicts.kinds.slots.words import clauses
+
+    for folder, extra, knee, low, high in (
+        (QWEN, [], 6, 3, None),
+        (MTP, [], 4, 2, 8),
+        (H100 / "results", [ANCHORS], 8, 2, 16),
+    ):
+        s = analyse_folder(folder, extra).verdict("slots")
+        assert s is not None and s.verdict == knee and s.status == "provisional"
+        assert isinstance(s.numbers, SlotsNumbers)
+        assert (s.numbers.knee_low, s.numbers.knee_high) == (low, high)
+        said = clauses(s, "en")[0](None)
+        assert said.startswith(f"the knee lies between {low} and {high or knee} slots, at {knee}")
+        assert f"the knee lies between {low} and {high or knee} slots" in sentences.slots_sentence(
+            s, "en"
+        )
+    # A knee every comparison decides stays one count (the decode study's 16 was not reached).
+    d = analyse_folder(DECODE).verdict("slots")
+    assert d is not None and isinstance(d.numbers, SlotsNumbers) and d.numbers.knee_low is None

@@ -33,6 +33,12 @@ class Knee:
     # two cards of one model differ on one point by more than a margin, so the knee may lie
     # at any of them (rules v11).
     across: list[Comparison] = field(default_factory=list)
+    # Where the knee may lie while comparisons are open (rules v11): `low`, the fewest point
+    # not decided slower than the best beyond the margin (every point below it decided so);
+    # `high`, the best where the knee itself is not decided within the margin of it. Both
+    # are the knee where its comparisons are decided.
+    low: str | None = None
+    high: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -96,7 +102,27 @@ def knee(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) ->
         if not settled:
             open_.append(c)
     reached = not (chosen == pts[-1] and len(pts) > 1)
-    return Knee(chosen, best, reached, rests, open_, missing, across)
+    low, high = _range(pts, chosen, best, {c.other: c for c in rests})
+    return Knee(chosen, best, reached, rests, open_, missing, across, low, high)
+
+
+def _range(
+    pts: Sequence[str], knee: str, best: str, against: Mapping[str, Comparison]
+) -> tuple[str, str]:
+    """The points the knee may be while comparisons are open: from the fewest point not
+    decided worse than the best (a point below the knee whose comparison is open, across
+    machines or missing could be within the margin: the knee), to the best where the knee's
+    own comparison is not decided within the margin (it could be beyond it: the knee lies
+    above)."""
+    low = knee
+    for p in pts[: pts.index(knee)]:
+        c = against.get(p)
+        if c is None or c.outcome != WORSE:
+            low = p
+            break
+    own = against.get(knee)
+    high = best if knee != best and (own is None or own.outcome not in (WITHIN, BETTER)) else knee
+    return low, high
 
 
 @dataclass(frozen=True)

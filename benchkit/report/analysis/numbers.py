@@ -188,6 +188,10 @@ class SlotsNumbers(_Numbers):
     # Counts before the knee that only comparisons across machines put beyond the margin
     # (rules v11): the knee may lie at any of them.
     across: list[ComparisonJson] | None = None
+    # The slot counts the knee may lie between while its comparisons are open (rules v11):
+    # None where that end is the knee itself.
+    knee_low: int | None = None
+    knee_high: int | None = None
 
 
 # ------------------------------------------------------------------------------ drafting

@@ -20,6 +20,10 @@ def _num(x: object) -> float | None:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
 
 
+def _int(x: object) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+
 def _span(x: object) -> list[float] | None:
     """[least, most] as recorded, or None (not recorded, or not two numbers)."""
     if not isinstance(x, list) or len(x) != 2:
@@ -53,8 +57,14 @@ class Light:
     # The cold starts left out of the figures compared (rules v6), seconds per job: what a
     # correction of those figures names as its cause.
     cold_s: dict[str, float] | None = None
+    # Where a provisional knee may lie (SlotsNumbers.knee_low, knee_high; rules v11).
+    knee_low: int | None = None
+    knee_high: int | None = None
 
-    KEYS = ("largest", "seconds", "units", "knee_reached", "median_change", *RANGES)
+    KEYS = (
+        "largest", "seconds", "units", "knee_reached", "median_change", *RANGES,
+        "knee_low", "knee_high",
+    )  # fmt: skip
 
     @staticmethod
     def keep(numbers: VerdictNumbers) -> dict[str, object]:
@@ -83,6 +93,8 @@ class Light:
             value_range=spans(numbers.get("value_range")),
             on_off_range=_span(numbers.get("on_off_range")),
             cold_s=cold_of(numbers),
+            knee_low=_int(numbers.get("knee_low")),
+            knee_high=_int(numbers.get("knee_high")),
         )
 
 

@@ -3,10 +3,13 @@ with (backend, slots, drafting, repeats, projection, build), through the catalog
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
     BuildNumbers,
     BuildPair,
+    ComparisonJson,
     ProjectionNumbers,
     RepeatsNumbers,
     SlotsNumbers,
@@ -160,7 +163,18 @@ def slots_sentence(v: Verdict, lang: str) -> str:
         else "",
         "below": _below(n, k, lang),
     }
-    if v.status == COMPLETE:
+    if n.knee_low is not None or n.knee_high is not None:
+        fields["below"] = _below_range(n, k, lang)
+        text = tr(
+            lang,
+            "On {objective} the knee lies between {low} and {high} slots, at {n} by the "
+            "figures.{below} No larger count was more than {gain} faster{costs}.",
+            low=n.knee_low if n.knee_low is not None else k,
+            high=n.knee_high if n.knee_high is not None else k,
+            n=k,
+            **fields,
+        )
+    elif v.status == COMPLETE:
         text = trn(
             lang,
             "{n} slot was the knee on {objective}{prov}.{below} No larger count was more "
@@ -203,6 +217,52 @@ def _below(n: SlotsNumbers, k: int, lang: str) -> str:
         best=slots_phrase(n.best_slots, lang),
         listed=", ".join(listed),
     )
+
+
+def _below_range(n: SlotsNumbers, k: int, lang: str) -> str:
+    """The counts below the knee where comparisons are open: those decided slower than the
+    best beyond the margin, then those not decided (the knee may be any of them), then, where
+    the knee itself is not decided within the margin of the best, that it may lie above."""
+    best = slots_phrase(n.best_slots, lang)
+    gain = fmt.pct(n.knee_gain if n.knee_gain is not None else 0.05)
+    below = [c for c in n.comparisons or [] if int(float(str(c["other"].get("slots", k)))) < k]
+    worse = [c for c in below if c["outcome"] == "worse"]
+    open_ = [c for c in below if c["outcome"] != "worse"]
+    out = ""
+    if worse:
+        out += tr(
+            lang,
+            " Decided slower than the best count, {best}, by more than {gain}: {listed}.",
+            best=best,
+            gain=gain,
+            listed=_ratios_text(worse, lang),
+        )
+    if open_:
+        out += tr(
+            lang,
+            " Not decided apart from {best} at the {gain} margin: {listed}.",
+            best=best,
+            gain=gain,
+            listed=_ratios_text(open_, lang),
+        )
+    own = next((c for c in n.comparisons or [] if norm(c["other"].get("slots")) == norm(k)), None)
+    if n.knee_high is not None and own is not None and own["ratio"] is not None:
+        out += tr(
+            lang,
+            " {knee} took {ratio} the time of {best}, not decided within the margin either.",
+            knee=slots_phrase(k, lang),
+            ratio=fmt.ratio(own["ratio"], lang),
+            best=best,
+        )
+    return out
+
+
+def _ratios_text(pairs: Sequence[ComparisonJson], lang: str) -> str:
+    """'1 slot took 1.27x its time, 2 slots 1.14x': each count's ratio to the best."""
+    items = [(slots_phrase(c["other"]["slots"], lang), fmt.ratio(c["ratio"], lang)) for c in pairs]
+    listed = [tr(lang, "{slots} took {ratio} its time", slots=items[0][0], ratio=items[0][1])]
+    listed += [tr(lang, "{slots} {ratio}", slots=a, ratio=r) for a, r in items[1:]]
+    return ", ".join(listed)
 
 
 def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str) -> str:

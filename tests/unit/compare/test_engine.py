@@ -272,3 +272,29 @@ def test_a_knee_that_only_comparisons_across_machines_place_names_them() -> None
     same = Engine([best, eight, Series("2", "2", "m1", units(16, 1.25, 0.01, 32))], Settings())
     k = questions.knee(same, ["2", "8", "16"], {"2": 1.25, "8": 1.02, "16": 1.0})
     assert k.knee == "8" and not k.across
+
+
+def test_a_provisional_knee_says_between_which_counts_it_may_lie() -> None:
+    """Rules v11 (review 6): a knee whose neighbours are not decided is not located. Below
+    it, the fewest count not decided slower than the best; above it, the best where the knee
+    itself is not decided within the margin. Decided comparisons leave the knee alone."""
+    best = Series("8", "0", "m", units(16, 1.0, 0.01, 40))
+    four = Series("4", "1", "m", units(16, 1.03, 0.08, 41))
+    two = Series("2", "2", "m", units(16, 1.08, 0.08, 42))
+    one = Series("1", "3", "m", units(16, 1.4, 0.01, 43))
+    eng = Engine([best, four, two, one], Settings())
+    figures = {"1": 1.4, "2": 1.08, "4": 1.03, "8": 1.0}
+    k = questions.knee(eng, ["1", "2", "4", "8"], figures)
+    assert k.knee == "4" and k.low == "2" and k.high == "8"
+    # Tight spreads decide every comparison: the range is the knee itself.
+    tight = Engine(
+        [
+            best,
+            Series("4", "1", "m", units(16, 1.01, 0.002, 44)),
+            Series("2", "2", "m", units(16, 1.2, 0.002, 45)),
+            one,
+        ],
+        Settings(),
+    )
+    k = questions.knee(tight, ["1", "2", "4", "8"], {"1": 1.4, "2": 1.2, "4": 1.01, "8": 1.0})
+    assert k.knee == "4" and k.low == "4" and k.high == "4" and k.complete

@@ -91,7 +91,7 @@ def test_a_random_weight_model_is_said_to_say_nothing_in_korean_too(tmp_path: Pa
     ko = task_view(jobs, DriftSet(), [], {}, "ko", point_text)
     assert any("random weights" in n for n in en.notes)
     assert any("가중치가 무작위" in n for n in ko.notes)
-    assert ko.rows[0]["versus"] == "기준" and str(ko.rows[0]["interval"]).endswith("%")
+    assert ko.rows[0]["versus"] == "대조 작업" and str(ko.rows[0]["interval"]).endswith("%")
 
 
 def test_a_failed_item_and_a_skipped_task_are_noted(tmp_path: Path) -> None:

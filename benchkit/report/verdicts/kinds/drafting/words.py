@@ -36,14 +36,31 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
                 _series_clause,
                 who,
                 point_text(ser["series"], lang),
-                mtp_runs_text(ser["runs"], n.largest, lang) + cost(v, lang, ser["series"]),
+                mtp_runs_text(ser["runs"], n.largest, lang)
+                + cost(v, lang, ser["series"])
+                + cold_only(v, lang),
                 lang,
                 v.status != COMPLETE,
             )
             for ser in n.by_series or []
         ]
-    runs = mtp_runs_text(v.verdict, n.largest, lang) + cost(v, lang, n.primary)
+    runs = mtp_runs_text(v.verdict, n.largest, lang) + cost(v, lang, n.primary) + cold_only(v, lang)
     return [partial(_drafting_clause, who, runs, lang, v.status != COMPLETE)]
+
+
+def cold_only(v: Verdict, lang: str) -> str:
+    """Where only a cold start's leaving out decides the effect, that and the comparison as
+    measured ('' otherwise): a headline never names an effect the measured run leaves open
+    (rules v11, from a review that would not sign "MTP hurt at 1 slot" on that ground)."""
+    n = of(DraftingNumbers, v.numbers)
+    measured = [c for c in n.as_measured or [] if c["ratio"] is not None]
+    if "decided_without_cold" not in v.reasons or not measured:
+        return ""
+    return tr(
+        lang,
+        ", and only with a cold start left out (as measured {ratios}, not decided)",
+        ratios=list_text([fmt.ratio(c["ratio"], lang) for c in measured], lang),
+    )
 
 
 def cost(v: Verdict, lang: str, series: Point | None = None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from benchkit.report.lang import tr
 from benchkit.report.lang.i18n import slots_phrase
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.exercise import exercised
@@ -21,7 +22,17 @@ def _compute(found: Found) -> Sequence[Verdict]:
 
 
 def _value(value: Any, lang: str, numbers: Light) -> str:
-    return slots_phrase(value, lang)
+    """'8 slots', or where a provisional knee may lie elsewhere, '2-16 slots, 8 by the
+    figures'."""
+    if numbers.knee_low is None and numbers.knee_high is None:
+        return slots_phrase(value, lang)
+    return tr(
+        lang,
+        "{low}-{high} slots, {slots} by the figures",
+        slots=value,
+        low=numbers.knee_low if numbers.knee_low is not None else value,
+        high=numbers.knee_high if numbers.knee_high is not None else value,
+    )
 
 
 def _summary(v: Verdict, say: Say) -> str:

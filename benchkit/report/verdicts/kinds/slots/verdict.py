@@ -197,6 +197,8 @@ def _knee_numbers(
         comparisons=[comparison_json(sw, c) for c in kq.rests_on],
         open=[comparison_json(sw, c) for c in kq.open],
         across=[comparison_json(sw, c) for c in kq.across] or None,
+        knee_low=counts[labels.index(kq.low)] if kq.low not in (None, kq.knee) else None,
+        knee_high=counts[labels.index(kq.high)] if kq.high not in (None, kq.knee) else None,
         capped=cap,
         stalled=_stalled(sw, primary, reasons, "slots"),
         cold=_cold(sw, primary),

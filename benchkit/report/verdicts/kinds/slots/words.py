@@ -58,6 +58,30 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
             trade=trade,
             rest=rest,
         )
+    if sn.knee_reached and (sn.knee_low is not None or sn.knee_high is not None):
+        # Comparisons still open on either side: where the knee may lie, and where the
+        # figures put it (rules v11: a review would not sign a knee its neighbours' open
+        # comparisons leave unlocated).
+        low = sn.knee_low if sn.knee_low is not None else k
+        high = sn.knee_high if sn.knee_high is not None else k
+        if rest is None:
+            return tr(
+                lang,
+                "the knee lies between {low} and {high} slots, at {n} by the figures{trade}",
+                low=low,
+                high=high,
+                n=k,
+                trade=trade,
+            )
+        return tr(
+            lang,
+            "the knee lies between {low} and {high} slots, at {n} by the figures{trade}{rest}",
+            low=low,
+            high=high,
+            n=k,
+            trade=trade,
+            rest=rest,
+        )
     if sn.knee_reached:
         if rest is None:
             return trn(
