@@ -72,7 +72,9 @@ def test_the_report_and_its_summary_say_the_same(tmp_path: Path) -> None:
     assert summary[0].startswith("Summary: A 35B MoE on the Radeon AI PRO R9700")
     assert summary[1].split() == ["factor", "verdict", "status"]
     assert summary[2].split() == ["backend", "Vulkan", "complete"]
-    assert summary[3].split() == ["parallel", "slots", "2-4", "slots,", "4", "by", "the", "figures", "provisional"]
+    assert summary[3].split() == [
+        *("parallel", "slots", "2-4", "slots,", "4", "by", "the", "figures", "provisional")
+    ]
     rec = "Provisional recommendation: Vulkan, 4 slots, MTP off"
     assert any(x.startswith(rec) for x in summary)
     assert any(x.startswith("Projection: About 4.8 h per 100 stocks") for x in summary)
