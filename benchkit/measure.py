@@ -3,8 +3,8 @@
 Two "seconds per unit" exist and are never confused: the throughput basis (wall clock /
 units completed: what a batch of units costs) and the slot-latency basis (mean time one
 slot takes from a unit's first request to its last response: what one unit waits). With
-`slots` lanes busy, the second is about slots x the first. Definitions are in DEFINITIONS,
-which the report prints (marked with N_: the report's catalogs translate them).
+`slots` lanes busy, the second is about slots x the first. Each metric is declared in
+benchkit.metrics (its definition there, which the report prints); DEFINITIONS is this module's.
 """
 
 from __future__ import annotations
@@ -14,83 +14,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, TypedDict
 
+from benchkit import metrics
 from benchkit.client.replay import CallRecord
-from benchkit.report.lang import N_
 
-DEFINITIONS: dict[str, str] = {
-    "wall_s": N_("Client wall clock from the first request sent to the last response received."),
-    "s_per_unit_throughput": N_(
-        "Throughput basis: wall_s / units completed. What each unit costs when the units "
-        "run through all slots together."
-    ),
-    "s_per_unit_slot_latency": N_(
-        "Slot-latency basis: mean over completed units of (last response of the unit - first "
-        "request of the unit). What one unit waits; about slots x the throughput basis."
-    ),
-    "prefill_tok_s": N_(
-        "Aggregate prefill throughput: prompt tokens the server evaluated (its timings.prompt_n, "
-        "cached tokens excluded) / the wall time during which at least one call was between "
-        "its request and its first token."
-    ),
-    "decode_tok_s": N_(
-        "Decode-window throughput: completion tokens after each call's first / the wall time "
-        "during which at least one call was between its first and its last token. With one "
-        "slot that window is pure decoding; with several it holds other slots' prefill too, "
-        "so this figure does not compare across slot counts and no verdict, comparison or "
-        "figure uses it."
-    ),
-    "output_tok_s": N_(
-        "Aggregate output rate: completion tokens / wall_s. What the server produced per "
-        "second of the pass, at any slot count."
-    ),
-    "seq_decode_tok_s": N_(
-        "Per-sequence decode rate: completion tokens after each call's first / the summed "
-        "time from each call's first token to its last. How fast one answer streams."
-    ),
-    "seqs_per_step": N_(
-        "Sequences per server step: the server's own mean of busy slots per llama_decode call "
-        "(its n_busy_slots_per_decode counter), the batch it actually ran."
-    ),
-    "server_steps_per_s": N_(
-        "Server steps per second: llama_decode calls (its n_decode_total counter, the pass's "
-        "own, warm-up left out) / wall_s."
-    ),
-    "prefill_busy_share": N_(
-        "Share of wall_s during which at least one call waited for its first token (client "
-        "side: prompt processing and queueing)."
-    ),
-    "decode_busy_share": N_(
-        "Share of wall_s during which at least one call was between its first and last token."
-    ),
-    "idle_share": N_(
-        "Share of wall_s during which no call was in flight (between one call's answer and "
-        "the next request)."
-    ),
-    "ttft_ms": N_(
-        "Time to first token on the client: request sent to first token received, queueing "
-        "inside the server included (p50, p90, p95, p99 over completed calls)."
-    ),
-    "itl_ms": N_(
-        "Inter-token latency per call: (last token - first token) / (completion tokens - 1), "
-        "counting tokens, not stream chunks."
-    ),
-    "server_prompt_tok_s": N_("Mean of the server's own per-call timings.prompt_per_second."),
-    "server_decode_tok_s": N_("Mean of the server's own per-call timings.predicted_per_second."),
-    "draft_acceptance": N_(
-        "Accepted draft tokens / drafted tokens, summed over calls from the server's timings "
-        "(draft_n_accepted / draft_n); null when no drafts were made."
-    ),
-    "calls_hit_cap": N_(
-        "Calls that ran to the workload's generation cap (finish_reason = length with "
-        "completion tokens = cap): runaway outputs."
-    ),
-    "cap_time_share": N_("Share of summed call time spent in calls that hit the cap."),
-    "error_rate": N_("Failed calls / calls attempted."),
-    "prompt_token_mismatches": N_(
-        "Completed calls whose prompt the server tokenized to a different count than the "
-        "fixture records (usage.prompt_tokens vs the fixture): a different tokenizer."
-    ),
-}
+# Defined in benchkit.metrics, with every other fact about each metric.
+DEFINITIONS: dict[str, str] = metrics.definitions("calls", "server")
 
 
 def percentiles(

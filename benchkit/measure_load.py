@@ -13,37 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
+from benchkit import metrics
 from benchkit.client.replay import CallRecord, OpenLoopPass
 from benchkit.measure import percentiles
-from benchkit.report.lang import N_
 
-DEFINITIONS: dict[str, str] = {
-    "offered_rps": N_(
-        "Offered rate: calls per second the arrival process sends (load.rate; for a recorded "
-        "trace, its arrivals over its span at load.speed). A Poisson schedule of few calls "
-        "offers more or less than that by chance: scheduled_rps is the rate its arrivals "
-        "actually had (arrivals - 1 over the time from the first to the last)."
-    ),
-    "achieved_rps": N_(
-        "Achieved rate: calls completed / wall_s. Below the offered rate when the server "
-        "fell behind or the pass ended at a bound."
-    ),
-    "e2e_ms": N_(
-        "End-to-end latency per call: request sent to last token received, queueing inside "
-        "the server included (p50, p90, p95, p99 over completed calls)."
-    ),
-    "schedule_lag_ms": N_(
-        "How late the client sent each call: time sent - time its arrival was due (its "
-        "connection is opened just before). The client's own error in the offered load."
-    ),
-    "goodput_rps": N_(
-        "Goodput: completed calls that met every per-call limit of the study's SLO (its "
-        "ttft_ms, itl_ms and e2e_ms limits, each applied to the call's own value) / wall_s."
-    ),
-    "goodput_tok_s": N_(
-        "Goodput in tokens: completion tokens of the calls that met the SLO / wall_s."
-    ),
-}
+# Defined in benchkit.metrics, with every other fact about each metric.
+DEFINITIONS: dict[str, str] = metrics.definitions("load")
 
 # SLO columns whose limit applies to each call's own value (the percentile is of these).
 PER_CALL = ("ttft_ms", "itl_ms", "e2e_ms")

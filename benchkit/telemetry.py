@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import NotRequired, TypedDict, TypeGuard, TypeVar, cast
 
 # The readers live in benchkit/gpu_readers.py; these names stay importable from here.
-from benchkit import bounded
+from benchkit import bounded, metrics
 from benchkit.gpu_readers import GPU_BACKENDS as GPU_BACKENDS
 from benchkit.gpu_readers import AmdSmiReader as AmdSmiReader
 from benchkit.gpu_readers import GpuDevice as GpuDevice
@@ -50,35 +50,8 @@ from benchkit.proc_cpu import process_tree as process_tree
 
 TELEMETRY_FILE = "telemetry.jsonl"
 
-DEFINITIONS: dict[str, str] = {
-    "energy_j": (
-        "GPU energy over the replay passes: the GPU's own energy counter (NVML "
-        "nvmlDeviceGetTotalEnergyConsumption, amdsmi's energy accumulator) read when each pass "
-        "starts and ends, summed over the sampled GPUs; the GPU board only, not the host CPU."
-    ),
-    "j_per_unit": "energy_j / units completed: what one unit costs in GPU energy.",
-    "power_w": (
-        "Mean: energy_j / the passes' duration. Max: the highest of the board-power samples."
-    ),
-    "gpu_busy_share": (
-        "Mean over the samples of the GPU's utilisation (NVML utilization.gpu: the share of "
-        "the driver's sample period in which at least one kernel ran; amdsmi gfx_activity), "
-        "as a share of 1. Busy is not saturated: one small kernel at a time counts as busy."
-    ),
-    "mem_busy_share": (
-        "Mean over the samples of the memory controller's utilisation (NVML "
-        "utilization.memory: the share of time device memory was read or written)."
-    ),
-    "server_cpu_share": (
-        "CPU time of the server process and its children (user + system, /proc) / the "
-        "passes' duration, in cores: 1.0 is one core busy the whole time."
-    ),
-    "server_busiest_thread_share": (
-        "CPU time of the server's busiest thread / the passes' duration: near 1.0 means one "
-        "thread (llama-server's main loop) was on a CPU the whole time, whether working or "
-        "spin-waiting for the GPU."
-    ),
-}
+# Defined in benchkit.metrics, with every other fact about each metric.
+DEFINITIONS: dict[str, str] = metrics.definitions("telemetry")
 
 
 class MeanMax(TypedDict):

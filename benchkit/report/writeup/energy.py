@@ -29,39 +29,6 @@ from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 
 FIGURE = "telemetry.png"
 
-# benchkit/telemetry.py's DEFINITIONS, marked for the catalog here: telemetry.py writes
-# result.json and knows nothing of the report's languages. The report prints telemetry.py's
-# text, translated (tests/test_report_energy.py holds the two copies equal).
-MARKED_DEFINITIONS = {
-    "energy_j": N_(
-        "GPU energy over the replay passes: the GPU's own energy counter (NVML "
-        "nvmlDeviceGetTotalEnergyConsumption, amdsmi's energy accumulator) read when each pass "
-        "starts and ends, summed over the sampled GPUs; the GPU board only, not the host CPU."
-    ),
-    "j_per_unit": N_("energy_j / units completed: what one unit costs in GPU energy."),
-    "power_w": N_(
-        "Mean: energy_j / the passes' duration. Max: the highest of the board-power samples."
-    ),
-    "gpu_busy_share": N_(
-        "Mean over the samples of the GPU's utilisation (NVML utilization.gpu: the share of "
-        "the driver's sample period in which at least one kernel ran; amdsmi gfx_activity), "
-        "as a share of 1. Busy is not saturated: one small kernel at a time counts as busy."
-    ),
-    "mem_busy_share": N_(
-        "Mean over the samples of the memory controller's utilisation (NVML "
-        "utilization.memory: the share of time device memory was read or written)."
-    ),
-    "server_cpu_share": N_(
-        "CPU time of the server process and its children (user + system, /proc) / the "
-        "passes' duration, in cores: 1.0 is one core busy the whole time."
-    ),
-    "server_busiest_thread_share": N_(
-        "CPU time of the server's busiest thread / the passes' duration: near 1.0 means one "
-        "thread (llama-server's main loop) was on a CPU the whole time, whether working or "
-        "spin-waiting for the GPU."
-    ),
-}
-
 
 def _label(point: Mapping[str, Any], lang: str) -> str:
     """A point as the prose names it ("CUDA, 8 slots, MTP off")."""

@@ -29,6 +29,7 @@ from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import conditions, headline, post, recommend
 from benchkit.report.writeup.quality_models import model_files_view
+from benchkit.report.writeup.result_columns import result_columns
 from benchkit.report.writeup.sections import factor_sections, lead_figure
 from benchkit.report.writeup.summary import recommended_drift, status_and_summary
 from benchkit.report.writeup.task import task_view
@@ -205,6 +206,7 @@ def view_model(
         **conditions.view(a, lang, post=published),
         "sections": sections,
         "rows": rows,
+        "result_columns": result_columns(lang),
         "rows_note": rows_note(a, lang),
         "time_rows": time_rows(a, rows, lang),
         **_reference_view(a, lang),
