@@ -103,11 +103,14 @@ RULES: dict[int, str] = {
     ),
     11: N_(
         "a raced point stopped early is restated only from the points measured on its own "
-        "machine, and the projection says how many of its units it measured; a knee that only "
-        "comparisons across machines put past counts below it says the knee may lie at any "
-        "of them; a backend verdict whose backends' builds differ in more than the backend "
-        "(portable against native, built on another system) says so and stays provisional; a "
-        "bridge between machines holds the spread of their ratio from point to point where "
-        "two points ran on both, and says it is not measured where one did"
+        "machine, and the projection, headline included, says how many of its units it "
+        "measured; a provisional knee says between which counts it may lie (from the fewest "
+        "count not decided slower than the best to the best where the knee itself is not "
+        "decided within the margin); a backend verdict whose backends' builds differ in more "
+        "than the backend (portable against native, built on another system) says so and "
+        "stays provisional; a bridge between machines holds the spread of their ratio from "
+        "point to point where two points ran on both, and says it is not measured where one "
+        "did; energy is compared on the anchor runs where a setting's jobs ran on two cards; a "
+        "headline names no drafting effect that only a cold start's leaving out decides"
     ),
 }
