@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchkit.report",
         description="Render a benchkit run's or sweep's report from its results alone.",
     )
-    ap.add_argument("dir", type=Path, help="a run folder (outputs/runs/TS) or sweep folder")
+    ap.add_argument(
+        "dir", type=Path, nargs="?", help="a run folder (outputs/runs/TS) or sweep folder"
+    )
     ap.add_argument(
         "overrides", nargs="*", help="study.KEY=VALUE settings of the write-up, e.g. study.lang=ko"
     )
@@ -53,6 +55,16 @@ def main(argv: list[str] | None = None) -> int:
         # parse_intermixed_args would name the optional overrides as required too.
         ap.error("give the run or sweep folder to report on, e.g. outputs/sweeps/DATE/TIME")
     args = ap.parse_intermixed_args(argv)
+    if args.dir is None:
+        # Options alone (--out X): argparse would name the optional overrides as required.
+        ap.error("give the run or sweep folder to report on, e.g. outputs/sweeps/DATE/TIME")
+    if args.baseline is not None and not args.baseline.is_dir():
+        print(
+            f"benchkit.report: --baseline {args.baseline} is not a folder: give the earlier "
+            "sweep folder to compare with, config by config.",
+            file=sys.stderr,
+        )
+        return 2
     try:
         out = render_report(
             args.dir,

@@ -47,10 +47,17 @@ def load_anchors(
                 "check); give that folder, relative to the results folder."
             )
         if not root.is_dir():
+            # "[a b]" is one name with a space in it: two folders are separated by a comma.
+            names = ",".join(folder.split())
+            split = (
+                f" (two folders are separated by a comma: study.anchors=[{names}])"
+                if len(folder.split()) > 1
+                else ""
+            )
             raise UserError(
                 f"study.anchors names {folder}, and {root} is not a folder: an anchor folder "
                 f"is read relative to the results folder ({source}) unless absolute; give a "
-                "sweep folder of jobs that re-ran some of its points."
+                f"sweep folder of jobs that re-ran some of its points{split}."
             )
         try:
             found = find_results(root)

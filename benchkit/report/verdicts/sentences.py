@@ -270,6 +270,17 @@ def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str
     if v.missing:
         rows = n.rows or []
         last = rows[-1]["change_vs_previous"] if len(rows) > 1 else None
+        if last is None:
+            # One count completed: no step to say anything of (a dangling "by –" before).
+            return trn(
+                lang,
+                "Provisional: {n} slot is the only count that completed, not a conclusion: "
+                "{missing} did not complete.",
+                "Provisional: {n} slots is the only count that completed, not a conclusion: "
+                "{missing} did not complete.",
+                k,
+                missing=missing_text(v.missing, lang),
+            )
         return trn(
             lang,
             "Provisional: {n} slot is only the best completed point, not a conclusion. The "
