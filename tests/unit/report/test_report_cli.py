@@ -17,7 +17,7 @@ def test_options_without_a_folder_ask_for_the_folder(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main(["--out", "x"])
     err = capsys.readouterr().err
-    assert "give the run or sweep folder to report on" in err and "overrides" not in err
+    assert "error: give the run or sweep folder to report on" in err and "required" not in err
 
 
 def test_a_missing_baseline_is_named_as_the_baseline(
