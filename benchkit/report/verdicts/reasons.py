@@ -82,15 +82,9 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
             int(measured) if measured is not None else 0,
             units=fmt.integer(measured) if measured is not None else "?",
         )
-    if reason == "restated" and isinstance(n, ProjectionNumbers) and n.units_stated:
-        measured = int(n.units_measured or 0)
-        return tr(
-            lang,
-            "{measured} of the {stated} units its figure is stated on ran at this point (the race "
-            "stopped it there); the others are restated from the points measured on its machine",
-            measured=fmt.integer(measured),
-            stated=fmt.integer(n.units_stated),
-        )
+    engine = _engine_reason(reason, v, lang)
+    if engine is not None:
+        return engine
     if reason.startswith("depends_on:"):
         factor = factor_name(reason.split(":", 1)[1], lang)
         return tr(lang, "the {factor} verdict is provisional", factor=factor)
@@ -168,17 +162,6 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
         return _as_measured_text(n.as_measured, isinstance(n, DraftingNumbers), lang)
     if reason == "knee_not_reached":
         return tr(lang, "the knee was not reached within the slot counts measured")
-    if reason == "bridge_term_unmeasured":
-        return tr(
-            lang,
-            "a comparison bridged between two machines rests on one point run on both, so how "
-            "far the machines' ratio moves from one point to another is not measured: run a "
-            "second point on both",
-        )
-    if reason == "builds_differ" and isinstance(n, BackendNumbers) and n.builds_differ:
-        return builds_text(n.builds_differ, lang)
-    if reason == "knee_across" and isinstance(n, SlotsNumbers) and n.across:
-        return across_text(n.across, lang)
     if reason == "open_pairs" and isinstance(
         n, SlotsNumbers | BackendNumbers | DraftingNumbers | FactorNumbers
     ):
@@ -214,6 +197,34 @@ def builds_text(builds: Mapping[str, BuildTraits], lang: str) -> str:
         "to isolate it",
         items="; ".join(items),
     )
+
+
+def _engine_reason(reason: str, v: Verdict, lang: str) -> str | None:
+    """The reasons rules v11 added (a restated figure, a bridge whose point-to-point term is
+    not measured, builds that differ besides the backend, a knee placed only across
+    machines); None for any other reason."""
+    n = v.numbers
+    if reason == "restated" and isinstance(n, ProjectionNumbers) and n.units_stated:
+        measured = int(n.units_measured or 0)
+        return tr(
+            lang,
+            "{measured} of the {stated} units its figure is stated on ran at this point (the race "
+            "stopped it there); the others are restated from the points measured on its machine",
+            measured=fmt.integer(measured),
+            stated=fmt.integer(n.units_stated),
+        )
+    if reason == "bridge_term_unmeasured":
+        return tr(
+            lang,
+            "a comparison bridged between two machines rests on one point run on both, so how "
+            "far the machines' ratio moves from one point to another is not measured: run a "
+            "second point on both",
+        )
+    if reason == "builds_differ" and isinstance(n, BackendNumbers) and n.builds_differ:
+        return builds_text(n.builds_differ, lang)
+    if reason == "knee_across" and isinstance(n, SlotsNumbers) and n.across:
+        return across_text(n.across, lang)
+    return None
 
 
 def _as_measured_text(pairs: Sequence[ComparisonJson], at: bool, lang: str) -> str:
