@@ -78,7 +78,7 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
         "**Provisional: Vulkan won, 4 slots looks like the knee, MTP helped only at 1 slot and "
         "hurt at 2+ slots; about 4.8 h per 100 stocks (throughput basis).**"
     ) in md
-    assert "HIP took 1.31x–1.40x as long across the 12 settings compared" in md
+    assert "HIP took 1.31x–1.40x the time of Vulkan across the 12 settings compared" in md
     assert (
         "3 slots took 1.09x the time of 4 slots (0.89x-1.34x on a repeat, against the declared "
         "noise)" in md

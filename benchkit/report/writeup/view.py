@@ -207,6 +207,9 @@ def view_model(
         "rows": rows,
         "factor_cols": _factor_cols(a, lang),
         "rows_note": rows_note(a, lang),
+        # A race restates each point's objective in All results: the energy table's, each
+        # job's own, is labelled so.
+        "rows_restated": bool(a.sweep.race_stopped or a.sweep.race_best),
         **_time_view(a, rows, lang),
         **_reference_view(a, lang),
         # Open-loop load's own figures, where its capacity verdict is in the report.
