@@ -14,7 +14,7 @@ import jinja2
 
 from benchkit import log
 from benchkit.paths import repo_root
-from benchkit.report.lang import prose, tr, trn
+from benchkit.report.lang import grammar, prose, tr, trn
 from benchkit.report.lang.fmt import filters
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
@@ -118,6 +118,10 @@ def _write_pages(
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
     # A column no row has a value in says nothing: left off every table.
     md = drop_empty_columns(md)
+    # A language's own spacing and brackets (Korean: no space before "(" after a word).
+    tidy = getattr(grammar(lang), "tidy", None)
+    if tidy is not None:
+        md = tidy(md)
     if vm["published"]:
         # A post says a column that is the same in every row once, under its table.
         md = drop_constant_columns(md, lambda pairs: _same_in_every_row(pairs, lang))
