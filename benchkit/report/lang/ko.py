@@ -133,7 +133,8 @@ def _english(token: str) -> str | None:
     (메탈), a short vowel before p, t or k a final consonant (힙, 챗), anything else a vowel
     (그리디, 리커멘디드, 서버). None where no word of letters ends it."""
     m = re.search(r"([a-z]+)$", token)
-    if m is None:
+    # A model's name with digits in it (qwen35moe) is not read as an English word.
+    if m is None or any(ch.isdigit() for ch in token):
         return None
     w = m.group(1)
     last = w[-1]
