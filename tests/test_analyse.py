@@ -205,7 +205,7 @@ def test_the_other_backend_can_win_and_ratios_are_per_slot_count() -> None:
     assert (lo, hi) == (pytest.approx(1.2), pytest.approx(1.3))
     assert [c["ratios"]["vulkan"] for c in b.numbers.contexts] == pytest.approx([1.2, 1.25, 1.3])
     assert sentences.backend_sentence(b, "en").startswith("HIP won")
-    assert "Vulkan took 1.20x–1.30x as long" in sentences.backend_sentence(b, "en")
+    assert "Vulkan took 1.20x–1.30x the time of HIP" in sentences.backend_sentence(b, "en")
     # Slots 1, 2 and 4 with no knee reached: the headline is provisional, the backend is not.
     assert headline.headline(v, "en", "unit").startswith("Provisional: HIP won")
     assert "HIP 백엔드가 이겼고" in headline.headline(v, "ko", "단위")

@@ -361,7 +361,10 @@ def test_a_post_opens_with_what_ran_why_and_what_it_cannot_say(
     assert re.match(r"[^?]+\?", first) and "synth-" in first and "H200" in first, first
     cannot = {"en": "says nothing about", "ko": "이 모델로 알 수 없습니다"}[lang]
     assert cannot in first, first
-    assert rest.lstrip().startswith(f"## {tr(lang, 'The answer')}\n")
+    # Then the terms the post uses, one paragraph (#45), and the answer.
+    terms, after = rest.lstrip().split("\n", 1)
+    assert terms.startswith(f"**{tr(lang, 'Terms.')}** "), terms
+    assert after.lstrip().startswith(f"## {tr(lang, 'The answer')}\n")
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])

@@ -124,14 +124,54 @@ def ending(word: str) -> str | None:
         return ending(m.group(2))
     if raw.isalpha() and raw.isupper() and len(raw) <= 5:
         return LETTERS.get(token[-1], "v")
-    return None
+    return _english(token)
+
+
+def _english(token: str) -> str | None:
+    """How a Latin word ('greedy', 'qwen-recommended') ends as Korean transliterates
+    English: its last word's final letter, m, n and ng a final consonant (그램, 펜, 링), l ㄹ
+    (메탈), a short vowel before p, t or k a final consonant (힙, 챗), anything else a vowel
+    (그리디, 리커멘디드, 서버). None where no word of letters ends it."""
+    m = re.search(r"([a-z]+)$", token)
+    # A model's name with digits in it (qwen35moe) is not read as an English word.
+    if m is None or any(ch.isdigit() for ch in token):
+        return None
+    w = m.group(1)
+    last = w[-1]
+    if last in "mn" or w.endswith("ng"):
+        return "c"
+    if last == "l":
+        return "l"
+    vowels = "aeiou"
+    if last in "ptk" and len(w) >= 2 and w[-2] in vowels and (len(w) < 3 or w[-3] not in vowels):
+        return "c"
+    return "v"
 
 
 def inflect(word: str, spec: str) -> str:
     """A message field with a particle (`{point:이}`): the word with the form its reading
     takes. A field without one is the word as it is, and so is one that keeps English's
-    `capital` (Korean has no capitals)."""
+    `capital` (Korean has no capitals). A ratio with `took` (a sentence's end) or `took,`
+    (a clause that goes on) is the predicate of 'X took N times Y's time' (took)."""
+    if spec in ("took", "took,"):
+        return took(word, final=spec == "took")
     return particle(word, spec) if spec and spec != "capital" else word
+
+
+def took(ratio: str, final: bool = True) -> str:
+    """What follows Y in 'X가 Y…' for a ratio X/Y: '보다 1.42배 오래 걸렸습니다' above 1,
+    '의 0.63배 시간에 끝났습니다' below it, '의 0.95~1.70배 시간이 걸렸습니다' for a range
+    across 1 (a reader found 'X의 소요 시간은 Y의 1.42배였습니다' a calque, said seven times a
+    post); with `final` False, the clause that goes on (걸렸고, 끝났고)."""
+    nums = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", ratio.replace(",", ""))]
+    end = "습니다" if final else "고"
+    if not nums:
+        return f"의 {ratio} 시간이 걸렸{end}"
+    if min(nums) >= 1:
+        return f"보다 {ratio} 오래 걸렸{end}"
+    if max(nums) <= 1:
+        return f"의 {ratio} 시간에 끝났{end}"
+    return f"의 {ratio} 시간이 걸렸{end}"
 
 
 def finish(text: str) -> str:
@@ -209,3 +249,45 @@ def english_prose(md: str, names: frozenset[str] = frozenset()) -> tuple[int, li
         and w.lower() not in names
     ]
     return len(words), english
+
+
+# ------------------------------------------------------------- a page's Korean spacing
+
+# Outside code: a space between a Hangul syllable and "(" (Korean writes "8개(잠정)"), and
+# two parentheticals in a row, which a reader found chained thirteen times a post.
+_SPACE_PAREN = re.compile(r"(?<=[가-힣]) \((?!\))")
+_CHAIN = re.compile(r"\)\((?=[^)]*[가-힣])")
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)
+
+
+def tidy(md: str) -> str:
+    """A Korean page's spacing and brackets, code spans and blocks left alone: no space
+    before "(" after a Korean word, and ")(" between two parentheticals made one (", ")."""
+    parts = _CODE.split(md)
+    for i in range(0, len(parts), 2):
+        text = _SPACE_PAREN.sub("(", parts[i])
+        parts[i] = _CHAIN.sub(", ", text)
+    return "".join(parts)
+
+
+# The study's question as written in 해라체 ("쓰는가?", "어디인가?"), asked in the post's
+# 합니다체 ("쓸까요?", "어디일까요?"): the stem's last syllable takes ㄹ, or 을 after a final
+# consonant other than ㄹ.
+_QUESTION = re.compile(r"([가-힣])(는가)(?=[?,])")
+_COPULA = re.compile(r"인가(?=[?,])")
+
+
+def question(text: str) -> str:
+    """A lead's question in 합니다체 (a reader found 해라체 questions in a 합니다체 post)."""
+
+    def polite(m: re.Match[str]) -> str:
+        stem = m.group(1)
+        code = ord(stem) - 0xAC00
+        final = code % 28
+        if final == 0:  # no final consonant: it takes ㄹ (쓰 → 쓸)
+            return chr(ord(stem) + 8) + "까요"
+        if final == 8:  # ㄹ already (만들 → 만들까요)
+            return stem + "까요"
+        return stem + "을까요"
+
+    return _QUESTION.sub(polite, _COPULA.sub("일까요", text))

@@ -27,6 +27,8 @@ FACTORS = {
     "repeats": NC_("factor", "repeats"),
     "validity": NC_("factor", "validity"),
     "capacity": NC_("factor", "capacity under the SLO"),
+    # An application's factor, named in the reader's language (샘플링); its values stay code.
+    "sampling": NC_("factor", "sampling"),
 }
 
 

@@ -187,3 +187,60 @@ def no_change_intro(date: str, rules: Sequence[int], lang: str) -> str:
         "reasons are the same.",
         date=date,
     )
+
+
+def post_why(why: Mapping[str, Any], lang: str) -> str:
+    """correction_why as a post says it: a changed condition named, not its values (an editor
+    found a card list of 400 characters in four cells of a post's corrections)."""
+    short = dict(why)
+    changed = why.get("changed") or {}
+    bits = []
+    if changed:
+        short.pop("changed")
+        names = [" ".join(_context_word(w, lang) for w in key.split(" ")) for key in changed]
+        bits.append(
+            tr(lang, "it was measured again with other {conditions}", conditions=", ".join(names))
+        )
+    causes = ("unfinished", "cold", "rules", "data_changed", "new_points")
+    if not bits or any(short.get(k) for k in causes):
+        bits.append(correction_why(short, lang))
+    return "; ".join(bits)
+
+
+def post_line(c: Change, date: str, factor: str, value: Any, lang: str) -> str:
+    """One correction as a post gives it, a sentence: what the post of `date` said of
+    `factor`, what it says now and why. `value(which)` is the verdict's value in words
+    ('earlier', 'now')."""
+    presence = c["diff"]["presence"]
+    fields = {
+        "date": date,
+        "factor": factor,
+        "why": post_why(c["why"], lang),
+    }
+    if presence == "new":
+        return tr(
+            lang,
+            "The post of {date} gave no {factor} verdict; it now gives {now} ({status}), "
+            "because {why}.",
+            now=value("now"),
+            status=status_word(c["now_status"], lang),
+            **fields,
+        )
+    if presence == "gone":
+        return tr(
+            lang,
+            "The post of {date} gave {factor} as {earlier}; it no longer gives that verdict, "
+            "because {why}.",
+            earlier=value("earlier"),
+            **fields,
+        )
+    return tr(
+        lang,
+        "The post of {date} gave {factor} as {earlier} ({old}); it is now {now} ({new}), "
+        "because {why}.",
+        earlier=value("earlier"),
+        old=status_word(c["earlier_status"], lang),
+        now=value("now"),
+        new=status_word(c["now_status"], lang),
+        **fields,
+    )

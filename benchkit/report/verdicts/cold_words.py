@@ -23,7 +23,15 @@ from benchkit.report.verdicts.voice import first_time
 
 
 def calls_text(calls: Sequence[CallRef], lang: str) -> str:
-    """'unit u000, call 0 / unit u001, call 0'."""
+    """'unit u000, call 0 / unit u001, call 0'; calls of three units or more that are all
+    their unit's n-th summarised ('the first call of six units': an editor found a list of
+    six such ids)."""
+    same = {c["call"] for c in calls}
+    if len(calls) >= 3 and len(same) == 1 and (n := next(iter(same))) is not None:
+        units = len({c["unit"] for c in calls})
+        if n == 0:
+            return tr(lang, "the first call of {n} units", n=units)
+        return tr(lang, "call {call} of {n} units", call=n, n=units)
     return " / ".join(
         tr(lang, "unit {unit}", unit=c["unit"])
         if c["call"] is None
@@ -122,10 +130,10 @@ def _study_line(state: str, lang: str) -> str:
     if state == "off":
         return tr(
             lang,
-            "Warm-up: none preceded the timed passes (written by a benchkit from before its "
-            "warm-up, added on 2026-12-06, or run with replay.warmup=false), so each pass's "
-            "first calls were its server's first work; a stall among them is a cold start, "
-            "left out of the figures compared.",
+            "Warm-up: none preceded the timed passes (these jobs ran before benchkit had a "
+            "warm-up, or with replay.warmup=false), so each pass's first calls were its "
+            "server's first work; a stall among them is a cold start, left out of the figures "
+            "compared.",
         )
     return tr(
         lang,

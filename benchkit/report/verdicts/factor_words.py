@@ -370,6 +370,8 @@ def table(v: Verdict, metric: str, lang: str) -> list[dict[str, object]]:
                     if r["drift_probes"]
                     else fmt.DASH,
                     kld=kld_text(r["drift_kld"]),
+                    # Its time as a multiple of the best value's, as every difference is said.
+                    vs_best=None if (m := r.get("margin")) is None else 1 + float(m),
                 )
             )
     return out

@@ -51,8 +51,9 @@ def backend_sentence(v: Verdict, lang: str) -> str:
     losers = ", ".join(
         tr(
             lang,
-            "{name} took {ratio} as long",
+            "{name} took {ratio} the time of {winner}",
             name=backend_name(b),
+            winner=winner,
             ratio=span(lo, hi, lambda x: fmt.ratio(x, lang), lang),
         )
         for b, (lo, hi) in (n.ratio_range or {}).items()

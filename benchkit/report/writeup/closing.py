@@ -35,6 +35,9 @@ class UseThisView:
     """What the report's "Use this" section prints."""
 
     intro: str
+    # The section's heading: "Use this", or "Best point so far" where nothing is recommended
+    # yet (an editor read "No recommendation yet" and then a heading "Use this").
+    heading: str = ""
     server_intro: str = ""
     server_command: str | None = None
     rerun_intro: str = ""
@@ -92,10 +95,11 @@ def use_this_view(
         intro = tr(lang, "No recommendation: the data do not single out a setting.")
     return UseThisView(
         intro=intro,
+        heading=tr(lang, "Best point so far") if best_so_far else tr(lang, "Use this"),
         server_intro=tr(
             lang,
-            "llama-server with the setting job {job} ran (the harness's port, alias and "
-            "endpoints left out; the command as run is in its result.json):",
+            "The llama-server command job {job} ran, without the port, alias and monitoring "
+            "flags the harness added; the exact command is in job {job}'s result.json.",
             job=u.job or "",
         ),
         server_command=u.server_command,

@@ -438,7 +438,7 @@ def view(a: Analysed, lang: str, post: bool = False) -> dict[str, object]:
         "model_intro": model_intro(_first_model(a), lang),
         "model_line": model_line,
         # The first job's model and hardware stand above; every job that differed is named.
-        "setup_differences": [i18n.contamination_text([e], lang) for e in a.sweep.contaminated],
+        "setup_differences": _differences(a.sweep.contaminated, lang),
         "hardware_line": hardware_line,
         "workload_line": workload_line,
         "tokenizer_lines": tokenizer_lines,
@@ -449,3 +449,65 @@ def view(a: Analysed, lang: str, post: bool = False) -> dict[str, object]:
         "flags": flags,
         "common_flags": common_flags,
     }
+
+
+def _differences(entries: Sequence[Mapping[str, Any]], lang: str) -> list[str]:
+    """How jobs' setups differed, one line each; the cards the jobs ran on in one line
+    (cards_line) before the rest."""
+    gpus = [e for e in entries if e["attribute"] == "gpu"]
+    rest = [
+        f"{tr(lang, 'Differs per job:')} {i18n.contamination_text([e], lang)}."
+        for e in entries
+        if e["attribute"] != "gpu"
+    ]
+    return ([cards_line(gpus, lang)] if gpus else []) + rest
+
+
+def cards_line(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
+    """The cards every job ran on, in one line: each card named once by a letter ('card A
+    = GPU-a482737e'), then the jobs not on the usual card, a job measured in several runs
+    said as its runs (an editor read 'job 4 ran GPU an unrecorded card + ... + ...' as a
+    job on three cards at once)."""
+    letters: dict[str, str] = {}
+    names: set[str] = set()
+    for e in [*entries[:1], *entries]:
+        for part in [str(entries[0]["usual"]), *str(e["value"]).split(" + ")]:
+            part = part.strip()
+            if part != "?" and part not in letters:
+                letters[part] = chr(ord("A") + len(letters))
+                names.add(part.rsplit(" ", 1)[0] if " GPU-" in part else part)
+    short = {c: (c.rsplit(" ", 1)[1] if " GPU-" in c else c) for c in letters}
+    legend = ", ".join(
+        tr(lang, "card {letter} = {card}", letter=x, card=short[c]) for c, x in letters.items()
+    )
+    if len(names) == 1:
+        legend = tr(lang, "{legend}, each an {name}", legend=legend, name=next(iter(names)))
+
+    def card(part: str) -> str:
+        part = part.strip()
+        return tr(lang, "one not recorded") if part == "?" else letters[part]
+
+    parts = []
+    for e in entries:
+        runs = str(e["value"]).split(" + ")
+        jobs = i18n.jobs_text(e["jobs"], lang)
+        if len(runs) == 1:
+            parts.append(tr(lang, "{jobs} on card {card}", jobs=jobs, card=card(runs[0])))
+            continue
+        parts.append(
+            tr(
+                lang,
+                "{jobs} measured in {n} runs, each on one card ({cards})",
+                jobs=jobs,
+                n=len(runs),
+                cards=i18n.list_text([card(r) for r in runs], lang),
+            )
+        )
+    return tr(
+        lang,
+        "The jobs ran on {n} cards ({legend}): on card {usual}, except {parts}.",
+        n=len(letters),
+        legend=legend,
+        usual=letters.get(str(entries[0]["usual"]).strip(), "?"),
+        parts="; ".join(parts),
+    )

@@ -14,7 +14,7 @@ import jinja2
 
 from benchkit import log
 from benchkit.paths import repo_root
-from benchkit.report.lang import prose, tr, trn
+from benchkit.report.lang import grammar, prose, tr, trn
 from benchkit.report.lang.fmt import filters
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
@@ -22,7 +22,7 @@ from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kind import Say
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup.markdown_html import markdown_to_html
-from benchkit.report.writeup.tables import drop_empty_columns
+from benchkit.report.writeup.tables import drop_constant_columns, drop_empty_columns
 from benchkit.report.writeup.view import unit_word
 from benchkit.results import RESULTS_CSV, atomic_write_json, atomic_write_text, write_results_csv
 from benchkit.visible import visible
@@ -118,6 +118,13 @@ def _write_pages(
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
     # A column no row has a value in says nothing: left off every table.
     md = drop_empty_columns(md)
+    # A language's own spacing and brackets (Korean: no space before "(" after a word).
+    tidy = getattr(grammar(lang), "tidy", None)
+    if tidy is not None:
+        md = tidy(md)
+    if vm["published"]:
+        # A post says a column that is the same in every row once, under its table.
+        md = drop_constant_columns(md, lambda pairs: _same_in_every_row(pairs, lang))
     for hole in prose.holes(md):
         _log.warning(f"the report's prose has a hole ({hole})")
     # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).
@@ -145,6 +152,12 @@ def _write_pages(
         atomic_write_text(folder / html_name, visible(head), visible(body), visible(tail))
     else:
         atomic_write_text(folder / html_name, visible(page.render(**fields, body=body)))
+
+
+def _same_in_every_row(pairs: Sequence[tuple[str, str]], lang: str) -> str:
+    """The caption of a post's table under which columns of one value were dropped."""
+    cells = "; ".join(f"{head} {value}" for head, value in pairs)
+    return tr(lang, "The same in every row: {cells}.", cells=cells)
 
 
 # Where the body goes in report.html.j2 while the rest of the page is rendered.

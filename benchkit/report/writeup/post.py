@@ -20,7 +20,7 @@ from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import reasons, registry
 from benchkit.report.verdicts.compare_words import comparison_text
 from benchkit.report.verdicts.folder import Analysed
-from benchkit.report.writeup import recommend
+from benchkit.report.writeup import post_terms, recommend
 from benchkit.report.writeup.conditions import params_text
 
 # A card as evidence.gpu_of names it: its name, then the first characters of its UUID.
@@ -139,9 +139,12 @@ def lead(a: Analysed, words: StudyText, lang: str, unit: str) -> str:
     """The lead paragraph: the study's question, what was measured on what machine, how the
     machines differed, what the model's weights can and cannot say, and what was not
     measured."""
-    parts = [words.question or ""]
+    # The question in the post's register (Korean asks in 합니다체: lang/ko.py question).
+    polite = getattr(grammar(lang), "question", None)
+    parts = [polite(words.question or "") if polite else words.question or ""]
     parts.append(_measured(a, lang, unit))
-    parts.append(_terms(a, lang, unit))
+    # What the data leave out: single runs, points not run, the workload's shape.
+    parts.append(post_terms.not_done(a, lang, unit))
     derived = _derived(a)
     if 0 < derived < len(a.results):
         parts.append(
@@ -225,37 +228,6 @@ def _measured(a: Analysed, lang: str, unit: str) -> str:
         "{units} {unit}s of the {fixture} workload at each and timing {timing}.",
         **fields,
     )
-
-
-def _terms(a: Analysed, lang: str, unit: str) -> str:
-    """The post's own words, defined where the reader first meets them (an editor found
-    'unit', 'throughput basis' and 'knee' used before they were said): what a unit is, the
-    throughput basis, and, where slots were swept, the knee."""
-    if a.verdict("capacity") is not None or _derived(a) >= len(a.results):
-        return ""
-    out = []
-    if a.sweep.metric == "s_per_unit_throughput":
-        out.append(
-            tr(
-                lang,
-                "A {unit} is one task of the workload, a chain of calls sent in order, and its "
-                "seconds on the throughput basis are the wall clock over the {unit}s completed: "
-                "what a batch of them costs.",
-                unit=unit,
-            )
-        )
-    slots = a.verdict("slots")
-    if "slots" in a.sweep.varying and slots is not None and slots.verdict is not None:
-        gain = getattr(slots.numbers, "knee_gain", None)
-        out.append(
-            tr(
-                lang,
-                "The knee is the fewest slots whose time is within {gain} of the best count's: "
-                "past it, more slots save less than {gain}.",
-                gain=fmt.pct(gain if gain is not None else a.study.knee_gain),
-            )
-        )
-    return " ".join(out)
 
 
 def _derived(a: Analysed) -> int:
@@ -537,6 +509,8 @@ def post_view(
     return {
         "title": post_title(a, lang),
         "opening": lead(a, words, lang, unit),
+        # The terms the post uses, after the lead (writeup.post_terms).
+        "glossary": post_terms.glossary(a, lang, unit),
         "answer": [recommendation(by, lang, a.sweep.varying), *([drift] if drift else [])],
         "unsettled_intro": intro,
         "unsettled": items,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import html
+import os
 import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -199,6 +200,9 @@ def _render_analysed(
             _add_ground_truth(pvm, source, a)
             pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
             pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
+            # The post links the report it was written from, which keeps what a post leaves
+            # out (definitions, the whole ledger, each job's flags).
+            pvm["report_link"] = Path(os.path.relpath(out_dir / "report.md", publish)).as_posix()
         _publish(a, publish, out_dir, verdicts, lang, now, pvm)
         if ledger_file is not None:
             ledger.append(ledger_file, entry)

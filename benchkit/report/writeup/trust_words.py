@@ -50,13 +50,15 @@ def _sentence(kind: Trust, who: str, lang: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def trust_sentences(results: Sequence[JobResult], lang: str) -> list[str]:
+def trust_sentences(results: Sequence[JobResult], lang: str, *, unsigned: bool = True) -> list[str]:
     """One sentence for each kind of result the report could not verify, naming its jobs
-    (none when every result with figures is signed with this user's key and unchanged)."""
+    (none when every result with figures is signed with this user's key and unchanged).
+    Without `unsigned`, none for results without a digest (a post: its report says it)."""
     # A left-out result is read as failed; the others by their own status.
     judged = [r for r in results if r.trust is Trust.BROKEN or r.status in MEASURED_STATUSES]
     out = []
-    for kind in (Trust.BROKEN, Trust.FOREIGN, Trust.UNKEYED, Trust.UNSIGNED):
+    kinds = (Trust.BROKEN, Trust.FOREIGN, Trust.UNKEYED, *([Trust.UNSIGNED] if unsigned else []))
+    for kind in kinds:
         jobs = [r.job_dir.name for r in judged if r.trust is kind]
         if jobs:
             out.append(_sentence(kind, _who(jobs, len(jobs) == len(judged), lang), lang))

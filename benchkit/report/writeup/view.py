@@ -206,9 +206,16 @@ def view_model(
         **conditions.view(a, lang, post=published),
         "sections": sections,
         "rows": rows,
-        "result_columns": result_columns(lang),
+        # A post leaves out the decode-window rate, which nothing compares across slots.
+        "result_columns": [
+            c for c in result_columns(lang) if not (published and c.key == "decode_tok_s")
+        ],
+        "factor_cols": _factor_cols(a, lang),
         "rows_note": rows_note(a, lang),
-        "time_rows": time_rows(a, rows, lang),
+        # A race restates each point's objective in All results: the energy table's, each
+        # job's own, is labelled so.
+        "rows_restated": bool(a.sweep.race_stopped or a.sweep.race_best),
+        **_time_view(a, rows, lang),
         **_reference_view(a, lang),
         # Open-loop load's own figures, where its capacity verdict is in the report.
         "definitions": i18n.definitions(
@@ -225,6 +232,28 @@ def view_model(
         "generator": f"benchkit {__version__}",
         **opening,
     }
+
+
+def _factor_cols(a: Analysed, lang: str) -> list[dict[str, str]]:
+    """All results' columns for the factors the sweep varied beyond the backend, the slots
+    and MTP, which it always shows (an editor found decode's sampling missing: two jobs read
+    the same)."""
+    return [
+        {"key": f, "name": i18n.factor_name(f, lang)}
+        for f in a.sweep.varying
+        if f not in ("backend", "slots", "mtp")
+    ]
+
+
+def _time_view(a: Analysed, rows: Sequence[Row], lang: str) -> dict[str, object]:
+    """Where the time went, and whether it has the GPU's or the server thread's busy share
+    (the agreement section points to them only then)."""
+    found = time_rows(a, rows, lang)
+    busy = any(
+        r.get("gpu_busy_share") is not None or r.get("server_busiest_thread_share") is not None
+        for r in found
+    )
+    return {"time_rows": found, "time_busy": busy}
 
 
 def _claims_view(
@@ -278,7 +307,7 @@ def _caveats(a: Analysed, lang: str, published: bool) -> list[str]:
     post's lead has said what the model's weights and the machines leave unsaid: not again
     here; reference data has its own section."""
     skip = POST_SAYS if published else ("derived",)
-    return trust_sentences(a.results, lang) + [
+    return trust_sentences(a.results, lang, unsigned=not published) + [
         caveat_sentence(c, lang) for c in a.caveats if c["kind"] not in skip
     ]
 
@@ -354,12 +383,19 @@ def _corrections_view(
             "history/*.ledger.jsonl. Earlier verdicts cannot be checked here.",
             file=ledger.ledger_name(study_name),
         )
-        return {"intro": intro, "changes": [], "confirmed": []}
+        return {
+            "intro": intro,
+            "post_intro": intro,
+            "post_lines": [],
+            "changes": [],
+            "confirmed": [],
+        }
     changes = []
     # Dated to the minute on a day with two publications or more (the H100 study's three on
     # one day all read '2026-12-06'), else to the day.
     stamps = {(c.get("date") or "")[:16] for c in corr["changes"]}
     crowded = {d[:10] for d in stamps if sum(1 for e in stamps if e[:10] == d[:10]) > 1}
+    post_lines = []
     for c in corr["changes"]:
         f = c["factor"]
         label = f.split(":", 1)[1] if f.startswith("claim:") else f
@@ -371,19 +407,37 @@ def _corrections_view(
         date = stamp[:16].replace("T", " ") if stamp[:10] in crowded else stamp[:10]
         if c["current"] and not published:
             date = tr(lang, "this report")
+        earlier = (
+            fmt.DASH
+            if new
+            else registry.value_text(vf, c["earlier"], lang, Light.of(c["earlier_numbers"]))
+        )
+        now = (
+            fmt.DASH
+            if gone
+            else registry.value_text(vf, c["now"], lang, Light.of(c["now_numbers"]))
+        )
+        # A post gives only the corrections a reader would see: a value or a status changed.
+        if (
+            c["diff"]["presence"] != "both"
+            or c["diff"]["value"]
+            or (c["earlier_status"] != c["now_status"])
+        ):
+            words = {"earlier": earlier, "now": now}
+            post_lines.append(
+                ledger_words.post_line(
+                    c, date, i18n.factor_name(label, lang), words.__getitem__, lang
+                )
+            )
         changes.append(
             {
                 "factor": i18n.factor_name(label, lang),
                 "date": date,
-                "earlier": fmt.DASH
-                if new
-                else registry.value_text(vf, c["earlier"], lang, Light.of(c["earlier_numbers"])),
+                "earlier": earlier,
                 "earlier_status": tr(lang, "no verdict")
                 if new
                 else i18n.status_word(c["earlier_status"], lang),
-                "now": fmt.DASH
-                if gone
-                else registry.value_text(vf, c["now"], lang, Light.of(c["now_numbers"])),
+                "now": now,
                 "now_status": tr(lang, "no verdict")
                 if gone
                 else i18n.status_word(c["now_status"], lang),
@@ -418,6 +472,11 @@ def _corrections_view(
         )
     return {
         "intro": intro,
+        # A post's: the opening without the table's lead-in, and one sentence a correction.
+        "post_intro": intro.removesuffix(
+            " " + tr(lang, "Earlier publications corrected these verdicts:")
+        ),
+        "post_lines": post_lines,
         "changes": changes,
         "confirmed": confirmed,
         "rules_notes": ledger_words.rules_notes(corr["changes"], lang),

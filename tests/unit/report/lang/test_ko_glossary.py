@@ -74,6 +74,28 @@ GLOSSARY = (
         ("기준 작업", "기준 조합", "기준 파일", "기준 대비", "기준과"),
     ),
     Term("the baseline build (against a new build)", "기존 빌드", ("기준 빌드",)),
+    # 돈 reads as money: what ran is 돌린 (a reader's #45 review).
+    Term("a job or unit that ran", "돌린", (r"(?<![가-힣])돈 ", "돌지 않")),
+    Term(
+        "the range on the units alone (no run-to-run noise)",
+        "단위 간 편차만 반영한 범위",
+        ("단위 사이의 편차", "단위만 달라진다고", "실행 전체의 흩어짐"),
+    ),
+    Term("run-to-run noise, as a post names it", "실행 간 노이즈", ("흩어짐을 얻",)),
+    Term(
+        "the margin, said once as 문턱",
+        "문턱",
+        ("무릎 판정 값", "연구가 차이로 치는 가장 작은 효과"),
+    ),
+    Term(
+        "a point run on both machines, which bridges them",
+        "연결 조합",
+        ("다리로", "다리를", "머신 간 연결", r"\{anchor:으로\} 이었"),
+    ),
+    Term("units paired", "쌍", (r"짝지은 단위 \{n\}개", r"짝지은 단위\(")),
+    Term(
+        "draft acceptance, in prose", "투기 토큰 수용률", ("드래프트를 많아야", "받아들이지 않음")
+    ),
 )
 # 기준 names a basis of seconds per unit (처리량 기준, 슬롯 지연 기준) and nothing else.
 GIJUN_BASIS = re.compile(r"(처리량|지연|두|늘|이|같은) 기준")
@@ -93,6 +115,9 @@ CALQUES = (
     "배 시간이 걸",
     "{ratio} 시간이 걸",
     "{ratio} 느렸",
+    # "X의 소요 시간은 Y의 N배였습니다", seven times a post: "X가 Y보다 N배 오래 걸렸습니다"
+    # (lang/ko.py took, from the ratio).
+    "소요 시간은 {base}의 {ratio}였",
 )
 
 # A field followed by a particle typed after it: the particle cannot know the word (the
@@ -168,3 +193,41 @@ def test_every_korean_message_closes_its_brackets() -> None:
     assert balanced("(잠정: 작업 4에서 {shares:가} 걸렸습니다)") and not balanced("(한도 5%.")
     found = [(msgid, s) for msgid, s in STRINGS if not balanced(s)]
     assert not found, found
+
+
+def test_a_latin_word_takes_its_english_reading_particle() -> None:
+    """'sampling=greedy이(가)' in the decode post's headline: a Latin word's particle comes
+    from how Korean says it (그리디, 리커멘디드, 챗, 프로그램), never both forms."""
+    from benchkit.report.lang import ko
+
+    assert ko.particle("sampling=greedy", "이") == "sampling=greedy가"
+    assert ko.particle("qwen-recommended", "을") == "qwen-recommended를"
+    assert ko.particle("chat", "이") == "chat이"
+    assert ko.particle("program", "으로") == "program으로"
+    for word in ("greedy", "top_k", "random", "qwen-recommended"):
+        assert "(" not in ko.particle(word, "이"), word
+
+
+def test_a_ratio_reads_as_how_much_longer() -> None:
+    from benchkit.report.lang import ko
+
+    assert ko.took("1.42배") == "보다 1.42배 오래 걸렸습니다"
+    assert ko.took("0.63배") == "의 0.63배 시간에 끝났습니다"
+    assert ko.took("1.40~1.44배", final=False) == "보다 1.40~1.44배 오래 걸렸고"
+
+
+def test_a_korean_page_has_no_space_before_a_bracket_and_no_chains() -> None:
+    from benchkit.report.lang import ko
+
+    assert ko.tidy("| 슬롯 8개 (잠정) | 16.0초 (1.36배) |") == "| 슬롯 8개(잠정) | 16.0초(1.36배) |"
+    assert ko.tidy("133배)(그동안 GPU 사용 2%)") == "133배, 그동안 GPU 사용 2%)"
+    assert ko.tidy("`a (b)` 코드 (c)") == "`a (b)` 코드(c)"
+
+
+def test_a_lead_question_asks_in_hapnida() -> None:
+    from benchkit.report.lang import ko
+
+    assert ko.question("빠르고 에너지를 적게 쓰는가? 무릎은 어디인가?") == (
+        "빠르고 에너지를 적게 쓸까요? 무릎은 어디일까요?"
+    )
+    assert ko.question("이득을 내는가? 이를 바꾸는가?") == "이득을 낼까요? 이를 바꿀까요?"

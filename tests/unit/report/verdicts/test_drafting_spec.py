@@ -77,11 +77,18 @@ def test_near_zero_acceptance_says_it_measured_drafting_cost() -> None:
     row = next(
         r for r in summary_rows(list(verdicts.values()), "en") if r["factor"] == "spec=draft"
     )
-    assert row["verdict"].endswith("with 3% of drafts accepted (its cost, not its benefit)")
+    assert row["verdict"].endswith(
+        "with 3% of drafts accepted, which measures what drafting costs, not what it could gain"
+    )
     ko = next(r for r in summary_rows(list(verdicts.values()), "ko") if "spec=draft" in r["factor"])
     assert "이득이 아니라 비용" in ko["verdict"]
     head = headline.headline(verdicts, "en", "unit")
-    assert head.count("with 3% of drafts accepted (its cost, not its benefit)") == 2, head
+    assert (
+        head.count(
+            "with 3% of drafts accepted, which measures what drafting costs, not what it could gain"
+        )
+        == 2
+    ), head
 
 
 def test_spec_none_without_a_draft_length_pairs_with_each_one() -> None:

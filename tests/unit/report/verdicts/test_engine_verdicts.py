@@ -201,7 +201,10 @@ def test_drafts_almost_never_accepted_measure_drafting_s_cost_not_a_finding() ->
         m = verdicts(sweep(datas, [STEADY, STEADY]))["mtp"]
         assert ("drafts_rejected" in m.reasons) is rejected
         said = clauses(m, "en")[0](None)
-        assert ("with 3% of drafts accepted (its cost, not its benefit)" in said) is rejected
+        assert (
+            "with 3% of drafts accepted, which measures what drafting costs, not what it could gain"
+            in said
+        ) is rejected
         if rejected:
             assert m.status == "provisional"
             assert "so this measures what drafting costs" in mtp_sentence(m, "en")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from benchkit.compare.engine import ACROSS, BRIDGED
 from benchkit.report.analysis.numbers import BackendNumbers, ComparisonJson, Point, of
@@ -35,9 +36,7 @@ def section(b: Verdict, page: Page) -> Section:
                     }
                     for x in backends
                 ],
-                "winner": i18n.backend_name(e.get("winner"))
-                if e.get("winner")
-                else i18n.effect_word("no difference", lang),
+                "winner": _winner(e, lang),
             }
         )
     return {
@@ -49,6 +48,15 @@ def section(b: Verdict, page: Page) -> Section:
         "figure": page.figs.get("backend"),
         "figure_title": tr(lang, "Seconds per unit (throughput basis) against slots, per backend"),
     }
+
+
+def _winner(e: Mapping[str, Any], lang: str) -> str:
+    """A row's winner: 'CUDA', 'CUDA (open)' where its comparison is not decided (an editor
+    read 'CUDA' on rows the verdict leaves open), or no difference."""
+    if not e.get("winner"):
+        return i18n.effect_word("no difference", lang)
+    name = i18n.backend_name(e["winner"])
+    return tr(lang, "{backend} (open)", backend=name) if e.get("inside_noise") else name
 
 
 def _by_setting(

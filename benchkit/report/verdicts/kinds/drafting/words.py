@@ -80,7 +80,10 @@ def cost(v: Verdict, lang: str, series: Point | None = None) -> str:
         ]
         share = max(shares, default=share)
     return tr(
-        lang, " with {share} of drafts accepted (its cost, not its benefit)", share=fmt.pct(share)
+        lang,
+        " with {share} of drafts accepted, which measures what drafting costs, not what it "
+        "could gain",
+        share=fmt.pct(share),
     )
 
 

@@ -4,7 +4,7 @@ at every setting of the others, with its speed, context, energy, drift and task 
 from __future__ import annotations
 
 from benchkit.report.analysis.numbers import FactorNumbers
-from benchkit.report.lang import i18n
+from benchkit.report.lang import grammar, i18n
 from benchkit.report.verdicts import factor_words
 from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
@@ -17,7 +17,8 @@ def section(v: Verdict, page: Page) -> Section | None:
     lang, metric = page.lang, page.sweep.metric
     return {
         "kind": "factor",
-        "title": i18n.factor_name(v.factor, lang),
+        # A heading: capitalised as the language writes one ('Sampling').
+        "title": grammar(lang).inflect(i18n.factor_name(v.factor, lang), "capital"),
         "text": with_cold(factor_words.factor_sentence(v, lang), v, lang),
         "objective_col": i18n.objective_words(metric, lang),
         "table": factor_words.table(v, metric, lang),

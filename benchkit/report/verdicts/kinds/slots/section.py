@@ -26,13 +26,17 @@ def section(s: Verdict, page: Page) -> Section:
         # The slot counts of one series (a backend, an MTP setting); none when only slots vary.
         "series": i18n.point_text(sn.series, lang) if sn.series else "",
         "objective_col": "" if metric in PER_UNIT else obj_words,
-        "change_col": tr(lang, "{objective}: change vs previous", objective=obj_words),
+        # Each count's time as a multiple of the count before it, as every difference is said.
+        "change_col": tr(lang, "{objective}: × the previous count's", objective=obj_words),
         "show_uncapped": any(r["capped"] for r in sn.rows or []),
         "show_machine": any(r.get("machine") for r in sn.rows or []),
         "table": [
             dict(
                 r,
                 knee=(r["slots"] == knee_slots),
+                vs_previous=None
+                if r.get("change_vs_previous") is None
+                else 1 + float(r["change_vs_previous"] or 0.0),
                 objective_text=i18n.objective_value(metric, r["objective"], lang),
                 objective_uncapped_text=i18n.objective_value(metric, r["objective_uncapped"], lang),
             )
