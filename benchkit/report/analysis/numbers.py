@@ -272,6 +272,8 @@ class FactorRow(TypedDict):
     drift_changed: int | None
     drift_probes: int | None
     drift_kld: float | None
+    # Where the changed answers first differed from the reference's (mean token position).
+    drift_first: float | None
     task_accuracy: float | None
     task_items: int | None
     capped: bool

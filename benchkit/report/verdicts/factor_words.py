@@ -113,6 +113,8 @@ def _extras(r: FactorRow, best: FactorRow | None, lang: str) -> list[str]:
                 kld=kld_text(r["drift_kld"]),
             )
         )
+    if r["drift_changed"] and r["drift_first"] is not None:
+        out.append(tr(lang, "first difference at token {pos}", pos=fmt.num(r["drift_first"], 1)))
     if r["task_accuracy"] is not None:
         out.append(tr(lang, "task {acc} right", acc=fmt.pct(r["task_accuracy"])))
     if r["capped"]:
@@ -359,6 +361,9 @@ def table(v: Verdict, metric: str, lang: str) -> list[dict[str, object]]:
                     if r["drift_probes"]
                     else fmt.DASH,
                     kld=kld_text(r["drift_kld"]),
+                    first_diff=fmt.DASH
+                    if not r["drift_changed"] or r["drift_first"] is None
+                    else fmt.num(r["drift_first"], 1),
                 )
             )
     return out
