@@ -69,12 +69,26 @@ def main():
             for spec in ("draft", "ngram"):
                 m = all_jobs[by_key[(wl, spec, k)]][1]["metrics"]
                 print(f"{wl:<13} K {k:<5} {spec:<5} {m['s_per_unit_throughput'] / base:5.2f}x")
+    print("\n== task items answered wrong (task.jsonl; item numbers of fixtures/tasks/qa.yaml)")
+    wrong = {}
+    for j, _, _ in all_jobs:
+        rows = [json.loads(x) for x in (RESULTS / str(j) / "task.jsonl").read_text().splitlines() if x.strip()]
+        wrong.setdefault(tuple(r["item"] for r in rows if not r["score"]), []).append(j)
+        if j in (0, by_key[("code-edit-10", "none", "q4_0")]):
+            for r in rows:
+                if r["item"] in (2, 3, 8, 10):
+                    print(f"  job {j} item {r['item']}: {r['answer'][:48]!r} (right: {bool(r['score'])})")
+    for items, js in wrong.items():
+        print(f"  wrong items {list(items)}: jobs {js}")
     starts = [when(r["provenance"]["started_utc"]) for _, r, _ in all_jobs]
     ends = [when(r["provenance"]["finished_utc"]) for _, r, _ in all_jobs]
     secs = [r["provenance"].get("job_seconds") or 0 for _, r, _ in all_jobs]
     print(f"\n== the sweep: first job started {min(starts):%H:%M:%S}, last finished {max(ends):%H:%M:%S} UTC, "
           f"{(max(ends) - min(starts)).total_seconds():.0f} s; jobs' own seconds {sum(secs):.0f} "
           f"(each {min(secs):.0f}-{max(secs):.0f})")
+    for j, r, _ in all_jobs[:1]:
+        print(f"job {j}: {r['provenance']['job_seconds']:.0f} s in all, replay {r['metrics']['wall_s']:.1f} s, "
+              f"probe {r['quality']['seconds']:.1f} s, task {r['task']['seconds']:.1f} s")
     loads = [(r["metrics"].get("telemetry") or {}).get("load_avg_max") for _, r, _ in all_jobs]
     other = [(r["metrics"].get("telemetry") or {}).get("host_other_cores") for _, r, _ in all_jobs]
     print(f"host load average (max per job) {min(loads):.2f}-{max(loads):.2f}; "
