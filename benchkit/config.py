@@ -42,6 +42,11 @@ class OutputPolicy(StrEnum):
     fixture = "fixture"  # whatever the fixture declares as its default
 
 
+class ProbeSource(StrEnum):
+    workload = "workload"  # stretches of the workload's prompts, cut into prompt and continuation
+    task = "task"  # the scored task's questions, a right answer as the continuation
+
+
 class SpecType(StrEnum):
     """What drafts tokens for speculative decoding besides a model's own MTP head (`mtp`)."""
 
@@ -362,6 +367,9 @@ class QualityConfig:
     next token at each position of a forced continuation. Never part of the timed figures."""
 
     probe: bool = True
+    # Where the probe's prompts come from: the workload's calls, or the scored task's items
+    # (quality.task), real questions with a right answer to force (benchkit.quality.probe).
+    probe_source: ProbeSource = ProbeSource.workload
     prompts: int = 16
     # Tokens per probe: generated greedily, and the forced positions asked.
     tokens: int = 16

@@ -44,7 +44,14 @@ from benchkit.knobs import check as check_knobs
 from benchkit.measure import compute_metrics
 from benchkit.owned import is_write_problem, write_problem
 from benchkit.paths import use_config
-from benchkit.quality.probe import QUALITY_FILE, ProbeClient, probe_set, run_probe
+from benchkit.quality.probe import (
+    QUALITY_FILE,
+    ProbeClient,
+    check_source,
+    probe_set,
+    run_probe,
+    task_probe_set,
+)
 from benchkit.quality.task import TASK_FILE, Task, TaskBlock, load_task, run_task
 from benchkit.racing.extend import GAP_S, Prior, find_prior, keep_calls, runs_block
 from benchkit.results import (
@@ -204,6 +211,7 @@ def _run(cfg: BenchConfig, ctx: JobContext, result: JobResult) -> None:
     # The scored task is checked before anything is built or measured: a mistake in it is
     # one sentence, and no server starts.
     task = _load_task(cfg)
+    check_source(cfg.quality.probe_source, task)
     replay = plan_replay(cfg, fixture_policy=workload.output_policy, fixture_cap=workload.cap)
     job_load.check(cfg, workload)  # an open-loop load without a schedule: before any build
     prov["sampling"]["sent"] = dict(replay.sampling)
@@ -356,7 +364,7 @@ def _measure(
                 # After the last pass's counters are read: the probe is in no timed figure.
                 if rep == replay.repeats - 1 and not outcome.interrupted:
                     try:
-                        result["quality"] = _probe(cfg, ctx, engine, srv, workload, vocab, outcome)
+                        result["quality"] = _probe(cfg, ctx, engine, srv, workload, vocab, task)
                         if task is not None:
                             result["task"] = _task(cfg, ctx, engine, srv, task)
                     except KeyboardInterrupt as exc:
@@ -402,7 +410,7 @@ def _probe(
     srv: Server,
     workload: Workload,
     vocab: int,
-    outcome: ReplayOutcome,
+    task: Task | None,
 ) -> QualityBlock:
     """The drift probe on the job's own server, after its timed replay (benchkit.quality)."""
     q = cfg.quality
@@ -418,8 +426,12 @@ def _probe(
         return {**settings, "skipped": "the server was not running after the replay"}
     client = ProbeClient(srv.base_url, srv.headers(), q.top_k, cfg.server.stall_timeout_s)
     try:
-        probes = probe_set(
-            workload, client.tokenize, vocab, q.prompts, q.tokens, q.prompt_tokens, q.seed
+        probes = (
+            task_probe_set(task, client.tokenize, q.prompts, q.tokens)
+            if q.probe_source == "task" and task is not None
+            else probe_set(
+                workload, client.tokenize, vocab, q.prompts, q.tokens, q.prompt_tokens, q.seed
+            )
         )
         _log.info(f"job {ctx.label}: drift probe, {len(probes.items)} prompts x {q.tokens} tokens")
         info = run_probe(client, probes, cfg.slots, ctx.job_dir / QUALITY_FILE)

@@ -118,6 +118,8 @@ class QualityBlock(TypedDict, total=False):
     """result.json's `quality`: the drift probe's settings and what it did (schema.QualityInfo)."""
 
     file: str
+    # Where the probe's prompts came from: "workload", or "task <file name>".
+    source: str
     probes: int
     positions: int
     positions_missing: int

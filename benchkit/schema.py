@@ -225,6 +225,8 @@ class QualityInfo:
     `skipped` says why a job has none."""
 
     file: str | None = None
+    # Where the probe's prompts came from: "workload", or "task <file name>" (probe_source).
+    source: str | None = None
     probes: int | None = None
     positions: int | None = None
     positions_missing: int | None = None

@@ -24,6 +24,14 @@ if [ -f "$dir/anchors" ]; then
   list=$(grep -v '^[[:space:]]*\(#\|$\)' "$dir/anchors" | paste -sd, -)
   anchors=("study.anchors=[$list]")
 fi
+# A study may keep, in `overrides` (one a line), report settings its results were not measured
+# with, such as the drift a recommended point may have (study.quality.limit): every render
+# takes them, so the reports and the posts weigh the same results alike.
+if [ -f "$dir/overrides" ]; then
+  while IFS= read -r line; do
+    case "$line" in ''|'#'*) ;; *) anchors+=("$line") ;; esac
+  done < "$dir/overrides"
+fi
 python -m benchkit.report "$dir/results" --out "$dir/report" "${anchors[@]}" > /dev/null
 python -m benchkit.report "$dir/results" --out "$dir/report-ko" study.lang=ko "${anchors[@]}" > /dev/null
 if [ "${2:-}" = --blog ]; then

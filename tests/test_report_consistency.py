@@ -88,12 +88,16 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
 
 
 def _anchors(study: Path) -> list[str]:
-    """The study.anchors override render-study.sh builds from the study's `anchors` file."""
-    f = study / "anchors"
-    if not f.exists():
-        return []
-    lines = [x.strip() for x in f.read_text().splitlines() if x.strip() and x[0] != "#"]
-    return [f"study.anchors=[{','.join(lines)}]"]
+    """The overrides render-study.sh passes: study.anchors from the study's `anchors` file,
+    and the report settings of its `overrides` file, one a line."""
+
+    def lines(name: str) -> list[str]:
+        f = study / name
+        text = f.read_text().splitlines() if f.exists() else []
+        return [x.strip() for x in text if x.strip() and x.strip()[0] != "#"]
+
+    anchors = lines("anchors")
+    return ([f"study.anchors=[{','.join(anchors)}]"] if anchors else []) + lines("overrides")
 
 
 # ------------------------------------------------------------------------------ the page

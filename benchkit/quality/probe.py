@@ -3,6 +3,11 @@ the report can say whether the job's setting changes what the model says.
 
 Each probe is a stretch of a workload call's prompt, tokenized as the server tokenizes it:
 its first tokens are the probe's prompt, the next `quality.tokens` its forced continuation.
+With `quality.probe_source=task` the probes are the scored task's items instead (real
+questions whose answers the task checks): each item's prompt, and as the forced continuation
+its `answer` (a right answer written out; an exact or number item without one, its
+`expected`), at most `quality.tokens` of it; `quality.tokens` are generated greedily whatever
+the answer's length.
 Two things are asked of the server for each probe:
 
 - **greedy**: the prompt, `quality.tokens` tokens generated greedily (temperature 0, EOS
@@ -38,6 +43,8 @@ from typing import TypedDict
 
 import httpx
 
+from benchkit.errors import UserError
+from benchkit.quality.task import Task
 from benchkit.quality.workers import each_group
 from benchkit.workload.model import Call, Workload, token_ids
 
@@ -50,6 +57,7 @@ class ProbeOutcome(TypedDict):
     """What one probe run did (result.json's `quality` block, with the settings)."""
 
     file: str
+    source: str
     probes: int
     positions: int
     positions_missing: int
@@ -78,6 +86,10 @@ class ProbeSet:
     """The probes of one job: prompts and forced continuations, as token ids."""
 
     items: tuple[tuple[Call, list[int], list[int]], ...]
+    # Tokens generated greedily per probe; None: as many as its forced continuation.
+    greedy_tokens: int | None = None
+    # Where the prompts came from, for result.json: "workload" or "task <file name>".
+    source: str = "workload"
 
 
 def _text_of(call: Call) -> str:
@@ -110,6 +122,55 @@ def probe_set(
         head = min(prompt_tokens, len(ids) - tokens)
         items.append((call, ids[:head], ids[head : head + tokens]))
     return ProbeSet(tuple(items))
+
+
+def task_probe_set(
+    task: Task, tokenize: Callable[[str], list[int]], prompts: int, tokens: int
+) -> ProbeSet:
+    """The first `prompts` items of the task as probes (module docstring): prompt, and a right
+    answer as the forced continuation. A regex item without an `answer` has no right answer to
+    force and is passed over."""
+    items: list[tuple[Call, list[int], list[int]]] = []
+    for i, item in enumerate(task.items):
+        if len(items) == prompts:
+            break
+        answer = item.answer
+        if answer is None and item.scorer in ("exact", "number"):
+            answer = " " + str(item.expected)
+        forced = tokenize(answer)[:tokens] if answer else []
+        if not forced:
+            continue
+        call = Call(
+            unit=f"task:{i + 1}",
+            seq=0,
+            role="task",
+            segments=None,
+            text=item.prompt,
+            messages=None,
+            max_tokens=tokens,
+            completion_tokens=len(forced),
+            recorded_prompt_tokens=None,
+            line=i + 1,
+        )
+        items.append((call, tokenize(item.prompt), forced))
+    return ProbeSet(tuple(items), greedy_tokens=tokens, source=f"task {task.path.name}")
+
+
+def check_source(source: str, task: Task | None) -> None:
+    """quality.probe_source=task needs a task whose items can be forced; one sentence if not."""
+    if source != "task":
+        return
+    if task is None:
+        raise UserError(
+            "quality.probe_source=task takes the probe's prompts from the scored task, but "
+            "quality.task is empty; name a task file (quality.task=qa) or set "
+            "quality.probe_source=workload."
+        )
+    if not any(i.answer or i.scorer in ("exact", "number") for i in task.items):
+        raise UserError(
+            f"quality.probe_source=task: no item of {task.path} has a right answer to force "
+            "(an `answer`, or an exact or number `expected`); add `answer:` to its items."
+        )
 
 
 class ProbeClient:
@@ -189,7 +250,7 @@ def run_probe(
             "error": None,
         }
         try:
-            rec["greedy"] = client.greedy(prompt, len(forced), slot)
+            rec["greedy"] = client.greedy(prompt, probes.greedy_tokens or len(forced), slot)
             rec["top"] = [
                 client.next_token([*prompt, *forced[:j]], slot) for j in range(len(forced))
             ]
@@ -214,6 +275,7 @@ def run_probe(
     errors = [r["error"] for r in records if r["error"]]
     return {
         "file": out.name,
+        "source": probes.source,
         "probes": len(records),
         "positions": positions,
         "positions_missing": missing,

@@ -8,6 +8,8 @@ A task file is YAML, a list of items:
       expected: 5
       scorer: number        # exact | regex | number
       tolerance: 0.5        # number only; else quality.task_abs_tol / task_rel_tol
+      answer: " 5"          # optional: a right answer written out, which the drift probe
+                            # forces where its prompts are the task's (quality.probe_source=task)
 
 `exact` compares the answer's first non-empty line with `expected`, both stripped (the server
 generates `quality.task_tokens` tokens, so a model that goes on after its answer still
@@ -45,7 +47,7 @@ from benchkit.quality.workers import each_group
 
 TASK_FILE = "task.jsonl"
 SCORERS = ("exact", "regex", "number")
-ITEM_KEYS = frozenset({"prompt", "expected", "scorer", "tolerance"})
+ITEM_KEYS = frozenset({"prompt", "expected", "scorer", "tolerance", "answer"})
 # The two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 # A number as a model writes one: sign, thousands commas, decimals, exponent.
@@ -65,6 +67,9 @@ class TaskItem:
     expected: Any
     scorer: str  # exact | regex | number | custom
     tolerance: float | None = None
+    # A right answer written out, as the model would continue the prompt: the continuation
+    # the drift probe forces where its prompts are the task's (quality.probe_source=task).
+    answer: str | None = None
 
 
 # A custom scorer: (answer, item) -> True when the answer is right.
@@ -170,7 +175,14 @@ def _item(path: Path, i: int, raw: object, custom: bool) -> TaskItem:
                 f"{where}: expected {expected!r} is not a valid regular expression ({exc}); "
                 "fix the pattern."
             ) from None
-    return TaskItem(prompt=prompt, expected=expected, scorer=str(scorer), tolerance=tolerance)
+    answer = raw.get("answer")
+    if answer is not None and (not isinstance(answer, str) or not answer.strip()):
+        raise UserError(
+            f"{where}: `answer` must be a non-empty string (a right answer written out)."
+        )
+    return TaskItem(
+        prompt=prompt, expected=expected, scorer=str(scorer), tolerance=tolerance, answer=answer
+    )
 
 
 def load_scorer(spec: str) -> Scorer:

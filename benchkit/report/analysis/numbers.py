@@ -211,6 +211,14 @@ class DraftContext(TypedDict):
     acceptance: float | None
     decode_off: float | None
     decode_on: float | None
+    # The drafter on: tokens it drafted (0: it never drafted, so the difference measured is
+    # not drafting's), and its answers against the drift reference and its task accuracy.
+    drafted: int | None
+    drift_changed: int | None
+    drift_probes: int | None
+    drift_first: float | None
+    drift_kld: float | None
+    task_accuracy: float | None
 
 
 class SeriesRuns(TypedDict):
@@ -286,6 +294,8 @@ class FactorRow(TypedDict):
     drift_changed: int | None
     drift_probes: int | None
     drift_kld: float | None
+    # Where the changed answers first differed from the reference's (mean token position).
+    drift_first: float | None
     task_accuracy: float | None
     task_items: int | None
     capped: bool

@@ -35,6 +35,8 @@ class DriftSet:
     probes: int = 0
     top_k: object = None
     tokens: object = None
+    # Where the probes came from (quality.probe_source): "task <file>", else the workload.
+    source: object = None
     synthetic: bool = False
     # The reference's forced positions with probabilities, and how many distinct likeliest
     # tokens they had: one means its next-token distribution did not depend on the context.
@@ -128,10 +130,8 @@ def _probes(r: JobResult) -> tuple[list[ProbeRecord] | None, str | None]:
     return read_probes(path), None
 
 
-def kld_text(x: float | None) -> str:
-    """A KL divergence to three significant digits ('0', '0.00412', '3.1e-06'): the small
-    ones a quantized cache gives must not print as 0.0000."""
-    return fmt.DASH if x is None else "0" if x == 0 else f"{x:.3g}"
+# Kept here for the report's other readers; the formatter itself is the language layer's.
+kld_text = fmt.kld
 
 
 def _row(job: str, point: str, d: Drift | None, why: str | None, lang: str) -> dict[str, object]:
@@ -265,6 +265,7 @@ def measure_drift(
         return out
     out.probes = max(len(a) for a in answers.values())
     out.top_k, out.tokens = _setting(complete, "top_k"), _setting(complete, "tokens")
+    out.source = _setting(complete, "source")
     probed = {j: p for j, p in out.points.items() if j in answers}
     out.reference, out.how = choose_reference(probed, varying, planned, out.declared)
     if out.reference is None:
@@ -388,8 +389,23 @@ def _factor_lines(
 
 
 def _notes(ds: DriftSet, lang: str) -> list[str]:
+    task = str(ds.source)[5:] if str(ds.source).startswith("task ") else None
     notes = [
         tr(
+            lang,
+            "How it was measured: after each job's timed replay, the same server answered "
+            "{n} probes, the questions of the scored task {task}, greedily, and gave its "
+            "top-{k} next-token log-probabilities at each of up to {t} positions of a right "
+            "answer forced after each question; the probe is in no timed figure. KL divergence "
+            "is a lower bound of the full divergence from the two top-{k} lists: a token "
+            "missing from a list is taken as no likelier than its last entry.",
+            n=ds.probes,
+            task=task,
+            k=ds.top_k,
+            t=ds.tokens,
+        )
+        if task
+        else tr(
             lang,
             "How it was measured: after each job's timed replay, the same server answered "
             "{n} probes drawn from the workload, greedily, and gave its top-{k} next-token "

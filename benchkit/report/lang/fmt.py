@@ -87,6 +87,12 @@ def hours(x: Any, lang: str = "en") -> str:
     return trc(lang, "unit", "{value} h", value=h)
 
 
+def kld(x: float | None) -> str:
+    """A KL divergence to three significant digits ('0', '0.00412', '3.1e-06'): the small
+    ones a quantized cache gives must not print as 0.0000."""
+    return DASH if x is None else "0" if x == 0 else f"{x:.3g}"
+
+
 def pct(x: Any, digits: int = 0) -> str:
     """0.153 -> '15%'; a share under 1% keeps a decimal (0.0012 -> '0.1%'), so a small
     nonzero figure (a draft acceptance near chance) does not read as none."""

@@ -46,6 +46,7 @@ EFFECT_WORDS = {
     "helps": NC_("effect", "helps"),
     "hurts": NC_("effect", "hurts"),
     "no difference": NC_("effect", "no difference"),
+    "no drafts": NC_("effect", "nothing drafted"),
     "faster": NC_("effect", "faster"),
     "slower": NC_("effect", "slower"),
     "mixed": NC_("effect", "mixed"),
@@ -129,6 +130,7 @@ REASON_WORDS = {
     ),
     "knee_across": NC_("verdict reason", "slot counts compared with the best only across machines"),
     "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
+    "no_drafts_at": NC_("verdict reason", "settings where the drafter drafted nothing"),
     "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
     "partial_rounds": NC_("verdict reason", "slot counts whose units did not fill whole rounds"),
     "decided_without_cold": NC_(

@@ -113,6 +113,8 @@ def _extras(r: FactorRow, best: FactorRow | None, lang: str) -> list[str]:
                 kld=kld_text(r["drift_kld"]),
             )
         )
+    if r["drift_changed"] and r["drift_first"] is not None:
+        out.append(tr(lang, "first difference at token {pos}", pos=fmt.num(r["drift_first"], 1)))
     if r["task_accuracy"] is not None:
         out.append(tr(lang, "task {acc} right", acc=fmt.pct(r["task_accuracy"])))
     if r["capped"]:
@@ -372,6 +374,9 @@ def table(v: Verdict, metric: str, lang: str) -> list[dict[str, object]]:
                     kld=kld_text(r["drift_kld"]),
                     # Its time as a multiple of the best value's, as every difference is said.
                     vs_best=None if (m := r.get("margin")) is None else 1 + float(m),
+                    first_diff=fmt.DASH
+                    if not r["drift_changed"] or r["drift_first"] is None
+                    else fmt.num(r["drift_first"], 1),
                 )
             )
     return out

@@ -325,6 +325,7 @@ def _add_answers(df: pd.DataFrame, drift: DriftSet, results: Sequence[JobResult]
         df[column] = df["job"].map(by_job)
     df["drift_changed_n"] = df["job"].map({j: d.changed for j, d in drift.drift.items()})
     df["drift_probes"] = df["job"].map({j: d.probes for j, d in drift.drift.items()})
+    df["drift_first"] = df["job"].map({j: d.first_diff_mean for j, d in drift.drift.items()})
     df["drift_flip_gap"] = df["job"].map(drift.flip_gaps())
     df["drift_ref_margin"] = drift.ref_margin
     tasks = {r.job_dir.name: t for r in results if isinstance(t := r.data.get("task"), dict)}

@@ -148,6 +148,17 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
             "almost none)",
             share=fmt.pct(n.acceptance_range[1]),
         )
+    if reason == "no_drafts_at" and isinstance(n, DraftingNumbers):
+        return tr(
+            lang,
+            "the drafter drafted no token at {where}, so the server did the same work as with it "
+            "off there, and the difference measured is the host's or the noise's, not drafting's: "
+            "the verdict leaves those settings out",
+            where=list_text(
+                [point_text(e["context"], lang) for e in n.contexts if e["drafted"] == 0],
+                lang,
+            ),
+        )
     if reason == "run_noise_unmeasured":
         return tr(
             lang,

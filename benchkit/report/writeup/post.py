@@ -222,12 +222,27 @@ def _measured(a: Analysed, lang: str, unit: str) -> str:
             "decided slower than the best.",
             **fields,
         )
+    if len(fixtures := _fixtures(a)) > 1:
+        return tr(
+            lang,
+            "To answer it, benchkit served the model with {engine} on {where} at {at}, replaying "
+            "{units} {unit}s of its workload at each (the workloads: {fixtures}) and timing "
+            "{timing}.",
+            **fields,
+            fixtures=i18n.list_text(fixtures, lang),
+        )
     return tr(
         lang,
         "To answer it, benchkit served the model with {engine} on {where} at {at}, replaying "
         "{units} {unit}s of the {fixture} workload at each and timing {timing}.",
         **fields,
     )
+
+
+def _fixtures(a: Analysed) -> list[str]:
+    """The workloads the jobs replayed, each once, in job order (a sweep over workloads)."""
+    names = [r.result.provenance.workload for r in a.results]
+    return list(dict.fromkeys(w.fixture for w in names if w is not None and w.fixture))
 
 
 def _derived(a: Analysed) -> int:

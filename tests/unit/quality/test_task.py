@@ -49,7 +49,8 @@ def test_the_bundled_task_loads_by_name_with_every_scorer() -> None:
         ("- expected: 1\n  scorer: exact\n", ["item 1", "no prompt"]),
         ("- prompt: a\n  expected: 1\n  scorer: exact\n  tolerance: 1\n", ["number only"]),
         ("- prompt: a\n  expected: 1\n  scorer: number\n  tolerance: -1\n", [">= 0"]),
-        ("- prompt: a\n  expected: 1\n  scorer: exact\n  answer: 1\n", ["unknown key", "answer"]),
+        ("- prompt: a\n  expected: 1\n  scorer: exact\n  anwser: 1\n", ["unknown key", "anwser"]),
+        ("- prompt: a\n  expected: 1\n  scorer: exact\n  answer: 1\n", ["`answer` must be"]),
         (
             "- prompt: a\n  expected: 1\n  scorer: exact\n- just text\n",
             ["item 2", "not a mapping"],

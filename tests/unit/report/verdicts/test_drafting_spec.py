@@ -100,3 +100,27 @@ def test_spec_none_without_a_draft_length_pairs_with_each_one() -> None:
     assert sorted((e["context"]["draft_max"], e["context"]["slots"]) for e in n.contexts) == [
         (2, 1), (2, 2), (4, 1), (4, 2),
     ]  # fmt: skip
+
+
+def test_a_setting_where_nothing_was_drafted_is_shown_but_not_judged() -> None:
+    # At 2 slots the drafter drafted no token (n-gram on prose, say): the server did the same
+    # work as with it off, so its 0.8x there is the host's, not drafting's.
+    data = jobs(0.62)
+    for d in data:
+        draft = d["factors"]["spec"] == "draft"
+        idle = draft and d["factors"]["slots"] == 2
+        d["metrics"]["draft_tokens"] = 0 if idle else 100 if draft else None
+        if idle:
+            d["metrics"]["draft_acceptance"] = None
+    sw = sweep_of(data, PLANNED)
+    v = drafting_verdict(sw, None, None, "spec", "none", "draft")
+    assert v is not None and "no_drafts_at" in v.reasons
+    n = of(DraftingNumbers, v.numbers)
+    shown = {(e["context"]["draft_max"], e["context"]["slots"]): e for e in n.contexts}
+    assert shown[(4, 2)]["effect"] == "no drafts" and shown[(4, 2)]["drafted"] == 0
+    assert shown[(4, 1)]["effect"] == "helps" and shown[(4, 1)]["drafted"] == 100
+    # The verdict rests on the slot count where it drafted only.
+    assert v.verdict == [{"from": 1, "to": None, "effect": "helps"}]
+    head = headline.headline(verdicts_of(sw), "en", "unit")
+    # Only where it drafted: never "helped at every slot count".
+    assert "on draft_max=4 a draft model appears to have helped at 1 slot," in head, head

@@ -5,7 +5,7 @@ from __future__ import annotations
 from benchkit.compare.engine import ACROSS, BRIDGED
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.analysis.sweep import norm
-from benchkit.report.lang import i18n, tr
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
@@ -33,6 +33,13 @@ def section(m: Verdict, page: Page) -> Section:
                 effect_text=i18n.effect_word(e["effect"], lang),
                 paired=e["comparison"]["ratio"],
                 paired_where=_where(e["comparison"], lang),
+                answers=f"{e['drift_changed'] or 0}/{e['drift_probes']}"
+                if e["drift_probes"]
+                else fmt.DASH,
+                first_diff=fmt.num(e["drift_first"], 1)
+                if e["drift_changed"] and e["drift_first"] is not None
+                else fmt.DASH,
+                kld=fmt.kld(e["drift_kld"]),
             )
             for e in dn.contexts
         ],

@@ -7,7 +7,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
 from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
 from benchkit.drafting import DRAFTER_SETTINGS
@@ -24,6 +24,7 @@ from benchkit.report.analysis.sweep import (
     Cell,
     Missing,
     Sweep,
+    _is_num,
     label,
     norm,
 )
@@ -60,10 +61,13 @@ def _runs(entries: Sequence[DraftContext]) -> list[Run]:
     return runs
 
 
-def _effect(c: Comparison, margin: float) -> str:
+def _effect(c: Comparison, margin: float, drafted: int | None = None) -> str:
     """The drafter's effect by the comparison of on (other) against off (base): decided
     faster helps, slower hurts, within the margin no difference. An open comparison is read
-    by its figure against the margin, and the verdict resting on it is provisional."""
+    by its figure against the margin, and the verdict resting on it is provisional. Where
+    the drafter drafted no token, `no drafts`: the server did the same work as with it off."""
+    if drafted == 0:
+        return "no drafts"
     outcome = c.outcome
     if outcome == OPEN:
         ratio = c.ratio if c.ratio is not None else 1.0
@@ -107,9 +111,11 @@ def _one_series(
     if len(matching) < 2:
         return None
 
-    def rank(item: tuple[Point, list[DraftContext]]) -> tuple[int, float]:
+    def rank(item: tuple[Point, list[DraftContext]]) -> tuple[int, bool, float]:
+        # A series where the drafter drafted nothing is no measure of drafting: last.
         entries = item[1]
-        return (-len(entries), sum(e["on"] for e in entries) / len(entries))
+        idle = any(e["drafted"] == 0 for e in entries)
+        return (-len(entries), idle, sum(e["on"] for e in entries) / len(entries))
 
     return dict(min(matching, key=rank)[0])
 
@@ -138,16 +144,74 @@ def _contexts(
                 # The table's ratio stays its own seconds' (the row prints them); the
                 # comparison's figure, paired on one machine, is the sentence's.
                 "ratio": v_on / v_off if v_off else math.inf,
-                "effect": _effect(comp, eng.settings.margin),
+                "effect": _effect(comp, eng.settings.margin, _drafted(sw, c_on)),
                 "comparison": comparison_json(sw, comp),
                 "acceptance": c_on.mean("draft_acceptance"),
                 "decode_off": c_off.mean(DECODE),
                 "decode_on": c_on.mean(DECODE),
+                **_answers(sw, c_on),
             }
         )
         cells_of.append((c_off, c_on))
         comps.append(comp)
     return contexts, cells_of, comps
+
+
+def _drafted(sw: Sweep, c: Cell) -> int | None:
+    """Tokens the cell's drafter drafted (its jobs' least), None where none is recorded."""
+    vals = [float(v) for j in c.jobs if _is_num(v := sw.row(j).get("draft_tokens"))]
+    return int(min(vals)) if vals else None
+
+
+def _drafted_only(
+    measured: tuple[list[DraftContext], list[tuple[Cell, Cell]], list[Comparison]],
+    reasons: list[str],
+) -> tuple[list[DraftContext], list[DraftContext], list[tuple[Cell, Cell]], list[Comparison]]:
+    """The pairs the verdict judges: those where the drafter drafted. Where it drafted no
+    token the server did the same work as with it off, so the difference measured there is
+    the host's or the noise's, not drafting's: the table shows such a pair (the first list:
+    every pair), the verdict does not rest on it, and `reasons` says where."""
+    contexts, cells_of, comps = measured
+    keep = [i for i, e in enumerate(contexts) if e["effect"] != "no drafts"]
+    if len(keep) < len(contexts):
+        reasons.append("no_drafts_at")
+    return (
+        contexts,
+        [contexts[i] for i in keep],
+        [cells_of[i] for i in keep],
+        [comps[i] for i in keep],
+    )
+
+
+class _Answers(TypedDict):
+    drafted: int | None
+    drift_changed: int | None
+    drift_probes: int | None
+    drift_first: float | None
+    drift_kld: float | None
+    task_accuracy: float | None
+
+
+def _answers(sw: Sweep, c: Cell) -> _Answers:
+    """The drafter-on cell's drafted tokens, drift from the reference and task accuracy (the
+    first job's that has each: the sweep's folder columns, benchkit.report.verdicts.folder)."""
+
+    def first(key: str) -> float | None:
+        vals = [v for j in c.jobs if _is_num(v := sw.row(j).get(key))]
+        return float(vals[0]) if vals else None
+
+    def whole(key: str) -> int | None:
+        v = first(key)
+        return None if v is None else int(v)
+
+    return {
+        "drafted": _drafted(sw, c),
+        "drift_changed": whole("drift_changed_n"),
+        "drift_probes": whole("drift_probes"),
+        "drift_first": first("drift_first"),
+        "drift_kld": first("drift_kld"),
+        "task_accuracy": first("task_accuracy"),
+    }
 
 
 def drafting_verdict(
@@ -169,12 +233,12 @@ def drafting_verdict(
     m = sw.metric
     name = factor if factor == "mtp" else f"{factor}={norm(on)}"
     rest = [k for k in sw.varying if k != factor]
-    contexts, cells_of, comps = _contexts(sw, factor, off, on, rest)
+    reasons: list[str] = []
+    shown, contexts, cells_of, comps = _drafted_only(_contexts(sw, factor, off, on, rest), reasons)
     by_series = _by_series(contexts, rest)
     where = _primary_where(slots, backend, factor)
     where = {**where, **(_one_series(by_series, where) or {})}  # one series, never a mix
     missing = _missing_under(sw, where, factor, (off, on))
-    reasons: list[str] = []
     wanted: Point | None = None
     if where and contexts and not any(_in_series(e, where) for e in contexts):
         # The series the other verdicts single out has no pair, another has: the verdict is
@@ -197,7 +261,7 @@ def drafting_verdict(
         factor=factor,
         on_value=on,
         off_value=off,
-        contexts=contexts,
+        contexts=shown,
         primary=where,
         acceptance_range=[min(acc), max(acc)] if acc else None,
         acceptance_by_backend={b: [min(v), max(v)] for b, v in acc_by.items()},

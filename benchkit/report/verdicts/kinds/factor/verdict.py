@@ -119,6 +119,7 @@ def _row(sw: Sweep, c: Cell, factor: str, best: Cell, comp: Comparison | None) -
         "drift_changed": _int(_first(sw, c, "drift_changed_n")),
         "drift_probes": _int(_first(sw, c, "drift_probes")),
         "drift_kld": _num(_first(sw, c, "drift_kld")),
+        "drift_first": _num(_first(sw, c, "drift_first")),
         "task_accuracy": _num(_first(sw, c, "task_accuracy")),
         "task_items": _int(_first(sw, c, "task_items")),
         "capped": _capped(sw, c) is not None,

@@ -16,6 +16,7 @@ from benchkit.report.analysis.numbers import (
     SlotsNumbers,
 )
 from benchkit.report.analysis.sweep import (
+    BASIS_FACTORS,
     COMPLETE,
     PROVISIONAL,
     SLOT_LATENCY,
@@ -98,9 +99,15 @@ def projection_verdict(
         )
     numbers = _measured_numbers(sw, cell, s, units, reasons)
     # Never worse than another complete point without saying so (at the same application
-    # choices: those are the user's, not a speed setting).
+    # choices: those are the user's, not a speed setting; and on the same basis: a point on
+    # another workload or model did other work, so its time is no better setting).
+    basis = [f for f in BASIS_FACTORS if f in cell.values]
     same_use = [
-        c for c in sw.cells if fits(c) and all(c.get(f) == norm(point[f]) for f in application)
+        c
+        for c in sw.cells
+        if fits(c)
+        and all(c.get(f) == norm(point[f]) for f in application)
+        and all(c.get(f) == cell.get(f) for f in basis)
     ]
     best_cell = min(same_use, key=lambda c: float(c.mean(m) or 0.0), default=cell)
     better = _better_point(sw, cell, best_cell, slots)
