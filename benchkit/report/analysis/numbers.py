@@ -197,7 +197,19 @@ class SlotsNumbers(_Numbers):
 # ------------------------------------------------------------------------------ drafting
 
 
-class DraftContext(TypedDict):
+class DraftAnswers(TypedDict):
+    """The drafter on: tokens it drafted (0: it never drafted, so the difference measured is
+    not drafting's), and its answers against the drift reference and its task accuracy."""
+
+    drafted: int | None
+    drift_changed: int | None
+    drift_probes: int | None
+    drift_first: float | None
+    drift_kld: float | None
+    task_accuracy: float | None
+
+
+class DraftContext(DraftAnswers):
     """One setting of the other factors with the drafter off and on: the table's seconds and
     their ratio, the engine's comparison of on against off (benchkit.compare) and the effect
     it gives (`helps`, `hurts`, `no difference`; an open comparison read by its figure)."""
@@ -211,14 +223,6 @@ class DraftContext(TypedDict):
     acceptance: float | None
     decode_off: float | None
     decode_on: float | None
-    # The drafter on: tokens it drafted (0: it never drafted, so the difference measured is
-    # not drafting's), and its answers against the drift reference and its task accuracy.
-    drafted: int | None
-    drift_changed: int | None
-    drift_probes: int | None
-    drift_first: float | None
-    drift_kld: float | None
-    task_accuracy: float | None
 
 
 class SeriesRuns(TypedDict):

@@ -7,11 +7,12 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypedDict
+from typing import Any
 
 from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
 from benchkit.drafting import DRAFTER_SETTINGS
 from benchkit.report.analysis.numbers import (
+    DraftAnswers,
     DraftContext,
     DraftingNumbers,
     Point,
@@ -183,16 +184,7 @@ def _drafted_only(
     )
 
 
-class _Answers(TypedDict):
-    drafted: int | None
-    drift_changed: int | None
-    drift_probes: int | None
-    drift_first: float | None
-    drift_kld: float | None
-    task_accuracy: float | None
-
-
-def _answers(sw: Sweep, c: Cell) -> _Answers:
+def _answers(sw: Sweep, c: Cell) -> DraftAnswers:
     """The drafter-on cell's drafted tokens, drift from the reference and task accuracy (the
     first job's that has each: the sweep's folder columns, benchkit.report.verdicts.folder)."""
 
