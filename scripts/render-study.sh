@@ -11,8 +11,6 @@ dir=${1:?usage: render-study.sh DIR [--blog]}
 name=$(basename "$dir")
 # Rendered from where it is run (the repository's root), so that the commands a report prints
 # (hydra.sweep.dir=..., resume) name the study's folder as a reader at the root types it.
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # Each folder is benchkit's whole (a report never replaces files it did not write): the
 # Korean report has its own folder; the earlier layout kept it inside report/.
 rm -f "$dir/report/report.ko.md" "$dir/report/report.ko.html"
@@ -32,12 +30,18 @@ if [ -f "$dir/overrides" ]; then
     case "$line" in ''|'#'*) ;; *) anchors+=("$line") ;; esac
   done < "$dir/overrides"
 fi
-python -m benchkit.report "$dir/results" --out "$dir/report" "${anchors[@]}" > /dev/null
-python -m benchkit.report "$dir/results" --out "$dir/report-ko" study.lang=ko "${anchors[@]}" > /dev/null
+# Each language's report reads its ledger (its Corrections list the earlier publications); with
+# --blog the same run writes the post beside it and appends this publication to the ledger, so
+# the post's link to "the full report" is the study's own report folder (../report/report.md).
+en=("study.ledger=$dir/$name.ledger.jsonl")
+ko=(study.lang=ko "study.ledger=$dir/$name.ko.ledger.jsonl")
 if [ "${2:-}" = --blog ]; then
-  python -m benchkit.report "$dir/results" --out "$tmp/pub" --publish "$dir/blog" \
-    "study.ledger=$dir/$name.ledger.jsonl" "${anchors[@]}" > /dev/null
-  python -m benchkit.report "$dir/results" --out "$tmp/pub-ko" --publish "$dir/blog-ko" study.lang=ko \
-    "study.ledger=$dir/$name.ko.ledger.jsonl" "${anchors[@]}" > /dev/null
+  python -m benchkit.report "$dir/results" --out "$dir/report" --publish "$dir/blog" \
+    "${en[@]}" "${anchors[@]}" > /dev/null
+  python -m benchkit.report "$dir/results" --out "$dir/report-ko" --publish "$dir/blog-ko" \
+    "${ko[@]}" "${anchors[@]}" > /dev/null
+else
+  python -m benchkit.report "$dir/results" --out "$dir/report" "${en[@]}" "${anchors[@]}" > /dev/null
+  python -m benchkit.report "$dir/results" --out "$dir/report-ko" "${ko[@]}" "${anchors[@]}" > /dev/null
 fi
 echo "$dir/report/report.md"
