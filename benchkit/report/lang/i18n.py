@@ -156,9 +156,14 @@ def objective_words(metric: str, lang: str) -> str:
 
 
 def objective_value(metric: str, x: Any, lang: str) -> str:
-    """A value of the objective in its unit: seconds for s/unit, milliseconds for TTFT/ITL."""
+    """A value of the objective in its unit: seconds for s/unit, milliseconds for TTFT/ITL; a
+    drift limit as what it is (a share of the probes, a KL divergence), never in seconds."""
     if metric.startswith(("ttft_ms", "itl_ms")):
         return fmt.millis(x, lang)
+    if metric == "drift_changed":
+        return fmt.pct(x)
+    if metric == "drift_kld":
+        return fmt.kld(x)
     return fmt.seconds(x, lang)
 
 

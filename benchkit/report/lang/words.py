@@ -80,6 +80,10 @@ OBJECTIVE_WORDS = {
     "s_per_unit_slot_latency": NC_("objective", "seconds per unit (slot-latency basis)"),
     "ttft_ms": NC_("objective", "time to first token"),
     "itl_ms": NC_("objective", "inter-token latency"),
+    # Drift limits a study holds its points to (study.quality.limit): shares and divergences,
+    # not times.
+    "drift_changed": NC_("objective", "the share of probe answers changed"),
+    "drift_kld": NC_("objective", "the mean KL divergence from the reference"),
 }
 
 
