@@ -67,9 +67,17 @@ def tidy(
         rows.append(row)
     df = pd.DataFrame(rows)
     sort = [c for c in ("backend", "mtp", "slots") if c in df]
-    if sort:
-        df = df.sort_values([*sort, "job"], kind="stable")
+    if sort or "job" in df:
+        # Jobs in run order (9 before 10), not as text: a sweep of 18 jobs read 0, 1, 10, 11.
+        df = df.assign(_run=[_run_order(j) for j in df["job"]] if "job" in df else 0)
+        df = df.sort_values([*sort, "_run"], kind="stable").drop(columns="_run")
     return df.reset_index(drop=True)
+
+
+def _run_order(job: object) -> tuple[int, int, str]:
+    """A job folder's name in run order: numbers by value, then any other name as text."""
+    text = str(job)
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
 
 
 def _float(x: object) -> float | None:
