@@ -341,9 +341,9 @@ class StudyConfig:
     # cannot be recommended without saying so.
     cap_limit: float = 0.05
     # Factors that are the application's choice, not a speed setting (sampling changes what
-    # the answers are): reported with their speed effect and what they do to the answers,
-    # never as the recommended setting.
-    application_factors: list[str] = field(default_factory=lambda: ["sampling"])
+    # the answers are; the workload is the work itself): reported with their speed effect and
+    # what they do to the answers, never as the recommended setting.
+    application_factors: list[str] = field(default_factory=lambda: ["sampling", "workload"])
     # Sweep folders (relative to the results folder, or absolute) whose jobs re-ran some of
     # this sweep's points on another machine: they join the comparisons (benchkit.compare) as
     # anchors that bridge machines, never the results table or the figures.

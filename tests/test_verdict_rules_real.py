@@ -350,3 +350,15 @@ def test_a_provisional_knee_is_a_range_where_its_neighbours_are_open() -> None:
     # A knee every comparison decides stays one count (the decode study's 16 was not reached).
     d = analyse_folder(DECODE).verdict("slots")
     assert d is not None and isinstance(d.numbers, SlotsNumbers) and d.numbers.knee_low is None
+
+
+def test_a_workload_is_stated_never_recommended() -> None:
+    """Review 7: the CPU study recommended "workload=prose-10", the faster work. The workload
+    is the work itself: the projection states the time on each one, and the recommendation
+    names only the settings."""
+    cpu = STUDIES / "cpu-qwen2.5-coder-real" / "results"
+    a = analyse_folder(cpu, ["study.quality.limit={changed: 0.25}"])
+    p = a.verdict("projection")
+    assert p is not None and isinstance(p.numbers, ProjectionNumbers)
+    assert "workload" not in (p.point or {})
+    assert {x["factor"] for x in p.numbers.application or []} == {"workload"}

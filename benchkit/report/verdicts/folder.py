@@ -182,6 +182,9 @@ def _slots_idle(results: Sequence[JobResult], calls: Mapping[Path, JobCalls]) ->
     return out
 
 
+_WORK = ["workload"]
+
+
 def analyse_folder(
     source: Path, overrides: Sequence[str] = (), study: StudyConfig | None = None
 ) -> Analysed:
@@ -301,7 +304,12 @@ class _SweepInputs:
             stalls=stalls,
             caps=self.capped,
             unreadable=self.unreadable,
-            application=study.application_factors,
+            # The workload is the work itself, never a setting to recommend, whatever a
+            # study recorded before it was declared so (a review found "use workload=prose").
+            application=[
+                *study.application_factors,
+                *_WORK[: "workload" not in study.application_factors],
+            ],
             race=racing.decisions(self.source, self.left_out),
             race_undecided=racing.undecided(self.source),
             anchors=self.anchors,

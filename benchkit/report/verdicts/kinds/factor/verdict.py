@@ -371,4 +371,9 @@ def apply_factors(sw: Sweep, point: Point, factors: Sequence[Verdict]) -> tuple[
                     norm(out.get(k)) == norm(x) for k, x in ctx.items()
                 ):
                     out[n.factor] = e["best"]
+    # An application factor with no verdict of its own (the workload, a basis factor): the
+    # point keeps its value and says it is the user's choice, never a recommendation.
+    for f in sw.varying:
+        if f in sw.application and f not in application:
+            application.append(f)
     return out, application

@@ -106,7 +106,7 @@ def projection_verdict(
         c
         for c in sw.cells
         if fits(c)
-        and all(c.get(f) == norm(point[f]) for f in application)
+        and all(c.get(f) == (norm(point[f]) if f in point else cell.get(f)) for f in application)
         and all(c.get(f) == cell.get(f) for f in basis)
     ]
     best_cell = min(same_use, key=lambda c: float(c.mean(m) or 0.0), default=cell)
