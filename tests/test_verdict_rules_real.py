@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from benchkit.paths import repo_root
-from benchkit.report.analysis.numbers import BackendNumbers, ProjectionNumbers, SlotsNumbers
+from benchkit.report.analysis.numbers import (
+    BackendNumbers,
+    DraftingNumbers,
+    ProjectionNumbers,
+    SlotsNumbers,
+)
 from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.folder import analyse_folder
 
@@ -362,3 +367,24 @@ def test_a_workload_is_stated_never_recommended() -> None:
     assert p is not None and isinstance(p.numbers, ProjectionNumbers)
     assert "workload" not in (p.point or {})
     assert {x["factor"] for x in p.numbers.application or []} == {"workload"}
+
+
+def test_a_cpu_server_held_back_by_other_work_is_a_machine_state_of_its_own() -> None:
+    """Review 7: on the loaded 2-core machine the CPU study's baseline job 0 had 62% of its
+    one thread's time (other processes 1.36 cores), its n-gram job 6 99% (0.42): their 0.96x
+    measured the load. Rules v11: such a job is a machine state of its own, its pairs are
+    across, and a verdict whose every pair is across names no effect."""
+    from benchkit.report.verdicts.kinds.drafting.words import clauses
+
+    cpu = STUDIES / "cpu-qwen2.5-coder-real" / "results"
+    a = analyse_folder(cpu, ["study.quality.limit={changed: 0.25}"])
+    busy = {j for j, s in a.sweep.setups.items() if s.get("host_busy")}
+    assert {"0", "1", "2", "4", "12", "15", "16"} == busy
+    ngram = a.verdict("spec=ngram")
+    assert ngram is not None and isinstance(ngram.numbers, DraftingNumbers)
+    assert all(c["machine"] == "across" for c in ngram.numbers.comparisons or [])
+    assert all(c.get("host_busy") for c in ngram.numbers.comparisons or [])
+    said = clauses(ngram, "en")[0](None)
+    assert said == "n-gram drafting was not compared on one machine state (each pair ran on two)"
+    # A GPU study's jobs are never held to it (their servers wait on the card).
+    assert not any(s.get("host_busy") for s in analyse_folder(QWEN).sweep.setups.values())

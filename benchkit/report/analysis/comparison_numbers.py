@@ -37,3 +37,5 @@ class ComparisonJson(TypedDict):
     # Bridged: the card-by-point term its interval holds (log sd), None where not measured
     # (engine.Comparison.interaction; rules v11).
     interaction: NotRequired[float | None]
+    # One of its jobs ran on a CPU host busy with other work (evidence.host_busy; rules v11).
+    host_busy: NotRequired[bool]

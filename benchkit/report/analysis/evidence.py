@@ -117,6 +117,10 @@ ATTRIBUTES = {
     # run just before the server): a job that found much more of it in use than the others
     # shared its card with something else (shared_cards), which is another machine.
     "card_memory": "hardware",
+    # A CPU server whose threads had much less of the CPU than they asked for while other
+    # processes kept the cores busy (host_busy): its times are the host's load as much as
+    # the setting's, another machine state (rules v11).
+    "host_busy": "hardware",
 }
 
 
@@ -189,6 +193,33 @@ def shared_cards(in_use: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
             continue
         out[job] = f"{(extra if extra > SHARED_MIB else 0) / 1024:.1f} GiB"
     return out
+
+
+# A CPU server is held back by other work where its threads had less than this share of the
+# time they asked for while other processes kept at least HOST_OTHER cores busy on average:
+# the CPU study's starved jobs had 52-71% beside 1.2-1.5 other cores, its quiet ones 95-99%.
+STARVED_SHARE = 0.8
+HOST_OTHER = 0.5
+
+
+def host_busy(result: Result) -> bool:
+    """Whether a CPU-backend job's server was held back by other work on its host (its
+    threads' share of the CPU under STARVED_SHARE, other processes at HOST_OTHER cores or
+    more over its passes). A GPU job's server waits on the card, not the CPU: never."""
+    if str(result.factors.get("backend") or "") != "cpu":
+        return False
+    tel = result.metrics.extra.get("telemetry")
+    other = tel.get("host_other_cores") if isinstance(tel, dict) else None
+    share = result.metrics.server_cpu_share
+    argv = result.provenance.server.argv if result.provenance.server else []
+    threads = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-t", "--threads")), None)
+    if not isinstance(other, int | float) or share is None or threads is None:
+        return False
+    try:
+        asked = float(threads)
+    except ValueError:
+        return False
+    return asked > 0 and share < STARVED_SHARE * asked and float(other) >= HOST_OTHER
 
 
 def setup_of(result: Result, build_id: str | None) -> dict[str, str]:

@@ -313,7 +313,7 @@ class FactorContext(TypedDict):
     context: Point
     # The value best on the objective; None when no value differed from it.
     best: FactorValue
-    state: str  # `best` | `no difference`
+    state: str  # `best` | `no difference` | `across` (every pair across machine states)
     # Values decided no different from the best (within the margin).
     ties: list[FactorValue]
     rows: list[FactorRow]

@@ -190,6 +190,9 @@ def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
         if attr == "card_memory":
             out.append(_card_memory_text(e, lang))
             continue
+        if attr == "host_busy":
+            out.append(_host_busy_text(e, lang))
+            continue
         word = trc_marked(lang, "run attribute", ATTRIBUTES[attr]) if attr in ATTRIBUTES else attr
         out.append(
             tr(
@@ -202,6 +205,26 @@ def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
             )
         )
     return "; ".join(out)
+
+
+def _host_busy_text(e: Mapping[str, Any], lang: str) -> str:
+    """Jobs whose CPU server was held back by other work (evidence.host_busy), or, where most
+    were, the few that were not."""
+    if e["value"]:
+        return tr(
+            lang,
+            "{jobs} ran while other processes held the CPU their server needed (its threads had "
+            "under 80% of their time, other processes kept at least half a core busy): the "
+            "comparisons count each as a machine of its own",
+            jobs=jobs_text(e["jobs"], lang),
+        )
+    return tr(
+        lang,
+        "only {jobs} had the CPU their server needed; the other jobs ran while other processes "
+        "held it (their threads had under 80% of their time, other processes kept at least "
+        "half a core busy): the comparisons count each of those as a machine of its own",
+        jobs=jobs_text(e["jobs"], lang),
+    )
 
 
 def _card_memory_text(e: Mapping[str, Any], lang: str) -> str:

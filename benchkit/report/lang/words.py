@@ -97,6 +97,7 @@ ATTRIBUTES = {
     "workload": NC_("run attribute", "workload"),
     "hardware": NC_("run attribute", "hardware"),
     "card_memory": NC_("run attribute", "card memory in use at the start"),
+    "host_busy": NC_("run attribute", "a host busy with other work"),
 }
 
 

@@ -111,6 +111,10 @@ RULES: dict[int, str] = {
         "stays provisional; a bridge between machines holds the spread of their ratio from "
         "point to point where two points ran on both, and says it is not measured where one "
         "did; energy is compared on the anchor runs where a setting's jobs ran on two cards; a "
-        "headline names no drafting effect that only a cold start's leaving out decides"
+        "headline names no drafting effect that only a cold start's leaving out decides; a CPU "
+        "server whose threads had under 80% of their time while other processes kept half a "
+        "core busy ran on a host busy with other work, a machine state of its own, and a "
+        "verdict whose every pair crosses machine states names no effect; a workload is stated, "
+        "never recommended"
     ),
 }

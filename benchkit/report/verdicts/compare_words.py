@@ -91,6 +91,8 @@ def how_text(c: ComparisonJson, lang: str) -> str:
                 anchor=point_text(c["via"], lang),
             )
         )
+    elif c["machine"] == "across" and c.get("host_busy"):
+        parts.append(tr(lang, "one of the two while other work held its server's CPU"))
     elif c["machine"] == "across" and c.get("unrecorded"):
         parts.append(tr(lang, "one of the two on a machine not recorded, among several"))
     elif c["machine"] == "across":

@@ -15,7 +15,7 @@ from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep
 
 # Setup attributes the engine handles itself (a comparison across machines is bridged through
 # an anchor or left open), so a verdict on the engine does not also call them contamination.
-MACHINE_ATTRIBUTES = ("gpu", "machine", "hardware", "card_memory")
+MACHINE_ATTRIBUTES = ("gpu", "machine", "hardware", "card_memory", "host_busy")
 
 
 def machine_of(sw: Sweep, job: str) -> str:
@@ -29,6 +29,10 @@ def machine_of(sw: Sweep, job: str) -> str:
     # jobs found (evidence.shared_cards) was shared with something else: another machine.
     memory = setup.get("card_memory", "")
     shared = f" [+{memory}]" if memory and memory != _usual_memory(sw) else ""
+    # A CPU server held back by other work on its host (evidence.host_busy): a machine state
+    # of its own, one a job, as no two jobs met the same load.
+    if setup.get("host_busy"):
+        shared += f" [host busy: job {job}]"
     if setup.get("gpu"):
         return setup["gpu"] + shared
     # A job whose telemetry named no card in a sweep whose other jobs' did ran on one of
@@ -249,6 +253,8 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         out["unrecorded"] = True
     if c.near_margin:
         out["near_margin"] = True
+    if any(sw.setups.get(j, {}).get("host_busy") for j in c.jobs):
+        out["host_busy"] = True
     if c.machine == BRIDGED:
         out["interaction"] = c.interaction
     return out

@@ -245,6 +245,8 @@ def series_text(n: FactorNumbers, lang: str) -> str:
                     where=where,
                 )
             )
+        elif s["state"] == "across":
+            parts.append(tr(lang, "not compared on one machine state at {where}", where=where))
         else:
             parts.append(tr(lang, "no difference at {where}", where=where))
     if any("," in p for p in parts):
@@ -258,6 +260,13 @@ def factor_clause(v: Verdict, lang: str) -> str:
     name = factor_name(n.factor, lang)
     if n.not_exercised is not None:
         return tr(lang, "{factor} was not exercised (no verdict)", factor=name)
+    if n.comparisons and all(c["machine"] == "across" for c in n.comparisons):
+        # Every pair crosses machine states (rules v11): no value is named from them.
+        return tr(
+            lang,
+            "{factor} was not compared on one machine state (each pair ran on two)",
+            factor=name,
+        )
     primary = next((e for e in n.contexts if e["context"] == n.primary), None)
     if primary is None:
         return tr(lang, "{factor} was not compared", factor=name)
@@ -352,6 +361,8 @@ def stored_value_text(factor: str, value: Mapping[str, Any], lang: str) -> str:
         return tr(lang, "your choice ({value} fastest)", value=value_text(factor, best, lang))
     if state == "no difference":
         return tr(lang, "no difference")
+    if state == "across":
+        return tr(lang, "not compared on one machine state")
     return value_text(factor, best, lang) if best is not None else fmt.DASH
 
 

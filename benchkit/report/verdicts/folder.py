@@ -379,4 +379,6 @@ def _setups(
     cards = ev.shared_cards({r.job_dir.name: ev.card_in_use(r.result) for r in done})
     for job, memory in cards.items():
         out[job]["card_memory"] = memory
+    for r in done:
+        out[r.job_dir.name]["host_busy"] = "yes" if ev.host_busy(r.result) else ""
     return out

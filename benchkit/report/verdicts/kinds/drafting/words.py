@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from benchkit.report.analysis.numbers import DraftingNumbers, Point, Run, of
+from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, Point, Run, of
 from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
@@ -16,12 +16,26 @@ from benchkit.report.verdicts.kind import Clause, said
 
 def clauses(v: Verdict, lang: str) -> list[Clause]:
     """What the drafter did, else that it was not exercised."""
+    if v.verdict is not None and across_only(of(DraftingNumbers, v.numbers).comparisons):
+        # Every pair crosses machine states (another card, a host busy with other work): its
+        # figures say as much about the machines as about the drafter (rules v11).
+        text = tr(
+            lang,
+            "{drafter} was not compared on one machine state (each pair ran on two)",
+            drafter=drafter(v.factor, lang),
+        )
+        return [partial(said, text, lang)]
     if v.verdict is not None:
         return _drafting_clauses(v.factor, v, lang)
     if of(DraftingNumbers, v.numbers).not_exercised:
         text = tr(lang, "{drafter} was not exercised (no drafts)", drafter=drafter(v.factor, lang))
         return [partial(said, text, lang)]
     return []
+
+
+def across_only(comparisons: Sequence[ComparisonJson] | None) -> bool:
+    """Whether every comparison a verdict rests on crosses two machine states."""
+    return bool(comparisons) and all(c["machine"] == "across" for c in comparisons or [])
 
 
 def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:

@@ -169,15 +169,22 @@ def _contexts(
         rows = [_row(sw, c, factor, best, comps.get(id(c))) for c in ordered]
         # A value decided slower sets the best apart; so does one whose comparison is open but
         # whose figure is past the margin (the verdict is then provisional, naming the pair).
+        # A pair across machine states (another card, a host busy with other work) names no
+        # best and no tie: where every pair of a setting is such, it was not compared on one
+        # machine state (rules v11).
+        across = [r for r in rows if (c := r["comparison"]) and c["machine"] == "across"]
+        judged = [r for r in rows if r not in across]
         differs = any(
             r["effect"] == "worse" or (r["effect"] == "open" and (_ratio(r) or 0.0) > 1 + margin)
-            for r in rows
+            for r in judged
         )
+        unpaired = bool(across) and not any(r["comparison"] for r in judged)
+        state = "across" if unpaired else "best" if differs else "no difference"
         out.append(
             {
                 "context": _context(best, rest),
-                "best": best.values.get(factor) if differs else None,
-                "state": "best" if differs else "no difference",
+                "best": best.values.get(factor) if differs and not unpaired else None,
+                "state": state,
                 "ties": [r["value"] for r in rows if r["effect"] == "same"] if differs else [],
                 "rows": rows,
             }
