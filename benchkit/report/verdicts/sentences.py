@@ -77,7 +77,10 @@ def backend_sentence(v: Verdict, lang: str) -> str:
         "k": n.compared,
         "tie": tie,
     }
-    if n.range_over is not None:
+    # A provisional winner reads as one, as the headline says it (an editor found "CUDA won"
+    # under "CUDA looks faster").
+    settled = v.status == COMPLETE
+    if n.range_over is not None and settled:
         text = tr(
             lang,
             "{winner} won{prov}: on {objective}, {losers} on the {m} of {k} settings compared "
@@ -85,10 +88,25 @@ def backend_sentence(v: Verdict, lang: str) -> str:
             m=n.range_over,
             **fields,
         )
-    else:
+    elif n.range_over is not None:
+        text = tr(
+            lang,
+            "{winner} looks faster{prov}: on {objective}, {losers} on the {m} of {k} settings "
+            "compared on one machine.{tie}",
+            m=n.range_over,
+            **fields,
+        )
+    elif settled:
         text = tr(
             lang,
             "{winner} won{prov}: on {objective}, {losers} across the {k} settings compared.{tie}",
+            **fields,
+        )
+    else:
+        text = tr(
+            lang,
+            "{winner} looks faster{prov}: on {objective}, {losers} across the {k} settings "
+            "compared.{tie}",
             **fields,
         )
     return text + _answers_text(n, lang)
