@@ -376,9 +376,11 @@ def _hardware_line(a: Analysed, lang: str) -> str:
     if cpu_jobs and hardware.get("cpu"):
         threads = sorted({t for r in cpu_jobs if (t := server_threads(r)) is not None})
         ram = hardware.get("ram_gb")
-        line += " " + tr(
+        line += " " + trn(
             lang,
+            "CPU: {cpu}, {n} logical CPUs{ram}; llama-server ran {threads} thread.",
             "CPU: {cpu}, {n} logical CPUs{ram}; llama-server ran {threads} threads.",
+            max((t[0] for t in threads), default=2),
             cpu=str(hardware["cpu"]),
             n=_txt(hardware.get("cpu_count")),
             ram=", " + _g(ram) + " GB RAM" if ram else "",

@@ -110,7 +110,8 @@ def glossary(a: Analysed, lang: str, unit: str) -> str:
     out.append(
         tr(
             lang,
-            "A range 'on its {unit}s alone' spans those per-{unit} ratios; it leaves out "
+            "A range 'on its {unit}s alone' is where a repeat of the comparison would put its "
+            "ratio at 95% confidence, from how much the per-{unit} ratios spread; it leaves out "
             "run-to-run noise, how far a whole second run of the same point would move, "
             "which a single run cannot measure.",
             unit=unit,
