@@ -378,7 +378,7 @@ def test_a_cpu_server_held_back_by_other_work_is_a_machine_state_of_its_own() ->
 
     cpu = STUDIES / "cpu-qwen2.5-coder-real" / "results"
     a = analyse_folder(cpu, ["study.quality.limit={changed: 0.25}"])
-    busy = {j for j, s in a.sweep.setups.items() if s.get("host_busy")}
+    busy = {j for j, s in a.sweep.setups.items() if s.get("host_busy") == "busy"}
     assert {"0", "1", "2", "4", "12", "15", "16"} == busy
     ngram = a.verdict("spec=ngram")
     assert ngram is not None and isinstance(ngram.numbers, DraftingNumbers)
@@ -388,3 +388,5 @@ def test_a_cpu_server_held_back_by_other_work_is_a_machine_state_of_its_own() ->
     assert said == "n-gram drafting was not compared on one machine state (each pair ran on two)"
     # A GPU study's jobs are never held to it (their servers wait on the card).
     assert not any(s.get("host_busy") for s in analyse_folder(QWEN).sweep.setups.values())
+    caveat = next(e for e in a.sweep.contaminated if e["attribute"] == "host_busy")
+    assert caveat["value"] == "busy" and set(caveat["jobs"]) == busy

@@ -210,7 +210,7 @@ def contamination_text(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
 def _host_busy_text(e: Mapping[str, Any], lang: str) -> str:
     """Jobs whose CPU server was held back by other work (evidence.host_busy), or, where most
     were, the few that were not."""
-    if e["value"]:
+    if e["value"] == "busy":
         return tr(
             lang,
             "{jobs} ran while other processes held the CPU their server needed (its threads had "

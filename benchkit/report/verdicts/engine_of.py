@@ -31,7 +31,7 @@ def machine_of(sw: Sweep, job: str) -> str:
     shared = f" [+{memory}]" if memory and memory != _usual_memory(sw) else ""
     # A CPU server held back by other work on its host (evidence.host_busy): a machine state
     # of its own, one a job, as no two jobs met the same load.
-    if setup.get("host_busy"):
+    if setup.get("host_busy") == "busy":
         shared += f" [host busy: job {job}]"
     if setup.get("gpu"):
         return setup["gpu"] + shared
@@ -253,7 +253,7 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         out["unrecorded"] = True
     if c.near_margin:
         out["near_margin"] = True
-    if any(sw.setups.get(j, {}).get("host_busy") for j in c.jobs):
+    if any(sw.setups.get(j, {}).get("host_busy") == "busy" for j in c.jobs):
         out["host_busy"] = True
     if c.machine == BRIDGED:
         out["interaction"] = c.interaction

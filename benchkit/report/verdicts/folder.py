@@ -380,5 +380,9 @@ def _setups(
     for job, memory in cards.items():
         out[job]["card_memory"] = memory
     for r in done:
-        out[r.job_dir.name]["host_busy"] = "yes" if ev.host_busy(r.result) else ""
+        # Both states named on the CPU, so that the few jobs of either kind are listed.
+        cpu = str(r.result.factors.get("backend") or "") == "cpu"
+        out[r.job_dir.name]["host_busy"] = (
+            "busy" if ev.host_busy(r.result) else "quiet" if cpu else ""
+        )
     return out
