@@ -52,7 +52,7 @@ def main():
     print(f"== {len(all_jobs)} jobs; drift reference job {ref} (code-edit-10, spec=none, K f16)")
     print(
         "job workload      spec  K     s/unit decode  accept  drafted/accepted"
-        "  load_max other_cores"
+        "  load_max other_cores cpu_share cpu_s"
         "  same-as-ref first-diff  same-as-own-f16  task"
     )
     for j, r, _ in all_jobs:
@@ -63,11 +63,15 @@ def main():
         s_ref, n_ref, f_ref = answers(probes[j], probes[ref])
         s_own, n_own, _ = answers(probes[j], probes[own]) if own is not None else (0, 0, [])
         acc = m.get("draft_acceptance")
+        share = m.get("server_cpu_share") or 0.0
         print(
             f"{j:>3} {wl:<13} {spec:<5} {k:<5} {m['s_per_unit_throughput']:6.2f}"
             f" {m['decode_tok_s']:6.1f}  {'-' if acc is None else f'{acc:5.0%}':>6}"
             f"  {m['draft_tokens']:>7}/{m['draft_tokens_accepted']:<8}"
             f"  {tel.get('load_avg_max', 0):8.2f} {tel.get('host_other_cores', 0):11.2f}"
+            # The server's own CPU: the share of its one thread's time it had, and the CPU
+            # seconds it used (share x wall clock), which other processes barely change.
+            f" {share:9.2f} {share * m['wall_s']:5.1f}"
             f"  {s_ref:>4}/{n_ref:<6} {','.join(map(str, f_ref)) or '-':<10} {s_own:>4}/{n_own:<10}"
             f"  {t.get('correct')}/{t.get('items')}"
         )
