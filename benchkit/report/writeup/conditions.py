@@ -278,7 +278,7 @@ def model_intro(model: ModelInfo, lang: str) -> str | None:
         tr(lang, "{n} parameters", n=params_text(model.params_total_b))
         if model.params_total_b
         else None,
-        model.quant or None,
+        _quant(model.quant, lang),
         tr(lang, "a vocabulary of {n} tokens", n=integer(model.n_vocab)) if model.n_vocab else None,
     ]
     about = " (" + ", ".join(p for p in parts if p) + ")" if any(parts) else ""
@@ -325,7 +325,7 @@ def _compared_lines(a: Analysed, lang: str, post: bool = False) -> tuple[str, st
                 active=params_text(model.params_active_b),
             )
         )
-    parts += [str(x) for x in (model.quant,) if x]
+    parts += [q for q in (_quant(model.quant, lang),) if q]
     if model.size_gb:
         parts.append(f"{_g(model.size_gb)} GB")
     about = f" ({', '.join(parts)})" if parts else ""
@@ -457,12 +457,29 @@ def _differences(entries: Sequence[Mapping[str, Any]], lang: str) -> list[str]:
     """How jobs' setups differed, one line each; the cards the jobs ran on in one line
     (cards_line) before the rest."""
     gpus = [e for e in entries if e["attribute"] == "gpu"]
+    # Outside the f-string it stood in: the catalog's extractor does not read into one, and
+    # the Korean page printed it in English.
+    differs = tr(lang, "Differs per job:")
     rest = [
-        f"{tr(lang, 'Differs per job:')} {i18n.contamination_text([e], lang)}."
+        differs + " " + i18n.contamination_text([e], lang) + "."
         for e in entries
         if e["attribute"] != "gpu"
     ]
     return ([cards_line(gpus, lang)] if gpus else []) + rest
+
+
+# The synthetic models' quantisation as benchkit writes them (conf/model/synth-*.yaml): its
+# note in the report's language.
+_RANDOM_BLOCKS = " (random valid blocks)"
+
+
+def _quant(quant: str | None, lang: str) -> str | None:
+    """A model's quantisation as the report names it, benchkit's own note translated."""
+    if not quant:
+        return None
+    if quant.endswith(_RANDOM_BLOCKS):
+        return tr(lang, "{quant} (random valid blocks)", quant=quant[: -len(_RANDOM_BLOCKS)])
+    return quant
 
 
 def cards_line(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
