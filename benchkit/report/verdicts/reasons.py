@@ -140,25 +140,9 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
             "it compares a point the race left undecided against its best (Racing): a "
             "difference its paired test did not settle",
         )
-    if reason == "drafts_rejected" and isinstance(n, DraftingNumbers) and n.acceptance_range:
-        return tr(
-            lang,
-            "at most {share} of drafts were accepted, so this measures what drafting costs, not "
-            "what it gains where its drafts are accepted (a model with random weights accepts "
-            "almost none)",
-            share=fmt.pct(n.acceptance_range[1]),
-        )
-    if reason == "no_drafts_at" and isinstance(n, DraftingNumbers):
-        return tr(
-            lang,
-            "the drafter drafted no token at {where}, so the server did the same work as with it "
-            "off there, and the difference measured is the host's or the noise's, not drafting's: "
-            "the verdict leaves those settings out",
-            where=list_text(
-                [point_text(e["context"], lang) for e in n.contexts if e["drafted"] == 0],
-                lang,
-            ),
-        )
+    drafting = _drafting_reason(reason, v, lang)
+    if drafting is not None:
+        return drafting
     if reason == "run_noise_unmeasured":
         return tr(
             lang,
@@ -208,6 +192,32 @@ def builds_text(builds: Mapping[str, BuildTraits], lang: str) -> str:
         "to isolate it",
         items="; ".join(items),
     )
+
+
+def _drafting_reason(reason: str, v: Verdict, lang: str) -> str | None:
+    """A drafting verdict's own reasons (drafts almost never accepted, settings where nothing
+    was drafted); None for any other reason."""
+    n = v.numbers
+    if reason == "drafts_rejected" and isinstance(n, DraftingNumbers) and n.acceptance_range:
+        return tr(
+            lang,
+            "at most {share} of drafts were accepted, so this measures what drafting costs, not "
+            "what it gains where its drafts are accepted (a model with random weights accepts "
+            "almost none)",
+            share=fmt.pct(n.acceptance_range[1]),
+        )
+    if reason == "no_drafts_at" and isinstance(n, DraftingNumbers):
+        return tr(
+            lang,
+            "the drafter drafted no token at {where}, so the server did the same work as with it "
+            "off there, and the difference measured is the host's or the noise's, not drafting's: "
+            "the verdict leaves those settings out",
+            where=list_text(
+                [point_text(e["context"], lang) for e in n.contexts if e["drafted"] == 0],
+                lang,
+            ),
+        )
+    return None
 
 
 def _engine_reason(reason: str, v: Verdict, lang: str) -> str | None:

@@ -365,6 +365,25 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
     return Counter(map(str, vals)).most_common(1)[0][0] if vals else None
 
 
+def _corrections_intro(corr: ledger.Corrections, changed: bool, published: bool, lang: str) -> str:
+    """The corrections section's opening: what changed now, what earlier publications
+    corrected, or that there is nothing to correct yet."""
+    last = (corr.get("last_date") or "")[:10]
+    if any(c["current"] for c in corr["changes"]):
+        return tr(lang, "Verdicts that changed since an earlier publication of this study:")
+    if changed:
+        return (
+            ledger_words.no_change_intro(last, corr["rules"], lang)
+            + " "
+            + tr(lang, "Earlier publications corrected these verdicts:")
+        )
+    if corr["earlier"]:
+        return ledger_words.no_change_intro(last, corr["rules"], lang)
+    if published:
+        return tr(lang, "First publication of this study: nothing to correct yet.")
+    return tr(lang, "The study's ledger records no earlier publication yet: nothing to correct.")
+
+
 def _corrections_view(
     corr: ledger.Corrections | None,
     ledger_file: Path | None,
@@ -452,24 +471,7 @@ def _corrections_view(
         }
         for c in corr["confirmed"]
     ]
-    last = (corr.get("last_date") or "")[:10]
-    if any(c["current"] for c in corr["changes"]):
-        intro = tr(lang, "Verdicts that changed since an earlier publication of this study:")
-    elif changes:
-        intro = (
-            ledger_words.no_change_intro(last, corr["rules"], lang)
-            + " "
-            + tr(lang, "Earlier publications corrected these verdicts:")
-        )
-    elif corr["earlier"]:
-        intro = ledger_words.no_change_intro(last, corr["rules"], lang)
-    elif published:
-        intro = tr(lang, "First publication of this study: nothing to correct yet.")
-    else:
-        intro = tr(
-            lang,
-            "The study's ledger records no earlier publication yet: nothing to correct.",
-        )
+    intro = _corrections_intro(corr, bool(changes), published, lang)
     return {
         "intro": intro,
         # A post's: the opening without the table's lead-in, and one sentence a correction.
