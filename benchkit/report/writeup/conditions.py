@@ -440,7 +440,7 @@ def view(a: Analysed, lang: str, post: bool = False) -> dict[str, object]:
         "model_intro": model_intro(_first_model(a), lang),
         "model_line": model_line,
         # The first job's model and hardware stand above; every job that differed is named.
-        "setup_differences": _differences(a.sweep.contaminated, lang),
+        "setup_differences": _differences(a.sweep.contaminated, lang, _no_card(a)),
         "hardware_line": hardware_line,
         "workload_line": workload_line,
         "tokenizer_lines": tokenizer_lines,
@@ -453,7 +453,18 @@ def view(a: Analysed, lang: str, post: bool = False) -> dict[str, object]:
     }
 
 
-def _differences(entries: Sequence[Mapping[str, Any]], lang: str) -> list[str]:
+def _no_card(a: Analysed) -> list[str]:
+    """The jobs whose telemetry named no card in a sweep whose other jobs' did (evidence.gpu_of
+    ''): not on the usual card, not on any known one."""
+    setups = a.sweep.setups
+    if not any(s.get("gpu") for s in setups.values()):
+        return []
+    return sorted((j for j, s in setups.items() if not s.get("gpu")), key=lambda j: (len(j), j))
+
+
+def _differences(
+    entries: Sequence[Mapping[str, Any]], lang: str, no_card: Sequence[str] = ()
+) -> list[str]:
     """How jobs' setups differed, one line each; the cards the jobs ran on in one line
     (cards_line) before the rest."""
     gpus = [e for e in entries if e["attribute"] == "gpu"]
@@ -465,7 +476,7 @@ def _differences(entries: Sequence[Mapping[str, Any]], lang: str) -> list[str]:
         for e in entries
         if e["attribute"] != "gpu"
     ]
-    return ([cards_line(gpus, lang)] if gpus else []) + rest
+    return ([cards_line(gpus, lang, no_card)] if gpus else []) + rest
 
 
 # The synthetic models' quantisation as benchkit writes them (conf/model/synth-*.yaml): its
@@ -482,7 +493,7 @@ def _quant(quant: str | None, lang: str) -> str | None:
     return quant
 
 
-def cards_line(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
+def cards_line(entries: Sequence[Mapping[str, Any]], lang: str, no_card: Sequence[str] = ()) -> str:
     """The cards every job ran on, in one line: each card named once by a letter ('card A
     = GPU-a482737e'), then the jobs not on the usual card, a job measured in several runs
     said as its runs (an editor read 'job 4 ran GPU an unrecorded card + ... + ...' as a
@@ -521,6 +532,12 @@ def cards_line(entries: Sequence[Mapping[str, Any]], lang: str) -> str:
                 n=len(runs),
                 cards=i18n.list_text([card(r) for r in runs], lang),
             )
+        )
+    if no_card:
+        # A job whose card was not recorded is on none of them (review 7: the line put the
+        # H100 study's job 10 on the usual card).
+        parts.append(
+            tr(lang, "{jobs} on a card not recorded", jobs=i18n.jobs_text(list(no_card), lang))
         )
     return tr(
         lang,
