@@ -90,7 +90,8 @@ def test_every_swept_factor_gets_a_verdict_with_its_drift(tmp_path: Path) -> Non
         f"cache\\_type\\_k={str(proj['cache_type_k']).replace('_', chr(92) + '_')}"
     )
     assert combination in head, head
-    for title in ("## ubatch", "## cache_type_k"):
+    # A section title begins with a capital (#45: "## sampling" read as a slip).
+    for title in ("## Ubatch", "## Cache_type_k"):
         section = md.split(title, 1)[1].split("\n## ", 1)[0]
         assert "answers changed" in section and "/4 |" in section, section
 

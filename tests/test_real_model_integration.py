@@ -126,7 +126,7 @@ def test_drafting_and_kv_drift_on_real_weights(tmp_path: Path) -> None:
     assert "random weights" not in quality
     assert "the questions of the scored task qa.yaml" in quality, quality
     # Beside the K cache type's speed verdict: answers changed, first difference, KL, task.
-    kv = md.split("## cache_type_k", 1)[1].split("\n## ", 1)[0]
+    kv = md.split("## Cache_type_k", 1)[1].split("\n## ", 1)[0]
     assert " of 4 answers, KL " in kv, kv
     assert "first difference at token " in kv and "% right" in kv, kv
     # And beside the drafting verdict: tokens drafted, answers changed, KL, task accuracy.
