@@ -75,8 +75,16 @@ def test_make_study_answers_its_question_and_says_what_to_run(tmp_path: Path) ->
     summary = lines[first:]
     assert summary[1].split() == ["factor", "verdict", "status"]
     row = next(x.split() for x in summary if x.strip().startswith("parallel slots"))
-    assert row[2:4] == [str(slots["verdict"]), "slot" if slots["verdict"] == 1 else "slots"]
-    assert row[4] == slots["status"]
+    n_word = "slot" if slots["verdict"] == 1 else "slots"
+    low, high = slots["numbers"].get("knee_low"), slots["numbers"].get("knee_high")
+    if low is None and high is None:
+        assert row[2:4] == [str(slots["verdict"]), n_word]
+    else:
+        # A provisional knee whose neighbours are open says where it may lie (rules v11):
+        # "1-2 slots, 2 by the figures".
+        span = f"{low if low is not None else slots['verdict']}-{high or slots['verdict']}"
+        assert row[2:8] == [span, "slots,", str(slots["verdict"]), "by", "the", "figures"]
+    assert row[-1] == slots["status"]
     assert any(x.strip().startswith("projection") for x in summary[2:5])
     rec = next(x for x in summary if "ecommend" in x)
     n = slots["verdict"]
