@@ -80,6 +80,9 @@ class BackendNumbers(_Numbers):
     # The decided comparisons that a cold start's leaving out decided (rules v10): each as
     # measured with the cold start kept, where its outcome differs.
     as_measured: list[ComparisonJson] | None = None
+    # Every comparison with a point whose figure leaves out a cold start, as measured with the
+    # cold start kept (rules v12): stated beside the figures compared.
+    cold_kept: list[ComparisonJson] | None = None
     # Each backend's build where the backends' builds differ in more than the backend (rules
     # v11): portable or native, and the system it was built on, only the traits that differ.
     builds_differ: dict[str, BuildTraits] | None = None
@@ -185,6 +188,9 @@ class SlotsNumbers(_Numbers):
     # The decided comparisons that a cold start's leaving out decided (rules v10): each as
     # measured with the cold start kept, where its outcome differs.
     as_measured: list[ComparisonJson] | None = None
+    # Every comparison with a point whose figure leaves out a cold start, as measured with the
+    # cold start kept (rules v12): stated beside the figures compared.
+    cold_kept: list[ComparisonJson] | None = None
     # Counts before the knee that only comparisons across machines put beyond the margin
     # (rules v11): the knee may lie at any of them.
     across: list[ComparisonJson] | None = None
@@ -262,6 +268,9 @@ class DraftingNumbers(_Numbers):
     # The decided comparisons that a cold start's leaving out decided (rules v10): each as
     # measured with the cold start kept, where its outcome differs.
     as_measured: list[ComparisonJson] | None = None
+    # Every comparison with a point whose figure leaves out a cold start, as measured with the
+    # cold start kept (rules v12): stated beside the figures compared.
+    cold_kept: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ any factor
@@ -374,6 +383,9 @@ class FactorNumbers(_Numbers):
     # The decided comparisons that a cold start's leaving out decided (rules v10): each as
     # measured with the cold start kept, where its outcome differs.
     as_measured: list[ComparisonJson] | None = None
+    # Every comparison with a point whose figure leaves out a cold start, as measured with the
+    # cold start kept (rules v12): stated beside the figures compared.
+    cold_kept: list[ComparisonJson] | None = None
 
 
 # ------------------------------------------------------------------------------ repeats

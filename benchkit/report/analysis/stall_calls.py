@@ -128,13 +128,19 @@ class Rates:
     tokens: list[int]
     concurrent: Floats
     seconds: Floats
+    # The part of each window charged to the call: all of it for prefill (other prompts are in
+    # `concurrent`); for decode, the window less the time the server spent meanwhile on other
+    # calls' prompts (rules v12).
+    charged: Floats
     per_token: Floats
 
 
 def phase_rates(calls: StallCalls, phase: str) -> Rates:
     """The rates of the calls' windows of `phase` (a window that ends after it starts). For
     prefill, each other call's tokens are spread evenly over its own window and count for the
-    part of it that overlaps; for decode only the call's own tokens count."""
+    part of it that overlaps; for decode only the call's own tokens count, over the part of
+    its window the server did not spend on other calls' prompts (a wave of prompts arriving
+    together holds up every slot's decoding: contention, not the call's own slowness)."""
     s, e, n = calls.prefill if phase == "prefill" else calls.decode
     spans = np.flatnonzero(e > s)
     s, e, n = s[spans], e[spans], n[spans]
@@ -143,6 +149,7 @@ def phase_rates(calls: StallCalls, phase: str) -> Rates:
     s, e, n, concurrent = s[judged], e[judged], n[judged], concurrent[judged]
     concurrent = np.where(n > concurrent, n, concurrent)  # max(concurrent, n)
     seconds = e - s
+    charged = seconds if phase == "prefill" else seconds - _prompts(calls).covered(s, e)
     return Rates(
         index=spans[judged].tolist(),
         start=s.tolist(),
@@ -150,8 +157,17 @@ def phase_rates(calls: StallCalls, phase: str) -> Rates:
         tokens=_truncated(n),
         concurrent=concurrent,
         seconds=seconds,
-        per_token=seconds / concurrent,
+        charged=charged,
+        per_token=charged / concurrent,
     )
+
+
+def _prompts(calls: StallCalls) -> intervals.Union:
+    """The time the server spent on prompts: the union of the windows its own prompt times
+    give (a call without them adds none: its wait for the first token is not all prompt)."""
+    ms = calls.prompt_ms
+    timed = np.flatnonzero(~np.isnan(calls.first) & ~np.isnan(ms) & (ms > 0))
+    return intervals.Union(calls.first[timed] - ms[timed] / 1000, calls.first[timed])
 
 
 def _truncated(n: Floats) -> list[int]:

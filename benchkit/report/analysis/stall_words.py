@@ -146,6 +146,16 @@ def _one(s: Mapping[str, Any], lang: str) -> str:
             seconds=fmt.seconds(s["seconds"], lang),
             times=fmt.ratio(s["times_median"], lang),
         )
+    elif s["phase"] == "decode" and s.get("other_prompts_s", 0.0) >= 0.05 * s["seconds"]:
+        what = tr(
+            lang,
+            "decode of {tokens} tokens took {seconds} ({other} of it while the server worked "
+            "on other calls' prompts, not counted), {times} the job's median rate",
+            tokens=fmt.integer(s["tokens"]),
+            seconds=fmt.seconds(s["seconds"], lang),
+            other=fmt.seconds(s["other_prompts_s"], lang),
+            times=fmt.ratio(s["times_median"], lang),
+        )
     elif s["phase"] == "decode":
         what = tr(
             lang,

@@ -23,7 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -80,6 +80,9 @@ class StallJson(TypedDict):
     telemetry: TelemetryAround | None
     # A stall in the first work of a server that had no warm-up (rules v6).
     cold: bool
+    # Of a decode window, the time the server spent on other calls' prompts, not charged to
+    # the call (rules v12); absent where none.
+    other_prompts_s: NotRequired[float]
 
 
 @dataclass(frozen=True)
@@ -100,9 +103,10 @@ class Stall:
     start_s: float
     telemetry: TelemetryAround | None = None
     cold: bool = False
+    other_prompts_s: float = 0.0
 
     def to_json(self) -> StallJson:
-        return {
+        out: StallJson = {
             "job": self.job,
             "unit": self.unit,
             "call": self.call,
@@ -119,6 +123,9 @@ class Stall:
             "telemetry": self.telemetry,
             "cold": self.cold,
         }
+        if self.other_prompts_s > 0:
+            out["other_prompts_s"] = self.other_prompts_s
+        return out
 
 
 @dataclass(frozen=True)
@@ -285,7 +292,7 @@ def find_stalls(
         per_token = rates.per_token.tolist()
         med, spread = _outliers(rates.per_token)
         # The window beyond what the job's median rate takes for the same work.
-        excess = rates.seconds - rates.concurrent * med
+        excess = rates.charged - rates.concurrent * med
         for k in np.flatnonzero(_far(rates.per_token, med, spread) & ~(excess < floor)):
             i, start, end = rates.index[k], rates.start[k], rates.end[k]
             key = (ok.unit[i], _int(ok.seq[i]))
@@ -304,6 +311,7 @@ def find_stalls(
                     start_s=start,
                     telemetry=around(telemetry, start, end),
                     cold=key in first,
+                    other_prompts_s=float(rates.seconds[k] - rates.charged[k]),
                 )
             )
     found += _wait_stalls(job, ok, floor, telemetry, first)

@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 11
+RULES_VERSION = 12
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -116,5 +116,12 @@ RULES: dict[int, str] = {
         "core busy ran on a host busy with other work, a machine state of its own, and a "
         "verdict whose every pair crosses machine states names no effect; a workload is stated, "
         "never recommended"
+    ),
+    12: N_(
+        "a call's decoding is charged only with the time its server did not spend on other "
+        "calls' prompts (a wave of prompts arriving together holds every slot's decoding up: "
+        "contention, not the call's own slowness), so a first wave's contention is no cold "
+        "start; a verdict whose figures leave out a cold start states each comparison that "
+        "leaving out changes as measured, the cold start kept"
     ),
 }

@@ -42,12 +42,18 @@ def cold_check(sw: Sweep, v: Verdict) -> Verdict:
         return v
     cold = {_key(c["point"]) for c in n.cold}
     changed: list[ComparisonJson] = []
+    kept: list[ComparisonJson] = []
     for c in n.comparisons:
-        if c["outcome"] == OPEN or not ({_key(c["base"]), _key(c["other"])} & cold):
+        if not ({_key(c["base"]), _key(c["other"])} & cold):
             continue
         again = eng.compare(label(c["base"]), label(c["other"]))
-        if again is not None and again.outcome != c["outcome"]:
-            changed.append(comparison_json(sw, again))
+        if again is None:
+            continue
+        kept.append(comparison_json(sw, again))
+        if c["outcome"] != OPEN and again.outcome != c["outcome"]:
+            changed.append(kept[-1])
+    if kept:
+        v = dataclasses.replace(v, numbers=dataclasses.replace(n, cold_kept=kept))
     if not changed:
         return v
     reasons = [*v.reasons, REASON] if REASON not in v.reasons else v.reasons
@@ -55,5 +61,5 @@ def cold_check(sw: Sweep, v: Verdict) -> Verdict:
         v,
         status="provisional",
         reasons=reasons,
-        numbers=dataclasses.replace(n, as_measured=changed),
+        numbers=dataclasses.replace(v.numbers, as_measured=changed),
     )

@@ -212,3 +212,37 @@ def test_overlapping_cold_starts_count_their_energy_once() -> None:
     js = JobStalls(job="3", wall_s=60.0, units=8, stalls=[stall(f"u{i}") for i in range(6)])
     assert js.cold_excess_s < 6 * 4.0
     assert cold_energy_j(js) == pytest.approx(js.cold_excess_s * 150.0)
+
+
+def test_a_decode_held_up_by_other_prompts_is_contention_not_a_stall() -> None:
+    """Rules v12 (review 7, H200 Vulkan jobs 2 and 3): a call whose decoding waits while the
+    server works on the prompts of a wave that arrived with it is slowed by contention; only
+    the time its server did not spend on other prompts is charged to it. Sixteen one-slot
+    calls decode 40 tokens in 0.8 s; a first call's 40 tokens take 6.8 s, 6 s of which the
+    server spent on three other 2,000-token prompts (their windows cover it): no stall. The
+    same 6.8 s with nothing else running is one."""
+    calls = _calls(16)
+    first = dict(calls[0])
+    first["t_last"] = first["t_done"] = 0.1 + 6.8
+    others = []
+    for i in range(3):
+        start = 0.1 + 2.0 * i
+        others.append(
+            {
+                "unit": f"p{i}", "seq": 0, "ok": True, "t_sent": 0.0,
+                "t_first": start + 2.0, "t_last": start + 2.05, "t_done": start + 2.05,
+                "completion_tokens": 2,
+                "timings": {"prompt_n": 2000, "prompt_ms": 2000.0,
+                            "predicted_n": 1, "predicted_ms": 50.0},
+            }
+        )  # fmt: skip
+    rest = calls[1:]
+    for c in rest:
+        for k in ("t_sent", "t_first", "t_last", "t_done"):
+            c[k] = float(c[k]) + 7.0  # type: ignore[arg-type]
+    held = find_stalls("j", [first, *others, *rest], wall_s=24.0, units=19, warmed=False)
+    assert [s for s in held.stalls if s.phase == "decode"] == []
+    alone = find_stalls("j", [first, *rest], wall_s=24.0, units=16, warmed=False)
+    (s,) = [s for s in alone.stalls if s.phase == "decode"]
+    assert s.cold and s.other_prompts_s == 0.0
+    assert s.excess_s == pytest.approx(6.8 - 0.8)
