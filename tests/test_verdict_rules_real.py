@@ -392,7 +392,9 @@ def test_a_cpu_server_held_back_by_other_work_is_a_machine_state_of_its_own() ->
     assert caveat["value"] == "busy" and set(caveat["jobs"]) == busy
 
 
-def test_a_first_waves_contention_is_no_cold_start_and_the_figure_as_measured_stands_beside() -> None:
+def test_a_first_waves_contention_is_no_cold_start_and_the_figure_as_measured_stands_beside() -> (
+    None
+):
     """Review 7: the H200 Vulkan study's jobs 2 and 3 had cold starts of 1.7 s and 4.8 s taken
     partly from decode windows in which the server was working on the wave's other prompts
     (job 3, units u000 and u005: 5.4 s and 5.3 s, first tokens after 0.24 s and 0.78 s); the
