@@ -1,6 +1,6 @@
 """Decisions a cold start's leaving out made, and the comparisons it changed: each decided
-comparison a verdict rests on that involves a point whose figure leaves out a cold start, compared again with the cold start
-kept (engine_of.measured_engine). Where that outcome differs, the decision rests on benchkit's
+comparison a verdict rests on that involves a point whose figure leaves out a cold start,
+compared again with the cold start kept (engine_of.measured_engine). Where that outcome differs, the decision rests on benchkit's
 rule that a cold start is the server starting, not the setting's speed, a cause the data do
 not isolate: the verdict is provisional (reason `decided_without_cold`) and names both
 (rules v10, from a review that found the H200 Vulkan study's MTP verdict decided only
