@@ -1,12 +1,12 @@
 """Decisions a cold start's leaving out made, and the comparisons it changed: each decided
 comparison a verdict rests on that involves a point whose figure leaves out a cold start,
-compared again with the cold start kept (engine_of.measured_engine). Where that outcome differs, the decision rests on benchkit's
-rule that a cold start is the server starting, not the setting's speed, a cause the data do
-not isolate: the verdict is provisional (reason `decided_without_cold`) and names both
-(rules v10, from a review that found the H200 Vulkan study's MTP verdict decided only
-without job 0's 20.3 s cold start: 1.59x, 1.20x-2.10x; as measured 1.26x, 0.50x-3.14x). Every
-comparison a cold start's leaving out touches is kept as measured too (`cold_kept`, rules v12),
-for the words beside the figures."""
+compared again with the cold start kept (engine_of.measured_engine). Where that outcome
+differs, the decision rests on benchkit's rule that a cold start is the server starting, not
+the setting's speed, a cause the data do not isolate: the verdict is provisional (reason
+`decided_without_cold`) and names both (rules v10, from a review that found the H200 Vulkan
+study's MTP verdict decided only without job 0's 20.3 s cold start: 1.59x, 1.20x-2.10x; as
+measured 1.26x, 0.50x-3.14x). Every comparison a cold start's leaving out touches is kept as
+measured too (`cold_kept`, rules v12), for the words beside the figures."""
 
 from __future__ import annotations
 
