@@ -130,6 +130,18 @@ def main():
     print(f"  {len(wave)} calls ({', '.join(sorted(c['unit'] + '/' + str(c['seq']) for c in wave))}), {a:.2f}-{b:.2f} s,"
           f" {b - a:.1f} s; {len(win3)} samples, mean power {watts:.0f} W: {joules:,.0f} J, {joules / units3:.0f} J per unit")
     print(f"  as measured {measured:,.0f} J per unit; less all of that window's energy: {measured - joules / units3:,.0f} J per unit")
+    print("\n== job 3's first wave: each call's decoding, and how much of it other calls' prompts covered (rules v12)")
+    prompts = sorted((c["t_first"] - c["timings"]["prompt_ms"] / 1000, c["t_first"]) for c in c3 if c["timings"].get("prompt_ms"))
+    for c in sorted(wave, key=lambda c: c["unit"]):
+        s0, e0 = c["t_first"], c["t_last"]
+        covered, reach = 0.0, s0
+        for ps, pe in prompts:  # the union of the prompt windows inside [s0, e0]
+            lo, hi = max(ps, reach), min(pe, e0)
+            if hi > lo:
+                covered += hi - lo
+                reach = hi
+        print(f"  {c['unit']}: prompt {c['timings']['prompt_ms'] / 1000:.2f} s, decode of {c['timings']['predicted_n']} tokens"
+              f" {e0 - s0:.2f} s, of which other prompts {covered:.2f} s")
 
 
 main()
