@@ -99,17 +99,17 @@ def test_a_numeric_best_at_the_end_of_its_range_says_larger_values_need_measurin
     # Judged at the slots verdict's point (no knee up to 2 slots: 2 slots).
     assert n.primary == {"slots": 2}
     text = factor_words.factor_sentence(u, "en")
-    assert text.startswith("ubatch=512 was best on seconds per unit (throughput basis) at 2 slots")
+    assert text.startswith("ubatch 512 was best on seconds per unit (throughput basis) at 2 slots")
     # Each value against the best by the engine's comparison (its ratio and repeat range).
-    assert "ubatch=128 took 1.30x the time of ubatch=512 (1.29x-1.31x on a repeat" in text
-    assert "ubatch=256 took 1.12x the time of ubatch=512 (1.11x-1.13x on a repeat" in text
+    assert "ubatch 128 took 1.30x the time of ubatch 512 (1.29x-1.31x on a repeat" in text
+    assert "ubatch 256 took 1.12x the time of ubatch 512 (1.11x-1.13x on a repeat" in text
     assert "It is the largest value tested: larger values were not measured" in text
     # The recommended combination names every swept factor, in the headline too.
     p = v["projection"]
     assert p.point == {"backend": "cpu", "slots": 2, "mtp": False, "ubatch": 512}
     line = headline.headline(v, "en", "unit")
-    assert "ubatch=512 was best (the largest tested)" in line
-    assert "per 100 units at CPU, 2 slots, MTP off, ubatch=512 (throughput basis)" in line
+    assert "ubatch 512 was best (the largest tested)" in line
+    assert "per 100 units at CPU, 2 slots, MTP off, ubatch 512 (throughput basis)" in line
 
 
 def test_a_categorical_factor_has_its_answer_drift_beside_its_speed() -> None:
@@ -126,8 +126,8 @@ def test_a_categorical_factor_has_its_answer_drift_beside_its_speed() -> None:
     assert k.verdict == {"state": "best", "best": "q8_0", "kind": "setting"}
     assert n.edge is None and n.numeric is False
     text = factor_words.factor_sentence(k, "en")
-    assert "cache_type_k=q8_0 fastest (changed 3 of 16 answers, KL 0.0051)" in text
-    assert "cache_type_k=f16 took 1.11x the time of cache_type_k=q8_0 (" in text
+    assert "q8_0 K cache fastest (changed 3 of 16 answers, KL 0.0051)" in text
+    assert "f16 K cache took 1.11x the time of q8_0 K cache (" in text
     assert "6 units paired, changed 0 of 16 answers, KL 0)" in text
     assert v["projection"].point == {**CPU, "slots": 2, "cache_type_k": "q8_0"}
 
@@ -149,7 +149,7 @@ def test_a_best_value_that_differs_with_slots_is_stated_per_setting() -> None:
         ({"slots": 4}, 128),
     ]
     assert (
-        "the best ubatch depends on the other settings (ubatch=512 at 1 slot and ubatch=128 at "
+        "the best ubatch depends on the other settings (ubatch 512 at 1 slot and ubatch 128 at "
         "4 slots)" in headline.headline(v, "en", "unit")
     )
     # The recommendation takes the best ubatch at the recommended slot count, not elsewhere.
@@ -246,12 +246,12 @@ def test_an_application_choice_is_never_the_recommended_setting() -> None:
     line = headline.headline(v, "en", "unit")
     # One convention (rules v7): the time as a multiple, where it was measured.
     assert (
-        "sampling=greedy (your choice, not a setting) was fastest at 16 slots, changed 0 of 16 "
-        "answers: sampling=qwen-recommended took 1.40x its time" in line
+        "greedy sampling (your choice, not a setting) was fastest at 16 slots, changed 0 of 16 "
+        "answers: qwen-recommended sampling took 1.40x its time" in line
     )
     # The time at each sampling measured, none of them recommended.
     assert "at CPU, 16 slots, MTP off, by the sampling you choose (throughput basis)" in line
-    assert " with sampling=greedy / " in line
+    assert " with greedy sampling and " in line
     assert "at the sampling you chose; at each value measured" in sentences.projection_sentence(
         p, "en", "unit"
     )

@@ -122,7 +122,7 @@ def test_make_study_answers_its_question_and_says_what_to_run(tmp_path: Path) ->
     model = next(x for x in md.splitlines() if x.startswith("- Model: "))
     assert "–" not in model and "total" in model and "active parameters" in model
     hardware = next(x for x in md.splitlines() if x.startswith("- Hardware: "))
-    assert "this machine (hardware=local)" in hardware and "logical CPUs" in hardware
+    assert "this machine (the local hardware profile)" in hardware and "logical CPUs" in hardware
     assert re.search(r"llama-server ran \d+ threads", hardware)
     energy = md.split("## Energy and GPU telemetry", 1)[1].split("\n## ", 1)[0].strip()
     assert energy.startswith("No job had GPU telemetry") and "\n" not in energy

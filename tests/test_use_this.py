@@ -124,7 +124,7 @@ def test_missing_points_are_measured_by_the_same_sweep_into_its_folder(tmp_path:
 def test_in_korean_the_section_and_the_summary_are_korean_and_aligned(tmp_path: Path) -> None:
     out = render_report(SEED, tmp_path / "ko", overrides=["study.lang=ko"])
     md = (out / "report.md").read_text()
-    section = md.split("## 이렇게 쓰세요", 1)[1].split("\n## ", 1)[0]
+    section = md.split("## 이렇게 쓰십시오", 1)[1].split("\n## ", 1)[0]
     assert "잠정 권장 설정: Vulkan, 슬롯 4개, MTP 끔." in section
     assert "확정하지 못한 판정을 확정하는 다음 실행" in section
     summary = (out / SUMMARY_FILE).read_text().splitlines()

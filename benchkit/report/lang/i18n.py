@@ -26,6 +26,8 @@ from benchkit.report.lang.words import (
     FACTORS,
     OBJECTIVE_WORDS,
     REASON_WORDS,
+    SETTINGS,
+    SPEC_WORDS,
     STATUS_WORDS,
 )
 from benchkit.report.lang.words import BACKENDS as BACKENDS
@@ -83,8 +85,22 @@ def point_text(point: Mapping[str, Any] | None, lang: str) -> str:
         elif k == "mtp":
             parts.append(mtp_phrase(v, lang))
         else:
-            parts.append(f"{k}={v}")
+            parts.append(setting_phrase(k, v, lang))
     return ", ".join(parts)
+
+
+def setting_phrase(key: str, value: Any, lang: str) -> str:
+    """One setting in words: 'an f16 K cache' for cache_type_k=f16, 'the code-edit-10
+    workload', 'greedy sampling', 'a draft model' for spec=draft; another key as its last
+    part's words and the value ('ubatch 256' for server.ubatch=256), never `key=value`."""
+    name = key.rsplit(".", 1)[-1]
+    # As configs write it, unescaped: the page's own filter escapes the whole phrase once.
+    text = fmt.value(value).replace("\\", "")
+    if name == "spec" and text in SPEC_WORDS:
+        return trc_marked(lang, "setting", SPEC_WORDS[text])
+    if name in SETTINGS:
+        return trc_marked(lang, "setting", SETTINGS[name], value=text)
+    return f"{name.replace('_', ' ')} {text}"
 
 
 def setting_text(point: Mapping[str, Any] | None, lang: str) -> str:

@@ -29,6 +29,28 @@ FACTORS = {
     "capacity": NC_("factor", "capacity under the SLO"),
     # An application's factor, named in the reader's language (샘플링); its values stay code.
     "sampling": NC_("factor", "sampling"),
+    # A server or harness setting's own word (the key stays in tables' configs and commands).
+    "workload": NC_("factor", "workload"),
+    "cache_type_k": NC_("factor", "K cache type"),
+    "cache_type_v": NC_("factor", "V cache type"),
+    "spec": NC_("factor", "drafting"),
+    "spec=draft": NC_("factor", "draft model"),
+    "spec=ngram": NC_("factor", "n-gram drafting"),
+}
+
+
+# A setting's value in prose ('an f16 K cache', 'the code-edit-10 workload'), by its key: a
+# post says settings in words, never as config keys (issue #45's editor).
+SETTINGS = {
+    "workload": NC_("setting", "the {value} workload"),
+    "sampling": NC_("setting", "{value} sampling"),
+    "cache_type_k": NC_("setting", "{value} K cache"),
+    "cache_type_v": NC_("setting", "{value} V cache"),
+}
+SPEC_WORDS = {
+    "none": NC_("setting", "no drafting"),
+    "draft": NC_("setting", "a draft model"),
+    "ngram": NC_("setting", "n-gram drafting"),
 }
 
 

@@ -359,7 +359,9 @@ def _hardware_line(a: Analysed, lang: str) -> str:
     line = tr(
         lang,
         "Hardware: {name}{desc}{power}.",
-        name=tr(lang, "this machine (hardware=local)") if name == "local" else _txt(name),
+        name=tr(lang, "this machine (the local hardware profile)")
+        if name == "local"
+        else _txt(name),
         desc=desc,
         power=tr(lang, ", power cap {w} W", w=_g(hardware["power_cap_w"]))
         if hardware.get("power_cap_w")

@@ -3,8 +3,10 @@ repetition named and left out) and the llama-batched-bench rows that were not co
 
 from __future__ import annotations
 
-from benchkit.report.analysis.groundtruth import GroundTruth, all_flagged
-from benchkit.report.lang import fmt, tr
+from collections.abc import Sequence
+
+from benchkit.report.analysis.groundtruth import AgreementRow, GroundTruth, all_flagged
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.lang.words import BACKENDS
 
 
@@ -78,3 +80,33 @@ def flagged_lines(truth: GroundTruth, lang: str) -> list[str]:
             )
         out.append(tr(lang, "`{file}`, batch {pl}: {why}.", file=f["file"], pl=f["pl"], why=why))
     return out
+
+
+def question_figure(question: str, rows: Sequence[AgreementRow], lang: str) -> str:
+    """Where the study asks how the server compares with llama-batched-bench, the answer's
+    opening sentence: the ratio at the most slots compared, per configuration ('At 16 slots
+    the server decoded 0.43x (greedy sampling) and 0.28x (...) of llama-batched-bench's
+    aggregate rate at the same batch.'); '' for another question or no ratio."""
+    if "batched-bench" not in question:
+        return ""
+    compared = [r for r in rows if r["ratio"] is not None]
+    if not compared:
+        return ""
+    top = max(r["slots"] for r in compared)
+    at = [r for r in compared if r["slots"] == top]
+    ratios = i18n.list_text(
+        [
+            tr(lang, "{ratio} ({config})", ratio=fmt.ratio(r["ratio"], lang), config=r["config"])
+            if r["config"]
+            else fmt.ratio(r["ratio"], lang)
+            for r in at
+        ],
+        lang,
+    )
+    return tr(
+        lang,
+        "At {slots} the server's aggregate decode was {ratios} of llama-batched-bench's at "
+        "the same batch (Agreement with llama.cpp's own benchmarks).",
+        slots=i18n.slots_phrase(top, lang),
+        ratios=ratios,
+    )

@@ -14,6 +14,7 @@ from benchkit.report.analysis.numbers import (
 from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.i18n import (
+    list_text,
     point_text,
 )
 from benchkit.report.lang.words import BACKENDS as BACKENDS
@@ -96,10 +97,14 @@ def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -
     apps = sorted({a["factor"] for a in pn.application or []})
     if apps:
         measured = [a for a in pn.application or [] if a["seconds"] is not None]
-        named = ["{}={}".format(a["factor"], a["value"]) for a in measured]
-        values = " / ".join(
-            tr(lang, "{hours} with {value}", hours=fmt.hours(a["seconds"], lang), value=v)
-            for a, v in zip(measured, named, strict=True)
+        named = [point_text({a["factor"]: a["value"]}, lang) for a in measured]
+        # A list in words, never a slash (Korean prose has none; issue #45's reader).
+        values = list_text(
+            [
+                tr(lang, "{hours} with {value}", hours=fmt.hours(a["seconds"], lang), value=v)
+                for a, v in zip(measured, named, strict=True)
+            ],
+            lang,
         )
         return tr(
             lang,

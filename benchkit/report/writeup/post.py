@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from benchkit.backends import BACKENDS, BackendName, EngineKind
 from benchkit.config import StudyText
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, Point, SlotsNumbers
-from benchkit.report.lang import clauses, fmt, grammar, i18n, tr
+from benchkit.report.lang import clauses, fmt, grammar, i18n, tr, trn
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import reasons, registry
 from benchkit.report.verdicts.compare_words import comparison_text
@@ -93,16 +93,28 @@ def cards(a: Analysed, anchors: bool = True) -> int:
 
 
 def _where(a: Analysed, lang: str) -> str:
-    """'one NVIDIA H200', '3 NVIDIA H100 SXM cards', 'the CPU'."""
+    """'one NVIDIA H200', '3 NVIDIA H100 SXM cards', 'the CPU': the cards the sweep's own jobs
+    ran on, never a card that only re-ran points as a check (the anchor runs: `_checked`)."""
     if set(_backends(a)) <= {"cpu"}:
         return tr(lang, "the CPU")
     name = _card_name(a)
-    n = cards(a)
+    n = cards(a, anchors=False)
     if not name:
         return tr(lang, "this machine's GPU")
     if n == 1:
         return tr(lang, "one {card}", card=name)
     return tr(lang, "{n} {card} cards", n=n, card=name)
+
+
+def _checked(a: Analysed, lang: str) -> str:
+    """' (checked on one more card)' where anchor runs re-ran points on cards the sweep's own
+    jobs did not run on (a title counts those apart); '' otherwise."""
+    if set(_backends(a)) <= {"cpu"}:
+        return ""
+    extra = cards(a) - cards(a, anchors=False)
+    if extra <= 0:
+        return ""
+    return trn(lang, " (checked on one more card)", " (checked on {n} more cards)", extra, n=extra)
 
 
 def _model(a: Analysed) -> tuple[str, bool, float | None]:
@@ -122,15 +134,23 @@ def post_title(a: Analysed, lang: str) -> str:
     model = tr(lang, "Random-weight {model}", model=name) if synthetic else name
     model = model or tr(lang, "a model")
     factors = i18n.list_text([i18n.factor_name(f, lang) for f in a.sweep.varying], lang)
-    where, engine = _where(a, lang), _engine(a)
+    where, engine, check = _where(a, lang), _engine(a), _checked(a, lang)
     if not factors:
-        return tr(lang, "{model} on {where} with {engine}", model=model, where=where, engine=engine)
+        return tr(
+            lang,
+            "{model} on {where} with {engine}{check}",
+            model=model,
+            where=where,
+            engine=engine,
+            check=check,
+        )
     return tr(
         lang,
-        "{model} on {where} with {engine}: {factors}",
+        "{model} on {where} with {engine}{check}: {factors}",
         model=model,
         where=where,
         engine=engine,
+        check=check,
         factors=factors,
     )
 
@@ -439,8 +459,8 @@ def _reason(code: str, v: an.Verdict, margin: float, lang: str) -> str:
     if code == "drafts_rejected" and isinstance(n, DraftingNumbers) and n.acceptance_range:
         return tr(
             lang,
-            "at most {share} of drafts were accepted, so it shows what drafting and verifying "
-            "cost, not what accepted drafts would gain",
+            "what drafting would gain with accepted drafts was not tested: at most {share} of "
+            "drafts were accepted, so only its cost was measured",
             share=fmt.pct(n.acceptance_range[1]),
         )
     if code == "partial_rounds" and isinstance(n, SlotsNumbers) and n.partial_rounds:
@@ -493,10 +513,10 @@ def recommendation(
     rec = recommend.recommendation(by)
     point = recommend.point_words(rec, by, lang, varying)
     fixed = recommend.held_fixed(rec.point, varying, lang) if varying is not None else ""
-    if rec.state == recommend.SETTLED:
-        return tr(lang, "Recommended setting: {point}.", point=point) + fixed
-    if rec.state == recommend.PROVISIONAL:
-        return tr(lang, "Provisional recommendation: {point}.", point=point) + fixed
+    if rec.state in (recommend.SETTLED, recommend.PROVISIONAL):
+        # The headline above names each verdict, so the setting they make is said there; what
+        # it cannot say is which settings the sweep held fixed.
+        return fixed.strip()
     if rec.state == recommend.BEST_SO_FAR:
         return (
             tr(
@@ -508,6 +528,27 @@ def recommendation(
             + fixed
         )
     return tr(lang, "No recommendation: the data do not single out a setting.")
+
+
+def _not_isolated(question: str, lang: str) -> str:
+    """Where the study asks whether the GPU or the server's CPU loop is the limit, that no
+    run isolated it: benchkit measures busy shares, and a busy share does not say which of
+    the two waits for the other ('' for another question)."""
+    if "CPU loop" not in question:
+        return ""
+    return tr(
+        lang,
+        "Whether the GPU or the server's CPU loop is the limit was not isolated: no run "
+        "separated the two. Where the time went gives the GPU's busy share and the busiest "
+        "server thread's, but a busy share does not say which of them waits for the other.",
+    )
+
+
+def says_projection(by: Mapping[str, an.Verdict], section: Mapping[str, object]) -> bool:
+    """Whether `section` is the projection's and the post's answer (the headline) already
+    gives its figure: a post states each fact once."""
+    p = by.get("projection")
+    return section.get("kind") == "projection" and p is not None and p.verdict is not None
 
 
 def post_view(
@@ -526,7 +567,15 @@ def post_view(
         "opening": lead(a, words, lang, unit),
         # The terms the post uses, after the lead (writeup.post_terms).
         "glossary": post_terms.glossary(a, lang, unit),
-        "answer": [recommendation(by, lang, a.sweep.varying), *([drift] if drift else [])],
+        "answer": [
+            line
+            for line in (
+                recommendation(by, lang, a.sweep.varying),
+                drift,
+                _not_isolated(f"{a.study.question} {words.question or ''}", lang),
+            )
+            if line
+        ],
         "unsettled_intro": intro,
         "unsettled": items,
     }

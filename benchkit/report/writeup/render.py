@@ -236,6 +236,9 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     vm["agreement_config"] = any(r["config"] for r in agreement)
     vm["bench_lines"] = gt_words.bench_lines(truth, lang) if truth else []
     vm["flagged_lines"] = gt_words.flagged_lines(truth, lang) if truth else []
+    # A post whose question is this comparison leads its answer with its figure.
+    question = f"{a.study.question} {vm.get('question') or ''}"
+    vm["question_figure"] = gt_words.question_figure(question, agreement, lang)
 
 
 def _figures(a: Analysed, build: an.Verdict | None, folder: Path, lang: str) -> dict[str, str]:

@@ -168,6 +168,10 @@ def view_model(
 
     # Factor sections.
     sections = factor_sections(a, by, baseline=baseline, figs=figs, lang=lang, unit=unit)
+    if published:
+        # A post states each fact once: its answer gives the projection's figure, so the
+        # section that restates it is the report's alone.
+        sections = [s for s in sections if not post.says_projection(by, s)]
 
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)

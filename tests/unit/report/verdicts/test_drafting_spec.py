@@ -55,8 +55,8 @@ def test_each_draft_length_is_judged_against_none_at_each_slot_count() -> None:
     assert {e["acceptance"] for e in n.contexts} == {0.62}
     assert n.scope_differs
     head = headline.headline(verdicts_of(sw), "en", "unit")
-    assert "on draft_max=2 a draft model hurt at every slot count" in head, head
-    assert "on draft_max=4 a draft model helped at every slot count" in head, head
+    assert "on draft max 2 a draft model hurt at every slot count" in head, head
+    assert "on draft max 4 a draft model helped at every slot count" in head, head
     assert "its cost" not in head
 
 
@@ -75,17 +75,21 @@ def test_near_zero_acceptance_says_it_measured_drafting_cost() -> None:
     v = verdicts["spec=draft"]
     assert "drafts_rejected" in v.reasons
     row = next(
-        r for r in summary_rows(list(verdicts.values()), "en") if r["factor"] == "spec=draft"
+        r for r in summary_rows(list(verdicts.values()), "en") if r["factor"] == "draft model"
     )
     assert row["verdict"].endswith(
-        "with 3% of drafts accepted, which measures what drafting costs, not what it could gain"
+        "(with 3% of drafts accepted, a measured cost; "
+        "what accepted drafts would gain was not tested)"
     )
-    ko = next(r for r in summary_rows(list(verdicts.values()), "ko") if "spec=draft" in r["factor"])
-    assert "이득이 아니라 비용" in ko["verdict"]
+    ko = next(
+        r for r in summary_rows(list(verdicts.values()), "ko") if "드래프트 모델" in r["factor"]
+    )
+    assert "잰 것은 비용" in ko["verdict"]
     head = headline.headline(verdicts, "en", "unit")
     assert (
         head.count(
-            "with 3% of drafts accepted, which measures what drafting costs, not what it could gain"
+            "(with 3% of drafts accepted, a measured cost; "
+            "what accepted drafts would gain was not tested)"
         )
         == 2
     ), head
@@ -123,4 +127,4 @@ def test_a_setting_where_nothing_was_drafted_is_shown_but_not_judged() -> None:
     assert v.verdict == [{"from": 1, "to": None, "effect": "helps"}]
     head = headline.headline(verdicts_of(sw), "en", "unit")
     # Only where it drafted: never "helped at every slot count".
-    assert "on draft_max=4 a draft model appears to have helped at 1 slot," in head, head
+    assert "on draft max 4 a draft model appears to have helped at 1 slot," in head, head

@@ -128,7 +128,7 @@ def test_a_factor_value_decided_slower_completes_the_best() -> None:
     assert c["outcome"] == "worse"
     row = next(r for r in n.contexts[0]["rows"] if r["value"] == 128)
     assert row["effect"] == "worse" and row["comparison"] == c
-    assert "ubatch=128 took 1.30x the time of ubatch=512 (1.29x-1.31x on a repeat" in (
+    assert "ubatch 128 took 1.30x the time of ubatch 512 (1.29x-1.31x on a repeat" in (
         factor_words.factor_sentence(u, "en")
     )
 
@@ -141,7 +141,7 @@ def test_a_factor_value_left_open_is_provisional_naming_the_pair_and_its_units()
     assert c["needed"] is not None and c["needed"] > c["units"]
     text = factor_words.factor_sentence(u, "en")
     assert "not decided at the margin" in text
-    assert "ubatch=128 took 1.20x the time of ubatch=512" in text
+    assert "ubatch 128 took 1.20x the time of ubatch 512" in text
     assert f"about {c['needed']} units paired would decide it" in text
 
 
@@ -202,8 +202,8 @@ def test_drafts_almost_never_accepted_measure_drafting_s_cost_not_a_finding() ->
         assert ("drafts_rejected" in m.reasons) is rejected
         said = clauses(m, "en")[0](None)
         assert (
-            "with 3% of drafts accepted, which measures what drafting costs, not what it could gain"
-            in said
+            "(with 3% of drafts accepted, a measured cost; "
+            "what accepted drafts would gain was not tested)" in said
         ) is rejected
         if rejected:
             assert m.status == "provisional"
