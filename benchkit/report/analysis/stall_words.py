@@ -122,6 +122,12 @@ def say_stalls(c: Mapping[str, Any], lang: str) -> str:
         "the smallest effect the study counts is provisional and states its comparison "
         "without them.",
     )
+    head += " " + tr(
+        lang,
+        "A prompt's rate counts the tokens of the other prompts in its window beside its own "
+        "(each spread over its own window); a call's decoding counts only the time its server "
+        "did not spend on other calls' prompts; the job's median is of those rates.",
+    )
     if any(st.get("cold") for j in c["jobs"] for st in j["stalls"]):
         head += " " + tr(
             lang,
@@ -132,13 +138,34 @@ def say_stalls(c: Mapping[str, Any], lang: str) -> str:
     return head + " " + " ".join(out)
 
 
+def _other_prompt_tokens(s: Mapping[str, Any]) -> float:
+    """A prompt stall's share of the other prompts' tokens in its window (their tokens spread
+    over each one's own window), which its rate per token counts beside its own: the window's
+    seconds over its rate, less its own tokens. 0 for other phases."""
+    per_token, tokens = s.get("per_token_ms"), s.get("tokens")
+    if s["phase"] != "prefill" or not per_token or not tokens:
+        return 0.0
+    return max(1000 * float(s["seconds"]) / float(per_token) - float(tokens), 0.0)
+
+
 def _one(s: Mapping[str, Any], lang: str) -> str:
     where = (
         tr(lang, "unit {unit}", unit=s["unit"])
         if s["call"] is None
         else tr(lang, "unit {unit}, call {call}", unit=s["unit"], call=s["call"])
     )
-    if s["phase"] == "prefill":
+    others = _other_prompt_tokens(s)
+    if s["phase"] == "prefill" and others >= 0.05 * (s["tokens"] or 0):
+        what = tr(
+            lang,
+            "prefill of {tokens} tokens took {seconds}, with {others} tokens of other prompts "
+            "in the same window, {times} the job's median rate",
+            tokens=fmt.integer(s["tokens"]),
+            seconds=fmt.seconds(s["seconds"], lang),
+            others=fmt.integer(others),
+            times=fmt.ratio(s["times_median"], lang),
+        )
+    elif s["phase"] == "prefill":
         what = tr(
             lang,
             "prefill of {tokens} tokens took {seconds}, {times} the job's median rate",

@@ -3,7 +3,7 @@ post uses, each defined once before the reader meets it (an editor found 'paired
 'margin', 'bridged', 'on its units alone' and MTP used without a word of what they are).
 
 The lead's own sentences are in post.py; these are the two an editor asked for beside them:
-what the data leave out (each point ran once, the points that did not run, the workload's
+what the data leave out (each point ran once, the points that did not complete, the workload's
 shape), and the terms."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ _ONCE = "run_noise_unmeasured"
 
 
 def not_done(a: Analysed, lang: str, unit: str) -> str:
-    """'Each point ran once, with no repeats; 7 of the 16 planned points did not run. Each
+    """'Each point ran once, with no repeats; 7 of the 16 planned points did not complete. Each
     unit is a chain of 2 calls, 1,200 prompt tokens and 768 completion tokens on average.'"""
     out = []
     once = any(_ONCE in v.reasons for v in a.verdicts)
@@ -26,7 +26,7 @@ def not_done(a: Analysed, lang: str, unit: str) -> str:
             tr(
                 lang,
                 "Each point ran once, with no repeats, and {k} of the {n} planned points did "
-                "not run.",
+                "not complete.",
                 k=missing,
                 n=a.sweep.n_planned,
             )
@@ -35,7 +35,12 @@ def not_done(a: Analysed, lang: str, unit: str) -> str:
         out.append(tr(lang, "Each point ran once, with no repeats."))
     elif missing:
         out.append(
-            tr(lang, "{k} of the {n} planned points did not run.", k=missing, n=a.sweep.n_planned)
+            tr(
+                lang,
+                "{k} of the {n} planned points did not complete.",
+                k=missing,
+                n=a.sweep.n_planned,
+            )
         )
     shape = _shape(a, lang, unit)
     return " ".join([*out, *([shape] if shape else [])])

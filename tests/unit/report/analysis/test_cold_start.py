@@ -246,3 +246,22 @@ def test_a_decode_held_up_by_other_prompts_is_contention_not_a_stall() -> None:
     (s,) = [s for s in alone.stalls if s.phase == "decode"]
     assert s.cold and s.other_prompts_s == 0.0
     assert s.excess_s == pytest.approx(6.8 - 0.8)
+
+
+def test_a_stalls_words_give_what_its_multiplier_is_of() -> None:
+    """Review 8: "prefill of 994 tokens took 3.1 s, 4.61x the job's median rate" could not be
+    checked from what it printed, the rate counting the other prompts in its window. The words
+    now give those tokens, and seconds / (own + others) over the job's median is the multiple."""
+    from benchkit.report.analysis import stall_words
+
+    a = analyse_folder(
+        Path(__file__).parents[4] / "docs" / "studies" / "h200-vulkan-vs-cuda" / "results"
+    )
+    (s,) = [s for s in a.sweep.stalls["3"].stalls if s.unit == "u004"]
+    j = s.to_json()
+    text = stall_words._one(j, "en")
+    others = stall_words._other_prompt_tokens(j)
+    assert f"with {round(others):,} tokens of other prompts in the same window" in text
+    assert j["median_per_token_ms"] is not None and j["tokens"] is not None
+    per_token_ms = 1000 * j["seconds"] / (j["tokens"] + others)
+    assert per_token_ms / j["median_per_token_ms"] == pytest.approx(j["times_median"])
