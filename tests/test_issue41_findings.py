@@ -92,7 +92,7 @@ from benchkit.report.analysis.numbers import ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.render import render_report
-from benchkit.results import atomic_write_json
+from benchkit.results.store import atomic_write_json
 from tests.test_analyse import result
 
 STUDIES = repo_root() / "docs" / "studies"

@@ -10,8 +10,8 @@ import os
 import secrets
 from dataclasses import dataclass, field
 
-from benchkit.backends import selector
-from benchkit.config import (
+from benchkit.config.backends import selector
+from benchkit.config.schema import (
     BenchConfig,
     CacheType,
     CtxPolicy,

@@ -1,4 +1,4 @@
-"""The backend declarations (benchkit.backends): each config group composes to exactly what
+"""The backend declarations (benchkit.config.backends): each config group composes to exactly what
 its YAML file said before the declarations moved (so earlier jobs' resume keys still match),
 and every step that names a device (plan, the vLLM/SGLang engines, the build's checks, the
 report's names) reads one declaration, SYCL's `level_zero:N` included."""
@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from benchkit import backends
-from benchkit.backends import BACKENDS, BackendName, DeviceSelector, backend, selector
-from benchkit.config import BenchConfig, to_plain
+from benchkit.config import backends
+from benchkit.config.backends import BACKENDS, BackendName, DeviceSelector, backend, selector
+from benchkit.config.schema import BenchConfig, to_plain
 from benchkit.errors import Unavailable
 from benchkit.paths import repo_root
 from benchkit.report.lang.words import BACKENDS as NAMES
@@ -22,7 +22,7 @@ from benchkit.server.vllm_sglang import engine_env
 
 Compose = Callable[..., BenchConfig]
 
-# What conf/backend/<name>.yaml held before benchkit.backends declared it: name, engine,
+# What conf/backend/<name>.yaml held before benchkit.config.backends declared it: name, engine,
 # cmake_flags, build_requires, device_env, env, n_gpu_layers. A change here changes the
 # resume key of every job on that backend (its resolved config is part of the key).
 COMPOSED = {

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchkit import bounded
 from benchkit.errors import UserError
+from benchkit.results import bounded
 
 
 def test_whole_file_up_to_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

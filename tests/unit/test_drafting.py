@@ -1,8 +1,8 @@
-"""Drafting as a factor (benchkit.drafting), composed as `python -m benchkit -m` composes each
-job: one override names the draft model of every spec option; a job records the drafting
-settings it uses, and every swept one; spec=none jobs that differ only in a drafter's setting
-share one resume key, so a sweep measures them once; the report plans each swept drafting key
-under the name the jobs record it by, and finds every point. No server runs."""
+"""Drafting as a factor (benchkit.config.drafting), composed as `python -m benchkit -m` composes
+each job: one override names the draft model of every spec option; a job records the drafting
+settings it uses, and every swept one; spec=none jobs that differ only in a drafter's setting share
+one resume key, so a sweep measures them once; the report plans each swept drafting key under the
+name the jobs record it by, and finds every point. No server runs."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import open_dict
 
-from benchkit import drafting, space
 from benchkit.app import to_typed
-from benchkit.config import BenchConfig
-from benchkit.job import resume_key
-from benchkit.job_record import Factor, JobContext, factors_of
+from benchkit.config import drafting, space
+from benchkit.config.schema import BenchConfig
+from benchkit.job.record import Factor, JobContext, factors_of
+from benchkit.job.run import resume_key
 from benchkit.paths import repo_root
 from benchkit.report.analysis.sweep import norm, planned_space
 
@@ -125,7 +125,7 @@ def test_the_readme_sweep_plans_every_point_and_measures_spec_none_once(
         assert all(norm(got[k]) == norm(v) for k, v in zip(planned, (spec, n, slots), strict=True))
         keys.setdefault(planner.key(*over), []).append(got)
     # 8 jobs launched, 6 measurements: spec=none once per slot count, the other draft length's
-    # job reusing it (benchkit.reuse finds the same key in the sweep's folders).
+    # job reusing it (benchkit.results.reuse finds the same key in the sweep's folders).
     assert len(keys) == 6
     shared = [jobs for jobs in keys.values() if len(jobs) > 1]
     assert len(shared) == 2

@@ -1,4 +1,4 @@
-"""A job measured in two runs (benchkit.job_extend): the earlier run's telemetry and counters
+"""A job measured in two runs (benchkit.job.extend): the earlier run's telemetry and counters
 joined to the extension's, a partial sampler's figures left out of the report, and the
 earlier run's files put back when its extension is cut.
 
@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.client.replay import CallRecord
-from benchkit.job_extend import Kept, carry_finished, earlier_counters, earlier_pass
+from benchkit.job.extend import Kept, carry_finished, earlier_counters, earlier_pass
+from benchkit.measure.telemetry import covers, drop_partial, is_partial, summarise
 from benchkit.racing.extend import Prior
 from benchkit.server.metrics import ServerCounters, plus
-from benchkit.telemetry import covers, drop_partial, is_partial, summarise
 
 
 def _calls(spans: list[tuple[str, float, float]]) -> list[CallRecord]:

@@ -1,4 +1,4 @@
-"""The two mechanisms that keep a server from outliving its job (benchkit/lifeline.py), on
+"""The two mechanisms that keep a server from outliving its job (benchkit/host/lifeline.py), on
 plain processes; tests/reliability/test_signals.py holds them with the real llama-server."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchkit.lifeline import PID_FILE, stop_leftover
+from benchkit.host.lifeline import PID_FILE, stop_leftover
 
 
 def _alive(pid: int) -> bool:
@@ -27,7 +27,7 @@ def test_a_child_dies_with_its_parent_however_the_parent_dies(tmp_path: Path) ->
     # the parent gives Python no chance to stop the sleeper itself.
     code = (
         "import signal, subprocess, sys, time\n"
-        "from benchkit.lifeline import die_with_parent\n"
+        "from benchkit.host.lifeline import die_with_parent\n"
         "p = subprocess.Popen(['sleep', '300'], start_new_session=True,\n"
         "                     preexec_fn=die_with_parent(signal.SIGKILL))\n"
         "print(p.pid, flush=True)\n"

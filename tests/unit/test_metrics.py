@@ -1,7 +1,7 @@
-"""benchkit/metrics.py is the one declaration of each metric: what the measuring code returns,
-what schema.Metrics types, what result.json holds and what the Korean catalog translates all
-agree with it, so a metric removed from one of them fails here instead of falling into a
-block's `extra` (issue 43)."""
+"""benchkit/measure/metrics.py is the one declaration of each metric: what the measuring code
+returns, what schema.Metrics types, what result.json holds and what the Korean catalog translates
+all agree with it, so a metric removed from one of them fails here instead of falling into a block's
+`extra` (issue 43)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,17 @@ import typing
 
 import pytest
 
-from benchkit import measure, measure_load, metrics, schema, telemetry
 from benchkit.client.replay import CallRecord
-from benchkit.job_extend import COUNTER_KEYS
-from benchkit.measure import CallMetrics, compute_metrics
-from benchkit.measure_load import OpenLoopMetrics
+from benchkit.job.extend import COUNTER_KEYS
+from benchkit.load import measure as measure_load
+from benchkit.load.measure import OpenLoopMetrics
+from benchkit.measure import calls as measure
+from benchkit.measure import metrics, telemetry
+from benchkit.measure.calls import CallMetrics, compute_metrics
+from benchkit.measure.telemetry import TelemetryMetrics
 from benchkit.report.lang import fmt, marked
-from benchkit.results import as_written
-from benchkit.telemetry import TelemetryMetrics
+from benchkit.results import schema
+from benchkit.results.store import as_written
 
 
 def _fields(cls: type) -> set[str]:

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from benchkit import app
-from benchkit.config import LOAD_KEYS_READ, LoadConfig, LoadProcess
-from benchkit.override_check import problem
+from benchkit.config.override_check import problem
+from benchkit.config.schema import LOAD_KEYS_READ, LoadConfig, LoadProcess
 
 
 def test_an_option_a_group_does_not_have_names_the_near_one_and_the_choices() -> None:

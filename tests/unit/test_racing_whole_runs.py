@@ -10,7 +10,7 @@ from pathlib import Path
 from benchkit.paths import repo_root
 from benchkit.racing.policy import RaceSettings
 from benchkit.racing.run import Race
-from benchkit.trust import sign
+from benchkit.results.trust import sign
 
 GRID = [["slots=2", "backend=cuda"], ["slots=1", "backend=cuda"]]
 

@@ -20,16 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from benchkit import bounded, trust
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
 from benchkit.racing.observe import unit_values
 from benchkit.racing.policy import RaceSettings
 from benchkit.racing.run import Race
 from benchkit.report.writeup.render import render_report
-from benchkit.results import find_results
-from benchkit.reuse import proves_itself
-from benchkit.trust import KEY_ENV, Trust, check, digest, sign
+from benchkit.results import bounded, trust
+from benchkit.results.reuse import proves_itself
+from benchkit.results.store import find_results
+from benchkit.results.trust import KEY_ENV, Trust, check, digest, sign
 
 STUDIES = repo_root() / "docs" / "studies"
 QWEN = STUDIES / "h200-qwen3-30b-a3b" / "results"  # 7 jobs, slots 1..16, no digest
@@ -104,7 +104,7 @@ def test_an_edit_with_its_unkeyed_digest_recomputed_is_not_reused(tmp_path: Path
     job = folder / "0"
     data = json.loads((job / "result.json").read_text())
     data["metrics"]["ttft_ms"]["p90"] = 1.0
-    data["provenance"]["digest"] = digest(data, job)  # what benchkit.reuse.digest() was
+    data["provenance"]["digest"] = digest(data, job)  # what benchkit.results.reuse.digest() was
     assert proves_itself(data, job) is not None  # it was None before the key
     assert check(data, job).trust is Trust.UNKEYED
     # A keyed digest computed without the key does not verify either.

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from benchkit import schema
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
-from benchkit.results import load_result, write_result
+from benchkit.results import schema
+from benchkit.results.store import load_result, write_result
 
 COMMITTED = sorted(
     [

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit.scrub import LogMask, Secrets, mask_text
+from benchkit.results.scrub import LogMask, Secrets, mask_text
 from benchkit.search import secret_free
 
 KEY = "sk-launch-5c1d9e"

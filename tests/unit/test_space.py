@@ -1,4 +1,4 @@
-"""The planned space and the factors a job records (benchkit.space, job_record.factors_of):
+"""The planned space and the factors a job records (benchkit.config.space, job_record.factors_of):
 the seed sweep, planned and composed as `python -m benchkit -m` would, records exactly the
 factors its results hold; a newly swept key is recorded without a list naming it; and the
 report plans a key under the name the job records it by."""
@@ -17,10 +17,10 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import open_dict
 
-from benchkit import space
 from benchkit.app import to_typed
-from benchkit.config import BenchConfig
-from benchkit.job_record import Factor, JobContext, factors_of
+from benchkit.config import space
+from benchkit.config.schema import BenchConfig
+from benchkit.job.record import Factor, JobContext, factors_of
 from benchkit.paths import repo_root
 from benchkit.report.analysis.sweep import planned_space
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.sweep_progress import (
+from benchkit.job.sweep_progress import (
     MULTIRUN_FILE,
     SweepProgress,
     duration,

@@ -18,18 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.client.arrivals import (
+from benchkit.client.replay import CallRecord, OpenLoopPass, RecordSink
+from benchkit.config.schema import LoadConfig, LoadProcess, OutputPolicy
+from benchkit.errors import UserError
+from benchkit.load.arrivals import (
     calls_for,
     constant_offsets,
     poisson_offsets,
     schedule,
     trace_offsets,
 )
-from benchkit.client.openloop import ENDED_IN_FLIGHT, OpenLoopReplayer, calls_text
-from benchkit.client.replay import CallRecord, OpenLoopPass, RecordSink
-from benchkit.config import LoadConfig, LoadProcess, OutputPolicy
-from benchkit.errors import UserError
-from benchkit.measure_load import meets, open_loop_metrics, per_call_limits
+from benchkit.load.measure import meets, open_loop_metrics, per_call_limits
+from benchkit.load.openloop import ENDED_IN_FLIGHT, OpenLoopReplayer, calls_text
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import load_workload
 
