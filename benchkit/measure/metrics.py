@@ -5,8 +5,8 @@ A `Metric` says what a metric is: its key, its Python type, its unit, which code
 column in the report's "All results" table, and whether it means the same at every slot count.
 The rest is derived from `METRICS`: each measuring module's DEFINITIONS (`definitions`), the
 report's table columns (`table_columns`), and the keys schema.Metrics types, which
-tests/unit/test_metrics.py holds equal to `schema_keys()` (a dataclass built at run time would
-be invisible to mypy, so schema.Metrics stays written out and the test keeps the two one).
+tests/unit/measure/test_metrics.py holds equal to `schema_keys()` (a dataclass built at run time
+would be invisible to mypy, so schema.Metrics stays written out and the test keeps the two one).
 
 `METRICS` is in the order the report lists the definitions; result.json keeps schema.Metrics'
 order and the table its columns' `place`.

@@ -170,7 +170,7 @@ def test_anchor_is_a_plain_record() -> None:
 def test_racing_json_recorded_before_anchors_still_reads(tmp_path: Path) -> None:
     from benchkit.racing.run import _earlier
 
-    old = Path(__file__).resolve().parents[2] / "docs/studies/h100-vulkan-vs-cuda-warm/results"
+    old = Path(__file__).resolve().parents[3] / "docs/studies/h100-vulkan-vs-cuda-warm/results"
     got = _earlier(old / "racing.json")
     assert got is not None and got["anchors"] == []
     # An anchor's job is where the next launch writes: only anchors/N is taken from the file.

@@ -108,7 +108,7 @@ def test_the_replay_check_flags_a_stop_the_machine_offset_explains() -> None:
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
     from bench.race_check import _explained
 
     assert _explained(True, {"ratio": 1.20}, 1.15, 0.05)
