@@ -229,7 +229,7 @@ def _placed(
             result = run_job(cfg, ctx)
             if alloc is None and not limit.signalled:
                 return result
-            # Adds what job.py cannot know (the allocation, why a stop) to the result it has
+            # Adds what job/run.py cannot know (the allocation, why a stop) to the result it has
             # just written.
             typed = load(result)
             extra = dict(typed.provenance.extra)

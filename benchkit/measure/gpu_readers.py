@@ -276,7 +276,7 @@ def open_reader(
     which: Callable[[str], str | None] = shutil.which,
 ) -> tuple[GpuReader | None, str | None]:
     """The GPU reader for a job on `backend`, or None and the one-sentence reason there is
-    none, trying the readers the backend declares in order (benchkit.backends: NVML first,
+    none, trying the readers the backend declares in order (benchkit.config.backends: NVML first,
     amdsmi first on HIP); `importer` and `which` are for tests."""
     if backend not in GPU_BACKENDS:
         return None, (

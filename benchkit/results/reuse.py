@@ -30,7 +30,7 @@ from benchkit.errors import UserError
 from benchkit.job.record import JobContext, JobResult, ReuseBlock
 from benchkit.results import bounded
 from benchkit.results.schema import Json
-from benchkit.results.trust import DATA_FILES as DATA_FILES  # where job_extend takes them from
+from benchkit.results.trust import DATA_FILES as DATA_FILES  # where job/extend.py takes them from
 from benchkit.results.trust import RESULT_FILE, Trust, check, read_result
 
 _log = log.get(__name__)

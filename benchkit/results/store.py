@@ -197,7 +197,7 @@ def load_result(path: Path, root: Path | None = None) -> JobResult:
 migrate = schema.migrate
 
 # The figures every verdict rests on: finite and not negative, and the throughput basis is
-# its wall clock over its units (what measure.py wrote), so an edited figure is refused.
+# its wall clock over its units (what measure/calls.py wrote), so an edited figure is refused.
 _TIMES = ("wall_s", "s_per_unit_throughput", "s_per_unit_slot_latency")
 
 

@@ -1,4 +1,4 @@
-"""benchkit.override_check: the override mistakes Hydra answers with a page of text are one
+"""benchkit.config.override_check: the override mistakes Hydra answers with a page of text are one
 sentence naming the thing and the fix (a review's hostile user typed backend=cudaa, slot=16
 and workload=decode16)."""
 

@@ -1,4 +1,4 @@
-"""The planned space and the factors a job records (benchkit.config.space, job_record.factors_of):
+"""The planned space and the factors a job records (benchkit.config.space, job.record.factors_of):
 the seed sweep, planned and composed as `python -m benchkit -m` would, records exactly the
 factors its results hold; a newly swept key is recorded without a list naming it; and the
 report plans a key under the name the job records it by."""
