@@ -4,7 +4,7 @@
     python bench/openloop.py --peers --out docs/perf/openloop/openloop.json  # peers where installed
     python bench/openloop.py --markdown docs/perf/openloop/openloop.json
 
-benchkit's open-loop client (`benchkit.client.openloop.OpenLoopReplayer`, as `load=poisson`
+benchkit's open-loop client (`benchkit.load.openloop.OpenLoopReplayer`, as `load=poisson`
 and `load=constant` jobs run it) sends calls on a precomputed schedule. Each run here is
 its own process (`client` below), so its CPU time is its own; the scripted server
 (bench/scripted_server.py) answers every call with a known script (first token 50 ms after
@@ -49,10 +49,10 @@ def client(argv: list[str]) -> int:
     """One open-loop pass of benchkit's client (run as its own process by `main`)."""
     from run_benchkit import workload
 
-    from benchkit.client.arrivals import schedule
-    from benchkit.client.openloop import OpenLoopReplayer
     from benchkit.client.replay import RecordSink
-    from benchkit.config import LoadConfig, LoadProcess, OutputPolicy
+    from benchkit.config.schema import LoadConfig, LoadProcess, OutputPolicy
+    from benchkit.load.arrivals import schedule
+    from benchkit.load.openloop import OpenLoopReplayer
     from benchkit.server.plan import ReplaySpec
 
     ap = argparse.ArgumentParser()

@@ -171,7 +171,7 @@ def _benchkit_httpx_cmd(r: Run) -> list[str]:
 
 
 def _benchkit_parse(r: Run) -> list[dict[str, float]]:
-    """benchkit's definitions (benchkit/measure.py): TTFT = t_first - t_sent,
+    """benchkit's definitions (benchkit/measure/calls.py): TTFT = t_first - t_sent,
     ITL = (t_last - t_first) / (completion_tokens - 1)."""
     out = []
     for line in (r.out / "calls.jsonl").read_text().splitlines():

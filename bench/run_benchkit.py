@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchkit.config import OutputPolicy
+from benchkit.config.schema import OutputPolicy
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Segment, Unit, Workload
 

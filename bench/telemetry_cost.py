@@ -1,4 +1,5 @@
-"""What the telemetry sampler (benchkit/telemetry.py) costs, and whether it disturbs the replay.
+"""What the telemetry sampler (benchkit/measure/telemetry.py) costs, and whether it disturbs
+the replay.
 
     python bench/telemetry_cost.py --backend cuda --seconds 20 \
         --out docs/perf/telemetry/telemetry-h200.json
@@ -41,9 +42,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from benchkit.client.replay import RecordSink, Replayer  # noqa: E402
-from benchkit.config import OutputPolicy  # noqa: E402
+from benchkit.config.schema import OutputPolicy  # noqa: E402
+from benchkit.measure.telemetry import GpuReader, NvmlReader, Sampler, open_reader  # noqa: E402
 from benchkit.server.plan import ReplaySpec  # noqa: E402
-from benchkit.telemetry import GpuReader, NvmlReader, Sampler, open_reader  # noqa: E402
 
 
 def log(msg: str) -> None:
@@ -91,7 +92,7 @@ def reader_for(backend: str, allow_stub: bool) -> tuple[GpuReader | None, str | 
 
 def per_call_us(reader: GpuReader | None, n: int = 200) -> dict[str, float | None]:
     """One reading (GPU sample + the server's /proc line), called n times in a loop."""
-    from benchkit.telemetry import proc_cpu_s
+    from benchkit.measure.telemetry import proc_cpu_s
 
     pid = os.getpid()
     w0, c0 = time.perf_counter(), time.thread_time()
@@ -263,7 +264,7 @@ def replay(backend: str, concurrency: list[int], interval: float, rounds: int) -
 
 
 def machine() -> dict[str, Any]:
-    from benchkit.provenance import _cpu_model, detect_gpus
+    from benchkit.host.provenance import _cpu_model, detect_gpus
 
     return {
         "cpu": _cpu_model(),

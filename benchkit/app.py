@@ -24,20 +24,22 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from benchkit import callbacks, log, override_check
-from benchkit.config import BenchConfig, register_configs
-from benchkit.devices import placement, slurm_time_limit_watch
+from benchkit import callbacks, log
+from benchkit.config import override_check
+from benchkit.config.schema import BenchConfig, register_configs
+from benchkit.config.space import sweep_keys
 from benchkit.errors import Terminated, UserError, interrupt_reason
-from benchkit.job import JobContext, new_result, run_job
-from benchkit.job_folder import FolderBusy, failure_reason, free_room, hold, keep_room
-from benchkit.lifeline import stop_leftover
-from benchkit.owned import is_write_problem, write_problem
+from benchkit.host.devices import placement, slurm_time_limit_watch
+from benchkit.host.lifeline import stop_leftover
+from benchkit.job.folder import FolderBusy, failure_reason, free_room, hold, keep_room
+from benchkit.job.record import JobContext, new_result
+from benchkit.job.run import run_job
+from benchkit.job.sweep_progress import MULTIRUN_FILE, sweep_progress
 from benchkit.paths import conf_dir
-from benchkit.results import RESULT_FILE, write_result
-from benchkit.schema import Status, load
-from benchkit.scrub import secrets_of
-from benchkit.space import sweep_keys
-from benchkit.sweep_progress import MULTIRUN_FILE, sweep_progress
+from benchkit.results.owned import is_write_problem, write_problem
+from benchkit.results.schema import Status, load
+from benchkit.results.scrub import secrets_of
+from benchkit.results.store import RESULT_FILE, write_result
 
 register_configs()
 
@@ -179,9 +181,9 @@ def report_of(folder: Path, what: str, ledger: str | None = None, sweep: bool = 
 def run_placed(
     cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
 ) -> Mapping[str, object]:
-    """run_job on the devices this job was given (benchkit.devices.placement), with what was
+    """run_job on the devices this job was given (benchkit.host.devices.placement), with what was
     used in result.json as provenance.allocation, scrubbed of secrets however the job ends
-    (benchkit.scrub).
+    (benchkit.results.scrub).
 
     Never raises but KeyboardInterrupt: a job that cannot even be placed (a GPU backend in a
     SLURM job without a GPU) or that breaks outside run_job is written
@@ -201,7 +203,7 @@ def run_placed(
 def _held(
     cfg: BenchConfig, ctx: JobContext, *, lease_root: Path, job_num: int
 ) -> Mapping[str, object]:
-    """run_placed in a job folder this process holds (benchkit.job_folder). A folder another
+    """run_placed in a job folder this process holds (benchkit.job.folder). A folder another
     run holds, or one that cannot be written, is left alone: the reason is logged and
     returned, never written."""
     try:
@@ -227,7 +229,7 @@ def _placed(
             result = run_job(cfg, ctx)
             if alloc is None and not limit.signalled:
                 return result
-            # Adds what job.py cannot know (the allocation, why a stop) to the result it has
+            # Adds what job/run.py cannot know (the allocation, why a stop) to the result it has
             # just written.
             typed = load(result)
             extra = dict(typed.provenance.extra)

@@ -17,7 +17,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from benchkit.errors import UserError
-from benchkit.scrub import Secrets, override_secrets
+from benchkit.results.scrub import Secrets, override_secrets
 
 _ACTIVE: list[Path] = []
 
@@ -35,8 +35,8 @@ _HELD: list[contextlib.ExitStack] = []
 class ReportCallback(Callback):
     def _hold(self, folder: Path, what: str, key: str) -> None:
         """One process per run or sweep folder, from before Hydra writes into it to the end:
-        a second run into it would mix its data with this one's (benchkit.job_folder)."""
-        from benchkit.job_folder import hold
+        a second run into it would mix its data with this one's (benchkit.job.folder)."""
+        from benchkit.job.folder import hold
 
         stack = contextlib.ExitStack()
         try:

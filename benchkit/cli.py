@@ -1,8 +1,8 @@
 """Command-line flags with their ranges, for every benchkit command (and the bench scripts the
 README names).
 
-The config's knobs have had ranges since issue #24 (benchkit.knobs); the flags of the commands
-around it had none: `python -m benchkit.search --budget-min -1` (or 0, or nan, which no
+The config's knobs have had ranges since issue #24 (benchkit.config.knobs); the flags of the
+commands around it had none: `python -m benchkit.search --budget-min -1` (or 0, or nan, which no
 comparison ever ends) was accepted. Here a numeric flag is declared with its range and what it
 means (`bounded`), argparse turns a value out of range into one line naming the flag, the value
 and the range, and a test holds that no command declares a bare `type=int` or `type=float`
@@ -16,7 +16,7 @@ import math
 import sys
 from typing import NoReturn
 
-from benchkit.knobs import Range
+from benchkit.config.knobs import Range
 
 
 class Bounded:

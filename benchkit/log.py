@@ -21,7 +21,7 @@ class _Plain(logging.Formatter):
 
 
 class _NoSecrets(logging.Filter):
-    """benchkit.scrub.LogMask on the console line too (an error text may quote a key), made
+    """benchkit.results.scrub.LogMask on the console line too (an error text may quote a key), made
     on first use: scrub imports modules that log."""
 
     def __init__(self) -> None:
@@ -30,7 +30,7 @@ class _NoSecrets(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if self._mask is None:
-            from benchkit.scrub import LogMask
+            from benchkit.results.scrub import LogMask
 
             self._mask = LogMask()
         return self._mask.filter(record)

@@ -27,11 +27,11 @@ from pathlib import Path
 from benchkit import log
 from benchkit.cli import Parser, bounded
 from benchkit.errors import Terminated, UserError
-from benchkit.lifeline import die_with_parent
+from benchkit.host.lifeline import die_with_parent
 from benchkit.report.analysis.numbers import CapacityNumbers, of
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.verdicts.kinds.capacity.verdict import next_loads
-from benchkit.scrub import SECRET_KEYS, URL_KEYS, url_password
+from benchkit.results.scrub import SECRET_KEYS, URL_KEYS, url_password
 
 _log = log.get(__name__)
 AXES = {"load.rate": "rate", "load.speed": "speed"}

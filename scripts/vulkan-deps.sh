@@ -4,7 +4,7 @@
 # the CPU) from the system's own release, and, where that release's Vulkan headers are older
 # than the pinned llama.cpp needs (Debian 12: 1.3.239 < 1.3.261), only the headers of
 # Debian 13's libvulkan-dev, unpacked into the benchkit cache (installing that package would
-# upgrade libc6). benchkit.provide finds them there and points CMake at them.
+# upgrade libc6). benchkit.server.provide_command finds them there and points CMake at them.
 # Idempotent and offline once done. On failure it prints one line and exits 1.
 set -uo pipefail
 

@@ -1,5 +1,5 @@
 """Shared test fixtures: composing configs the way the entry point does, and a signing key of
-the test session's own (benchkit.trust), so tests never make or use the user's key."""
+the test session's own (benchkit.results.trust), so tests never make or use the user's key."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from benchkit.app import to_typed
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.paths import repo_root
-from benchkit.trust import KEY_ENV
+from benchkit.results.trust import KEY_ENV
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -23,7 +23,7 @@ from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
 from benchkit.report.writeup import headline
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 
 
 def result(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from hydra.errors import HydraException
 
-from benchkit.config import BackendName, BenchConfig, CacheType, FlashAttn, OutputPolicy
+from benchkit.config.schema import BackendName, BenchConfig, CacheType, FlashAttn, OutputPolicy
 from benchkit.paths import repo_root
 
 Compose = Callable[..., BenchConfig]

@@ -1,5 +1,5 @@
 """Where a job runs: SLURM's allocation read from the job's environment, and the local device
-lease that keeps two parallel jobs off one device (benchkit.devices)."""
+lease that keeps two parallel jobs off one device (benchkit.host.devices)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from benchkit.app import run_placed
-from benchkit.backends import BackendName, backend, selector
-from benchkit.config import BenchConfig
-from benchkit.devices import (
+from benchkit.config.backends import BackendName, backend, selector
+from benchkit.config.schema import BenchConfig
+from benchkit.host.devices import (
     LEASE_LOG,
     SLURM_GPU_VARS,
     DeviceLease,
@@ -25,7 +25,7 @@ from benchkit.devices import (
     placement,
     slurm_allocation,
 )
-from benchkit.job import JobContext
+from benchkit.job.record import JobContext
 
 Compose = Callable[..., BenchConfig]
 
@@ -231,7 +231,7 @@ def test_a_device_count_below_one_fails_the_job(tmp_path: Path, compose_cfg: Com
 HOLD = """
 import sys, time
 from pathlib import Path
-from benchkit.devices import DeviceLease
+from benchkit.host.devices import DeviceLease
 lease = DeviceLease(Path(sys.argv[1]), int(sys.argv[2]), prefer=0, label=sys.argv[3], poll_s=0.05)
 with lease:
     print(lease.device, flush=True)

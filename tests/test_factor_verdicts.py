@@ -16,7 +16,7 @@ from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import factor_words, sentences
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.writeup import headline
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 from tests.test_analyse import RUN_NOISE, result, unit_spans
 
 # What every job here shares, named in the recommended point.

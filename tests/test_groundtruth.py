@@ -9,7 +9,7 @@ from typing import Any
 
 from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.lang import fmt
-from benchkit.results import SCHEMA_VERSION, JobResult, find_results
+from benchkit.results.store import SCHEMA_VERSION, JobResult, find_results
 
 
 def _job(tmp: Path, name: str, slots: int, sampling: str, decode: float) -> JobResult:

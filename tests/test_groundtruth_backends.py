@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkit.report.analysis.groundtruth import agreement_rows, load_ground_truth
-from benchkit.results import SCHEMA_VERSION, JobResult
+from benchkit.results.store import SCHEMA_VERSION, JobResult
 
 
 def batched(folder: Path, speed: dict[int, float]) -> None:

@@ -21,7 +21,7 @@ Expert audit of the published studies:
    (range over the 8 of 10 one-card comparisons, lowest above 1.1x)
    tests/test_issue41_findings.py::test_h100_headline_range_leaves_out_the_pair_of_two_cards
 4. The race's replay check has no machine term:
-   tests/unit/test_racing_engine.py::test_the_replay_check_flags_a_stop_the_machine_offset_explains
+   tests/unit/racing/test_racing_engine.py::test_the_replay_check_flags_a_stop_the_machine_offset_explains
    tests/test_issue41_findings.py::test_h100_replay_check_names_the_stop_the_machine_offset_explains
 5. "Inside the noise" judged on the series' largest noise (1 vs 6: 7.4%) not the pair's own
    (3 vs 6: 3.6%), Qwen3 study:
@@ -92,7 +92,7 @@ from benchkit.report.analysis.numbers import ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.render import render_report
-from benchkit.results import atomic_write_json
+from benchkit.results.store import atomic_write_json
 from tests.test_analyse import result
 
 STUDIES = repo_root() / "docs" / "studies"

@@ -100,7 +100,7 @@ def _queued_calls_wait_for_a_slot(
         freed = min(o["t_done"] for o in busy)
         # The slot's last event and the queued call's first come on two connections: a few
         # milliseconds either way between their receive times, never a whole prefill.
-        # Its time to first token (t_first - t_sent, benchkit.measure) holds that wait.
+        # Its time to first token (t_first - t_sent, benchkit.measure.calls) holds that wait.
         assert c["t_first"] >= freed - 0.02, (c, freed)
     assert queued > 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchkit.client.replay import CallRecord
-from benchkit.measure import compute_metrics, percentiles, union_length
+from benchkit.measure.calls import compute_metrics, percentiles, union_length
 
 
 def rec(
@@ -153,7 +153,7 @@ def test_a_pass_wall_clock_runs_from_its_first_request_to_its_last_response() ->
 
 
 def test_server_rates_from_the_counters_of_a_pass() -> None:
-    from benchkit.measure import server_rates
+    from benchkit.measure.calls import server_rates
 
     steps, seqs = server_rates({"n_decode": 600, "busy_slots_per_decode": 3.13}, 60.0)
     assert steps == pytest.approx(10.0) and seqs == pytest.approx(3.13)

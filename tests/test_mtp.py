@@ -19,7 +19,7 @@ import gguf
 import httpx
 import pytest
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import UserError
 from benchkit.models.synthetic import SynthRecipe, param_counts, recipe_key, write_model
 from benchkit.server.metrics import parse_prometheus, server_counters

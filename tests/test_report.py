@@ -22,7 +22,7 @@ from benchkit.errors import UserError
 from benchkit.paths import repo_root
 from benchkit.report.__main__ import main as report_main
 from benchkit.report.writeup.render import command_lines, render_report
-from benchkit.results import atomic_write_json, find_results
+from benchkit.results.store import atomic_write_json, find_results
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 FIRST = SEED / "history" / "first-sweep"
@@ -207,8 +207,8 @@ def _carried(composed: Any, default: Any, carried: Any) -> Any:
 
 
 def test_seed_study_config_composes_as_the_results_carry_it(compose_cfg: Any) -> None:
-    from benchkit.config import StudyConfig
-    from benchkit.config import to_plain as _plain
+    from benchkit.config.schema import StudyConfig
+    from benchkit.config.schema import to_plain as _plain
 
     cfg = compose_cfg("study=seed-r9700")
     (seed,) = {json.dumps(r.provenance["study"], sort_keys=True) for r in find_results(SEED)}
@@ -430,7 +430,7 @@ def test_a_partial_workload_is_named_beside_the_fixtures_totals(tmp_path: Path) 
 
 
 def test_study_texts_in_the_reports_language_fall_back_key_by_key(tmp_path: Path) -> None:
-    from benchkit.config import ClaimConfig, ClaimText, StudyConfig, StudyText
+    from benchkit.config.schema import ClaimConfig, ClaimText, StudyConfig, StudyText
     from benchkit.report.writeup.render import study_words
 
     study = StudyConfig(

@@ -23,7 +23,7 @@ from test_analyse import result
 
 from benchkit.paths import repo_root
 from benchkit.report.writeup.render import render_report
-from benchkit.results import atomic_write_json
+from benchkit.results.store import atomic_write_json
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchkit.measure.telemetry import DEFINITIONS
 from benchkit.report.analysis.energy_numbers import backend_energy, job_rows
 from benchkit.report.lang import marked
 from benchkit.report.writeup.energy import verdict_lines
 from benchkit.report.writeup.render import render_report
-from benchkit.results import atomic_write_json, find_results
-from benchkit.telemetry import DEFINITIONS
+from benchkit.results.store import atomic_write_json, find_results
 
 
 def job(
@@ -161,5 +161,6 @@ def test_publish_keeps_the_section_and_its_figure(tmp_path: Path) -> None:
 
 
 def test_the_telemetry_definitions_are_translated() -> None:
-    # benchkit/metrics.py declares them, marked for the catalog; the energy section prints them.
+    # benchkit/measure/metrics.py declares them, marked for the catalog; the energy section
+    # prints them.
     assert all(marked("ko", text) != text for text in DEFINITIONS.values())

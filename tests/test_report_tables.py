@@ -1,5 +1,5 @@
 """Rendered reports, read as Markdown: every table row has as many cells as its header, the
-"All results" table has a column for each metric benchkit/metrics.py gives one (but those
+"All results" table has a column for each metric benchkit/measure/metrics.py gives one (but those
 empty in every row, which the page drops), and the
 definitions the declarations hold are printed in the report's language. Rendered from the
 committed seed fixture and a published study with GPU telemetry, in English and Korean."""
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from benchkit import metrics
+from benchkit.measure import metrics
 from benchkit.paths import repo_root
 from benchkit.report.__main__ import main as report_main
 from benchkit.report.lang import grammar, ko, marked
@@ -18,7 +18,7 @@ from benchkit.report.lang.fmt import md_cell
 from benchkit.report.verdicts.folder import resolve_study
 from benchkit.report.writeup.result_columns import result_columns
 from benchkit.report.writeup.view import unit_word
-from benchkit.results import find_results
+from benchkit.results.store import find_results
 
 SOURCES = {
     "seed": repo_root() / "fixtures" / "results" / "seed-r9700",

@@ -13,7 +13,8 @@ import pytest
 
 from benchkit.paths import repo_root
 from benchkit.report.__main__ import main as report_main
-from benchkit.results import RESULTS_CSV, find_results, frame
+from benchkit.results import frame
+from benchkit.results.store import RESULTS_CSV, find_results
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 

@@ -1,4 +1,4 @@
-"""The telemetry sampler (benchkit/telemetry.py) against a fake NVML and a fake amdsmi, the
+"""The telemetry sampler (benchkit/measure/telemetry.py) against a fake NVML and a fake amdsmi, the
 /proc CPU readings against real processes, the reasons when nothing can be sampled, and a
 real CPU job that records why it has no GPU telemetry."""
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from benchkit.config import BenchConfig
-from benchkit.telemetry import (
+from benchkit.config.schema import BenchConfig
+from benchkit.measure.telemetry import (
     AmdSmiReader,
     CpuSnapshot,
     JobTelemetry,
@@ -429,7 +429,7 @@ def test_job_telemetry_writes_one_line_per_sample_with_its_pass(tmp_path: Path) 
 def test_telemetry_settings_compose(compose_cfg: Callable[..., BenchConfig]) -> None:
     cfg = compose_cfg("telemetry.interval_s=0.5")
     assert cfg.telemetry.enabled is True and cfg.telemetry.interval_s == 0.5
-    from benchkit.job import job_telemetry
+    from benchkit.job.run import job_telemetry
 
     off = job_telemetry(compose_cfg("telemetry.enabled=false"))
     assert off.reader is None and off.reason == "telemetry.enabled=false"

@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from benchkit import bounded, timeouts
+from benchkit import timeouts
 from benchkit.client.fallback import check_client, fast_path_refusal
 from benchkit.client.http1 import ResponseHead
 from benchkit.client.stream import EventStream, StreamFacts, error_message
@@ -41,9 +41,10 @@ from benchkit.client.transport import (
     Http1Connection,
     RawPool,
 )
-from benchkit.config import OutputPolicy
+from benchkit.config.schema import OutputPolicy
 from benchkit.errors import interrupt_reason
-from benchkit.owned import is_write_problem, write_problem
+from benchkit.results import bounded
+from benchkit.results.owned import is_write_problem, write_problem
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload, token_ids
 
@@ -71,7 +72,7 @@ class CallRecord(StreamFacts):
     # What measured this call: transport.CLIENT_RAW (kernel receive times), CLIENT_RAW_READ_TIME
     # (the raw path, but some read was timed when read) or CLIENT_HTTPX.
     client: str = CLIENT_HTTPX
-    # Open-loop load (benchkit.client.openloop) only: when the schedule said to send it, and
+    # Open-loop load (benchkit.load.openloop) only: when the schedule said to send it, and
     # whether the pass ended (overloaded) before it finished: such a call is not a failure.
     t_scheduled: float | None = None
     cut: bool = False
@@ -89,7 +90,7 @@ OPEN_LOOP_FIELDS = ("t_scheduled", "cut")
 
 @dataclass(frozen=True)
 class OpenLoopPass:
-    """What an open-loop pass (benchkit.client.openloop) did with its schedule."""
+    """What an open-loop pass (benchkit.load.openloop) did with its schedule."""
 
     process: str
     offered_rps: float
@@ -267,7 +268,7 @@ class Replayer:
 
     async def _wait_to_send(self, worker: int) -> bool:
         """Where a call ready to go (its request built, its connection open) waits until it is
-        due: open-loop load (benchkit.client.openloop) holds it here; a closed-loop call goes at
+        due: open-loop load (benchkit.load.openloop) holds it here; a closed-loop call goes at
         once. True when it waited."""
         return False
 
@@ -550,7 +551,7 @@ class _Stop(Exception):
 
 def read_records(path: Path, root: Path | None = None) -> list[CallRecord]:
     """calls.jsonl back as records (the sink writes each record's fields as JSON), read
-    bounded and inside `root` (benchkit.bounded)."""
+    bounded and inside `root` (benchkit.results.bounded)."""
     out = []
     for line in bounded.lines(path, root):
         if line.strip():

@@ -33,7 +33,7 @@ from typing import TypedDict
 
 import httpx
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.server.plan import sampling_fields
 from benchkit.server.serve import Server
 from benchkit.workload import Unit

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchkit.config import BenchConfig, SpecType
+from benchkit.config.schema import BenchConfig, SpecType
 from benchkit.models.vocab import check_pair
 from benchkit.server.provide import model_file
 

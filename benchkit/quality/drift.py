@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchkit import bounded
 from benchkit.quality.probe import ProbeRecord
+from benchkit.results import bounded
 
 EPS = 1e-12
 

@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from benchkit import bounded, log
+from benchkit import log
 from benchkit.errors import Unavailable, UserError
 from benchkit.quality.models_doc import ModelEntry, ModelsDoc
 from benchkit.quality.text import n_vocab, workload_text
 from benchkit.report.lang import N_
+from benchkit.results import bounded
 
 _log = log.get(__name__)
 
@@ -544,7 +545,7 @@ def compare_sweep(sweep: Path, again: bool = False, elsewhere: bool = False) -> 
     """compare_models on a sweep folder, with the study's reference_model its jobs carry;
     `again`: measure even where models.json says the same inputs were measured."""
     from benchkit.report.verdicts.folder import resolve_study
-    from benchkit.results import find_results
+    from benchkit.results.store import find_results
 
     results = find_results(sweep)
     study = resolve_study(results)

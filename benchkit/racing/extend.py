@@ -1,6 +1,6 @@
 """Extending a finished job by more units without measuring again the units it has.
 
-The resume mechanism (benchkit.reuse) takes a complete earlier job with the same
+The resume mechanism (benchkit.results.reuse) takes a complete earlier job with the same
 resume key. A race asks the same job for more units each round (`workload.units` 3, then
 5, ...), which changes the key; the *extend key* is the resume key without the unit count.
 A complete job in the job's own folder with the same extend key and fewer units is the
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from benchkit import bounded
 from benchkit.client.replay import CallRecord, read_records
-from benchkit.results import CALLS_FILE, RESULT_FILE, atomic_write_text
-from benchkit.schema import Json
-from benchkit.trust import Trust, read_result
+from benchkit.results import bounded
+from benchkit.results.schema import Json
+from benchkit.results.store import CALLS_FILE, RESULT_FILE, atomic_write_text
+from benchkit.results.trust import Trust, read_result
 
 # Seconds between the last old call and the first new one in the job's clock: the server
 # restart between them is not part of either measurement.
@@ -87,7 +87,7 @@ def find_prior(
         if all(r.ok for r in rs) and len(rs) == calls_per_unit.get(u, -1)
     ]
     # A job stopped right after its last unit has every unit it is asked for: it is finished
-    # from its calls alone (benchkit.job).
+    # from its calls alone (benchkit.job.run).
     if not 0 < len(done) <= units or (len(done) == units and old.get("status") == "complete"):
         return None
     keep = set(done)

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchkit.gpu_readers import GPU_BACKENDS, open_reader
+from benchkit.measure.gpu_readers import GPU_BACKENDS, open_reader
 from benchkit.report.analysis.evidence import SLOT_LATENCY, THROUGHPUT
-from benchkit.results import CALLS_FILE, RESULT_FILE, unit_spans
-from benchkit.trust import read_result
+from benchkit.results.store import CALLS_FILE, RESULT_FILE, unit_spans
+from benchkit.results.trust import read_result
 
 # The file a racing sweep writes beside its jobs: settings, outcomes, launches.
 RACING_FILE = "racing.json"
@@ -38,7 +38,7 @@ def scale_to_wall(spans: Mapping[str, float], wall_s: float) -> dict[str, float]
 def unit_values(job_dir: Path, metric: str = THROUGHPUT) -> dict[str, float]:
     """The job's per-unit values of `metric` (one of RACEABLE); {} for a job without calls,
     with several passes (repeats > 1: a race adds units, not repeats), or whose result does
-    not match its digest (benchkit.trust)."""
+    not match its digest (benchkit.results.trust)."""
     if metric not in RACEABLE:
         raise ValueError(f"racing compares per-unit times; {metric} is not one")
     try:
@@ -86,7 +86,7 @@ def unit_machines(
     machines apart: a card from telemetry, else the hardware profile on its host ('' where
     neither is recorded). A job a race extended (provenance.extended: each run's units)
     measured its last run's units on the last card its telemetry lists (an extension lists
-    the earlier runs' cards first, benchkit.job_extend.join_devices); its earlier units keep
+    the earlier runs' cards first, benchkit.job.extend.join_devices); its earlier units keep
     the machine `earlier` recorded for them, else all the job's cards together, as the report
     names such a job's machine (evidence.gpu_of)."""
     tel = (result.get("metrics") or {}).get("telemetry")

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchkit import bounded, log
+from benchkit import log
 from benchkit.errors import UserError
 from benchkit.racing.anchors import (
     AnchorEntry,
@@ -45,9 +45,10 @@ from benchkit.racing.policy import (
 )
 from benchkit.racing.record import Earlier, RacingJson, RacingPoint
 from benchkit.report.analysis.evidence import objective_of
-from benchkit.results import RESULT_FILE, atomic_write_text
-from benchkit.schema import Json
-from benchkit.trust import Trust, read_result
+from benchkit.results import bounded
+from benchkit.results.schema import Json
+from benchkit.results.store import RESULT_FILE, atomic_write_text
+from benchkit.results.trust import Trust, read_result
 from benchkit.workload import load_workload
 
 _log = log.get(__name__)
@@ -149,7 +150,7 @@ class Race:
 
     def _result(self, point: str) -> Json:
         """The point's result as the race may use it: read bounded and signed with this
-        user's key and unchanged (benchkit.trust), else {} (the point is measured again: a
+        user's key and unchanged (benchkit.results.trust), else {} (the point is measured again: a
         race resumed after its result.json was edited takes nothing from it)."""
         path = self.sweep_dir / point / RESULT_FILE
         try:

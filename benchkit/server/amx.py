@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 from benchkit import log
-from benchkit.results import atomic_write_text
+from benchkit.results.store import atomic_write_text
 
 _log = log.get(__name__)
 

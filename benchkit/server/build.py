@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TypedDict, cast
 
 from benchkit import log, timeouts
-from benchkit.backends import REQUIRE_HINTS
-from benchkit.backends import backend as declared
-from benchkit.config import BackendConfig, BackendName
+from benchkit.config.backends import REQUIRE_HINTS
+from benchkit.config.backends import backend as declared
+from benchkit.config.schema import BackendConfig, BackendName
 from benchkit.errors import Unavailable, UserError
 from benchkit.server import amx, vulkan
 from benchkit.server.progress import run_build
@@ -146,7 +146,7 @@ def read_stamp(build: Path) -> BuildStamp | None:
 def _machine() -> Machine:
     """Where a build is made: host, CPU, OS and C library (a carried build needs a C library
     at least this new where it runs)."""
-    from benchkit.provenance import _cpu_model
+    from benchkit.host.provenance import _cpu_model
 
     libc, libc_version = platform.libc_ver()
     return {

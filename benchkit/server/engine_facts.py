@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from benchkit.config import CacheType
+from benchkit.config.schema import CacheType
 
 
 class EngineName(StrEnum):

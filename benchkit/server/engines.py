@@ -1,7 +1,7 @@
 """The engines a job can measure, behind one interface: llama-server (built by benchkit),
 vLLM and SGLang (installed by the user), and a server someone else started (`external`).
 
-benchkit.job runs every engine the same way: `provide` what runs the server, find its
+benchkit.job.run runs every engine the same way: `provide` what runs the server, find its
 `models`, `plan` its command, start a `server` per pass (which proves it is this job's),
 replay, read its `counters`. What differs between engines lives here, one class each; vLLM
 and SGLang share one, since everything that tells them apart is already keyed by EngineName
@@ -18,8 +18,8 @@ from typing import Protocol, TypedDict
 
 import httpx
 
-from benchkit.backends import EngineKind, backend
-from benchkit.config import BenchConfig
+from benchkit.config.backends import EngineKind, backend
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import Unavailable, UserError
 from benchkit.models.draft import provide_draft_model
 from benchkit.server.metrics import (
@@ -177,7 +177,7 @@ class Target:
 
 
 class Engine(Protocol):
-    """One engine's side of a job; benchkit.job drives every engine through these, in order."""
+    """One engine's side of a job; benchkit.job.run drives every engine through these, in order."""
 
     @property
     def label(self) -> str:

@@ -10,8 +10,8 @@ import os
 import secrets
 from dataclasses import dataclass, field
 
-from benchkit.backends import selector
-from benchkit.config import (
+from benchkit.config.backends import selector
+from benchkit.config.schema import (
     BenchConfig,
     CacheType,
     CtxPolicy,
@@ -248,7 +248,7 @@ def plan_server(
 
 def server_env(cfg: BenchConfig) -> dict[str, str]:
     """backend.env with hardware.device selected the way the backend's runtime selects a
-    device (benchkit.backends: CUDA_VISIBLE_DEVICES=N, ONEAPI_DEVICE_SELECTOR=level_zero:N,
+    device (benchkit.config.backends: CUDA_VISIBLE_DEVICES=N, ONEAPI_DEVICE_SELECTOR=level_zero:N,
     ...): the environment every engine starts with."""
     env = dict(cfg.backend.env)
     sel = selector(cfg.backend)

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from benchkit import timeouts
-from benchkit.backends import backend as declared
-from benchkit.config import (
+from benchkit.config.backends import backend as declared
+from benchkit.config.schema import (
     BackendConfig,
     BackendName,
     BenchConfig,

@@ -27,7 +27,7 @@ import httpx
 
 from benchkit import timeouts
 from benchkit.errors import UserError
-from benchkit.lifeline import die_with_parent, forget_server, note_server
+from benchkit.host.lifeline import die_with_parent, forget_server, note_server
 from benchkit.server.plan import ServerSecret, ServerSpec, llama_secret
 
 

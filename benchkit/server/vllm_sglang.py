@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from shutil import which
 
-from benchkit.backends import backend
-from benchkit.config import BenchConfig, FlashAttn, SpecType
+from benchkit.config.backends import backend
+from benchkit.config.schema import BenchConfig, FlashAttn, SpecType
 from benchkit.errors import UserError
 
 # The engines' names and the facts read in their sources (engine_facts.py); the public names

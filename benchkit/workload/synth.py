@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from benchkit.errors import UserError
-from benchkit.owned import FolderKind, building
+from benchkit.results.owned import FolderKind, building
 from benchkit.workload.journal import FixtureCall, Segment
 from benchkit.workload.model import (
     FIXTURE_CALLS_FILE,
@@ -471,7 +471,7 @@ def synth(recipe: Recipe, out: str | Path) -> Path:
 
     The files are written to a temporary sibling directory which then replaces ``out``;
     an existing ``out`` is replaced only if it holds nothing but a fixture benchkit wrote
-    (benchkit.owned), so a typo cannot wipe an unrelated folder.
+    (benchkit.results.owned), so a typo cannot wipe an unrelated folder.
     """
     files = render(recipe)
     dest = Path(out)

@@ -113,8 +113,8 @@ class RacingSweeper(BasicSweeper):
 
     def sweep(self, arguments: list[str]) -> Any:
         from benchkit.errors import UserError
+        from benchkit.job.sweep_progress import write_plan
         from benchkit.racing.observe import RACING_FILE
-        from benchkit.sweep_progress import write_plan
 
         assert self.config is not None and self.launcher is not None
         assert self.hydra_context is not None
@@ -151,7 +151,7 @@ class RacingSweeper(BasicSweeper):
                 batch = race.next_batch()
                 if not batch:
                     break
-                # The round's jobs, for each job's progress line (benchkit.sweep_progress).
+                # The round's jobs, for each job's progress line (benchkit.job.sweep_progress).
                 write_plan(
                     sweep_dir,
                     {

@@ -126,7 +126,7 @@ def test_port_taken_between_choice_and_start(
     tmp_path: Path, tag: str, monkeypatch: pytest.MonkeyPatch, compose_cfg
 ) -> None:
     """Someone binds the chosen port first: llama-server (never --reuse-port) must fail."""
-    from benchkit import job as job_mod
+    from benchkit.job import run as job_mod
 
     squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     squatter.bind(("127.0.0.1", 0))  # bound, not listening: invisible to a connect probe

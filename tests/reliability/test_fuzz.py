@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from benchkit.client.replay import CallRecord
 from benchkit.client.stream import apply_event, parse_sse_line
 from benchkit.errors import UserError
-from benchkit.measure import compute_metrics
-from benchkit.results import load_result
+from benchkit.measure.calls import compute_metrics
+from benchkit.results.store import load_result
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.reuse import proves_itself
-from benchkit.scrub import Secrets
+from benchkit.results.reuse import proves_itself
+from benchkit.results.scrub import Secrets
 from tests.reliability.conftest import lines, result, run, start, wait_for
 
 SMALL = ("slots=1", "workload.units=1")

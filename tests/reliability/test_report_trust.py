@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchkit.owned import MANIFEST
 from benchkit.paths import repo_root
+from benchkit.results.owned import MANIFEST
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 
@@ -164,7 +164,7 @@ def test_a_study_name_from_results_cannot_climb_out(tmp_path: Path) -> None:
 
 def test_a_factor_value_from_results_names_no_path(tmp_path: Path) -> None:
     """A figure is named after a factor's value: one read from results stays a plain name."""
-    from benchkit.owned import safe_name
+    from benchkit.results.owned import safe_name
 
     assert safe_name("spec-../../../etc/x") == "spec-..-..-..-etc-x"
     assert "/" not in safe_name("a/b\\c") and not safe_name("..hidden").startswith(".")

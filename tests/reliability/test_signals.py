@@ -1,7 +1,7 @@
 """Signals reach the whole process tree (search -> sweep -> job -> llama-server), each level
 writes what it was doing, and nothing outlives its parent (issue #42, attacks 4, 5, 6 and
 "SIGTERM to a plain sweep did not stop it"). The real CPU llama-server throughout; a job's
-server is found through the pid file the job keeps (benchkit/lifeline.py)."""
+server is found through the pid file the job keeps (benchkit/host/lifeline.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.job_folder import RESERVE_FILE
-from benchkit.lifeline import PID_FILE
+from benchkit.host.lifeline import PID_FILE
+from benchkit.job.folder import RESERVE_FILE
 from tests.reliability.conftest import default_sigint, lines, result, run, start, wait_for
 
 pytestmark = pytest.mark.slow

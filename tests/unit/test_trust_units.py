@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchkit import app, callbacks, knobs
-from benchkit.config import BenchConfig
+from benchkit import app, callbacks
+from benchkit.config import knobs
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import UserError
-from benchkit.job import summary
-from benchkit.job_folder import failure_reason, write_failure
+from benchkit.job.folder import failure_reason, write_failure
+from benchkit.job.run import summary
 from benchkit.paths import repo_root
-from benchkit.scrub import Secrets, mask_url, scrub_override
+from benchkit.results.scrub import Secrets, mask_url, scrub_override
 
 Compose = Callable[..., BenchConfig]
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"

@@ -12,8 +12,8 @@ from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.racing import load_race
 from benchkit.report.analysis.sweep import AnchorJob, _is_num, records
 from benchkit.report.analysis.table import tidy
-from benchkit.results import CALLS_FILE, find_results
-from benchkit.results import unit_spans as calls_unit_spans
+from benchkit.results.store import CALLS_FILE, find_results
+from benchkit.results.store import unit_spans as calls_unit_spans
 
 
 def race_anchors(source: Path, configured: Sequence[str]) -> list[str]:

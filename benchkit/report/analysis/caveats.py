@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.measure.telemetry import is_partial
 from benchkit.report.analysis import caps, host_load, rate_swing
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.job_builds import (
@@ -37,7 +38,6 @@ from benchkit.report.lang.i18n import (
     jobs_text,
     point_text,
 )
-from benchkit.telemetry import is_partial
 
 Caveat = dict[str, Any]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from benchkit.report.analysis.evidence import machine_name
 from benchkit.report.analysis.stalls import JobStalls
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 
 FACTORS = ("backend", "slots", "mtp")
 

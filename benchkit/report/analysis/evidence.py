@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from benchkit.errors import UserError
+from benchkit.measure.telemetry import is_partial
 from benchkit.report.analysis.numbers import Contamination, ObjectiveJson, SloBreak
-from benchkit.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
-from benchkit.telemetry import is_partial
+from benchkit.results.schema import ModelInfo, Result, SamplingInfo, WorkloadInfo
 
 THROUGHPUT = "s_per_unit_throughput"
 SLOT_LATENCY = "s_per_unit_slot_latency"

@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
-from benchkit import bounded
-from benchkit.results import JobResult
+from benchkit.results import bounded
+from benchkit.results.store import JobResult
 
 GROUND_TRUTH_DIR = "ground-truth"
 

@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from benchkit import schema
-from benchkit.schema import Result
+from benchkit.results import schema
+from benchkit.results.schema import Result
 
 # "version: 7000 (abc1234)" (llama.cpp's --version) or "0.6.0-dev (build 11434, commit unknown)"
 # (builds from the PyPI sdist, which has no git commit).

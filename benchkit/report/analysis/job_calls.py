@@ -21,15 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit import bounded
+from benchkit.measure.telemetry import TELEMETRY_FILE
 from benchkit.report.analysis import call_columns, warmup
 from benchkit.report.analysis.call_columns import Columns, columns_of
 from benchkit.report.analysis.caps import JobCaps, job_caps
 from benchkit.report.analysis.slot_use import windows_of
 from benchkit.report.analysis.stalls import JobStalls, find_stalls
 from benchkit.report.analysis.table import figures_from_calls, needs_calls
-from benchkit.results import CALLS_FILE, JobResult, jsonl_of, read_jsonl, spans_of
-from benchkit.telemetry import TELEMETRY_FILE
+from benchkit.results import bounded
+from benchkit.results.store import CALLS_FILE, JobResult, jsonl_of, read_jsonl, spans_of
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 from benchkit.quality.drift import Drift, compare, margin, not_comparable, read_probes, top1
 from benchkit.quality.probe import ProbeRecord
 from benchkit.report.lang import fmt, tr
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 
 # KV cache types from the most precise down: the default reference takes the first measured.
 KV_ORDER = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "iq4_nl", "q4_1", "q4_0")

@@ -17,13 +17,13 @@ from typing import Any, TypedDict
 
 import pandas as pd
 
-from benchkit import bounded
 from benchkit.racing.estimate import Restated, by_home, imputed_by_machine
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
 from benchkit.report.analysis.evidence import machine_name
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import jobs_text, point_text
-from benchkit.results import JobResult
+from benchkit.results import bounded
+from benchkit.results.store import JobResult
 
 
 def load_race(source: Path) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from benchkit.results import read_jsonl
+from benchkit.results.store import read_jsonl
 
 
 def unit_windows(calls: Path) -> list[tuple[float, float]]:

@@ -37,7 +37,7 @@ from benchkit.report.analysis.stall_calls import (
     unit_spans,
     waits,
 )
-from benchkit.results import read_jsonl
+from benchkit.results.store import read_jsonl
 
 Floats = npt.NDArray[np.float64]
 

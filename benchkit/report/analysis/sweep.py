@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from benchkit.config.space import factor_name
+from benchkit.config.space import parse_sweep_overrides as parse_sweep_overrides
 from benchkit.racing.estimate import Restated
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.anchor_job import AnchorJob as AnchorJob
@@ -27,8 +29,6 @@ from benchkit.report.analysis.numbers import (
 )
 from benchkit.report.analysis.stalls import JobStalls
 from benchkit.report.lang.fmt import norm as norm
-from benchkit.space import factor_name
-from benchkit.space import parse_sweep_overrides as parse_sweep_overrides
 
 THROUGHPUT = "s_per_unit_throughput"
 

@@ -11,11 +11,17 @@ import numpy as np
 import pandas as pd
 
 from benchkit.client.replay import CallRecord, read_records, record_of
-from benchkit.measure import TimeFigures, compute_metrics, figures_of, server_rates, time_figures
+from benchkit.measure.calls import (
+    TimeFigures,
+    compute_metrics,
+    figures_of,
+    server_rates,
+    time_figures,
+)
 from benchkit.report.analysis import call_columns
 from benchkit.report.analysis.call_columns import Columns, union_length
 from benchkit.report.analysis.job_builds import identity_problem
-from benchkit.results import CALLS_FILE, JobResult
+from benchkit.results.store import CALLS_FILE, JobResult
 
 FACTOR_COLUMNS = ("backend", "slots", "mtp")
 

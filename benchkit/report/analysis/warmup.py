@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 
 WarmState = Literal["on", "off", "unknown"]
 

@@ -31,7 +31,7 @@ from benchkit.report.lang.words import (
     STATUS_WORDS,
 )
 from benchkit.report.lang.words import BACKENDS as BACKENDS
-from benchkit.trust import LEFT_OUT
+from benchkit.results.trust import LEFT_OUT
 
 
 def definitions(base: Mapping[str, str], lang: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ language.
 
 from __future__ import annotations
 
-from benchkit import backends
+from benchkit.config import backends
 from benchkit.report.lang import NC_
 
 # Each backend's name as its declaration gives it (benchkit.backends).

@@ -27,9 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from benchkit import bounded
+from benchkit.config.knobs import STUDY_NAME
 from benchkit.errors import UserError
-from benchkit.knobs import STUDY_NAME
 from benchkit.report.analysis.claims import ClaimCheck
 from benchkit.report.analysis.numbers import MissingPoint
 from benchkit.report.analysis.sweep import COMPLETE, norm
@@ -67,8 +66,9 @@ from benchkit.report.ledger.types import (
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.light import Light, cold_of, number_changes
-from benchkit.results import atomic_write_text
-from benchkit.results import results_digest as results_digest
+from benchkit.results import bounded
+from benchkit.results.store import atomic_write_text
+from benchkit.results.store import results_digest as results_digest
 
 LEDGER_VERSION = 1
 

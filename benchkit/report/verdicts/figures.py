@@ -24,9 +24,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import font_manager
 
-from benchkit.owned import safe_name
 from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import SOURCE, grammar, i18n, tr, trc
+from benchkit.results.owned import safe_name
 
 
 @cache

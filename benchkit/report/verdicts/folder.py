@@ -16,8 +16,9 @@ import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from benchkit import bounded, log
-from benchkit.config import StudyConfig, to_plain
+from benchkit import log
+from benchkit.config.schema import StudyConfig, to_plain
+from benchkit.config.space import swept
 from benchkit.errors import UserError
 from benchkit.paths import conf_dir
 from benchkit.racing.estimate import Restated
@@ -35,10 +36,10 @@ from benchkit.report.analysis.stalls import PER_UNIT, JobStalls
 from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.lang import check_language
 from benchkit.report.verdicts import analyse as an
-from benchkit.results import JobResult, find_results
-from benchkit.schema import Json, Result
-from benchkit.space import swept
-from benchkit.trust import left_out_jobs
+from benchkit.results import bounded
+from benchkit.results.schema import Json, Result
+from benchkit.results.store import JobResult, find_results
+from benchkit.results.trust import left_out_jobs
 
 MULTIRUN_FILE = "multirun.yaml"
 _log = log.get(__name__)

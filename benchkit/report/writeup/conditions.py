@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from benchkit import bounded
 from benchkit.report.analysis import caveats, warmup
 from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.lang import i18n, tr, trn
@@ -18,8 +17,9 @@ from benchkit.report.lang.fmt import integer
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts.cold_words import warmup_lines
 from benchkit.report.verdicts.folder import Analysed
-from benchkit.results import JobResult
-from benchkit.schema import Metrics, ModelInfo, SamplingInfo, WorkloadInfo
+from benchkit.results import bounded
+from benchkit.results.schema import Metrics, ModelInfo, SamplingInfo, WorkloadInfo
+from benchkit.results.store import JobResult
 
 
 def _short(arg: str) -> str:

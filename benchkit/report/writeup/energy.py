@@ -19,13 +19,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from benchkit.measure.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
 from benchkit.report.analysis.energy_numbers import FACTORS, _norm, _num, backend_energy, job_rows
 from benchkit.report.lang import N_, marked, tr, trn
 from benchkit.report.lang.i18n import backend_name, job_seconds_text, point_text
 from benchkit.report.verdicts.figures import drawable
 from benchkit.report.writeup.recommend import recommendation
-from benchkit.results import find_results
-from benchkit.telemetry import DEFINITIONS, TELEMETRY_FILE, load_samples
+from benchkit.results.store import find_results
 
 FIGURE = "telemetry.png"
 

@@ -25,13 +25,13 @@ from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup.markdown_html import markdown_to_html
 from benchkit.report.writeup.tables import drop_constant_columns, drop_empty_columns
 from benchkit.report.writeup.view import unit_word
-from benchkit.results import (
+from benchkit.results.store import (
     RESULTS_CSV,
     atomic_write_bytes,
     atomic_write_text,
     write_results_csv,
 )
-from benchkit.visible import visible
+from benchkit.results.visible import visible
 
 _log = log.get(__name__)
 

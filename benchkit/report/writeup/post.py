@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from benchkit.backends import BACKENDS, BackendName, EngineKind
-from benchkit.config import StudyText
+from benchkit.config.backends import BACKENDS, BackendName, EngineKind
+from benchkit.config.schema import StudyText
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, Point, SlotsNumbers
 from benchkit.report.lang import clauses, fmt, grammar, i18n, tr, trn
 from benchkit.report.verdicts import analyse as an

@@ -26,7 +26,6 @@ from pathlib import Path
 import yaml
 
 from benchkit.errors import UserError
-from benchkit.owned import FolderKind, building, check_replaceable
 from benchkit.report import ledger
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis import groundtruth as gt
@@ -47,9 +46,10 @@ from benchkit.report.writeup.page import write_report
 from benchkit.report.writeup.race_check import race_checks
 from benchkit.report.writeup.use_this import use_this
 from benchkit.report.writeup.view import study_words, unit_word, view_model
-from benchkit.results import JobResult, results_digest
-from benchkit.trust import left_out_jobs as left_out
-from benchkit.visible import visible
+from benchkit.results.owned import FolderKind, building, check_replaceable
+from benchkit.results.store import JobResult, results_digest
+from benchkit.results.trust import left_out_jobs as left_out
+from benchkit.results.visible import visible
 
 # Imported from here by the command line, the sweep callback and the tests.
 __all__ = [

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
-from benchkit import metrics
+from benchkit.measure import metrics
 from benchkit.report.lang import fmt, marked
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from benchkit.report.analysis.quality import DriftSet, choose_reference
 from benchkit.report.lang import fmt, tr, trn
 from benchkit.report.lang.i18n import span
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 
 
 @dataclass

@@ -11,7 +11,7 @@ from benchkit.report.analysis import slot_use
 from benchkit.report.lang import i18n, tr
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts.folder import Analysed
-from benchkit.results import CALLS_FILE, JobResult
+from benchkit.results.store import CALLS_FILE, JobResult
 
 _TIME_KEYS = (
     "prefill_busy_share", "decode_busy_share", "idle_share", "seqs_per_step",

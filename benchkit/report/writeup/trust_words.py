@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from benchkit.report.lang import tr
 from benchkit.report.lang.i18n import jobs_text
-from benchkit.results import JobResult
-from benchkit.trust import MEASURED_STATUSES, Trust
+from benchkit.results.store import JobResult
+from benchkit.results.trust import MEASURED_STATUSES, Trust
 
 
 def _who(jobs: list[str], every: bool, lang: str) -> str:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import yaml
 
-from benchkit import bounded
 from benchkit.racing.observe import RACING_FILE
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
@@ -31,7 +30,8 @@ from benchkit.report.analysis.numbers import (
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.folder import MULTIRUN_FILE, Analysed
-from benchkit.results import JobResult
+from benchkit.results import bounded
+from benchkit.results.store import JobResult
 
 # The verdicts whose open comparisons (benchkit.compare) a Next run settles.
 ENGINE = (BackendNumbers, SlotsNumbers, DraftingNumbers, FactorNumbers)

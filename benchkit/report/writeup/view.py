@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from benchkit import __version__
-from benchkit.config import ClaimText, StudyConfig, StudyText
-from benchkit.measure import DEFINITIONS
-from benchkit.measure_load import DEFINITIONS as LOAD_DEFINITIONS
+from benchkit.config.schema import ClaimText, StudyConfig, StudyText
+from benchkit.load.measure import DEFINITIONS as LOAD_DEFINITIONS
+from benchkit.measure.calls import DEFINITIONS
 from benchkit.report import ledger
 from benchkit.report.analysis.caveats import caveat_sentence
 from benchkit.report.analysis.claims import ClaimCheck, Refuted

@@ -40,7 +40,7 @@ from benchkit.client.transport import (
     CLIENT_RAW_READ_TIME,
     RawPool,
 )
-from benchkit.config import BenchConfig, OutputPolicy
+from benchkit.config.schema import BenchConfig, OutputPolicy
 from benchkit.server.plan import ReplaySpec
 from benchkit.workload import Call, Unit, Workload
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import UserError
 from benchkit.models.draft import provide_draft_model
 from benchkit.models.synthetic import SynthRecipe, model_path_for

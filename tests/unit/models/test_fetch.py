@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from benchkit.config import ModelConfig
+from benchkit.config.schema import ModelConfig
 from benchkit.errors import UserError
 from benchkit.models import fetch
 from benchkit.models.fetch import (

@@ -11,7 +11,7 @@ from pathlib import Path
 import gguf
 import pytest
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import UserError
 from benchkit.models.synthetic import SynthRecipe, find_quantize, param_counts, write_model
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import gguf
 import pytest
 
-from benchkit.config import ModelConfig
+from benchkit.config.schema import ModelConfig
 from benchkit.errors import UserError
 from benchkit.models.fetch import model_from_conf, packaged_path
 from benchkit.models.package import PackagedGGUF

@@ -10,7 +10,7 @@ from benchkit.quality.task import wilson
 from benchkit.report.analysis.quality import DriftSet
 from benchkit.report.lang.i18n import point_text
 from benchkit.report.writeup.task import task_view
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 
 
 def _block(correct: int, items: int, sha: str = "a" * 64) -> dict[str, Any]:

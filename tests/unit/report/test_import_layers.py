@@ -44,9 +44,9 @@ DEFERRED_OK = {
 KIND_MAY = (
     # The comparison engine, and the sweep and numbers it is asked through.
     "benchkit.compare",
-    "benchkit.schema",
+    "benchkit.results.schema",
     # The drafting settings a job records (what a drafter's comparison pairs on).
-    "benchkit.drafting",
+    "benchkit.config.drafting",
     "benchkit.report.analysis.sweep",
     "benchkit.report.analysis.numbers",
     "benchkit.report.analysis.load_numbers",

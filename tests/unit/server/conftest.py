@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from benchkit.config import BenchConfig
-from benchkit.job import JobContext, run_job
+from benchkit.config.schema import BenchConfig
+from benchkit.job.record import JobContext
+from benchkit.job.run import run_job
 from benchkit.paths import repo_root
 from benchkit.server import vllm_sglang
 

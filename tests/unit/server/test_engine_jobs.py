@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.server import vllm_sglang
 from tests.unit.server.conftest import run
 

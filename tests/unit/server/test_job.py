@@ -1,4 +1,4 @@
-"""benchkit.job's one path: every engine is provided, planned, started once per pass, proven
+"""benchkit.job.run's one path: every engine is provided, planned, started once per pass, proven
 to be the job's, replayed against and read back in the same order, with the stand-in engine
 (tests/engine_standin.py) as the server process. The real llama-server takes the same path
 in tests/reliability and tests/test_sweep_integration.py."""
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from benchkit import job
-from benchkit.config import BenchConfig, to_plain
+from benchkit.config.schema import BenchConfig, to_plain
+from benchkit.job import run as job
 from benchkit.server.engines import Engine, engine_for
 from benchkit.server.plan import ServerSpec
 from benchkit.server.serve import RunningServer, free_port
@@ -160,7 +160,7 @@ def test_resume_key_leaves_an_unset_replay_client_out(compose_cfg: Compose) -> N
     for key in (*keys, "load"):
         conf.pop(key)
     conf["study"].pop("quality")  # type: ignore[attr-defined]
-    # spec=none composes a draft model it never uses (benchkit.drafting): its key holds none,
+    # spec=none composes a draft model it never uses (benchkit.config.drafting): its key holds none,
     # as before spec=none composed one.
     conf["spec"]["draft_model"] = None  # type: ignore[index]
     blob = json.dumps([conf, "fp", "build"], sort_keys=True, default=str)

@@ -1,5 +1,5 @@
 """A disk that fills during a job (issue #31): the replay stops with one sentence, what was
-measured is the result, and result.json still fits (benchkit.job_folder keeps room for it).
+measured is the result, and result.json still fits (benchkit.job.folder keeps room for it).
 The engine stand-in serves the calls: what is tested is the disk, not the server (the real
 llama-server on a full tmpfs: tests/reliability/test_job_trust.py)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.client.replay import RecordSink
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from tests.unit.server.conftest import run
 
 Compose = Callable[..., BenchConfig]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from benchkit.config import BenchConfig, OutputPolicy
+from benchkit.config.schema import BenchConfig, OutputPolicy
 from benchkit.errors import UserError
 from benchkit.server.plan import context_size, plan_replay, plan_server, sampling_fields
 
@@ -153,7 +153,7 @@ def test_spec_draft_defaults_to_the_synthetic_tiny_moe(compose_cfg: Compose) -> 
 def test_spec_draft_without_a_file_is_refused(compose_cfg: Compose) -> None:
     with pytest.raises(UserError, match="spec=draft"):
         _plan(compose_cfg("spec=draft"))
-    # Every spec option composes a draft model (benchkit.drafting); one removed is refused.
+    # Every spec option composes a draft model (benchkit.config.drafting); one removed is refused.
     with pytest.raises(UserError, match="spec=draft needs a draft model"):
         _plan(compose_cfg("spec.type=draft", "spec.draft_model=null"), draft="/d.gguf")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import Unavailable
 from benchkit.server.build import (
     BUILD_STAMP,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
 from benchkit.server import vllm_sglang as engines

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from benchkit.config import BenchConfig
+from benchkit.config.schema import BenchConfig
 from benchkit.errors import Unavailable
 from benchkit.paths import repo_root
 from benchkit.server.build import build_flags
@@ -243,7 +243,7 @@ def test_real_sweep_cpu_against_vulkan(
 def test_flash_attention_auto_means_off_on_llvmpipe_and_on_is_refused(
     compose_cfg: Callable[..., BenchConfig],
 ) -> None:
-    from benchkit.config import FlashAttn
+    from benchkit.config.schema import FlashAttn
     from benchkit.errors import UserError
     from benchkit.server.provide import ServerBinary
     from benchkit.server.provide import fit_flash_attn as _fit_flash_attn

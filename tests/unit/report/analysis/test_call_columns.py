@@ -15,12 +15,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchkit.measure import time_figures, union_length
+from benchkit.measure.calls import time_figures, union_length
 from benchkit.report.analysis import call_columns, intervals, stall_calls, stalls
 from benchkit.report.analysis.caps import job_caps
 from benchkit.report.analysis.slot_use import windows_of
 from benchkit.report.analysis.table import _time_figures, _Times
-from benchkit.results import spans_of
+from benchkit.results.store import spans_of
 
 
 def _calls(seed: int, n: int, slots: int, stall_at: int | None) -> list[dict[str, Any]]:

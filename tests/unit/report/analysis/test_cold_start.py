@@ -17,7 +17,7 @@ from benchkit.report.analysis.warmup import job_warmup, study_warmup
 from benchkit.report.verdicts.cold_words import cold_text, warmup_lines
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.verdicts.light import Light
-from benchkit.results import load_result
+from benchkit.results.store import load_result
 
 DATA = Path(__file__).parents[3] / "data" / "h200-vulkan-1slot"
 
@@ -187,7 +187,7 @@ def test_reference_data_has_no_warm_up_state() -> None:
     warm-up preceded their passes is not known (the ledger had recorded 'off')."""
     from benchkit.paths import repo_root
     from benchkit.report.analysis.warmup import job_warmup
-    from benchkit.results import find_results
+    from benchkit.results.store import find_results
 
     seed = find_results(repo_root() / "fixtures" / "results" / "seed-r9700")
     assert seed and all(job_warmup(r) == "unknown" for r in seed)

@@ -1,11 +1,11 @@
-"""The host's own load during a pass (benchkit/proc_cpu.py): other processes' CPU seconds from
-/proc/stat less the server's and benchkit's, and the report's caveat naming busy jobs."""
+"""The host's own load during a pass (benchkit/measure/proc_cpu.py): other processes' CPU seconds
+from /proc/stat less the server's and benchkit's, and the report's caveat naming busy jobs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchkit.proc_cpu import HostSnapshot, host_snapshot, other_cpu_s
+from benchkit.measure.proc_cpu import HostSnapshot, host_snapshot, other_cpu_s
 from benchkit.report.analysis import host_load
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from benchkit import schema
 from benchkit.paths import repo_root
 from benchkit.report.analysis.evidence import contamination, gpu_of, setup_of
-from benchkit.results import load_result
+from benchkit.results import schema
+from benchkit.results.store import load_result
 
 STUDY = repo_root() / "docs" / "studies" / "h100-vulkan-vs-cuda-warm" / "results"
 

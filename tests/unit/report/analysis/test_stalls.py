@@ -11,7 +11,7 @@ import pytest
 
 from benchkit.report.analysis.stalls import find_stalls, job_stalls
 from benchkit.report.verdicts.folder import analyse_folder
-from benchkit.results import read_jsonl
+from benchkit.results.store import read_jsonl
 
 DATA = Path(__file__).parents[3] / "data" / "h200-vulkan-1slot"
 

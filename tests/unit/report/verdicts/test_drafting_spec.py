@@ -20,8 +20,8 @@ PLANNED = {"spec": ["none", "draft"], "draft_max": [2, 4], "slots": [1, 2]}
 
 def jobs(acceptance: float, *, record_none_draft_max: bool = True) -> list[dict[str, Any]]:
     """The README's sweep: spec=none at 100 s/unit (halved at 2 slots), measured once per
-    slot count and recorded at both draft lengths (a collapsed duplicate, as benchkit.drafting
-    makes it); spec=draft 1.3x slower at draft_max=2, 0.8x at 4."""
+    slot count and recorded at both draft lengths (a collapsed duplicate, as
+    benchkit.config.drafting makes it); spec=draft 1.3x slower at draft_max=2, 0.8x at 4."""
     out = []
     for slots in (1, 2):
         for n in (2, 4):

@@ -16,7 +16,7 @@ from benchkit.report.analysis.table import factor_columns, tidy
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import factor_words, sentences
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
-from benchkit.results import JobResult
+from benchkit.results.store import JobResult
 from tests.test_analyse import RUN_NOISE, result
 
 # Per-unit factors around a job's seconds per unit: steady (a decided pair) and scattered (a

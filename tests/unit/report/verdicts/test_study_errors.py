@@ -11,7 +11,7 @@ import pytest
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
 from benchkit.report.verdicts.folder import resolve_study
-from benchkit.results import find_results
+from benchkit.results.store import find_results
 
 STUDY = repo_root() / "docs" / "studies" / "h200-qwen3-30b-a3b"
 

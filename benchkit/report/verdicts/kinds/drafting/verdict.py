@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from benchkit.compare.engine import ACROSS, BETTER, OPEN, WITHIN, WORSE, Comparison
-from benchkit.drafting import DRAFTER_SETTINGS
+from benchkit.config.drafting import DRAFTER_SETTINGS
 from benchkit.report.analysis.numbers import (
     DraftAnswers,
     DraftContext,

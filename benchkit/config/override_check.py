@@ -1,0 +1,221 @@
+"""The two override mistakes Hydra answers with a page of text, caught before it runs: an
+option a config group does not have (`backend=cudaa`: Hydra lists its internal `base_*`
+schemas among the choices) and a top-level key benchkit does not have (`slot=16`: Hydra
+suggests `+slot=16`, which would add a key nothing reads), and a load key the chosen load
+process ignores (`load=closed load.rate=2` ran as closed, the rate unused). Each is one
+sentence naming the thing and the fix; anything this cannot judge (a user's --config-dir,
+sweep functions, interpolations, `+`/`~` overrides, Hydra's own keys) is left to Hydra.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import re
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from benchkit.config.schema import GROUPS, LOAD_KEYS_READ, BenchConfig, LoadProcess
+from benchkit.paths import conf_dir
+
+# Arguments after which benchkit's own groups are not the only ones (a user's config dir).
+_OWN_GROUPS_ONLY_UNLESS = ("--config-dir", "-cd", "--config-path", "-cp", "hydra.searchpath")
+# A value Hydra expands itself: a sweep function, a list, an interpolation, quoting.
+_EXPANDED = re.compile(r"[()\[\]{}$'\"*]")
+# A value that is more than one: a list or a sweep function (range, choice, glob, interval).
+_SWEPT = re.compile(r"^\w+\(|,")
+# Arguments that make benchkit's conf/config.yaml not the config composed.
+_OWN_CONFIG_UNLESS = ("--config-name", "-cn")
+
+
+def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
+    """The first mistaken override of `argv` (a command line after the program), in one
+    sentence, or None."""
+    root = conf or conf_dir()
+    groups = {p.name: p for p in root.iterdir() if p.is_dir() and p.name != "hydra"}
+    user_groups = any(a.startswith(_OWN_GROUPS_ONLY_UNLESS) for a in argv)
+    fields = [f.name for f in dataclasses.fields(BenchConfig)]
+    for arg in argv:
+        if arg.startswith(("-", "+", "~")) or "=" not in arg:
+            continue
+        key, value = arg.split("=", 1)
+        bad = _bad_value(key, value)
+        if bad is not None:
+            return bad
+        if "." in key or "/" in key or key.startswith("hydra") or "@" in key:
+            continue
+        if key in groups:
+            if user_groups or _EXPANDED.search(value):
+                continue
+            for option in value.split(","):
+                if option and not (groups[key] / f"{option}.yaml").is_file():
+                    return _no_option(key, option, groups[key])
+        elif key not in fields:
+            return _no_key(key, sorted({*fields, *groups}))
+    if user_groups or any(a.startswith(_OWN_CONFIG_UNLESS) for a in argv):
+        return None
+    return _ignored_load_key(argv, root)
+
+
+def _bad_value(key: str, value: str) -> str | None:
+    """A value its typed field cannot take (`slots=16x`, `mtp=maybe`,
+    `server.flash_attn=yes`), for the top-level numbers and switches and a group's closed
+    sets; None where it can, or where Hydra expands the value."""
+    if _EXPANDED.search(value):
+        return None
+    kind = _field_type(key)
+    if kind is None:
+        return None
+    for option in value.split(","):
+        # A whole number out of range (slots=0) is the job's to refuse, with its reason written
+        # in its result.json (benchkit.config.knobs), as any setting's range is.
+        if kind is int and not option.lstrip("-").isdigit():
+            return f"{key}={option} is not a whole number: give one, e.g. {key}=2."
+        # OmegaConf's own spellings of a switch.
+        if kind is bool and option.lower() not in (
+            "true",
+            "false",
+            "yes",
+            "no",
+            "on",
+            "off",
+            "1",
+            "0",
+            "y",
+            "n",
+        ):
+            return f"{key}={option} is not true or false: give {key}=true or {key}=false."
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            allowed = [str(m.value) for m in kind]
+            if option not in allowed:
+                return f"{key}={option} is not one of {', '.join(allowed)}: choose one of them."
+    return None
+
+
+def _field_type(key: str) -> type | None:
+    """The declared type of `slots`, `repeats`, `mtp` or `group.key` where it is a whole
+    number, a switch or a closed set (an Enum); None otherwise."""
+    parts = key.split(".")
+    if len(parts) == 1 and parts[0] in ("slots", "repeats"):
+        return int
+    if len(parts) == 1 and parts[0] in ("mtp", "resume"):
+        return bool
+    if len(parts) == 2 and parts[0] in GROUPS:
+        hints = typing.get_type_hints(GROUPS[parts[0]])
+        kind = hints.get(parts[1])
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            return kind
+    return None
+
+
+def _no_option(group: str, option: str, folder: Path) -> str:
+    options = sorted(p.stem for p in folder.glob("*.yaml") if not p.stem.startswith("base_"))
+    near = difflib.get_close_matches(option, options, n=1)
+    hint = f" (did you mean {group}={near[0]}?)" if near else ""
+    return (
+        f"there is no {group} named {option!r}{hint}: choose one of {', '.join(options)}, or "
+        f"add conf/{group}/{option}.yaml (with --config-dir for your own)."
+    )
+
+
+def _no_key(key: str, known: Sequence[str]) -> str:
+    near = difflib.get_close_matches(key, known, n=1)
+    hint = f"did you mean {near[0]}=...? " if near else ""
+    return (
+        f"there is no setting named {key!r}: {hint}the top-level settings are "
+        f"{', '.join(known)} (a group's own keys are set as group.key=value)."
+    )
+
+
+def _ignored_load_key(argv: Sequence[str], root: Path) -> str | None:
+    """An override of a load key that the chosen load process ignores (`load=closed
+    load.rate=2`, `load=poisson load.speed=2`), or a swept one that some process of a mixed
+    sweep ignores (its jobs would repeat), in one sentence; None otherwise."""
+    overrides: dict[str, str] = {}
+    for arg in argv:
+        if arg.startswith(("-", "~")) or "=" not in arg:
+            continue
+        key, value = arg.lstrip("+").split("=", 1)
+        overrides[key] = value
+    chosen = _load_processes(overrides, root)
+    if chosen is None:
+        return None
+    label, processes = chosen
+    for key, value in overrides.items():
+        group, _, name = key.partition(".")
+        if group != "load" or name == "process" or value == "null":
+            continue
+        readers = [f"load={p.value}" for p in LoadProcess if name in LOAD_KEYS_READ[p]]
+        if not readers:
+            continue  # not a load key: Hydra names it
+        ignoring = [p for p in processes if name not in LOAD_KEYS_READ[p]]
+        if ignoring and len(ignoring) == len(processes):
+            those = readers[0] if len(readers) == 1 else "one of those"
+            return (
+                f"{key}={value} is ignored by {label}: only {_joined(readers)} "
+                f"read{'s' if len(readers) == 1 else ''} {key}, so drop it or choose {those}."
+            )
+        if ignoring and _SWEPT.search(value):
+            names = ",".join(p.value for p in ignoring)
+            return (
+                f"{key}={value} is swept, but load={names} ignores it and would measure the "
+                f"same jobs once per value: run load={names} as a sweep of its own, without "
+                f"{key}."
+            )
+    return None
+
+
+def _load_processes(overrides: dict[str, str], root: Path) -> tuple[str, list[LoadProcess]] | None:
+    """The load processes the command line chooses, and how to name the choice
+    (`load=closed (the default)`); None where Hydra would decide it (an expanded value, an
+    option benchkit does not have)."""
+    process = overrides.get("load.process")
+    if process is not None:
+        given = process.split(",")
+        if _EXPANDED.search(process) or any(v not in LoadProcess.__members__ for v in given):
+            return None
+        return f"load.process={process}", [LoadProcess(v) for v in given]
+    value = overrides.get("load")
+    label = f"load={value}"
+    if value is None:
+        value = _default_option(root, "load")
+        label = f"load={value} (the default)"
+    if not value or _EXPANDED.search(value):
+        return None
+    processes = [_process_of(root / "load" / f"{option}.yaml") for option in value.split(",")]
+    if any(p is None for p in processes):
+        return None
+    return label, [p for p in processes if p is not None]
+
+
+def _default_option(root: Path, group: str) -> str | None:
+    """The option conf/config.yaml's defaults list chooses for `group`."""
+    try:
+        config = yaml.safe_load((root / "config.yaml").read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    for entry in (config or {}).get("defaults", []):
+        if isinstance(entry, dict) and isinstance(entry.get(group), str):
+            return str(entry[group])
+    return None
+
+
+def _process_of(option: Path) -> LoadProcess | None:
+    """The process a conf/load option sets (its `process:`), or None where it cannot be read."""
+    try:
+        data = yaml.safe_load(option.read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    value = data.get("process") if isinstance(data, dict) else None
+    return (
+        LoadProcess(value) if isinstance(value, str) and value in LoadProcess.__members__ else None
+    )
+
+
+def _joined(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
