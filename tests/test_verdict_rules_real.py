@@ -419,3 +419,16 @@ def test_a_first_waves_contention_is_no_cold_start_and_the_figure_as_measured_st
 
     text = with_cold(sentences.backend_sentence(b, "en"), b, "en")
     assert "As measured, with the cold starts kept: Vulkan took 1.61x the time of CUDA" in text
+
+
+def test_a_drafting_section_says_its_figures_are_a_cost_where_drafts_are_rejected() -> None:
+    """Review 8: the MTP post's section opened "MTP hurt at every slot count." with no word
+    that, at 3% of drafts accepted, its figures are drafting's cost, not what drafting can gain
+    (the headline said so, the section did not)."""
+    from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
+
+    m = analyse_folder(MTP).verdict("mtp")
+    assert m is not None and "drafts_rejected" in m.reasons
+    text = mtp_sentence(m, "en")
+    assert "these figures are drafting's measured cost" in text
+    assert "이득은 시험하지 않았습니다" in mtp_sentence(m, "ko")

@@ -28,7 +28,16 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     n = of(DraftingNumbers, v.numbers)
     acc = n.acceptance_range
     acceptance = ""
-    if acc:
+    if acc and "drafts_rejected" in v.reasons:
+        # The section's figures are drafting's cost; said here as in the headline (a review
+        # found the section naming the effect with no word of it).
+        acceptance = tr(
+            lang,
+            " Draft acceptance was {acceptance} across all settings measured: these figures are "
+            "drafting's measured cost, and what accepted drafts would gain was not tested.",
+            acceptance=span(acc[0], acc[1], fmt.pct, lang),
+        )
+    elif acc:
         acceptance = tr(
             lang,
             " Draft acceptance was {acceptance} across all settings measured.",
