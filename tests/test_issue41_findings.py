@@ -136,6 +136,21 @@ def test_h100_headline_range_leaves_out_the_pair_of_two_cards(tmp_path: Path) ->
     assert "Vulkan took 1.09x" not in backend
 
 
+def test_h100_backend_table_gives_one_ratio_per_row(tmp_path: Path) -> None:
+    """Review 8: the H100 backend table's 8-slot row read "6.6 s (1.08x)" (the two cards'
+    means) beside "Vulkan 1.28x (anchor runs)" (the verdict's): two answers in one row. A
+    value cell gives its ratio only where the verdict compared those very jobs on one card."""
+    md = _render(H100 / "results", tmp_path, ANCHORS)
+    backend = md.split("\n## Backend", 1)[1].split("\n## ", 1)[0]
+    rows = [r for r in backend.splitlines() if r.startswith("| ") and " slot" in r]
+    assert rows
+    for row in rows:
+        if "(anchor runs)" in row or "(two machines)" in row or "(machine not recorded)" in row:
+            value = row.split(" | ")[2]
+            assert "x)" not in value, row
+    assert "| 8 slots, MTP off | 6.1 s | 6.6 s | Vulkan 1.28x (anchor runs) | CUDA |" in backend
+
+
 def test_h100_replay_check_names_the_stop_the_machine_offset_explains() -> None:
     """Finding 4: the race's replay check (bench/race_check.py) on the H100 race itself, with
     its same-machine check folders as the shared points: job 9's stop (CUDA 8 slots against

@@ -25,14 +25,21 @@ def section(b: Verdict, page: Page) -> Section:
     bn = of(BackendNumbers, b.numbers)
     at = _by_setting(bn.comparisons or [])
     for e in bn.contexts:
+        here = at(e["context"])
+        # The table's own ratio only where the verdict compared these very jobs on one machine:
+        # elsewhere it divides two cards' or two runs' means, a second answer beside the
+        # verdict's (a review read "6.6 s (1.08x)" beside "1.28x (anchor runs)" in one row).
+        own = all(_own(c) for c in here)
         table.append(
             {
                 "setting": i18n.point_text(e["context"], lang) or "–",
-                "paired": _paired(at(e["context"]), lang),
+                "paired": _paired(here, lang),
                 "cells": [
                     {
                         "value": e["values"].get(x),
-                        "ratio": e["ratios"].get(x) if (e["ratios"].get(x) or 1) > 1.0005 else None,
+                        "ratio": e["ratios"].get(x)
+                        if own and (e["ratios"].get(x) or 1) > 1.0005
+                        else None,
                     }
                     for x in backends
                 ],
@@ -48,6 +55,12 @@ def section(b: Verdict, page: Page) -> Section:
         "figure": page.figs.get("backend"),
         "figure_title": tr(lang, "Seconds per unit (throughput basis) against slots, per backend"),
     }
+
+
+def _own(c: ComparisonJson) -> bool:
+    """Whether a comparison is of the sweep's own jobs on one machine (not bridged, not across
+    machines, not from an anchor folder's runs)."""
+    return c["machine"] not in (BRIDGED, ACROSS) and not any("/" in j for j in c["jobs"])
 
 
 def _winner(e: Mapping[str, Any], lang: str) -> str:
