@@ -432,3 +432,23 @@ def test_a_drafting_section_says_its_figures_are_a_cost_where_drafts_are_rejecte
     text = mtp_sentence(m, "en")
     assert "these figures are drafting's measured cost" in text
     assert "이득은 시험하지 않았습니다" in mtp_sentence(m, "ko")
+
+
+def test_a_knee_placed_only_across_machines_says_so_not_by_the_figures() -> None:
+    """Review 8: the H100 knee "at 8 by the figures" where the table shows 4 slots (5.6 s)
+    faster than 8 (6.1 s), on another card: 8 is placed only by comparing 2 and 4 slots with
+    16 across cards. Rules v12: such a knee says how it was placed, in its words and value."""
+    from benchkit.report.verdicts.kinds.slots import _value
+    from benchkit.report.verdicts.light import Light
+
+    s = analyse_folder(H100 / "results", [ANCHORS]).verdict("slots")
+    assert s is not None and "knee_across" in s.reasons
+    text = sentences.slots_sentence(s, "en")
+    assert "at 8 only by comparisons across machines" in text and "by the figures" not in text
+    kept = Light.keep(s.numbers)
+    assert kept.get("knee_across") is True
+    assert _value(8, "en", Light.of(kept)) == "2-16 slots, 8 only by comparisons across machines"
+    # A knee placed on one machine keeps its figures' words.
+    q = analyse_folder(QWEN).verdict("slots")
+    assert q is not None and "knee_across" not in q.reasons
+    assert "by the figures" in sentences.slots_sentence(q, "en")

@@ -60,6 +60,9 @@ class Light:
     # Where a provisional knee may lie (SlotsNumbers.knee_low, knee_high; rules v11).
     knee_low: int | None = None
     knee_high: int | None = None
+    # Whether the counts below the knee were put beyond the margin only across machines
+    # (SlotsNumbers.across; rules v12): the knee's place is then not one machine's.
+    knee_across: bool | None = None
 
     KEYS = (
         "largest", "seconds", "units", "knee_reached", "median_change", *RANGES,
@@ -75,6 +78,8 @@ class Light:
         cold = j.get("cold")
         if isinstance(cold, list) and cold:
             out["cold_s"] = {str(c["job"]): round(float(c["excess_s"]), 1) for c in cold}
+        if j.get("across"):
+            out["knee_across"] = True
         return out
 
     @staticmethod
@@ -95,6 +100,7 @@ class Light:
             cold_s=cold_of(numbers),
             knee_low=_int(numbers.get("knee_low")),
             knee_high=_int(numbers.get("knee_high")),
+            knee_across=numbers.get("knee_across") is True or None,
         )
 
 

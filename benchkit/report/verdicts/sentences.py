@@ -7,8 +7,6 @@ from collections.abc import Sequence
 
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
-    BuildNumbers,
-    BuildPair,
     ComparisonJson,
     ProjectionNumbers,
     RepeatsNumbers,
@@ -19,7 +17,6 @@ from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import clauses, fmt, tr, trc, trn
 from benchkit.report.lang.i18n import (
     backend_name,
-    effect_word,
     factor_name,
     missing_text,
     objective_value,
@@ -184,14 +181,27 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     }
     if n.knee_low is not None or n.knee_high is not None:
         fields["below"] = _below_range(n, k, lang)
-        text = tr(
-            lang,
-            "On {objective} the knee lies between {low} and {high} slots, at {n} by the "
-            "figures.{below} No larger count was more than {gain} faster{costs}.",
-            low=n.knee_low if n.knee_low is not None else k,
-            high=n.knee_high if n.knee_high is not None else k,
-            n=k,
-            **fields,
+        fields["low"] = n.knee_low if n.knee_low is not None else k
+        fields["high"] = n.knee_high if n.knee_high is not None else k
+        # Placed only by comparisons across machines (rules v12), said so: not "by the
+        # figures", which a table of two machines' means may contradict.
+        text = (
+            tr(
+                lang,
+                "On {objective} the knee lies between {low} and {high} slots, at {n} only by "
+                "comparisons across machines.{below} No larger count was more than {gain} "
+                "faster{costs}.",
+                n=k,
+                **fields,
+            )
+            if n.across
+            else tr(
+                lang,
+                "On {objective} the knee lies between {low} and {high} slots, at {n} by the "
+                "figures.{below} No larger count was more than {gain} faster{costs}.",
+                n=k,
+                **fields,
+            )
         )
     elif v.status == COMPLETE:
         text = trn(
@@ -527,70 +537,3 @@ def better_point_text(v: Verdict, lang: str) -> str:
         noise=tr(lang, " ({notes})", notes=", ".join(notes)) if notes else "",
         why=why,
     )
-
-
-def build_sentence(v: Verdict, lang: str) -> str:
-    n = of(BuildNumbers, v.numbers)
-    if v.verdict == "not comparable":
-        why = ", ".join(f"{k}: {a} → {b}" for k, (a, b) in (n.blocked_by or {}).items())
-        return tr(
-            lang,
-            "The two sweeps are not on the same basis, so they are not compared ({why}).",
-            why=why,
-        )
-    if v.verdict is None:
-        return tr(lang, "No configuration completed in both sweeps.")
-    pairs = n.pairs
-    # A verdict other than None means pairs, so a median change.
-    pct = fmt.pct(abs(n.median_change or 0.0))
-    if v.verdict == "faster":
-        head = tr(lang, "The new build was {pct} faster", pct=pct)
-    elif v.verdict == "slower":
-        head = tr(lang, "The new build was {pct} slower", pct=pct)
-    elif v.verdict == "mixed":
-        head = tr(lang, "The change was mixed across settings")
-    else:
-        head = tr(lang, "No difference beyond the noise")
-    detail = ""
-    if len(pairs) == 1:
-        detail = _pair_text(pairs[0], lang)
-    elif n.change_range:
-        lo, hi = n.change_range
-        detail = trn(
-            lang,
-            " ({n} config, {lo} … {hi})",
-            " ({n} configs, {lo} … {hi})",
-            len(pairs),
-            lo=fmt.signed_pct(lo),
-            hi=fmt.signed_pct(hi),
-        )
-    return f"{head}{detail}{_prov(v, lang)}."
-
-
-def _pair_text(p: BuildPair, lang: str) -> str:
-    """The one configuration both builds ran: its time before and after, and its prefill and
-    decode rates."""
-    text = tr(
-        lang,
-        " ({config}: {base} → {new}, throughput basis)",
-        config=point_text(p["config"], lang),
-        base=fmt.seconds(p["base"], lang),
-        new=fmt.seconds(p["new"], lang),
-    )
-    bits = []
-    if p["base_prefill"] and p["new_prefill"]:
-        bits.append(
-            f"prefill {fmt.num(p['base_prefill'], 0)} → {fmt.num(p['new_prefill'], 0)} tok/s "
-            f"({effect_word(p['prefill_effect'], lang)})"
-        )
-    if p["base_decode"] and p["new_decode"]:
-        if p["decode_effect"] == "no difference":
-            word = trc(lang, "decode rate", "unchanged")
-        else:
-            word = effect_word(p["decode_effect"], lang)
-        bits.append(
-            f"decode {fmt.num(p['base_decode'], 0)} → {fmt.num(p['new_decode'], 0)} tok/s ({word})"
-        )
-    if bits:
-        text += "; " + ", ".join(bits)
-    return text

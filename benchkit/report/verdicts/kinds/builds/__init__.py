@@ -9,8 +9,8 @@ from benchkit.report.lang.i18n import effect_word
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Say, VerdictKind
 from benchkit.report.verdicts.kinds.builds import figure, section, words
+from benchkit.report.verdicts.kinds.builds.words import build_sentence
 from benchkit.report.verdicts.light import Light
-from benchkit.report.verdicts.sentences import build_sentence
 
 
 def _value(value: Any, lang: str, numbers: Light) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from benchkit.report.analysis.numbers import BuildNumbers, of
 from benchkit.report.lang import i18n, tr
-from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Page, Section
+from benchkit.report.verdicts.kinds.builds.words import build_sentence
 
 
 def section(build: Verdict, page: Page) -> Section:
@@ -15,7 +15,7 @@ def section(build: Verdict, page: Page) -> Section:
     return {
         "kind": "build",
         "title": tr(lang, "Builds compared"),
-        "text": sentences.build_sentence(build, lang),
+        "text": build_sentence(build, lang),
         "baseline": page.baseline,
         "table": [
             dict(

@@ -26,6 +26,14 @@ def _value(value: Any, lang: str, numbers: Light) -> str:
     figures'."""
     if numbers.knee_low is None and numbers.knee_high is None:
         return slots_phrase(value, lang)
+    if numbers.knee_across:
+        return tr(
+            lang,
+            "{low}-{high} slots, {slots} only by comparisons across machines",
+            slots=value,
+            low=numbers.knee_low if numbers.knee_low is not None else value,
+            high=numbers.knee_high if numbers.knee_high is not None else value,
+        )
     return tr(
         lang,
         "{low}-{high} slots, {slots} by the figures",
