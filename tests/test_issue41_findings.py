@@ -151,6 +151,17 @@ def test_h100_backend_table_gives_one_ratio_per_row(tmp_path: Path) -> None:
     assert "| 8 slots, MTP off | 6.1 s | 6.6 s | Vulkan 1.28x (anchor runs) | CUDA |" in backend
 
 
+def test_vulkan_every_figure_without_its_cold_start_has_the_measured_one_beside(
+    tmp_path: Path,
+) -> None:
+    """Review 8: the H200 Vulkan backend table's "9.7 s (1.27x)" and the energy table's J/unit
+    left job 0's cold start out with no word of the 12.2 s and 2,345 J/unit measured there."""
+    md = _render(VULKAN, tmp_path)
+    assert "| 1 slot, MTP off | 7.6 s | 9.7 s (1.27x, 12.2 s as measured) |" in md
+    assert "| 2 slots, MTP off | 6.6 s | 8.6 s (1.31x) |" in md  # no cold start there
+    assert "As measured, with them: job 0 2,345 J/unit, job 2 1,848 J/unit, job 3 1,736" in md
+
+
 def test_h100_replay_check_names_the_stop_the_machine_offset_explains() -> None:
     """Finding 4: the race's replay check (bench/race_check.py) on the H100 race itself, with
     its same-machine check folders as the shared points: job 9's stop (CUDA 8 slots against
