@@ -348,7 +348,7 @@ def _beyond(
 def _partial_rounds(
     sw: Sweep, primary: Sequence[Cell], counts: Sequence[int], best: int, k: int
 ) -> list[PartialRound]:
-    """The counts the knee rests on (each count up to the knee, and the best) whose units did
+    """The counts the knee rests on (every count of the series from 2 slots) whose units did
     not fill whole rounds of their slots: n units on s slots run ceil(n/s) rounds, and
     1 - n / (rounds x s) of the slot-time has no unit to run (6 units on 4 slots: a round of
     4, one of 2, a quarter idle), so the count is measured slower than its slots run a full
@@ -369,7 +369,9 @@ def _partial_rounds(
             whole.append(sum(seen) / len(seen))
     for c, s in zip(primary, counts, strict=True):
         n = _units(sw, c)
-        if s < 2 or not n or (s > k and s != best):
+        # A count past the knee too: "no larger count was faster" rests on it (the first run's
+        # 4 slots on 6 units, a last round of 2, 19% of slot-time idle against 2 slots' 0.2%).
+        if s < 2 or not n:
             continue
         idle = 1 - n / (math.ceil(n / s) * s)
         if idle > 0:
