@@ -369,14 +369,15 @@ def _partial_rounds(
             whole.append(sum(seen) / len(seen))
     for c, s in zip(primary, counts, strict=True):
         n = _units(sw, c)
-        # A count past the knee too: "no larger count was faster" rests on it (the first run's
-        # 4 slots on 6 units, a last round of 2, 19% of slot-time idle against 2 slots' 0.2%).
-        if s < 2 or not n:
+        # A count past the knee too, where its idle was measured: "no larger count was faster"
+        # rests on it (the first run's 4 slots on 6 units, a last round of 2, 19% of slot-time
+        # idle against 2 slots' 0.2%).
+        seen = [sw.slots_idle[j] for j in c.jobs if j in sw.slots_idle]
+        if s < 2 or not n or (s > k and s != best and not seen):
             continue
         idle = 1 - n / (math.ceil(n / s) * s)
         if idle > 0:
             entry: PartialRound = {"slots": s, "units": n, "idle_share": idle}
-            seen = [sw.slots_idle[j] for j in c.jobs if j in sw.slots_idle]
             if seen:
                 entry["measured_idle"] = sum(seen) / len(seen)
                 if not whole or entry["measured_idle"] <= max(whole):
