@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
+from benchkit.report.analysis.replayed import replayed
 from benchkit.results import bounded
 from benchkit.results.store import JobResult
 
@@ -120,6 +121,10 @@ class FlaggedRow(TypedDict):
 # A batched-bench row whose prompt rate is below this share of its file's median prompt rate
 # ran cold (a backend compiling its kernels on first use, clocks not yet up).
 COLD_PP_SHARE = 0.25
+# A run's first row (its smallest batch) ran cold already below this share of the median: the
+# first row pays for the warm-up alone, and a review found one at a third of the median (4,186
+# against 12,188 tok/s at the next batch) compared as if warm.
+COLD_FIRST_SHARE = 0.5
 # A row whose aggregate decode rate is this much below a smaller batch's is not a clean
 # measurement: more sequences per step never decode fewer tokens per second on a GPU.
 TG_DROP = 0.10
@@ -243,18 +248,21 @@ def warm_rate(row: Mapping[str, Any]) -> tuple[float, float | None]:
 
 def flagged_rows(rows: Sequence[BenchRow], file: str) -> dict[int, FlaggedRow]:
     """The rows of one llama-batched-bench run that are not clean measurements, by batch:
-    a prompt rate far below the run's median (ran cold), or an aggregate decode rate below
-    a smaller batch's (a batch that paid for something else, a first-use compile say)."""
+    a prompt rate far below the run's median, or the first row's (the run's smallest batch)
+    below half of it (ran cold), or an aggregate decode rate below a smaller batch's (a batch
+    that paid for something else, a first-use compile say)."""
     pp = sorted(float(r.get("speed_pp", 0.0)) for r in rows if r.get("speed_pp"))
     median = pp[len(pp) // 2] if pp else 0.0
     out: dict[int, FlaggedRow] = {}
     # Every smaller batch counts, a flagged one too: a cold row's decode may be warm.
     best_tg = 0.0
-    for r in sorted(rows, key=lambda r: int(r["pl"])):
+    for i, r in enumerate(sorted(rows, key=lambda r: int(r["pl"]))):
         tg, prompt = float(r["speed_tg"]), float(r.get("speed_pp", 0.0))
         why = None
         if median and prompt < COLD_PP_SHARE * median:
             why = "cold"
+        elif median and i == 0 and len(rows) > 1 and prompt < COLD_FIRST_SHARE * median:
+            why = "cold_first"
         elif tg < (1 - TG_DROP) * best_tg:
             why = "below_smaller_batch"
         if why:
@@ -291,11 +299,11 @@ def at_batch(
 
 
 def _call_shape(results: Sequence[JobResult]) -> tuple[float, float] | None:
-    """The workload's mean prompt and completion tokens per call."""
-    for r in results:
-        w = r.result.provenance.workload
-        if w and w.calls and w.prompt_tokens and w.completion_tokens:
-            return w.prompt_tokens / w.calls, w.completion_tokens / w.calls
+    """The mean prompt and completion tokens per call of the units the jobs replayed
+    (analysis.replayed), not the whole fixture's where they replayed fewer."""
+    w = replayed(results)
+    if w and w.calls and w.prompt_tokens and w.completion_tokens:
+        return w.prompt_tokens / w.calls, w.completion_tokens / w.calls
     return None
 
 

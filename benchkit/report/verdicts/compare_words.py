@@ -40,9 +40,14 @@ def comparison_text(c: ComparisonJson, lang: str, at: bool = False) -> str:
 
 def how_text(c: ComparisonJson, lang: str) -> str:
     """How sure a comparison is and where it holds: '1.21x-1.44x on a repeat, 16 units
-    paired' (bridged or across machines said so)."""
+    paired' (bridged or across machines said so). A comparison across machines with no point
+    run on both has no interval (rules v7): its units' spread is one machine's against
+    another's, blind to how far the machines differ, so none is printed as if it were one
+    machine's (a review found '0.97x-1.11x if only its units varied' on two machines)."""
     parts = []
-    if c["low"] is not None and c["high"] is not None and c.get("run_noise") == "unmeasured":
+    across = c["machine"] == "across"
+    interval = not across and c["low"] is not None and c["high"] is not None
+    if interval and c.get("run_noise") == "unmeasured":
         # Units alone: where these two runs' units put it, not where a second run would. A
         # post says once, in its list of what is not settled, that no second run was made.
         low, high = fmt.ratio(c["low"], lang), fmt.ratio(c["high"], lang)
@@ -58,7 +63,7 @@ def how_text(c: ComparisonJson, lang: str) -> str:
                     high=high,
                 )
             )
-    elif c["low"] is not None and c["high"] is not None:
+    elif interval:
         parts.append(
             tr(
                 lang,
@@ -97,6 +102,8 @@ def how_text(c: ComparisonJson, lang: str) -> str:
         parts.append(tr(lang, "one of the two on a machine not recorded, among several"))
     elif c["machine"] == "across":
         parts.append(tr(lang, "on two machines, no point run on both"))
+    if across:
+        parts.append(tr(lang, "so no interval"))
     return ", ".join(parts)
 
 

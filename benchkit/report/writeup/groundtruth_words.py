@@ -72,6 +72,13 @@ def flagged_lines(truth: GroundTruth, lang: str) -> list[str]:
                 "its prompt rate, {pp} tok/s, is under a quarter of the run's median: it ran cold",
                 pp=fmt.num(f["speed_pp"], 0),
             )
+        elif f["why"] == "cold_first":
+            why = tr(
+                lang,
+                "its prompt rate, {pp} tok/s, is under half the run's median, on the run's "
+                "first batch: it ran cold",
+                pp=fmt.num(f["speed_pp"], 0),
+            )
         else:
             why = tr(
                 lang,

@@ -8,6 +8,7 @@ shape), and the terms."""
 
 from __future__ import annotations
 
+from benchkit.report.analysis.replayed import replayed
 from benchkit.report.lang import fmt, tr, trn
 from benchkit.report.verdicts.folder import Analysed
 
@@ -47,30 +48,41 @@ def not_done(a: Analysed, lang: str, unit: str) -> str:
 
 
 def _shape(a: Analysed, lang: str, unit: str) -> str:
-    """The workload's shape per unit: its calls, and its prompt and completion tokens."""
-    for r in a.results:
-        w = r.result.provenance.workload
-        if w is None or not w.units or not w.calls:
-            continue
-        calls = w.calls / w.units
-        n = int(calls) if calls.is_integer() else 2
-        count = trn(
-            lang, "{n} call", "{n} calls", n, n=fmt.num(calls, 0 if calls.is_integer() else 1)
+    """The workload's shape per unit as the jobs replayed it (analysis.replayed): its calls,
+    and its prompt and completion tokens; the units replayed named where they are fewer than
+    the fixture's."""
+    w = replayed(a.results)
+    if w is None:
+        return ""
+    calls = w.calls / w.units
+    n = int(calls) if calls.is_integer() else 2
+    count = trn(lang, "{n} call", "{n} calls", n, n=fmt.num(calls, 0 if calls.is_integer() else 1))
+    if w.prompt_tokens is None or w.completion_tokens is None:
+        return tr(
+            lang, "On average each {unit} of the workload is {calls}.", unit=unit, calls=count
         )
-        if w.prompt_tokens is None or w.completion_tokens is None:
-            return tr(
-                lang, "On average each {unit} of the workload is {calls}.", unit=unit, calls=count
-            )
+    prompt = fmt.integer(round(w.prompt_tokens / w.units))
+    completion = fmt.integer(round(w.completion_tokens / w.units))
+    if w.subset and not w.of_fixture:
         return tr(
             lang,
-            "On average each {unit} of the workload is {calls} with {prompt} prompt tokens and "
-            "{completion} completion tokens.",
+            "On average each of the {n} {unit}s replayed is {calls} with {prompt} prompt "
+            "tokens and {completion} completion tokens.",
+            n=fmt.integer(w.units),
             unit=unit,
             calls=count,
-            prompt=fmt.integer(round(w.prompt_tokens / w.units)),
-            completion=fmt.integer(round(w.completion_tokens / w.units)),
+            prompt=prompt,
+            completion=completion,
         )
-    return ""
+    return tr(
+        lang,
+        "On average each {unit} of the workload is {calls} with {prompt} prompt tokens and "
+        "{completion} completion tokens.",
+        unit=unit,
+        calls=count,
+        prompt=prompt,
+        completion=completion,
+    )
 
 
 def glossary(a: Analysed, lang: str, unit: str) -> str:

@@ -234,6 +234,9 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     vm["agreement"] = [dict(r, flag_text=gt_words.flag_text(r["flag"], lang)) for r in agreement]
     vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
     vm["agreement_config"] = any(r["config"] for r in agreement)
+    # No job recorded sequences per step: every row is at its slot count, and the table's words
+    # and labels say so (a review found "at the batch its server actually ran" over such rows).
+    vm["agreement_at_slots"] = bool(agreement) and all(r["at_slots"] for r in agreement)
     vm["bench_lines"] = gt_words.bench_lines(truth, lang) if truth else []
     vm["flagged_lines"] = gt_words.flagged_lines(truth, lang) if truth else []
     # A post whose question is this comparison leads its answer with its figure.

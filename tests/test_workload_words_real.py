@@ -1,0 +1,62 @@
+"""Review 6 findings A, C, D and F on the published studies' results (docs/studies/*): the
+workload described by the units replayed, the batched-bench words at the slot count, the bench
+run's cold first row left out, and no interval across machines."""
+
+from __future__ import annotations
+
+from benchkit.paths import repo_root
+from benchkit.report.analysis import groundtruth as gt
+from benchkit.report.analysis.numbers import SlotsNumbers
+from benchkit.report.analysis.replayed import replayed
+from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.folder import analyse_folder
+from benchkit.report.writeup.post_terms import not_done
+
+STUDIES = repo_root() / "docs" / "studies"
+MTP = STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results"
+QWEN = STUDIES / "h200-qwen3-30b-a3b" / "results"
+
+
+def test_the_workload_is_the_units_replayed_not_the_fixture() -> None:
+    """A: the MTP study replayed 8 of gpu-16's 16 units: 17.5 calls, 21,002 prompt and 786.5
+    completion tokens a unit (the fixture's 17.3, 20,775 and 831); a call 1,200.1 and 44.9."""
+    a = analyse_folder(MTP)
+    w = replayed(a.results)
+    assert w is not None and w.units == 8 and w.fixture_units == 16 and w.subset
+    assert (w.calls, w.prompt_tokens, w.completion_tokens) == (140, 168017, 6292)
+    text = not_done(a, "en", "unit")
+    assert "each of the 8 units replayed is 17.5 calls with 21,002 prompt tokens" in text
+    assert "20,775" not in text and "831" not in text
+    shape = gt._call_shape(a.results)
+    assert shape is not None and round(shape[0], 1) == 1200.1 and round(shape[1], 1) == 44.9
+    # Every unit replayed (Qwen3: 16 of 16): the fixture's words, its figures.
+    q = replayed(analyse_folder(QWEN).results)
+    assert q is not None and not q.subset
+
+
+def test_a_bench_runs_cold_first_row_is_not_compared() -> None:
+    """D: Qwen3's bench batch 1 ran its prompts at 4,186 tok/s against a median near 12,000,
+    a third, above the quarter rule; the first row under half the median ran cold."""
+    truth = gt.load_ground_truth(QWEN)
+    assert truth is not None
+    (b,) = truth.get("batched_sets") or []
+    flagged = gt.flagged_rows(b["rows"], b["file"])
+    assert flagged[1]["why"] == "cold_first"
+    rows = gt.agreement_rows(analyse_folder(QWEN).results, truth)
+    one = next(r for r in rows if r["slots"] == 1)
+    assert one["ratio"] is None and one["flag"] == "flagged:1"
+    # Every row here is at its slot count (C): the table says so.
+    assert all(r["at_slots"] for r in rows)
+
+
+def test_no_interval_across_machines() -> None:
+    """F: Qwen3's 8 and 16 slots against 6 ran on two machine states with no point on both:
+    the comparison prints no interval as if it were one machine's."""
+    s = analyse_folder(QWEN).verdict("slots")
+    assert s is not None and isinstance(s.numbers, SlotsNumbers)
+    text = sentences.slots_sentence(s, "en")
+    assert (
+        "8 slots took 1.04x the time of 6 slots (16 units paired, on two machines, no point run "
+        "on both, so no interval)" in text
+    )
+    assert "0.97x-1.11x" not in text
