@@ -4,6 +4,8 @@ run's cold first row left out, and no interval across machines."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchkit.paths import repo_root
 from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.analysis.numbers import SlotsNumbers
@@ -60,3 +62,24 @@ def test_no_interval_across_machines() -> None:
         "on both, so no interval)" in text
     )
     assert "0.97x-1.11x" not in text
+
+
+def test_a_batch_above_a_cold_row_bounds_the_rate_where_it_cannot_be_interpolated() -> None:
+    """Review 8 (D) made the decode study's bench batch 1 a cold row, not compared; its 16-slot
+    jobs ran 14.2 sequences a step, between batches 1 and 16, so nothing could be interpolated
+    there. Batch 16 alone bounds the rate at 14.25: at most its 1,369.3 tok/s, at least that
+    scaled to 14.25/16 (a decode rate grows no faster than the batch)."""
+
+    folder = STUDIES / "h200-glm4moe-30b-a3b-decode" / "results"
+    a = analyse_folder(folder)
+    truth = gt.load_ground_truth(folder)
+    assert truth is not None
+    rows = [r for r in gt.agreement_rows(a.results, truth) if r["slots"] == 16]
+    assert rows and all(r["flag"] == "bound:1" for r in rows)
+    for r in rows:
+        seqs, high, low = r["seqs_per_step"], r["batched_bench_tg_tok_s"], r.get("bench_low")
+        assert seqs is not None and high is not None and low is not None
+        assert high == pytest.approx(1369.3, abs=0.1)
+        assert low == pytest.approx(high * seqs / 16)
+        assert r["ratio"] is not None and r.get("ratio_high") is not None
+        assert r["ratio"] < r.get("ratio_high", 0)

@@ -106,6 +106,12 @@ class AgreementRow(TypedDict):
     at_slots: bool
     # Why no comparison was made (a cold or anomalous batched-bench row around the batch).
     flag: str | None
+    # Where the batch below is flagged and a warm one above holds the batch (flag
+    # "bound:PL"): the bench rate's least (the warm batch's scaled down to this batch: a
+    # decode rate grows no faster than the batch), the most being batched_bench_tg_tok_s,
+    # and the ratio's most, the least being `ratio`.
+    bench_low: NotRequired[float]
+    ratio_high: NotRequired[float]
 
 
 class FlaggedRow(TypedDict):
@@ -290,6 +296,10 @@ def at_batch(
         return None, "outside"
     lo, hi = max(below), min(above)
     bad = [p for p in {lo, hi} if p in flagged]
+    if bad == [lo] and hi > batch:
+        # Only the warm batch above: the rate at `batch` lies between its rate scaled down to
+        # `batch` and its rate (bounds(), which the caller asks for).
+        return by_pl[hi], f"bound:{lo}"
     if bad:
         return None, f"flagged:{min(bad)}"
     if hi == lo:
@@ -304,6 +314,11 @@ def _call_shape(results: Sequence[JobResult]) -> tuple[float, float] | None:
     w = replayed(results)
     if w and w.calls and w.prompt_tokens and w.completion_tokens:
         return w.prompt_tokens / w.calls, w.completion_tokens / w.calls
+    # A workload record without its unit count (older results): the fixture's calls.
+    for r in results:
+        f = r.result.provenance.workload
+        if f and f.calls and f.prompt_tokens and f.completion_tokens:
+            return f.prompt_tokens / f.calls, f.completion_tokens / f.calls
     return None
 
 
@@ -382,6 +397,11 @@ def agreement_rows(
                 "flag": flag,
             }
         )
+        if ref and flag and flag.startswith("bound:") and bench is not None:
+            top = min(int(x["pl"]) for x in bench["rows"] if int(x["pl"]) >= batch - 1e-9)
+            rows[-1]["bench_low"] = ref * batch / top
+            if server_agg:
+                rows[-1]["ratio_high"] = server_agg / rows[-1]["bench_low"]
     return rows
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchkit.report.analysis.groundtruth import AgreementRow, GroundTruth, all_flagged
-from benchkit.report.lang import fmt, i18n, tr
+from benchkit.report.lang import fmt, i18n, span, tr
 from benchkit.report.lang.words import BACKENDS
 
 
@@ -20,6 +20,8 @@ def flag_text(flag: str | None, lang: str) -> str:
         return tr(lang, "no run of this backend")
     if flag.startswith("flagged:"):
         return tr(lang, "not compared: bench batch {pl} flagged", pl=flag.split(":", 1)[1])
+    if flag.startswith("bound:"):
+        return ""
     return flag
 
 
@@ -103,9 +105,9 @@ def question_figure(question: str, rows: Sequence[AgreementRow], lang: str) -> s
     at = [r for r in compared if r["slots"] == top]
     ratios = i18n.list_text(
         [
-            tr(lang, "{ratio} ({config})", ratio=fmt.ratio(r["ratio"], lang), config=r["config"])
+            tr(lang, "{ratio} ({config})", ratio=_ratio(r, lang), config=r["config"])
             if r["config"]
-            else fmt.ratio(r["ratio"], lang)
+            else _ratio(r, lang)
             for r in at
         ],
         lang,
@@ -116,4 +118,41 @@ def question_figure(question: str, rows: Sequence[AgreementRow], lang: str) -> s
         "the same batch (Agreement with llama.cpp's own benchmarks).",
         slots=i18n.slots_phrase(top, lang),
         ratios=ratios,
+    )
+
+
+def _ratio(r: AgreementRow, lang: str) -> str:
+    """A row's ratio, or its range where the bench rate is bounded (AgreementRow.bench_low)."""
+    high = r.get("ratio_high")
+    if r["ratio"] is None or high is None:
+        return fmt.ratio(r["ratio"], lang)
+    return span(lang, fmt.ratio(r["ratio"], lang), fmt.ratio(high, lang))
+
+
+def cells(r: AgreementRow, lang: str) -> dict[str, str]:
+    """A row's bench rate and ratio as its table cells: each a range where the rate is bounded,
+    written as the language writes a range (the answer quotes the same text)."""
+    low, ref = r.get("bench_low"), r["batched_bench_tg_tok_s"]
+    if low is not None and ref is not None:
+        bench = span(lang, fmt.num(low), fmt.num(ref))
+    elif ref is not None:
+        bench = fmt.num(ref)
+    else:
+        bench = flag_text(r["flag"], lang)
+    return {"bench_text": bench, "ratio_text": _ratio(r, lang)}
+
+
+def bound_line(rows: Sequence[AgreementRow], lang: str) -> str:
+    """Where a row's bench rate is bounded, not interpolated: why, once ('' where none is)."""
+    flags = [r["flag"] or "" for r in rows]
+    bounded = sorted({f.split(":", 1)[1] for f in flags if f.startswith("bound:")})
+    if not bounded:
+        return ""
+    return tr(
+        lang,
+        "Where the bench batch below a job's batch is flagged ({batches}), its rate there is "
+        "bounded by the batch above alone, not interpolated: at most that batch's rate, at "
+        "least that rate scaled down to the job's batch (a decode rate grows no faster than "
+        "the batch); the bench rate and the ratio are then ranges.",
+        batches=", ".join(bounded),
     )

@@ -231,7 +231,10 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     truth = gt.load_ground_truth(source)
     vm["ground_truth"] = truth
     agreement = gt.agreement_rows(a.results, truth, label) if truth else []
-    vm["agreement"] = [dict(r, flag_text=gt_words.flag_text(r["flag"], lang)) for r in agreement]
+    vm["agreement"] = [
+        dict(r, flag_text=gt_words.flag_text(r["flag"], lang), **gt_words.cells(r, lang))
+        for r in agreement
+    ]
     vm["batched_shape"] = gt.choose_batched(a.results, truth) if truth else None
     vm["agreement_config"] = any(r["config"] for r in agreement)
     # No job recorded sequences per step: every row is at its slot count, and the table's words
@@ -239,6 +242,7 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     vm["agreement_at_slots"] = bool(agreement) and all(r["at_slots"] for r in agreement)
     vm["bench_lines"] = gt_words.bench_lines(truth, lang) if truth else []
     vm["flagged_lines"] = gt_words.flagged_lines(truth, lang) if truth else []
+    vm["bench_bound_line"] = gt_words.bound_line(agreement, lang)
     # A post whose question is this comparison leads its answer with its figure.
     question = f"{a.study.question} {vm.get('question') or ''}"
     vm["question_figure"] = gt_words.question_figure(question, agreement, lang)
