@@ -20,6 +20,7 @@ from benchkit.report.lang import fmt, grammar, i18n
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import sentences
+from benchkit.report.verdicts.kinds.builds.words import build_sentence
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
 from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
 from benchkit.report.writeup import headline
@@ -458,7 +459,7 @@ def test_builds_compare_config_by_config_on_one_basis() -> None:
     assert pair["change"] == pytest.approx(168.0 / 188.5 - 1)
     assert pair["prefill_effect"] == "faster" and pair["decode_effect"] == "no difference"
     assert b.numbers.differs == {"sampling": ["unspecified", "qwen-recommended"]}
-    text = sentences.build_sentence(b, "en")
+    text = build_sentence(b, "en")
     assert text.startswith("The new build was 11% faster")
     assert "prefill 2,476 → 2,884 tok/s" in text and "decode 190 → 191 tok/s (unchanged)" in text
 
@@ -469,7 +470,7 @@ def test_builds_on_different_workloads_are_not_compared() -> None:
     b = an.compare_builds(new, base)
     assert b.verdict == "not comparable" and b.numbers.pairs == []
     assert b.numbers.blocked_by == {"workload": ["w6", "w12"]}
-    assert "not on the same basis" in sentences.build_sentence(b, "en")
+    assert "not on the same basis" in build_sentence(b, "en")
 
 
 # ------------------------------------------------------------------------ claims, caveats

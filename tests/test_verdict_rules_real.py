@@ -458,3 +458,19 @@ def test_a_knee_placed_only_across_machines_says_so_not_by_the_figures() -> None
     q = analyse_folder(QWEN).verdict("slots")
     assert q is not None and "knee_across" not in q.reasons
     assert "by the figures" in sentences.slots_sentence(q, "en")
+
+
+def test_a_verdict_or_claim_resting_on_derived_figures_decides_nothing() -> None:
+    """Review 8: the seed fixture's "Vulkan won (complete)" rested on seconds per unit that
+    22 of its 24 jobs say were derived from the post's stated shapes (reference.derived), not
+    taken from it; its claims table "refuted" a premise with derived draft acceptances."""
+    seed = repo_root() / "fixtures" / "results" / "seed-r9700"
+    a = analyse_folder(seed)
+    b = a.verdict("backend")
+    assert b is not None and b.status == "provisional" and "derived_figures" in b.reasons
+    assert len([j for j, m in a.sweep.derived.items() if "s_per_unit_throughput" in m]) == 22
+    (claim,) = a.claims
+    assert claim["metric"] == "draft_acceptance" and claim.get("derived") is True
+    # Measured results carry no derived figures: their verdicts keep their status.
+    q = analyse_folder(QWEN)
+    assert not q.sweep.derived and all("derived_figures" not in v.reasons for v in q.verdicts)

@@ -22,6 +22,9 @@ class ClaimCheck(TypedDict):
     measured_min: float | None
     measured_max: float | None
     status: NotRequired[str]
+    # Every value the claim was checked against was derived from a publication's stated
+    # figures (result.json's reference.derived), not measured: said beside its status.
+    derived: NotRequired[bool]
 
 
 class Refuted(TypedDict):
@@ -35,19 +38,29 @@ class Refuted(TypedDict):
     hi: float | None
     mlo: float | None
     mhi: float | None
+    derived: NotRequired[bool]
 
 
-def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[ClaimCheck]:
+def check_claims(
+    df: pd.DataFrame,
+    claims: Sequence[Mapping[str, Any]],
+    derived: Mapping[str, Sequence[str]] | None = None,
+) -> list[ClaimCheck]:
     """Each declared claim (a premise, its source, a metric and an expected range) against
     the complete measurements: `supported` when every measured value is in the range,
     `refuted` when none is, `partly` otherwise, `untestable` when the metric was not
-    measured."""
+    measured. Values the results say were derived (`derived`: job -> metrics, result.json's
+    reference.derived) are not measurements: a claim whose every value is derived says so
+    beside its status (a review found derived draft acceptances called "measured")."""
+    derived = derived or {}
     rows = records(df)
     out: list[ClaimCheck] = []
     for claim in claims:
         metric = str(claim.get("metric") or "")
         lo, hi = claim.get("expected_min"), claim.get("expected_max")
-        vals = [float(r[metric]) for r in rows if usable(r) and _is_num(r.get(metric))]
+        used = [r for r in rows if usable(r) and _is_num(r.get(metric))]
+        vals = [float(r[metric]) for r in used]
+        made_up = all(metric in derived.get(str(r.get("job")), ()) for r in used)
         entry: ClaimCheck = {
             "premise": claim.get("premise", ""),
             "source": claim.get("source", ""),
@@ -58,6 +71,8 @@ def check_claims(df: pd.DataFrame, claims: Sequence[Mapping[str, Any]]) -> list[
             "measured_min": min(vals) if vals else None,
             "measured_max": max(vals) if vals else None,
         }
+        if vals and made_up:
+            entry["derived"] = True
         if not vals or (lo is None and hi is None):
             entry["status"] = "untestable"
         else:

@@ -256,6 +256,9 @@ class Sweep:
     # How each job's server was built (job_builds.build_traits): a backend verdict whose
     # backends' builds differ in more than the backend says so beside its ratios.
     build_traits: dict[str, BuildTraits] = field(default_factory=dict)
+    # job -> the metrics its result.json says were derived from a publication's stated
+    # shapes, not measured (reference.derived): a verdict resting on one is provisional.
+    derived: dict[str, list[str]] = field(default_factory=dict)
     # job -> the share of its slot-time idle while the server had work (analysis.slot_use).
     slots_idle: dict[str, float] = field(default_factory=dict)
     # The points a finished race left undecided against its best (racing.json): a verdict

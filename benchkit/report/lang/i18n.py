@@ -262,8 +262,12 @@ def _unknown(value: str, lang: str) -> str:
     return " + ".join(parts)
 
 
-def claim_status(status: str, lang: str) -> str:
-    return trc_marked(lang, "claim", CLAIM_STATUS[status]) if status in CLAIM_STATUS else status
+def claim_status(status: str, lang: str, derived: bool = False) -> str:
+    """A claim's status in words; `derived`: checked against derived values only, said so."""
+    text = trc_marked(lang, "claim", CLAIM_STATUS[status]) if status in CLAIM_STATUS else status
+    if derived:
+        return tr(lang, "{status}, by derived values, not measured ones", status=text)
+    return text
 
 
 def reason_words(code: str, lang: str) -> str:

@@ -157,6 +157,10 @@ REASON_WORDS = {
     ),
     "knee_across": NC_("verdict reason", "slot counts compared with the best only across machines"),
     "drafts_rejected": NC_("verdict reason", "drafts almost never accepted"),
+    "derived_figures": NC_(
+        "verdict reason",
+        "figures derived from a publication's stated shapes, not measured (Reference data)",
+    ),
     "no_drafts_at": NC_("verdict reason", "settings where the drafter drafted nothing"),
     "run_noise_unmeasured": NC_("verdict reason", "single runs with no run-to-run noise measured"),
     "partial_rounds": NC_("verdict reason", "slot counts whose units did not fill whole rounds"),

@@ -169,6 +169,13 @@ class Analysed:
         return {r.job_dir.name: r.result for r in self.results}
 
 
+def _derived(data: Mapping[str, object]) -> list[str]:
+    """The metrics a result.json says were derived, not measured (reference.derived's keys)."""
+    ref = data.get("reference")
+    derived = ref.get("derived") if isinstance(ref, Mapping) else None
+    return sorted(str(k) for k in derived) if isinstance(derived, Mapping) else []
+
+
 def _slots_idle(results: Sequence[JobResult], calls: Mapping[Path, JobCalls]) -> dict[str, float]:
     """Each complete job's share of slot-time idle while its server had work (slot_use)."""
     out: dict[str, float] = {}
@@ -230,7 +237,7 @@ def analyse_folder(
         limits = {ev.DRIFT_LIMITS.get(k, k): v for k, v in study.quality.limit.items()}
         sw = inputs.sweep(df, {**study.slo, **limits})
     records = {r.job_dir.name: r.data for r in results}
-    claims = an.check_claims(df, [to_plain(c) for c in study.claims])
+    claims = an.check_claims(df, [to_plain(c) for c in study.claims], sw.derived)
     return Analysed(
         source=source,
         results=results,
@@ -319,6 +326,7 @@ class _SweepInputs:
         built.restated = self.restated
         built.build_traits = {r.job_dir.name: an.build_traits(r.result) for r in results}
         built.slots_idle = _slots_idle(results, calls)
+        built.derived = {r.job_dir.name: d for r in results if (d := _derived(r.data))}
         built.measured_spans = {
             r.job_dir.name: dict(calls[r.path].spans)
             for r in results

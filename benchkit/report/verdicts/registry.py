@@ -13,6 +13,7 @@ from benchkit.report.analysis.sweep import Sweep
 from benchkit.report.lang import fmt
 from benchkit.report.verdicts.cold_check import cold_check
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.derived_check import derived_check
 from benchkit.report.verdicts.kind import CLOSED, OPEN, Found, VerdictKind
 from benchkit.report.verdicts.kinds import (
     backend,
@@ -65,7 +66,8 @@ def verdicts_of(found: Found) -> list[Verdict]:
     for kind in KINDS:
         if kind.compute is None or load not in kind.loads:
             continue
-        verdicts = [cold_check(found.sweep, v) for v in kind.compute(found)]
+        sw = found.sweep
+        verdicts = [derived_check(sw, cold_check(sw, v)) for v in kind.compute(found)]
         found.by_kind[kind.name] = verdicts
         out += verdicts
     return out

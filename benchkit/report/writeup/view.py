@@ -128,6 +128,7 @@ def _refuted(words: StudyText, claims: Sequence[ClaimCheck]) -> list[Refuted]:
             hi=c["expected_max"],
             mlo=c["measured_min"],
             mhi=c["measured_max"],
+            derived=bool(c.get("derived")),
         )
         for c in _claims_in(words, claims)
         if c["status"] == "refuted"
@@ -266,7 +267,8 @@ def _claims_view(
     """The claims section: each checked claim in the report's language with its status in
     words."""
     return [
-        dict(c, status_text=i18n.claim_status(c["status"], lang)) for c in _claims_in(words, claims)
+        dict(c, status_text=i18n.claim_status(c["status"], lang, bool(c.get("derived"))))
+        for c in _claims_in(words, claims)
     ]
 
 
