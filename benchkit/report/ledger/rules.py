@@ -121,7 +121,14 @@ RULES: dict[int, str] = {
         "a call's decoding is charged only with the time its server did not spend on other "
         "calls' prompts (a wave of prompts arriving together holds every slot's decoding up: "
         "contention, not the call's own slowness), so a first wave's contention is no cold "
-        "start; a verdict whose figures leave out a cold start states each comparison that "
-        "leaving out changes as measured, the cold start kept"
+        "start; every figure that leaves out a cold start has the figure as measured beside "
+        "it, each comparison that leaving out changes too; a knee placed only by comparisons "
+        "across machines says so, not 'by the figures'; a table's ratio is given only where the "
+        "verdict compared those very jobs on one machine, and a comparison across machines "
+        "with no bridge has no interval; a verdict resting on figures the results say were "
+        "derived, not measured, is provisional; a partial round of slots is named only where "
+        "its measured idle exceeds that of the counts with whole rounds; a bench rate next to "
+        "a cold bench row is bounded by the warm batch alone; the workload is described by the "
+        "units the jobs replayed"
     ),
 }
