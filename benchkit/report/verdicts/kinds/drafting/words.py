@@ -256,8 +256,14 @@ def _open_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
     )
     helps_once = sum(1 for r in decided if r["effect"] == "helps") == 1
     parts = [
-        _run_text(r["effect"], helps_once, slot_range(r["from"], r["to"], largest, lang), lang)
-        for r in decided
+        _run_text(
+            r["effect"],
+            helps_once,
+            slot_range(r["from"], r["to"], largest, lang),
+            lang,
+            last=i == len(decided) - 1,
+        )
+        for i, r in enumerate(decided)
     ]
     return tr(lang, "{runs}, not decided at {where}", runs=list_text(parts, lang), where=where)
 
