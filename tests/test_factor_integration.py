@@ -71,7 +71,7 @@ def test_every_swept_factor_gets_a_verdict_with_its_drift(tmp_path: Path) -> Non
     for factor in ("ubatch", "cache_type_k"):
         fv = v[factor]
         assert fv["verdict"]["kind"] == "setting", fv
-        assert fv["verdict"]["state"] in ("best", "no difference", "depends"), fv
+        assert fv["verdict"]["state"] in ("best", "no difference", "depends", "open", "mixed"), fv
         rows = [r for c in fv["numbers"]["contexts"] for r in c["rows"]]
         # Four settings of the others x two values; each row with its answer drift beside it.
         assert len(rows) == 8

@@ -252,9 +252,8 @@ def test_an_application_choice_is_never_the_recommended_setting() -> None:
     # The time at each sampling measured, none of them recommended.
     assert "at CPU, 16 slots, MTP off, by the sampling you choose (throughput basis)" in line
     assert " with greedy sampling and " in line
-    assert "at the sampling you chose; at each value measured" in sentences.projection_sentence(
-        p, "en", "unit"
-    )
+    said = sentences.projection_sentence(p, "en", "unit")
+    assert "That is with greedy sampling, one of the values measured, none recommended" in said
     # Not an application choice when the study says so: then it is a setting like any other.
     v = verdicts(sweep(datas, drift=drift, application=()))
     assert v["sampling"].verdict["kind"] == "setting"

@@ -57,9 +57,11 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     assert (v["slots"]["verdict"], v["slots"]["status"]) == (4, "provisional")
     assert v["slots"]["reasons"] == ["open_pairs", "derived_figures"]
     assert v["slots"]["basis"] == "s_per_unit_throughput" and v["slots"]["numbers"]["knee_reached"]
+    # MTP's 0.80x at 1 slot and 1.12x at 2 slots are open: no effect is named from them (the
+    # seed post's "MTP helps at 1 slot" is a figure inside its own 11% noise).
     assert v["mtp"]["verdict"] == [
-        {"from": 1, "to": 1, "effect": "helps"},
-        {"from": 2, "to": None, "effect": "hurts"},
+        {"from": 1, "to": 2, "effect": "open"},
+        {"from": 3, "to": None, "effect": "hurts"},
     ]
     assert v["mtp"]["numbers"]["acceptance_range"] == [0.48, 0.52]
     # MTP on against off at 1 slot (0.80x) and 2 slots (1.12x) are open inside the 11% noise
@@ -87,7 +89,7 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     assert (
         "**Provisional: Vulkan looks faster, the knee lies between 2 and 4 slots, at 4 by the "
-        "figures, MTP appears to have helped only at 1 slot and hurt at 2+ slots; about 4.8 h per "
+        "figures, MTP appears to have hurt at 3+ slots, not decided at 1–2 slots; about 4.8 h per "
         "100 stocks (throughput basis).**"
     ) in md
     assert "HIP took 1.31x–1.40x the time of Vulkan across the 12 settings compared" in md
@@ -125,8 +127,8 @@ def test_seed_report_in_korean(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     assert (
         "**잠정: Vulkan 백엔드가 더 빨라 보이고, 동시 슬롯의 무릎은 2~4개 사이이고 "
-        "수치로는 4개이며, MTP는 지금까지 잰 바로는 슬롯 1개에서만 도움이 됐고, "
-        "슬롯 2개 이상에서는 손해였습니다. "
+        "수치로는 4개이며, MTP는 지금까지 잰 바로는 슬롯 1~2개에서는 판가름하지 못했고, "
+        "슬롯 3개 이상에서는 손해였습니다. "
         "종목 100개에 약 4.8시간이 걸립니다(처리량 기준).**"
     ) in md
     assert "슬롯 3개가 슬롯 4개보다 1.09배 오래 걸렸습니다(다시 재면 0.89배-1.34배" in md
@@ -189,9 +191,14 @@ def test_the_ledger_fixture_is_what_publishing_the_first_sweep_records(tmp_path:
     (fresh,) = [json.loads(x) for x in (tmp_path / "blog" / "seed-r9700.ledger.jsonl").open()]
 
     # The fixture is what the first sweep published; today's rules add reasons and numbers
-    # but reach the same verdicts on the same data.
+    # but reach the same verdicts on the same data, but for MTP: its effects read from open
+    # pairs' figures are now not decided (the CPU study's review), those decided stand.
     def core(e: dict[str, Any]) -> list[tuple[Any, ...]]:
-        return [(v["factor"], v["verdict"], v["status"], v["point"]) for v in e["verdicts"]]
+        return [
+            (v["factor"], v["verdict"], v["status"], v["point"])
+            for v in e["verdicts"]
+            if v["factor"] != "mtp"
+        ]
 
     # Rules v12 (review 8): a verdict resting on derived figures decides nothing, so the
     # backend verdict is provisional, and a claim checked on derived values says so.
@@ -202,7 +209,11 @@ def test_the_ledger_fixture_is_what_publishing_the_first_sweep_records(tmp_path:
         return dict(e, verdicts=verdicts)
 
     assert core(fresh) == core(v12(entry)) and fresh["context"] == entry["context"]
-    assert fresh["claims"] == v12(entry)["claims"]
+    (was,) = [v["verdict"] for v in entry["verdicts"] if v["factor"] == "mtp"]
+    (now,) = [v["verdict"] for v in fresh["verdicts"] if v["factor"] == "mtp"]
+    decided = [r for r in now if r["effect"] != "open"]
+    assert decided and all(r["effect"] in {x["effect"] for x in was} for r in decided)
+    assert fresh["claims"] == entry["claims"]
 
 
 def test_every_seed_result_is_reference_data_in_the_contract(tmp_path: Path) -> None:

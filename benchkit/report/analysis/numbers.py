@@ -351,6 +351,8 @@ class ApplicationPoint(TypedDict):
     factor: str
     value: FactorValue
     seconds: float | None
+    # Its jobs that ran on a host busy with other work (evidence.host_busy), where any did.
+    host_busy: NotRequired[list[str]]
 
 
 @dataclass(frozen=True)
@@ -450,6 +452,11 @@ class ProjectionNumbers(_Numbers):
     better_point: BetterPoint | None = None
     # Each value of an application factor (study.application_factors) at the same point.
     application: list[ApplicationPoint] | None = None
+    # The application factors' values the projection is at (the workload it was measured on,
+    # where several were swept); None where no application factor varied.
+    application_at: Point | None = None
+    # The projected point's jobs that ran on a host busy with other work (evidence.host_busy).
+    host_busy: list[str] | None = None
     measured: bool = _internal()
 
 

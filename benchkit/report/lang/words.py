@@ -69,6 +69,7 @@ EFFECT_WORDS = {
     "hurts": NC_("effect", "hurts"),
     "no difference": NC_("effect", "no difference"),
     "no drafts": NC_("effect", "nothing drafted"),
+    "open": NC_("effect", "not decided"),
     "faster": NC_("effect", "faster"),
     "slower": NC_("effect", "slower"),
     "mixed": NC_("effect", "mixed"),

@@ -199,6 +199,16 @@ def factor_sentence(v: Verdict, lang: str) -> str:
             "{factor} made no difference on {objective} at {where}{prov}: {rows}.",
             **fields,
         )
+    elif primary["state"] == "open":
+        text = tr(
+            lang, "{factor} was not decided on {objective} at {where}{prov}: {rows}.", **fields
+        )
+    elif primary["state"] == "across":
+        text = tr(
+            lang,
+            "{factor} was not compared on one machine state at {where}{prov}: {rows}.",
+            **fields,
+        )
     else:
         text = tr(
             lang,
@@ -208,13 +218,23 @@ def factor_sentence(v: Verdict, lang: str) -> str:
         )
     if n.edge and n.kind == "setting":
         text += " " + _edge_text(n, lang)
-    if n.scope_differs:
+    if n.scope_differs and _depends(v):
         text += " " + tr(
             lang,
             "The best value differs between the other settings: {series}.",
             series=series_text(n, lang),
         )
+    elif n.scope_differs:
+        text += " " + tr(
+            lang, "At each setting of the others: {series}.", series=series_text(n, lang)
+        )
     return text
+
+
+def _depends(v: Verdict) -> bool:
+    """Whether two settings of the others decide the best differently (the value `depends`),
+    not merely stand differently (some left open, some across machine states: `mixed`)."""
+    return isinstance(v.verdict, Mapping) and v.verdict.get("state") == "depends"
 
 
 def _edge_text(n: FactorNumbers, lang: str) -> str:
@@ -247,6 +267,8 @@ def series_text(n: FactorNumbers, lang: str) -> str:
             )
         elif s["state"] == "across":
             parts.append(tr(lang, "not compared on one machine state at {where}", where=where))
+        elif s["state"] == "open":
+            parts.append(tr(lang, "not decided at {where}", where=where))
         else:
             parts.append(tr(lang, "no difference at {where}", where=where))
     if any("," in p for p in parts):
@@ -272,6 +294,8 @@ def factor_clause(v: Verdict, lang: str) -> str:
         return tr(lang, "{factor} was not compared", factor=name)
     if n.kind == "application":
         fastest = next((r for r in primary["rows"] if r["effect"] == "best"), None)
+        if primary["state"] in ("open", "across"):
+            return tr(lang, "{factor} (your choice) was not decided on speed", factor=name)
         if fastest is None or primary["state"] != "best":
             return tr(lang, "{factor} (your choice) made no difference to speed", factor=name)
         drift = ""
@@ -309,15 +333,24 @@ def factor_clause(v: Verdict, lang: str) -> str:
             "{ratio} its time",
             **fields,
         )
-    if n.scope_differs:
+    if n.scope_differs and _depends(v):
         return tr(
             lang,
             "the best {factor} depends on the other settings ({series})",
             factor=name,
             series=series_text(n, lang),
         )
+    if n.scope_differs:
+        return tr(
+            lang,
+            "{factor} at each setting of the others: {series}",
+            factor=name,
+            series=series_text(n, lang),
+        )
     if primary["state"] == "no difference":
         return tr(lang, "{factor} made no difference", factor=name)
+    if primary["state"] in ("open", "across"):
+        return tr(lang, "{factor} was not decided", factor=name)
     best = value_text(n.factor, primary["best"], lang)
     edge = ""
     if n.edge == "largest":
@@ -339,6 +372,8 @@ def verdict_value(v: Verdict, lang: str) -> str:
         return fmt.DASH
     if n.kind == "application":
         best = primary["best"]
+        if primary["state"] in ("open", "across"):
+            return tr(lang, "your choice: not decided on speed")
         if best is None:
             return tr(lang, "your choice: no difference in speed")
         return tr(lang, "your choice ({value} fastest)", value=value_text(n.factor, best, lang))
@@ -346,6 +381,10 @@ def verdict_value(v: Verdict, lang: str) -> str:
         return series_text(n, lang)
     if primary["state"] == "no difference":
         return tr(lang, "no difference")
+    if primary["state"] == "across":
+        return tr(lang, "not compared on one machine state")
+    if primary["state"] == "open":
+        return tr(lang, "not decided")
     return value_text(n.factor, primary["best"], lang)
 
 
@@ -363,6 +402,8 @@ def stored_value_text(factor: str, value: Mapping[str, Any], lang: str) -> str:
         return tr(lang, "no difference")
     if state == "across":
         return tr(lang, "not compared on one machine state")
+    if state == "open":
+        return tr(lang, "not decided")
     return value_text(factor, best, lang) if best is not None else fmt.DASH
 
 

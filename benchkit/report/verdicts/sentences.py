@@ -17,7 +17,6 @@ from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import clauses, fmt, tr, trc, trn
 from benchkit.report.lang.i18n import (
     backend_name,
-    factor_name,
     missing_text,
     objective_value,
     objective_words,
@@ -29,6 +28,7 @@ from benchkit.report.lang.words import BACKENDS as BACKENDS
 from benchkit.report.verdicts.common import Verdict, _objective_of
 from benchkit.report.verdicts.compare_words import how_text
 from benchkit.report.verdicts.factor_words import not_exercised_text
+from benchkit.report.verdicts.projection_words import application_text, busy_text
 from benchkit.report.verdicts.reasons import _prov, _prov_sentence, capped_text
 from benchkit.report.verdicts.slots_words import beyond_text, elsewhere_text, with_series
 from benchkit.report.verdicts.voice import in_post
@@ -442,8 +442,9 @@ def projection_sentence(v: Verdict, lang: str, unit_name: str) -> str:
     ci = f" ± {fmt.hours(n.ci_seconds, lang)}" if n.ci_seconds else ""
     text = tr(
         lang,
-        "About {hours}{ci} per {units} {unit}s at {point}: {per_unit} per {unit} on the "
+        "About {hours}{ci} per {units} {unit}s at {point}{busy}: {per_unit} per {unit} on the "
         "throughput basis.{better}",
+        busy=busy_text(n.host_busy, lang),
         hours=fmt.hours(n.seconds, lang),
         ci=ci,
         units=fmt.integer(n.units),
@@ -465,28 +466,6 @@ def _better_here(v: Verdict, lang: str) -> str:
     if in_post() and b and b["why"] == "knee":
         return ""
     return better_point_text(v, lang)
-
-
-def application_text(v: Verdict, lang: str) -> str:
-    """The projection at each value of an application factor: the user's choice, stated, never
-    recommended."""
-    n = of(ProjectionNumbers, v.numbers)
-    parts = [
-        tr(
-            lang,
-            "{value}: {hours}",
-            value=point_text({a["factor"]: a["value"]}, lang),
-            hours=fmt.hours(a["seconds"], lang) if a["seconds"] is not None else fmt.DASH,
-        )
-        for a in n.application or []
-    ]
-    factors = sorted({a["factor"] for a in n.application or []})
-    return tr(
-        lang,
-        "That is at the {factors} you chose; at each value measured: {values}.",
-        factors=", ".join(factor_name(f, lang) for f in factors),
-        values="; ".join(parts),
-    )
 
 
 def better_point_text(v: Verdict, lang: str) -> str:

@@ -23,6 +23,7 @@ from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 from benchkit.report.verdicts.kind import Clause
 from benchkit.report.verdicts.kind import said as _said
+from benchkit.report.verdicts.projection_words import busy_text
 
 
 class _Opening:
@@ -102,6 +103,7 @@ def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -
         values = list_text(
             [
                 tr(lang, "{hours} with {value}", hours=fmt.hours(a["seconds"], lang), value=v)
+                + busy_text(a.get("host_busy"), lang)
                 for a, v in zip(measured, named, strict=True)
             ],
             lang,
@@ -113,7 +115,7 @@ def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -
             values=values,
             units=fmt.integer(pn.units),
             unit=unit_name,
-            point=point_text(p.point, lang),
+            point=point_text(p.point, lang) + busy_text(pn.host_busy, lang),
             factors=fw.names(apps, lang),
         )
     return tr(
@@ -122,5 +124,5 @@ def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -
         hours=fmt.hours(pn.seconds, lang),
         units=fmt.integer(pn.units),
         unit=unit_name,
-        point=point_text(p.point, lang),
+        point=point_text(p.point, lang) + busy_text(pn.host_busy, lang),
     )

@@ -71,6 +71,16 @@ def point_words(
     proj = by.get("projection")
     pn = of(ProjectionNumbers, proj.numbers) if proj is not None else None
     apps = sorted({x["factor"] for x in (pn.application or [] if pn else [])})
+    if apps and pn is not None and pn.application_at:
+        # The sweep measured several of the application's values: the one the point was
+        # measured at, named, never "the workload you chose" (a review: both were swept).
+        return tr(
+            lang,
+            "{point}, as measured with {at} ({factors}: your choice, not recommended)",
+            point=point,
+            at=i18n.point_text(pn.application_at, lang),
+            factors=factor_words.names(apps, lang),
+        )
     if apps:
         return tr(
             lang,

@@ -88,12 +88,15 @@ def test_drafting_on_an_open_pair_is_provisional_naming_the_pair_and_its_units()
     assert m.status == "provisional" and "open_pairs" in m.reasons
     (c,) = n.open or []
     assert c["outcome"] == "open" and c["needed"] is not None and c["needed"] > c["units"]
-    # The open pair is read by its figure (0.90x: past the margin) until it is decided.
+    # The open pair names no effect, whatever its figure (0.90x, past the margin): an effect
+    # is named only where a comparison decides it (a review found "hurt" and "no difference"
+    # read from open pairs).
     assert m.verdict == [
-        {"from": 1, "to": 1, "effect": "helps"},
+        {"from": 1, "to": 1, "effect": "open"},
         {"from": 2, "to": None, "effect": "hurts"},
     ]
     text = mtp_sentence(m, "en")
+    assert text.startswith("MTP hurt at 2 slots, not decided at 1 slot")
     assert "MTP on took 0.90x the time of MTP off at 1 slot (" in text
     assert f"about {c['needed']} units paired would decide it" in text
     assert "2 slots 1.50x (1.49x-1.51x on a repeat, 6 units paired)" in text

@@ -45,6 +45,8 @@ def _table_value(v: Verdict, lang: str) -> str:
         return tr(lang, "not exercised")
     if not isinstance(v.verdict, list):
         return fmt.DASH  # no pair compared (a drafter's verdict is runs or nothing)
+    if words.undecided(v):
+        return words.open_value(v, lang)  # the headline clause's words, never an open figure's
     runs = mtp_runs_text(v.verdict, of(DraftingNumbers, v.numbers).largest, lang)
     return runs + words.cost(v, lang, of(DraftingNumbers, v.numbers).primary)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.lang import fmt, tr
-from benchkit.report.lang.i18n import drafter, objective_words, point_text, span
+from benchkit.report.lang.i18n import drafter, effect_word, objective_words, point_text, span
 from benchkit.report.verdicts.common import Verdict, _objective_of
 from benchkit.report.verdicts.compare_words import how_text
 from benchkit.report.verdicts.factor_words import not_exercised_text
-from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text
+from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text, open_value, undecided
 from benchkit.report.verdicts.reasons import _prov
 
 
@@ -51,7 +51,7 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     ratios = list(n.on_off_range or []) or [c["ratio"] for c in comps if c["ratio"] is not None]
     fields: dict[str, object] = {
         "who": drafter(v.factor, lang, start=True),
-        "runs": mtp_runs_text(v.verdict, n.largest, lang),
+        "runs": open_value(v, lang) if undecided(v) else mtp_runs_text(v.verdict, n.largest, lang),
         "prov": prov,
         "objective": objective_words(_objective_of(v), lang),
         "acceptance": acceptance,
@@ -119,7 +119,10 @@ def scope_text(n: DraftingNumbers, lang: str) -> str:
         return ""
     parts = []
     for s in n.by_series or []:
-        parts.append(
-            f"{point_text(s['series'], lang)}: {mtp_runs_text(s['runs'], n.largest, lang)}"
-        )
+        runs = s["runs"]
+        if all(r["effect"] == "open" for r in runs):
+            said = effect_word("open", lang)  # 'not decided', as the table's column says it
+        else:
+            said = mtp_runs_text(runs, n.largest, lang)
+        parts.append(f"{point_text(s['series'], lang)}: {said}")
     return tr(lang, " The effect differed between series: {series}.", series="; ".join(parts))

@@ -62,18 +62,18 @@ def _runs(entries: Sequence[DraftContext]) -> list[Run]:
     return runs
 
 
-def _effect(c: Comparison, margin: float, drafted: int | None = None) -> str:
+def _effect(c: Comparison, drafted: int | None = None) -> str:
     """The drafter's effect by the comparison of on (other) against off (base): decided
-    faster helps, slower hurts, within the margin no difference. An open comparison is read
-    by its figure against the margin, and the verdict resting on it is provisional. Where
+    faster helps, slower hurts, within the margin no difference. A comparison left open (one
+    across machine states among them) names no effect: `open`, whatever its figure, as an
+    effect is named only where one machine state or a bridge decides it (a review found
+    "hurt" and "made no difference" drawn from open pairs across two machine states). Where
     the drafter drafted no token, `no drafts`: the server did the same work as with it off."""
     if drafted == 0:
         return "no drafts"
-    outcome = c.outcome
-    if outcome == OPEN:
-        ratio = c.ratio if c.ratio is not None else 1.0
-        outcome = BETTER if ratio < 1 / (1 + margin) else WORSE if ratio > 1 + margin else WITHIN
-    return {BETTER: "helps", WORSE: "hurts"}.get(outcome, "no difference")
+    if c.outcome == OPEN:
+        return "open"
+    return {BETTER: "helps", WORSE: "hurts", WITHIN: "no difference"}.get(c.outcome, "open")
 
 
 def _pairs(
@@ -145,7 +145,7 @@ def _contexts(
                 # The table's ratio stays its own seconds' (the row prints them); the
                 # comparison's figure, paired on one machine, is the sentence's.
                 "ratio": v_on / v_off if v_off else math.inf,
-                "effect": _effect(comp, eng.settings.margin, _drafted(sw, c_on)),
+                "effect": _effect(comp, _drafted(sw, c_on)),
                 "comparison": comparison_json(sw, comp),
                 "acceptance": c_on.mean("draft_acceptance"),
                 "decode_off": c_off.mean(DECODE),

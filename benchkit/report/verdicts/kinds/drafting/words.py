@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, Point, Run, of
+from benchkit.report.analysis.numbers import (
+    ComparisonJson,
+    DraftContext,
+    DraftingNumbers,
+    Point,
+    Run,
+    of,
+)
 from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
@@ -16,13 +23,13 @@ from benchkit.report.verdicts.kind import Clause, said
 
 def clauses(v: Verdict, lang: str) -> list[Clause]:
     """What the drafter did, else that it was not exercised."""
-    if v.verdict is not None and across_only(of(DraftingNumbers, v.numbers).comparisons):
-        # Every pair crosses machine states (another card, a host busy with other work): its
-        # figures say as much about the machines as about the drafter (rules v11).
+    if undecided(v):
+        # No pair of the verdict's series is decided (each left open, or across two machine
+        # states): no effect is named from them; where another setting's pair is decided on
+        # one machine state, what it measured there (rules v12, from a review that found
+        # "hurt" drawn from one open pair while two decided ones went unsaid).
         text = tr(
-            lang,
-            "{drafter} was not compared on one machine state (each pair ran on two)",
-            drafter=drafter(v.factor, lang),
+            lang, "{drafter} {runs}", drafter=drafter(v.factor, lang), runs=open_value(v, lang)
         )
         return [partial(said, text, lang)]
     if v.verdict is not None:
@@ -31,6 +38,56 @@ def clauses(v: Verdict, lang: str) -> list[Clause]:
         text = tr(lang, "{drafter} was not exercised (no drafts)", drafter=drafter(v.factor, lang))
         return [partial(said, text, lang)]
     return []
+
+
+# The effects a decided comparison names; `open` (not decided) and `no drafts` name none.
+DECIDED = ("helps", "hurts", "no difference")
+
+
+def undecided(v: Verdict) -> bool:
+    """Whether a drafting verdict's every run is open: no pair of its series decided."""
+    runs = v.verdict
+    return isinstance(runs, list) and bool(runs) and all(r["effect"] == "open" for r in runs)
+
+
+def open_value(v: Verdict, lang: str) -> str:
+    """What an undecided drafting verdict says in its headline clause, its table cell and its
+    section alike: the pairs decided on one machine state (or bridged) at other settings,
+    with their figures and where; else that every pair crossed machine states; else that
+    none was decided. Never an effect read from an open figure."""
+    n = of(DraftingNumbers, v.numbers)
+    elsewhere = [e for e in n.contexts if e["effect"] in DECIDED and e["comparison"]["ratio"]]
+    if elsewhere:
+        items = [_decided_at(e, n, lang) for e in elsewhere]
+        return tr(
+            lang,
+            "took {items}, and was not decided at the other settings",
+            items=list_text(items, lang),
+        )
+    if across_only(n.comparisons):
+        return tr(lang, "was not compared on one machine state (each pair ran on two)")
+    return tr(lang, "was not decided at the margin")
+
+
+def _decided_at(e: DraftContext, n: DraftingNumbers, lang: str) -> str:
+    """'2.62x the time of no drafting at the prose-10 workload, q8_0 K cache (one machine
+    state)': a decided pair's figure, where it was measured and on what."""
+    c = e["comparison"]
+    state = (
+        tr(lang, "bridged across machine states")
+        if c["machine"] == "bridged"
+        else tr(lang, "one machine state")
+    )
+    if e["effect"] == "no difference":
+        state = tr(lang, "{state}, within the margin", state=state)
+    return tr(
+        lang,
+        "{ratio} the time of {off} at {point} ({state})",
+        ratio=fmt.ratio(c["ratio"], lang),
+        off=point_text({n.factor: n.off_value}, lang),
+        point=point_text(e["context"], lang),
+        state=state,
+    )
 
 
 def across_only(comparisons: Sequence[ComparisonJson] | None) -> bool:
@@ -54,7 +111,9 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
                 + cost(v, lang, ser["series"])
                 + cold_only(v, lang),
                 lang,
-                v.status != COMPLETE and not measured_cost(v),
+                v.status != COMPLETE
+                and not measured_cost(v)
+                and any(r["effect"] != "open" for r in ser["runs"]),
             )
             for ser in n.by_series or []
         ]
@@ -155,6 +214,8 @@ def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
     """'helped only at 1 slot and hurt at 2+ slots' from the effect runs (a drafting verdict's
     value); `largest` is the largest slot count tested."""
     effects = {r["effect"] for r in runs}
+    if "open" in effects:
+        return _open_runs_text(runs, largest, lang)
     if len(runs) == 1 and runs[0]["from"] is None:
         return {
             "helps": trc(lang, "drafting", "helped"),
@@ -180,6 +241,31 @@ def mtp_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
     where = slot_range(last["from"], last["to"], largest, lang)
     parts.append(_run_text(last["effect"], helps_once, where, lang, last=True))
     return list_text(parts, lang)
+
+
+def _open_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
+    """Runs some of which are open: the decided ones, each where it holds, then where none
+    was decided ('hurt at 1 slot and hurt at 8+ slots, not decided at 2–4 slots'); never
+    "at every slot count" over counts some of which were not decided."""
+    decided = [r for r in runs if r["effect"] != "open"]
+    if not decided:
+        return trc(lang, "drafting", "was not decided")
+    where = list_text(
+        [slot_range(r["from"], r["to"], largest, lang) for r in runs if r["effect"] == "open"],
+        lang,
+    )
+    helps_once = sum(1 for r in decided if r["effect"] == "helps") == 1
+    parts = [
+        _run_text(
+            r["effect"],
+            helps_once,
+            slot_range(r["from"], r["to"], largest, lang),
+            lang,
+            last=i == len(decided) - 1,
+        )
+        for i, r in enumerate(decided)
+    ]
+    return tr(lang, "{runs}, not decided at {where}", runs=list_text(parts, lang), where=where)
 
 
 def _run_text(effect: str, helps_once: bool, where: str, lang: str, last: bool = False) -> str:

@@ -102,6 +102,8 @@ def _eligible(sw: Sweep, c: Cell) -> bool:
 # A value's effect against the best by the engine's outcome: decided slower is `worse`,
 # within the margin `same`, not decided `open`.
 EFFECTS = {WORSE: "worse", WITHIN: "same", OPEN: "open"}
+# A setting's states that a decided comparison gives.
+DECIDED = ("best", "no difference")
 
 
 def _row(sw: Sweep, c: Cell, factor: str, best: Cell, comp: Comparison | None) -> FactorRow:
@@ -159,7 +161,6 @@ def _contexts(
     the comparisons it rests on."""
     out: list[FactorContext] = []
     cells: list[tuple[list[Cell], Cell, list[Comparison]]] = []
-    margin = engine_of(sw).settings.margin
     for _, group in sorted(_group(sw.cells, rest).items(), key=lambda kv: _ctx_sort(kv[1], rest)):
         compared = _compared(sw, group)
         if compared is None:
@@ -167,30 +168,39 @@ def _contexts(
         best, comps = compared
         ordered = sorted(group, key=lambda c: _sort_key(c.values.get(factor)))
         rows = [_row(sw, c, factor, best, comps.get(id(c))) for c in ordered]
-        # A value decided slower sets the best apart; so does one whose comparison is open but
-        # whose figure is past the margin (the verdict is then provisional, naming the pair).
-        # A pair across machine states (another card, a host busy with other work) names no
-        # best and no tie: where every pair of a setting is such, it was not compared on one
-        # machine state (rules v11).
+        # A value decided slower sets the best apart; every other decided within the margin
+        # is no difference. A comparison left open names neither, whatever its figure: the
+        # setting is `open` (not decided), never "no difference" nor a best (a review found
+        # both drawn from open pairs). A pair across machine states (another card, a host
+        # busy with other work) names no best and no tie: where every pair of a setting is
+        # such, it was not compared on one machine state (rules v11).
         across = [r for r in rows if (c := r["comparison"]) and c["machine"] == "across"]
-        judged = [r for r in rows if r not in across]
-        differs = any(
-            r["effect"] == "worse" or (r["effect"] == "open" and (_ratio(r) or 0.0) > 1 + margin)
-            for r in judged
-        )
-        unpaired = bool(across) and not any(r["comparison"] for r in judged)
-        state = "across" if unpaired else "best" if differs else "no difference"
+        judged = [r for r in rows if r not in across and r["comparison"]]
+        state = _state(judged, bool(across))
         out.append(
             {
                 "context": _context(best, rest),
-                "best": best.values.get(factor) if differs and not unpaired else None,
+                "best": best.values.get(factor) if state == "best" else None,
                 "state": state,
-                "ties": [r["value"] for r in rows if r["effect"] == "same"] if differs else [],
+                "ties": [r["value"] for r in rows if r["effect"] == "same"]
+                if state == "best"
+                else [],
                 "rows": rows,
             }
         )
         cells.append((ordered, best, list(comps.values())))
     return out, cells
+
+
+def _state(judged: Sequence[FactorRow], across: bool) -> str:
+    """A setting's state from its pairs on one machine state (or bridged), `judged`: `best`
+    where one is decided slower, `no difference` where every one is decided within the
+    margin, `across` where its only pairs cross machine states, else `open`."""
+    if any(r["effect"] == "worse" for r in judged):
+        return "best"
+    if judged and all(r["effect"] == "same" for r in judged):
+        return "no difference"
+    return "across" if across and not judged else "open"
 
 
 def _ratio(r: FactorRow) -> float | None:
@@ -325,7 +335,11 @@ def factor_verdict(sw: Sweep, factor: str, where: Point) -> Verdict:
     cap = _capped(sw, best) if ctx["state"] == "best" else None
     if cap is not None:
         reasons.append("capped")
-    state = "depends" if differs else ctx["state"]
+    # The best depends on the other settings only where two settings decide it differently;
+    # settings some of which were left open or crossed machine states are `mixed`: each is
+    # named as it stands, no dependence is claimed from them.
+    decided = {(e["state"], norm(e["best"])) for e in contexts if e["state"] in DECIDED}
+    state = ("depends" if len(decided) > 1 else "mixed") if differs else ctx["state"]
     best_value = ctx["best"] if state != "no difference" else None
     numbers = replace(
         numbers,

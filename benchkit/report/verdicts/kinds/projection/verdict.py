@@ -116,8 +116,13 @@ def projection_verdict(
     # A single run varies nothing: name its point from the settings every job shared.
     where: Point = {k: sw.constants[k] for k in ("backend", "slots", "mtp") if k in sw.constants}
     where.update(cell.values)
+    if busy := _busy(sw, cell):
+        numbers = replace(numbers, host_busy=busy)
     if application:
-        numbers = replace(numbers, application=_application(sw, where, application, units))
+        at = {k: v for k, v in where.items() if k in application} or None
+        numbers = replace(
+            numbers, application=_application(sw, where, application, units), application_at=at
+        )
         where = {k: v for k, v in where.items() if k not in application}
     return Verdict(
         "projection",
@@ -264,8 +269,20 @@ def _application(
                 None,
             )
             s = cell.mean(THROUGHPUT) if cell is not None else None
-            out.append({"factor": f, "value": value, "seconds": None if s is None else units * s})
+            point: ApplicationPoint = {
+                "factor": f,
+                "value": value,
+                "seconds": None if s is None else units * s,
+            }
+            if cell is not None and (busy := _busy(sw, cell)):
+                point["host_busy"] = busy
+            out.append(point)
     return out
+
+
+def _busy(sw: Sweep, cell: Cell) -> list[str]:
+    """A cell's jobs that ran on a host busy with other work (evidence.host_busy)."""
+    return [j for j in cell.jobs if sw.setups.get(j, {}).get("host_busy") == "busy"]
 
 
 def _ratio_or_none(a: float | None, b: float | None) -> float | None:
