@@ -114,7 +114,7 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
     assert "MTP at 2+ slots re-measured on Vulkan" in md  # the study's untested items
     assert "Provisional recommendation: Vulkan, 4 slots, MTP off" in md
     # The first correction, from the first sweep's ledger the results carry in history/.
-    assert "| 3 slots (provisional) |" in corrections
+    assert "| none up to 3 slots (provisional) |" in corrections
     assert "the Vulkan, 4 slots, MTP off point had not finished (incomplete)" in corrections
     assert "values derived from a publication, not measured by benchkit" in md
     for fig in ("backend.png", "slots.png", "mtp.png"):
@@ -174,7 +174,7 @@ def test_the_seeds_first_correction_appears_by_itself(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     section = md.split("## Corrections", 1)[1].split("\n## ", 1)[0]
     row = next(x for x in section.splitlines() if "| parallel slots |" in x)
-    assert "| 3 slots (provisional) |" in row
+    assert "| none up to 3 slots (provisional) |" in row
     assert "| 2-4 slots, 4 by the figures (provisional) |" in row
     assert "the Vulkan, 4 slots, MTP off point had not finished (incomplete)" in row
     assert "workload seed-6 → seed-12" in row
@@ -312,7 +312,7 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     # The post gives the correction as one sentence; its report keeps the ledger's table.
     now = r"it is now 2-4 slots, 4 by the figures"
     assert re.search(
-        r"gave parallel slots as 2-3 slots, 3 by the figures \(provisional\); " + now, body
+        r"gave parallel slots as none up to 3 slots \(provisional\); " + now, body
     )
     for img in re.findall(r"\]\(([^)]+\.png)\)", body):
         assert (blog / img).stat().st_size > 0
@@ -324,7 +324,7 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     render(SEED, tmp_path / "r3", "--publish", str(blog))
     again = (blog / "index.md").read_text()
     assert re.search(
-        r"gave parallel slots as 2-3 slots, 3 by the figures \(provisional\); " + now, again
+        r"gave parallel slots as none up to 3 slots \(provisional\); " + now, again
     )
     assert len(ledger.read_text().splitlines()) == 3
 

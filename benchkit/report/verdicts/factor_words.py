@@ -252,9 +252,14 @@ def _edge_text(n: FactorNumbers, lang: str) -> str:
 
 
 def series_text(n: FactorNumbers, lang: str) -> str:
-    """'ubatch=512 at 1 slot, no difference at 2 slots' per setting of the others."""
+    """'ubatch=512 at 1 slot, no difference at 2 slots' per setting of the others; beyond
+    three settings, those without a best value counted by state ('not decided at 2
+    settings'): a review found six settings spelled out in a table cell and a headline."""
+    series = n.by_series or []
+    if len(series) > 3:
+        return _series_counted(n, lang)
     parts = []
-    for s in n.by_series or []:
+    for s in series:
         where = point_text(s["series"], lang)
         if s["state"] == "best":
             parts.append(
@@ -273,6 +278,47 @@ def series_text(n: FactorNumbers, lang: str) -> str:
             parts.append(tr(lang, "no difference at {where}", where=where))
     if any("," in p for p in parts):
         return "; ".join(parts)
+    return list_text(parts, lang)
+
+
+def _series_counted(n: FactorNumbers, lang: str) -> str:
+    """`series_text` for many settings: each best value where it holds, the rest counted."""
+    series = n.by_series or []
+    parts = [
+        tr(
+            lang,
+            "{value} at {where}",
+            value=value_text(n.factor, s["best"], lang),
+            where=point_text(s["series"], lang),
+        )
+        for s in series
+        if s["state"] == "best"
+    ]
+    counts = {
+        k: sum(1 for s in series if s["state"] == k) for k in ("no difference", "open", "across")
+    }
+    if counts["no difference"]:
+        parts.append(
+            trn(
+                lang,
+                "no difference at {n} setting",
+                "no difference at {n} settings",
+                counts["no difference"],
+            )
+        )
+    if counts["open"]:
+        parts.append(
+            trn(lang, "not decided at {n} setting", "not decided at {n} settings", counts["open"])
+        )
+    if counts["across"]:
+        parts.append(
+            trn(
+                lang,
+                "not compared on one machine state at {n} setting",
+                "not compared on one machine state at {n} settings",
+                counts["across"],
+            )
+        )
     return list_text(parts, lang)
 
 

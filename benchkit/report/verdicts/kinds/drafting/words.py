@@ -255,15 +255,25 @@ def _open_runs_text(runs: Sequence[Run], largest: int | None, lang: str) -> str:
         lang,
     )
     helps_once = sum(1 for r in decided if r["effect"] == "helps") == 1
+    # One clause an effect, its counts listed ('hurt at 1 slot and 8+ slots', not 'hurt at 1
+    # slot and hurt at 8+ slots': an editor's find).
+    effects = list(dict.fromkeys(r["effect"] for r in decided))
     parts = [
         _run_text(
-            r["effect"],
+            e,
             helps_once,
-            slot_range(r["from"], r["to"], largest, lang),
+            list_text(
+                [
+                    slot_range(r["from"], r["to"], largest, lang)
+                    for r in decided
+                    if r["effect"] == e
+                ],
+                lang,
+            ),
             lang,
-            last=i == len(decided) - 1,
+            last=i == len(effects) - 1,
         )
-        for i, r in enumerate(decided)
+        for i, e in enumerate(effects)
     ]
     return tr(lang, "{runs}, not decided at {where}", runs=list_text(parts, lang), where=where)
 

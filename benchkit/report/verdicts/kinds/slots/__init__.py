@@ -23,7 +23,11 @@ def _compute(found: Found) -> Sequence[Verdict]:
 
 def _value(value: Any, lang: str, numbers: Light) -> str:
     """'8 slots', or where a provisional knee may lie elsewhere, '2-16 slots, 8 by the
-    figures'."""
+    figures'; 'none up to 16 slots' where the largest count measured was still the best."""
+    if numbers.knee_reached is False:
+        # The largest count was still the best: the value says so, as the headline does (an
+        # editor read "8 slots" in the table under "no knee up to 8 slots").
+        return tr(lang, "none up to {slots}", slots=slots_phrase(value, lang))
     if numbers.knee_low is None and numbers.knee_high is None:
         return slots_phrase(value, lang)
     if numbers.knee_across:
