@@ -311,9 +311,7 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     assert "Rendered " not in body and str(repo_root()) not in md  # no local paths
     # The post gives the correction as one sentence; its report keeps the ledger's table.
     now = r"it is now 2-4 slots, 4 by the figures"
-    assert re.search(
-        r"gave parallel slots as none up to 3 slots \(provisional\); " + now, body
-    )
+    assert re.search(r"gave parallel slots as none up to 3 slots \(provisional\); " + now, body)
     for img in re.findall(r"\]\(([^)]+\.png)\)", body):
         assert (blog / img).stat().st_size > 0
     html = (blog / "index.html").read_text()
@@ -323,9 +321,7 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     # Publishing the same results again changes no verdict, and keeps the earlier correction.
     render(SEED, tmp_path / "r3", "--publish", str(blog))
     again = (blog / "index.md").read_text()
-    assert re.search(
-        r"gave parallel slots as none up to 3 slots \(provisional\); " + now, again
-    )
+    assert re.search(r"gave parallel slots as none up to 3 slots \(provisional\); " + now, again)
     assert len(ledger.read_text().splitlines()) == 3
 
 

@@ -273,7 +273,7 @@ def test_an_effect_on_one_backend_only_is_stated_per_backend(tmp_path: Path) -> 
     md = rendered(src, tmp_path)
     head = md.split("\n", 3)[2]
     # A provisional verdict reads as provisional in the headline.
-    assert "on HIP MTP appears to have hurt at 1 slot and hurt at 3+ slots, not decided" in head
+    assert "on HIP MTP appears to have hurt at 1 slot and 3+ slots, not decided" in head
     assert "on Vulkan MTP appears to have hurt at 3+ slots, not decided at 1–2 slots" in head
     assert "at every slot count" not in head  # never over counts some of which are open
     ko = render_report(src, tmp_path / "ko", overrides=["study.lang=ko"]) / "report.md"
