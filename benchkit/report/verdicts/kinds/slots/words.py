@@ -59,48 +59,7 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
             rest=rest,
         )
     if sn.knee_reached and (sn.knee_low is not None or sn.knee_high is not None):
-        # Comparisons still open on either side: where the knee may lie, and where the
-        # figures put it (rules v11: a review would not sign a knee its neighbours' open
-        # comparisons leave unlocated).
-        low = sn.knee_low if sn.knee_low is not None else k
-        high = sn.knee_high if sn.knee_high is not None else k
-        if sn.across:
-            # The counts below it were compared with the best only across machines (rules
-            # v12: a review would not sign "at 8 by the figures" where the table showed 4
-            # slots faster than 8 on another card): say how the place was found.
-            fields = {"low": low, "high": high, "n": k, "trade": trade}
-            if rest is None:
-                return tr(
-                    lang,
-                    "the knee lies between {low} and {high} slots, at {n} only by comparisons "
-                    "across machines{trade}",
-                    **fields,
-                )
-            return tr(
-                lang,
-                "the knee lies between {low} and {high} slots, at {n} only by comparisons "
-                "across machines{trade}{rest}",
-                rest=rest,
-                **fields,
-            )
-        if rest is None:
-            return tr(
-                lang,
-                "the knee lies between {low} and {high} slots, at {n} by the figures{trade}",
-                low=low,
-                high=high,
-                n=k,
-                trade=trade,
-            )
-        return tr(
-            lang,
-            "the knee lies between {low} and {high} slots, at {n} by the figures{trade}{rest}",
-            low=low,
-            high=high,
-            n=k,
-            trade=trade,
-            rest=rest,
-        )
+        return _range_clause(sn, k, trade, lang, rest)
     if sn.knee_reached:
         if rest is None:
             return trn(
@@ -134,5 +93,53 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
         "{n} slot is only the best completed point{rest}",
         "{n} slots is only the best completed point{rest}",
         k,
+        rest=rest,
+    )
+
+
+def _range_clause(sn: SlotsNumbers, k: int, trade: str, lang: str, rest: str | None) -> str:
+    """A provisional knee whose comparisons on either side are still open: where it may lie,
+    and where the figures put it (rules v11), or how it was placed where only comparisons
+    across machines placed it (rules v12)."""
+    # Comparisons still open on either side: where the knee may lie, and where the
+    # figures put it (rules v11: a review would not sign a knee its neighbours' open
+    # comparisons leave unlocated).
+    low = sn.knee_low if sn.knee_low is not None else k
+    high = sn.knee_high if sn.knee_high is not None else k
+    if sn.across:
+        # The counts below it were compared with the best only across machines (rules
+        # v12: a review would not sign "at 8 by the figures" where the table showed 4
+        # slots faster than 8 on another card): say how the place was found.
+        fields = {"low": low, "high": high, "n": k, "trade": trade}
+        if rest is None:
+            return tr(
+                lang,
+                "the knee lies between {low} and {high} slots, at {n} only by comparisons "
+                "across machines{trade}",
+                **fields,
+            )
+        return tr(
+            lang,
+            "the knee lies between {low} and {high} slots, at {n} only by comparisons "
+            "across machines{trade}{rest}",
+            rest=rest,
+            **fields,
+        )
+    if rest is None:
+        return tr(
+            lang,
+            "the knee lies between {low} and {high} slots, at {n} by the figures{trade}",
+            low=low,
+            high=high,
+            n=k,
+            trade=trade,
+        )
+    return tr(
+        lang,
+        "the knee lies between {low} and {high} slots, at {n} by the figures{trade}{rest}",
+        low=low,
+        high=high,
+        n=k,
+        trade=trade,
         rest=rest,
     )
