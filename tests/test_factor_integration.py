@@ -80,14 +80,15 @@ def test_every_swept_factor_gets_a_verdict_with_its_drift(tmp_path: Path) -> Non
     md = (sweep / "report" / "report.md").read_text()
     head = md.splitlines()[2]
     # The headline names the ubatch and KV cache verdicts, and the whole recommended combination.
-    assert "ubatch" in head and "cache\\_type\\_k" in head, head
+    # Settings in words in prose (#45): the K cache verdict is "K cache type".
+    assert "ubatch" in head and "K cache type" in head, head
     proj = v["projection"]["point"]
     assert {"slots", "ubatch", "cache_type_k"} <= set(proj), proj
     # "1 slot" or "2 slots", whichever the knee is on this machine.
     combination = (
-        f"slot{'s' if proj['slots'] != 1 else ''}, MTP off, ubatch={proj['ubatch']}, "
+        f"slot{'s' if proj['slots'] != 1 else ''}, MTP off, ubatch {proj['ubatch']}, "
         # The report escapes Markdown's underscores in values too ("q8\\_0").
-        f"cache\\_type\\_k={str(proj['cache_type_k']).replace('_', chr(92) + '_')}"
+        f"{str(proj['cache_type_k']).replace('_', chr(92) + '_')} K cache"
     )
     assert combination in head, head
     # A section title begins with a capital (#45: "## sampling" read as a slip).
