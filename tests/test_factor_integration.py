@@ -92,7 +92,7 @@ def test_every_swept_factor_gets_a_verdict_with_its_drift(tmp_path: Path) -> Non
     )
     assert combination in head, head
     # A section title begins with a capital (#45: "## sampling" read as a slip).
-    for title in ("## Ubatch", "## Cache_type_k"):
+    for title in ("## Ubatch", "## K cache type"):
         section = md.split(title, 1)[1].split("\n## ", 1)[0]
         assert "answers changed" in section and "/4 |" in section, section
 

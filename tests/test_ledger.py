@@ -180,8 +180,8 @@ def test_the_report_shows_the_history_wherever_a_ledger_exists(tmp_path: Path) -
     section = corrections_section(md)
     assert "No ledger" not in section
     assert section.lstrip().startswith(
-        "No verdict has changed since the earlier publication (2026-12-03): value, status and "
-        "reasons are the same, though the verdict rules changed since "
+        "No verdict has changed since the earlier publication (2026-12-03 13:45): value, status "
+        "and reasons are the same, though the verdict rules changed since "
         f"(v2 → v{ledger.RULES_VERSION})."
     )
     assert beside.read_text() == before

@@ -318,10 +318,12 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     assert html.count("data:image/png;base64,") == 3 and 'src="backend.png"' not in html
     assert verdicts(blog)["slots"]["verdict"] == 4
 
-    # Publishing the same results again changes no verdict, and keeps the earlier correction.
+    # Publishing the same results again changes no verdict; the report keeps the correction.
     render(SEED, tmp_path / "r3", "--publish", str(blog))
     again = (blog / "index.md").read_text()
-    assert re.search(r"gave parallel slots as none up to 3 slots \(provisional\); " + now, again)
+    # A post gives this publication's corrections only; the earlier one stays in its report.
+    assert not re.search(r"gave parallel slots as none up to 3 slots", again)
+    assert "none up to 3 slots" in (tmp_path / "r3" / "report.md").read_text()
     assert len(ledger.read_text().splitlines()) == 3
 
 

@@ -127,10 +127,13 @@ class FlaggedRow(TypedDict):
 # A batched-bench row whose prompt rate is below this share of its file's median prompt rate
 # ran cold (a backend compiling its kernels on first use, clocks not yet up).
 COLD_PP_SHARE = 0.25
-# A run's first row (its smallest batch) ran cold already below this share of the median: the
-# first row pays for the warm-up alone, and a review found one at a third of the median (4,186
-# against 12,188 tok/s at the next batch) compared as if warm.
-COLD_FIRST_SHARE = 0.5
+# A run's first row (its smallest batch) ran cold where the next batch's prompt rate grew more
+# than in proportion to the batch: more sequences a step never make each prompt token faster
+# than that, so the first row paid for something else (the warm-up). A review found one at
+# 4,186 against 12,188 tok/s at twice the batch compared as if warm; a later one found the
+# first rule (under half the run's median) flagging a batch of 1 against one of 16, where a
+# lower prompt rate is the batch's own.
+
 # A row whose aggregate decode rate is this much below a smaller batch's is not a clean
 # measurement: more sequences per step never decode fewer tokens per second on a GPU.
 TG_DROP = 0.10
@@ -260,14 +263,15 @@ def flagged_rows(rows: Sequence[BenchRow], file: str) -> dict[int, FlaggedRow]:
     pp = sorted(float(r.get("speed_pp", 0.0)) for r in rows if r.get("speed_pp"))
     median = pp[len(pp) // 2] if pp else 0.0
     out: dict[int, FlaggedRow] = {}
+    ordered = sorted(rows, key=lambda r: int(r["pl"]))
     # Every smaller batch counts, a flagged one too: a cold row's decode may be warm.
     best_tg = 0.0
-    for i, r in enumerate(sorted(rows, key=lambda r: int(r["pl"]))):
+    for i, r in enumerate(ordered):
         tg, prompt = float(r["speed_tg"]), float(r.get("speed_pp", 0.0))
         why = None
         if median and prompt < COLD_PP_SHARE * median:
             why = "cold"
-        elif median and i == 0 and len(rows) > 1 and prompt < COLD_FIRST_SHARE * median:
+        elif i == 0 and len(ordered) > 1 and _superlinear(r, ordered[1]):
             why = "cold_first"
         elif tg < (1 - TG_DROP) * best_tg:
             why = "below_smaller_batch"
@@ -281,6 +285,12 @@ def flagged_rows(rows: Sequence[BenchRow], file: str) -> dict[int, FlaggedRow]:
             }
         best_tg = max(best_tg, tg)
     return out
+
+
+def _superlinear(first: BenchRow, nxt: BenchRow) -> bool:
+    """Whether the next batch's prompt rate grew more than in proportion to its batch."""
+    a, b = float(first.get("speed_pp", 0.0)), float(nxt.get("speed_pp", 0.0))
+    return a > 0 and b > a * int(nxt["pl"]) / int(first["pl"])
 
 
 def at_batch(

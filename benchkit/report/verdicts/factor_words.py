@@ -450,6 +450,11 @@ def stored_value_text(factor: str, value: Mapping[str, Any], lang: str) -> str:
         return tr(lang, "not compared on one machine state")
     if state == "open":
         return tr(lang, "not decided")
+    if state == "depends":
+        return tr(lang, "depends on the other settings")
+    if state == "mixed":
+        # No best value across the settings, each as it stands (the section lists them).
+        return tr(lang, "differs by setting")
     return value_text(factor, best, lang) if best is not None else fmt.DASH
 
 

@@ -77,8 +77,8 @@ def flagged_lines(truth: GroundTruth, lang: str) -> list[str]:
         elif f["why"] == "cold_first":
             why = tr(
                 lang,
-                "its prompt rate, {pp} tok/s, is under half the run's median, on the run's "
-                "first batch: it ran cold",
+                "its prompt rate, {pp} tok/s, is the run's first batch's, and the next batch's "
+                "grew more than in proportion to the batch: it ran cold",
                 pp=fmt.num(f["speed_pp"], 0),
             )
         else:

@@ -374,14 +374,15 @@ def _most_common(rows: Sequence[Mapping[str, Any]], key: str) -> Any:
 def _corrections_intro(corr: ledger.Corrections, changed: bool, published: bool, lang: str) -> str:
     """The corrections section's opening: what changed now, what earlier publications
     corrected, or that there is nothing to correct yet."""
-    last = (corr.get("last_date") or "")[:10]
+    # To the minute: two publications of one day read alike to the day.
+    last = (corr.get("last_date") or "")[:16].replace("T", " ")
     if any(c["current"] for c in corr["changes"]):
         return tr(lang, "Verdicts that changed since an earlier publication of this study:")
     if changed:
         return (
             ledger_words.no_change_intro(last, corr["rules"], lang)
             + " "
-            + tr(lang, "Earlier publications corrected these verdicts:")
+            + tr(lang, "Earlier publications corrected these verdicts, as recorded:")
         )
     if corr["earlier"]:
         return ledger_words.no_change_intro(last, corr["rules"], lang)
@@ -442,8 +443,10 @@ def _corrections_view(
             if gone
             else registry.value_text(vf, c["now"], lang, Light.of(c["now_numbers"]))
         )
-        # A post gives only the corrections a reader would see: a value or a status changed.
-        if (
+        # A post gives only this publication's corrections a reader would see, a value or a
+        # status changed: earlier ones stay in the report's table (reviews read them as new,
+        # under "no verdict has changed since the earlier publication").
+        if c["current"] and (
             c["diff"]["presence"] != "both"
             or c["diff"]["value"]
             or (c["earlier_status"] != c["now_status"])
@@ -482,7 +485,7 @@ def _corrections_view(
         "intro": intro,
         # A post's: the opening without the table's lead-in, and one sentence a correction.
         "post_intro": intro.removesuffix(
-            " " + tr(lang, "Earlier publications corrected these verdicts:")
+            " " + tr(lang, "Earlier publications corrected these verdicts, as recorded:")
         ),
         "post_lines": post_lines,
         "changes": changes,
