@@ -94,6 +94,8 @@ def main():
     for f in sorted((RESULTS / "ground-truth").glob("batched-bench*.jsonl")):
         rows = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
         print(f"{f.name}: npp {rows[0]['pp']}, ntg {rows[0]['tg']}, batches {[x['pl'] for x in rows]}")
+        pp = ", ".join(f"{x['pl']}: {x['speed_pp']:,.0f}" for x in rows)
+        print(f"  prompt tok/s per batch: {pp}")
     for line in (RESULTS / "ground-truth" / "machine.txt").read_text().splitlines():
         if line.startswith(("build_s", "model_s")):
             print("machine.txt:", line)
