@@ -99,7 +99,7 @@ def test_a_real_draft_pair_swept_as_a_factor(tmp_path: Path) -> None:
     md = (sweep / "report" / "report.md").read_text()
     section = md.split("## Speculative decoding (draft) against none", 1)[1].split("\n## ", 1)[0]
     assert "Draft acceptance was" in section, section
-    assert "| draft\\_max=2 |" in section and "| draft\\_max=4 |" in section, section
+    assert "| draft max 2 |" in section and "| draft max 4 |" in section, section
     assert "measures what drafting costs" not in section
     summary = (sweep / "report" / "summary.txt").read_text()
     assert "spec=draft" in summary

@@ -122,11 +122,12 @@ def test_drafting_and_kv_drift_on_real_weights(tmp_path: Path) -> None:
     assert "The model is SmolLM2-135M-Instruct (135M parameters, Q4\\_1, a vocabulary of " in head
     assert "with real weights, under the license Apache-2.0." in head
     quality = md.split("## Quality", 1)[1].split("\n## ", 1)[0]
-    assert "cache\\_type\\_k=q4\\_0 (spec=none) changed" in quality, quality
+    # Settings in words (#45): "q4_0 K cache (no drafting)", never cache_type_k=q4_0.
+    assert "q4\\_0 K cache (no drafting) changed" in quality, quality
     assert "random weights" not in quality
     assert "the questions of the scored task qa.yaml" in quality, quality
     # Beside the K cache type's speed verdict: answers changed, first difference, KL, task.
-    kv = md.split("## Cache_type_k", 1)[1].split("\n## ", 1)[0]
+    kv = md.split("## K cache type", 1)[1].split("\n## ", 1)[0]
     assert " of 4 answers, KL " in kv, kv
     assert "first difference at token " in kv and "% right" in kv, kv
     # And beside the drafting verdict: tokens drafted, answers changed, KL, task accuracy.
