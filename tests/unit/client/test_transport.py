@@ -355,7 +355,7 @@ def test_chunked_stream_on_kept_alive_connections(
     assert out.client == CLIENT_RAW and out.interrupted is None
     assert len(out.records) == 12 and all(r.ok for r in out.records)
     for r in out.records:
-        assert r.client == CLIENT_RAW
+        assert r.client in {CLIENT_RAW, CLIENT_RAW_READ_TIME}  # read time on a busy machine
         assert (r.chunks, r.completion_tokens, r.finish_reason) == (4, 4, "length")
         assert r.t_first is not None and r.t_last is not None and r.t_done is not None
         assert r.t_sent < r.t_first < r.t_last <= r.t_done
@@ -856,7 +856,9 @@ def test_ctrl_c_records_the_call_in_flight(
         json.loads(x) for f in tmp_path.glob("calls-*.jsonl") for x in f.read_text().splitlines()
     ]
     assert rec["error"] == "cancelled before it finished (job deadline or interrupt)"
-    assert rec["client"] == CLIENT_RAW and rec["t_first"] is not None
+    # A busy machine can leave a read without a kernel time in bounds (see _stamp): the call is
+    # then timed at its read, and labelled so; either way it is the raw client's record.
+    assert rec["client"] in {CLIENT_RAW, CLIENT_RAW_READ_TIME} and rec["t_first"] is not None
     assert srv.wait_closed()
 
 
