@@ -1,4 +1,4 @@
-"""The expert review of the published CPU study (docs/studies/cpu-qwen2.5-coder-real): each
+"""The expert review of the CPU study's first run (tests/cpu_busy_run.py, on a busy host): each
 finding on the published results, and the class of fault it belongs to on small synthetic
 cases. A verdict names an effect ("hurt", "helped", "no difference") only from comparisons
 decided on one machine state (or bridged); where the verdict's own series has none and other
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from functools import cache
 
-from benchkit.paths import repo_root
 from benchkit.report.analysis.numbers import DraftingNumbers, FactorNumbers, ProjectionNumbers
 from benchkit.report.verdicts import factor_words
 from benchkit.report.verdicts.folder import Analysed, analyse_folder
@@ -19,13 +18,13 @@ from benchkit.report.verdicts.kinds.drafting.words import clauses, mtp_runs_text
 from benchkit.report.verdicts.kinds.factor.verdict import _state
 from benchkit.report.verdicts.projection_words import application_text
 from benchkit.report.writeup.headline import headline
-
-CPU = repo_root() / "docs" / "studies" / "cpu-qwen2.5-coder-real" / "results"
+from tests.cpu_busy_run import cpu_busy_run
 
 
 @cache
 def cpu() -> Analysed:
-    return analyse_folder(CPU, ["study.quality.limit={changed: 0.25}"])
+    # The study's first run, on a busy host (tests/cpu_busy_run.py): the data of these findings.
+    return analyse_folder(cpu_busy_run(), ["study.quality.limit={changed: 0.25}"])
 
 
 def _clause(factor: str, lang: str = "en") -> str:

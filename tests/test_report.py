@@ -87,8 +87,10 @@ def test_seed_reference_data_reach_the_seeds_verdicts(tmp_path: Path) -> None:
         assert {"factor", "verdict", "status", "missing", "basis", "numbers"} <= set(entry)
 
     md = (out / "report.md").read_text()
+    # Rules v13: 6 and 8 slots are not settled against 4 at the declared 11% noise (either
+    # could be more than 5% faster), so the knee may lie up to 8.
     assert (
-        "**Provisional: Vulkan looks faster, the knee lies between 2 and 4 slots, at 4 by the "
+        "**Provisional: Vulkan looks faster, the knee lies between 2 and 8 slots, at 4 by the "
         "figures, MTP appears to have hurt at 3+ slots, not decided at 1–2 slots; about 4.8 h per "
         "100 stocks (throughput basis).**"
     ) in md
@@ -126,7 +128,7 @@ def test_seed_report_in_korean(tmp_path: Path) -> None:
     out = render(SEED, tmp_path / "ko", "study.lang=ko")
     md = (out / "report.md").read_text()
     assert (
-        "**잠정: Vulkan 백엔드가 더 빨라 보이고, 동시 슬롯의 무릎은 2~4개 사이이고 "
+        "**잠정: Vulkan 백엔드가 더 빨라 보이고, 동시 슬롯의 무릎은 2~8개 사이이고 "
         "수치로는 4개이며, MTP는 지금까지 잰 바로는 슬롯 1~2개에서는 판가름하지 못했고, "
         "슬롯 3개 이상에서는 손해였습니다. "
         "종목 100개에 약 4.8시간이 걸립니다(처리량 기준).**"
@@ -175,7 +177,7 @@ def test_the_seeds_first_correction_appears_by_itself(tmp_path: Path) -> None:
     section = md.split("## Corrections", 1)[1].split("\n## ", 1)[0]
     row = next(x for x in section.splitlines() if "| parallel slots |" in x)
     assert "| none up to 3 slots (provisional) |" in row
-    assert "| 2-4 slots, 4 by the figures (provisional) |" in row
+    assert "| 2-8 slots, 4 by the figures (provisional) |" in row
     assert "the Vulkan, 4 slots, MTP off point had not finished (incomplete)" in row
     assert "workload seed-6 → seed-12" in row
     # Not confirmed since rules v12: its figures are derived (test_verdict_rules_real).
@@ -310,7 +312,7 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     assert not body.startswith("# ")  # the title lives in the front matter
     assert "Rendered " not in body and str(repo_root()) not in md  # no local paths
     # The post gives the correction as one sentence; its report keeps the ledger's table.
-    now = r"it is now 2-4 slots, 4 by the figures"
+    now = r"it is now 2-8 slots, 4 by the figures"
     assert re.search(r"gave parallel slots as none up to 3 slots \(provisional\); " + now, body)
     for img in re.findall(r"\]\(([^)]+\.png)\)", body):
         assert (blog / img).stat().st_size > 0

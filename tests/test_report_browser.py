@@ -114,12 +114,12 @@ def screenshot(report: Path, tmp: Path) -> Path:
 # for Korean) and the folded appendix's summary.
 SEED_PAGES = {
     "en": (
-        "Vulkan looks faster, the knee lies between 2 and 4 slots, at 4 by the figures",
+        "Vulkan looks faster, the knee lies between 2 and 8 slots, at 4 by the figures",
         "A 35B MoE on the Radeon AI PRO R9700: backend, parallel slots and MTP, one at a time",
         "Appendix: flags per job",
     ),
     "ko": (
-        "Vulkan 백엔드가 더 빨라 보이고, 동시 슬롯의 무릎은 2~4개 사이이고 수치로는 4개이며",
+        "Vulkan 백엔드가 더 빨라 보이고, 동시 슬롯의 무릎은 2~8개 사이이고 수치로는 4개이며",
         "R9700 한 장에서 35B MoE 돌리기: 백엔드, 동시 슬롯, MTP를 하나씩",
         "부록: 작업별 플래그",
     ),

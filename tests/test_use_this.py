@@ -73,7 +73,7 @@ def test_the_report_and_its_summary_say_the_same(tmp_path: Path) -> None:
     assert summary[1].split() == ["factor", "verdict", "status"]
     assert summary[2].split() == ["backend", "Vulkan", "provisional"]  # derived figures
     assert summary[3].split() == [
-        *("parallel", "slots", "2-4", "slots,", "4", "by", "the", "figures", "provisional")
+        *("parallel", "slots", "2-8", "slots,", "4", "by", "the", "figures", "provisional")
     ]
     rec = "Provisional recommendation: Vulkan, 4 slots, MTP off"
     assert any(x.startswith(rec) for x in summary)

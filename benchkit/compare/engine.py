@@ -135,6 +135,10 @@ class Comparison:
     # card-by-point term, log scale) its interval holds, None where fewer than two points ran
     # on both machines and it is not measured.
     interaction: float | None = None
+    # Paired on fewer units than either point's figure holds (a race stopped one early, an
+    # anchor ran a subset): each side's mean on the paired units (base, other), which the
+    # ratio is of, so that a reader comparing it with the two figures sees why they differ.
+    sides: tuple[float, float] | None = None
 
     @property
     def decided(self) -> bool:
@@ -157,6 +161,7 @@ class Comparison:
             "machines": list(self.machines),
             "run_noise": self.run_noise,
             "interaction": self.interaction,
+            "sides": list(self.sides) if self.sides else None,
         }
 
 
@@ -178,6 +183,9 @@ class _Log:
     run_noise: str = UNMEASURED
     # The run-to-run variance its standard error holds (log scale), which no unit removes.
     run_var: float = 0.0
+    # Paired on fewer units than either side's figure holds: the two sides' means on the
+    # shared units (base, other), the figures the ratio is of (Comparison.sides).
+    sides: tuple[float, float] | None = None
 
 
 def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
@@ -194,10 +202,13 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
     # which is not the figure wherever long and short units change by different factors.
     n = len(shared)
     mean_other = math.fsum(other.units[u] for u in shared) / n
+    sides = None
+    if n < len(base.units) or n < len(other.units):
+        sides = (math.fsum(base.units[u] for u in shared) / n, mean_other)
     sd = _stdev([(other.units[u] - ratio * base.units[u]) / mean_other for u in shared])
     run = s.run_term
     if run is None:
-        return _Log(math.log(ratio), sd / math.sqrt(n), n - 1, n, PAIRED, sd)
+        return _Log(math.log(ratio), sd / math.sqrt(n), n - 1, n, PAIRED, sd, sides=sides)
     # Each side's run-to-run variance beside the units' (a side pooled from k twin runs has
     # a k-th of it): Welch-Satterthwaite degrees of freedom.
     units_var = sd * sd / n
@@ -205,7 +216,7 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
     var = units_var + run_var
     parts = units_var**2 / max(n - 1, 1) + run_var**2 / run[1]
     dof = var * var / parts if parts > 0 else math.inf
-    return _Log(math.log(ratio), math.sqrt(var), dof, n, PAIRED, sd, run[2], run_var)
+    return _Log(math.log(ratio), math.sqrt(var), dof, n, PAIRED, sd, run[2], run_var, sides)
 
 
 def _stdev(xs: Sequence[float]) -> float:
@@ -340,6 +351,7 @@ def _comparison(
         needed=_needed(log, s) if outcome == OPEN and machine != ACROSS else None,
         run_noise=log.run_noise,
         near_margin=near,
+        sides=log.sides,
     )
 
 

@@ -39,6 +39,10 @@ class Knee:
     # are the knee where its comparisons are decided.
     low: str | None = None
     high: str | None = None
+    # Points above the knee not settled against the best (open, or compared only across
+    # machines): any of them could be the faster beyond the margin, so the knee may lie up
+    # to the last of them, and "no larger count was faster" is not established (rules v13).
+    above: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -103,7 +107,17 @@ def knee(engine: Engine, points: Sequence[str], figures: Mapping[str, float]) ->
             open_.append(c)
     reached = not (chosen == pts[-1] and len(pts) > 1)
     low, high = _range(pts, chosen, best, {c.other: c for c in rests})
-    return Knee(chosen, best, reached, rests, open_, missing, across, low, high)
+    above = tuple(
+        p
+        for p in pts[pts.index(chosen) + 1 :]
+        if p in missing
+        or any(c.other == p for c in open_)
+        # The best itself, where the knee's own comparison with it is open.
+        or (p == best and any(c.other == chosen for c in open_))
+    )
+    if above and pts.index(above[-1]) > pts.index(high):
+        high = above[-1]
+    return Knee(chosen, best, reached, rests, open_, missing, across, low, high, above)
 
 
 def _range(

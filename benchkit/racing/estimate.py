@@ -24,6 +24,9 @@ class Restated(NamedTuple):
     value: float
     measured: int
     stated: int
+    # The job's own figure on the units it ran, as measured (None: not known): what a
+    # table shows beside a figure partly imputed, so that no imputed value reads as measured.
+    own: float | None = None
 
 
 def paired_estimates(measured: Mapping[str, Mapping[str, float]], best: str) -> dict[str, float]:

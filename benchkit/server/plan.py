@@ -10,6 +10,7 @@ import os
 import secrets
 from dataclasses import dataclass, field
 
+from benchkit import log
 from benchkit.config.backends import selector
 from benchkit.config.schema import (
     BenchConfig,
@@ -21,12 +22,15 @@ from benchkit.config.schema import (
 )
 from benchkit.errors import UserError
 from benchkit.workload import Unit
+from benchkit.workload.model import Call
 
 # llama-server pads each slot's context to a multiple of 256.
 CTX_PAD = 256
 # KV cache types that are not quantized: the only V cache types llama.cpp runs without
 # flash attention.
 _FLOAT_CACHE = (CacheType.f32, CacheType.f16, CacheType.bf16)
+
+_log = log.get(__name__)
 
 
 def pad(n: int, to: int = CTX_PAD) -> int:
@@ -138,19 +142,52 @@ def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, 
     return total, per_slot
 
 
+# Tokens a chat template may add around a call's messages (role markers, and a default system
+# prompt where the template has one: Qwen2.5's is about 30 tokens); a text call adds at most
+# its BOS and EOS.
+TEMPLATE_ALLOWANCE = 256
+TEXT_ALLOWANCE = 4
+
+
+def byte_bound(call: Call) -> int | None:
+    """An upper bound on a call's prompt tokens under any tokenizer: its UTF-8 bytes (a
+    byte-level BPE or SentencePiece with byte fallback never needs more than one token a
+    byte) plus what a template adds; None for a call with neither text nor messages."""
+    if call.text is not None:
+        return len(call.text.encode()) + TEXT_ALLOWANCE
+    if call.messages:
+        content = sum(len(str(m.get("content", "")).encode()) for m in call.messages)
+        return content + TEMPLATE_ALLOWANCE
+    return None
+
+
 def longest_prompt(cfg: BenchConfig, units: list[Unit], fixture: str) -> int:
-    """The longest prompt in tokens, which server.ctx_policy=fit sizes each slot for. A text or
-    chat call recorded without its prompt length cannot be fitted: guessing would either
-    overflow the context mid-sweep or waste memory, so the user is asked for a size."""
+    """The longest prompt in tokens, which server.ctx_policy=fit sizes each slot for. A call
+    recorded without its prompt length (a workload of text written for real models, whose
+    length depends on the tokenizer) is sized by its UTF-8 bytes, a bound no tokenizer
+    exceeds: more memory than the prompt needs, never a context that overflows mid-sweep.
+    One with neither a length nor its text cannot be fitted, and the user is asked for a
+    size."""
     calls = [c for u in units for c in u.calls]
-    unknown = sum(1 for c in calls if c.prompt_tokens is None)
-    if unknown and cfg.server.ctx_policy is CtxPolicy.fit:
+    unknown = [c for c in calls if c.prompt_tokens is None]
+    known = max((c.prompt_tokens or 0) for c in calls) if calls else 0
+    if not unknown or cfg.server.ctx_policy is not CtxPolicy.fit:
+        return known
+    bounds = [byte_bound(c) for c in unknown]
+    if any(b is None for b in bounds):
         raise UserError(
-            f"Workload {fixture} has {unknown} call(s) without a recorded prompt length, so "
+            f"Workload {fixture} has {len(unknown)} call(s) without a recorded prompt length, so "
             "server.ctx_policy=fit cannot size the context: give each call its "
             '"prompt_tokens" (the recorder does), or set server.ctx_policy=fixed server.ctx=N.'
         )
-    return max((c.prompt_tokens or 0) for c in calls)
+    bound = max(b for b in bounds if b is not None)
+    _log.info(
+        f"server.ctx_policy=fit: {len(unknown)} call(s) of {fixture} record no prompt length, "
+        f"so each slot is sized for the longest one's UTF-8 bytes plus its template ({bound} "
+        "tokens), a bound no tokenizer exceeds; server.ctx_policy=fixed server.ctx=N sizes it "
+        "yourself"
+    )
+    return max(known, bound)
 
 
 def api_key(cfg: BenchConfig) -> str | None:

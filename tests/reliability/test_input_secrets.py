@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.conftest import chat_fixture, lines, result, run
+from tests.reliability.conftest import chat_fixture, result, run
 
 SECRET = "sk-benchkit-test-7f3a9c1e5b"
 
@@ -38,16 +38,24 @@ def test_bad_input_is_one_sentence_and_a_nonzero_exit(
     assert not list(run_dir.glob("**/*.tmp"))
 
 
-def test_a_chat_fixture_without_prompt_lengths_cannot_be_fitted(tmp_path: Path, tag: str) -> None:
+def test_a_chat_fixture_without_prompt_lengths_is_fitted_by_its_bytes(
+    tmp_path: Path, tag: str
+) -> None:
+    """server.ctx_policy=fit (the default) sizes a workload that records no prompt lengths
+    (text written for real models, whose length depends on the tokenizer) by its UTF-8 bytes
+    plus a template allowance: a bound no tokenizer exceeds, so the run completes on the real
+    server where it used to fail every job (#44: workload=code-edit-10), and says so."""
     run_dir = tmp_path / tag
     fx = chat_fixture(tmp_path / "chat-2")
-    p = run(f"workload.fixture={fx}", f"hydra.run.dir={run_dir}", cwd=tmp_path)
-    assert p.returncode == 1 and "Traceback" not in p.stderr
+    p = run(f"workload.fixture={fx}", "slots=1", f"hydra.run.dir={run_dir}", cwd=tmp_path)
     r = result(run_dir)
-    assert r["status"] == "failed" and "\n" not in r["reason"]
-    assert "2 call(s) without a recorded prompt length" in r["reason"]
-    assert "server.ctx_policy=fixed server.ctx=N" in r["reason"]
-    assert not (run_dir / "calls.jsonl").exists() or not lines(run_dir / "calls.jsonl")
+    assert p.returncode == 0 and r["status"] == "complete", r["reason"]
+    flags = r["provenance"]["server"]["argv"]
+    ctx = int(flags[flags.index("--ctx-size") + 1])
+    # "Say 0." is 6 bytes: 6 + 256 for the template, plus the cap of 8, padded to 256.
+    assert ctx == 512
+    log = (run_dir / "benchkit.log").read_text()
+    assert "record no prompt length" in log and "a bound no tokenizer exceeds" in log
 
 
 def test_bad_fixture_line_names_file_and_line(tmp_path: Path, tag: str) -> None:

@@ -39,3 +39,6 @@ class ComparisonJson(TypedDict):
     interaction: NotRequired[float | None]
     # One of its jobs ran on a CPU host busy with other work (evidence.host_busy; rules v11).
     host_busy: NotRequired[bool]
+    # Paired on fewer units than either point's figure holds: base's and other's seconds per
+    # unit on the paired units, which the ratio is of (engine.Comparison.sides; rules v13).
+    sides: NotRequired[list[float]]

@@ -198,6 +198,9 @@ class SlotsNumbers(_Numbers):
     # None where that end is the knee itself.
     knee_low: int | None = None
     knee_high: int | None = None
+    # Counts above the knee not settled against the best (rules v13): open, compared only
+    # across machines, or missing; None where every larger count is settled.
+    above_open: list[int] | None = None
 
 
 # ------------------------------------------------------------------------------ drafting
@@ -411,6 +414,10 @@ class RepeatsNumbers(_Numbers):
     declared_noise: float | None = _always()
     # True under open-loop load: a point's load held or not, no units compared (None: closed).
     open_loop: bool | None = None
+    # The run-to-run spread of one run's log figure measured on twin jobs of one machine (the
+    # engine's Settings.run_sd) and its degrees of freedom; None where no point ran twice.
+    twin_sd: float | None = None
+    twin_dof: float | None = None
 
 
 # ------------------------------------------------------------------------------ projection
@@ -441,6 +448,8 @@ class ProjectionNumbers(_Numbers):
     # A raced point stopped early: the units its figure is stated on (racing.restate), of
     # which `units_measured` its own; None where its figure is its own units' mean.
     units_stated: int | None = None
+    # With `units_stated`: the point's own seconds per unit on the units it ran, as measured.
+    own_s_per_unit: float | None = None
     slot_latency: float | None = _null_with("measured")
     objective: ObjectiveJson | None = None
     objective_value: float | None = _null_with("measured")

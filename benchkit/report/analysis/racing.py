@@ -111,11 +111,12 @@ def restate(df: pd.DataFrame, results: Sequence[JobResult], metric: str) -> dict
         if r.job_dir.name in measured
     }
     values = imputed_by_machine(measured, where)
+    own = {str(j): float(x) for j, x in zip(df["job"], df[metric], strict=True) if pd.notna(x)}
     out: dict[str, Restated] = {}
     for group in by_home(measured, where).values():
         units = len({u for vals in group.values() for u in vals})
         for job, vals in group.items():
-            out[job] = Restated(values[job], len(vals), units)
+            out[job] = Restated(values[job], len(vals), units, own.get(job))
     for job, v in values.items():
         df.loc[df["job"] == job, metric] = v
     return out

@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 12
+RULES_VERSION = 13
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -130,5 +130,15 @@ RULES: dict[int, str] = {
         "its measured idle exceeds that of the counts with whole rounds; a bench rate next to "
         "a cold bench row is bounded by the warm batch alone; the workload is described by the "
         "units the jobs replayed"
+    ),
+    13: N_(
+        "a comparison paired on fewer units than either point's figure holds gives the two "
+        "means on those units beside its ratio; the report's definitions say how a ratio, its "
+        "interval (a replication interval: the square root of 2 times t times its standard "
+        "error), a decision and a bridge are obtained; a figure a race partly imputed is "
+        "marked in the results table, with the job's own figure on the units it ran beside it, "
+        "in the table's note, the projection and the headline; the knee may lie up to the "
+        "largest count not settled against the best, and no larger count is said to be no "
+        "faster unless each was compared on one machine state"
     ),
 }

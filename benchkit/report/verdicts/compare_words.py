@@ -74,6 +74,18 @@ def how_text(c: ComparisonJson, lang: str) -> str:
         )
     if c["basis"] == "paired":
         parts.append(trn(lang, "{n} unit paired", "{n} units paired", c["units"]))
+        sides = c.get("sides")
+        if sides:
+            # Paired on fewer units than a figure holds: the ratio is of these two means, not
+            # of the table's figures (a review found 1.04x beside 5.75 s and 5.75 s).
+            parts.append(
+                tr(
+                    lang,
+                    "on those units {other} against {base} a unit",
+                    other=fmt.seconds(sides[1], lang),
+                    base=fmt.seconds(sides[0], lang),
+                )
+            )
     elif c["basis"] == "repeats":
         parts.append(tr(lang, "from repeats"))
     elif c["basis"] == "declared":
@@ -138,3 +150,44 @@ def open_text(open_: Sequence[ComparisonJson], lang: str, at: bool = False) -> s
             )
         items.append(text)
     return tr(lang, "comparisons not decided at the margin: {pairs}", pairs="; ".join(items))
+
+
+def comparison_definitions(margin: float, lang: str) -> list[str]:
+    """How every ratio in the verdicts is obtained and decided (benchkit.compare.engine), for
+    the report's Definitions: a review rebuilt narrower intervals from the standard error
+    alone, since the report did not say that an interval is a replication interval."""
+    return [
+        tr(
+            lang,
+            "**Ratio**: one point's seconds per unit over the other's, summed over the units"
+            " both ran, paired unit by unit on one machine; where either point's figure holds"
+            " other units too, the two means on the shared units stand beside the ratio.",
+        ),
+        tr(
+            lang,
+            "**Interval**: where the same comparison run again would put its ratio, at 95%"
+            " confidence: exp(log ratio ± √2 × t × se), t at n − 1 degrees of freedom for n"
+            " paired units; se is the spread of the per-unit residuals (other − ratio × base,"
+            " over the other's mean) divided by √n, with each side's run-to-run variance added"
+            ' where twin runs measured it or study.noise declares it ("if only its units'
+            " varied\" says neither did). The √2 is a second run's own noise.",
+        ),
+        tr(
+            lang,
+            "**Decided**: the interval lies wholly above {slower} (slower beyond the study's"
+            " {margin} margin), wholly below {faster} (faster) or wholly between the two"
+            " (within the margin); otherwise the comparison is not decided, and a verdict"
+            " resting on it is provisional.",
+            slower=fmt.ratio(1 + margin, lang),
+            faster=fmt.ratio(1 / (1 + margin), lang),
+            margin=fmt.pct(margin),
+        ),
+        tr(
+            lang,
+            "**Bridged**: points of two machines compared through a point run on both: the"
+            " two one-machine log ratios added, and their variances, with the machines'"
+            " point-to-point spread twice where two points ran on both. Points of two"
+            " machines with no point run on both are compared without an interval and never"
+            " decided.",
+        ),
+    ]

@@ -257,4 +257,6 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         out["host_busy"] = True
     if c.machine == BRIDGED:
         out["interaction"] = c.interaction
+    if c.sides is not None and c.machine != BRIDGED and sw.metric in (THROUGHPUT, SLOT_LATENCY):
+        out["sides"] = [c.sides[0], c.sides[1]]
     return out

@@ -227,6 +227,16 @@ def _engine_reason(reason: str, v: Verdict, lang: str) -> str | None:
     n = v.numbers
     if reason == "restated" and isinstance(n, ProjectionNumbers) and n.units_stated:
         measured = int(n.units_measured or 0)
+        if n.own_s_per_unit is not None:
+            return tr(
+                lang,
+                "{measured} of the {stated} units its figure is stated on ran at this point"
+                " ({own} a unit on them, as measured; the race stopped it there); the others are"
+                " imputed from the points measured on its machine",
+                measured=fmt.integer(measured),
+                stated=fmt.integer(n.units_stated),
+                own=fmt.seconds(n.own_s_per_unit, lang),
+            )
         return tr(
             lang,
             "{measured} of the {stated} units its figure is stated on ran at this point (the race "

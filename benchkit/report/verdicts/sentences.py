@@ -3,7 +3,8 @@ with (backend, slots, drafting, repeats, projection, build), through the catalog
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
@@ -17,6 +18,7 @@ from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import clauses, fmt, tr, trc, trn
 from benchkit.report.lang.i18n import (
     backend_name,
+    list_text,
     missing_text,
     objective_value,
     objective_words,
@@ -189,8 +191,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
             tr(
                 lang,
                 "On {objective} the knee lies between {low} and {high} slots, at {n} only by "
-                "comparisons across machines.{below} No larger count was more than {gain} "
-                "faster{costs}.",
+                "comparisons across machines.{below}",
                 n=k,
                 **fields,
             )
@@ -198,7 +199,7 @@ def slots_sentence(v: Verdict, lang: str) -> str:
             else tr(
                 lang,
                 "On {objective} the knee lies between {low} and {high} slots, at {n} by the "
-                "figures.{below} No larger count was more than {gain} faster{costs}.",
+                "figures.{below}",
                 n=k,
                 **fields,
             )
@@ -206,25 +207,44 @@ def slots_sentence(v: Verdict, lang: str) -> str:
     elif v.status == COMPLETE:
         text = trn(
             lang,
-            "{n} slot was the knee on {objective}{prov}.{below} No larger count was more "
-            "than {gain} faster{costs}.",
-            "{n} slots was the knee on {objective}{prov}.{below} No larger count was more "
-            "than {gain} faster{costs}.",
+            "{n} slot was the knee on {objective}{prov}.{below}",
+            "{n} slots was the knee on {objective}{prov}.{below}",
             k,
             **fields,
         )
     else:
         text = trn(
             lang,
-            "{n} slot looks like the knee on {objective}{prov}, by the figures.{below} No "
-            "larger count was more than {gain} faster{costs}.",
-            "{n} slots looks like the knee on {objective}{prov}, by the figures.{below} No "
-            "larger count was more than {gain} faster{costs}.",
+            "{n} slot looks like the knee on {objective}{prov}, by the figures.{below}",
+            "{n} slots looks like the knee on {objective}{prov}, by the figures.{below}",
             k,
             **fields,
         )
+    text += " " + _larger(n, fields, lang)
     text += elsewhere_text(n, k, lang) + tradeoff_text(v, lang)
     return f"{text} {why}" if (why := _prov_sentence(v, lang)) else text
+
+
+def _larger(n: SlotsNumbers, fields: Mapping[str, object], lang: str) -> str:
+    """What the counts above the knee show: none faster beyond the margin, where each is
+    settled against the best; where one is open or compared only across machines, that
+    whether it is faster was not decided (rules v13: the qwen3 study said "no larger count
+    was more than 5% faster" of two counts measured only on another machine state)."""
+    if n.above_open:
+        counts = list_text([slots_phrase(c, lang) for c in n.above_open], lang)
+        return tr(
+            lang,
+            "Whether {counts} would be more than {gain} faster was not decided{costs}.",
+            counts=counts,
+            gain=fields["gain"],
+            costs=fields["costs"],
+        )
+    return tr(
+        lang,
+        "No larger count was more than {gain} faster{costs}.",
+        gain=fields["gain"],
+        costs=fields["costs"],
+    )
 
 
 def _below(n: SlotsNumbers, k: int, lang: str) -> str:
@@ -401,6 +421,20 @@ def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
                 "provisional.",
                 noise=fmt.pct(declared if declared is not None else gain),
             )
+        if n.twin_sd is not None:
+            # Twins (a sweep run again as anchors) measured the run-to-run noise: saying
+            # "each point ran once" beside intervals "on a repeat" read as a contradiction.
+            return tr(
+                lang,
+                "Each point ran once in this sweep and again in the anchor runs on the same "
+                "machine: from these twins, one run's figure varies by about {noise} from run "
+                "to run (one standard deviation of its log, {dof} degrees of freedom), and "
+                "each comparison's interval holds that noise for both of its runs. A "
+                "difference smaller than {gain} (study.knee_gain) is no difference.",
+                noise=fmt.pct(math.expm1(n.twin_sd), 1),
+                dof=fmt.integer(n.twin_dof) if n.twin_dof is not None else "?",
+                gain=fmt.pct(gain),
+            )
         if declared is not None:
             return tr(
                 lang,
@@ -501,7 +535,9 @@ def better_point_text(v: Verdict, lang: str) -> str:
     elif b["why"] == "capped":
         why = tr(lang, "too many of its calls ran to the generation cap")
     else:
-        why = tr(lang, "the other verdicts (backend, MTP) do not single it out")
+        # Not a list of factors: a study of drafting and K cache types has no backend or MTP
+        # verdict (the CPU study read "the other verdicts (backend, MTP)").
+        why = tr(lang, "the verdicts on the factors it differs in do not pick it")
     notes = [how_text(c, lang)] if c is not None else []
     if outcome == "within":
         notes.append(tr(lang, "within the {margin} margin", margin=fmt.pct(b["margin"])))

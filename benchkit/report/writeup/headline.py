@@ -69,11 +69,22 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
         if pn.units_stated and pn.units_measured is not None:
             # A figure the race stopped early is partly restated: said where it is stated
             # (review 6 found the headline's 10.1 min above both runs that measured the point).
-            projection += tr(
-                lang,
-                ", {measured} of its {stated} units measured, the rest restated",
-                measured=fmt.integer(pn.units_measured),
-                stated=fmt.integer(pn.units_stated),
+            projection += (
+                tr(
+                    lang,
+                    ", {measured} of its {stated} units measured ({own} a unit on them), the rest"
+                    " imputed",
+                    measured=fmt.integer(pn.units_measured),
+                    stated=fmt.integer(pn.units_stated),
+                    own=fmt.seconds(pn.own_s_per_unit, lang),
+                )
+                if pn.own_s_per_unit is not None
+                else tr(
+                    lang,
+                    ", {measured} of its {stated} units measured, the rest restated",
+                    measured=fmt.integer(pn.units_measured),
+                    stated=fmt.integer(pn.units_stated),
+                )
             )
     if clauses:
         # TRANSLATORS: what follows the headline's verdicts: the time for the study's units.

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from benchkit.report.analysis import slot_use
-from benchkit.report.lang import i18n, tr
+from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.results.store import CALLS_FILE, JobResult
@@ -49,6 +49,7 @@ def rows_note(a: Analysed, lang: str) -> str:
                 objective=i18n.objective_words(a.sweep.metric, lang),
             )
         )
+    bits += _imputed(a, lang)
     cold = sorted((j for j, st in a.sweep.stalls.items() if st.cold), key=lambda j: (len(j), j))
     if cold:
         bits.append(
@@ -69,6 +70,42 @@ def rows_note(a: Analysed, lang: str) -> str:
         )
     )
     return " ".join(bits)
+
+
+def imputed_jobs(a: Analysed) -> list[str]:
+    """The jobs whose table figure is partly imputed: a race stopped them before they ran
+    every unit their figure is stated on (marked ‡ in the table)."""
+    partly = [j for j, r in a.sweep.restated.items() if r.measured < r.stated]
+    return sorted(partly, key=lambda j: (len(j), j))
+
+
+def _imputed(a: Analysed, lang: str) -> list[str]:
+    """What the ‡ marks, with each such job's own figure on the units it ran: a review read
+    job 9's 6.1 s (8 of its 16 units imputed) as measured, where it ran 5.85 s a unit."""
+    items = []
+    for job in imputed_jobs(a):
+        r = a.sweep.restated[job]
+        items.append(
+            tr(
+                lang,
+                "job {job} {own} ({measured} of {stated} units)",
+                job=job,
+                own=fmt.seconds(r.own, lang),
+                measured=r.measured,
+                stated=r.stated,
+            )
+        )
+    if not items:
+        return []
+    return [
+        tr(
+            lang,
+            "‡ Partly imputed: the race stopped these jobs before they ran every unit their"
+            " figure is stated on, and the units they did not run are imputed from the points"
+            " measured on their machine. As measured, on their own units: {items}.",
+            items=", ".join(items),
+        )
+    ]
 
 
 def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list[TimeRow]:

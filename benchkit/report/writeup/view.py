@@ -24,7 +24,7 @@ from benchkit.report.analysis.sweep import Row
 from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
-from benchkit.report.verdicts import registry
+from benchkit.report.verdicts import compare_words, registry
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import conditions, headline, post, recommend
@@ -33,7 +33,7 @@ from benchkit.report.writeup.result_columns import result_columns
 from benchkit.report.writeup.sections import factor_sections, lead_figure
 from benchkit.report.writeup.summary import recommended_drift, status_and_summary
 from benchkit.report.writeup.task import task_view
-from benchkit.report.writeup.time_rows import rows_note, time_rows
+from benchkit.report.writeup.time_rows import imputed_jobs, rows_note, time_rows
 from benchkit.report.writeup.titles import composed
 from benchkit.report.writeup.trust_words import trust_sentences
 
@@ -165,6 +165,10 @@ def view_model(
     if build is not None:
         by[build.factor] = build
     rows = an.records(a.df)
+    imputed = set(imputed_jobs(a))
+    for r in rows:
+        if str(r.get("job")) in imputed:
+            r["imputed"] = True
     validity = registry.study_status(by.values())
 
     # Factor sections.
@@ -226,6 +230,7 @@ def view_model(
         "definitions": i18n.definitions(
             {**DEFINITIONS, **(LOAD_DEFINITIONS if "capacity" in by else {})}, lang
         ),
+        "comparing": compare_words.comparison_definitions(a.sweep.knee_gain, lang),
         "caveats": _caveats(a, lang, published),
         "claims": claims,
         "corrections": corr,

@@ -8,7 +8,18 @@ import pytest
 
 from benchkit.config.schema import BenchConfig, OutputPolicy
 from benchkit.errors import UserError
-from benchkit.server.plan import context_size, plan_replay, plan_server, sampling_fields
+from benchkit.server.plan import (
+    TEMPLATE_ALLOWANCE,
+    TEXT_ALLOWANCE,
+    byte_bound,
+    context_size,
+    longest_prompt,
+    plan_replay,
+    plan_server,
+    sampling_fields,
+)
+from benchkit.workload import Unit
+from benchkit.workload.model import Call
 
 Compose = Callable[..., BenchConfig]
 
@@ -214,3 +225,26 @@ def test_quantized_v_cache_without_flash_attention_is_refused(compose_cfg: Compo
     # auto lets llama.cpp switch flash attention on for it.
     assert _flag(_plan(compose_cfg("server.cache_type_v=q8_0")), "--flash-attn") == "auto"
     _plan(compose_cfg("server.cache_type_k=q8_0", "server.flash_attn=off"))
+
+
+def _call(text: str | None = None, messages: tuple[dict[str, str], ...] | None = None) -> Call:
+    return Call("u0", 0, "r", None, text, messages, 8, 4, None, 1)
+
+
+def test_a_prompt_without_its_length_is_bounded_by_its_bytes(compose_cfg: Compose) -> None:
+    """fit sizes a call that records no prompt length by its UTF-8 bytes (a text call: its
+    BOS and EOS beside; a chat call: the template allowance), never below a recorded one."""
+    cfg = compose_cfg()
+    naive = "naïve"  # 6 bytes, 5 characters: the bound counts bytes
+    assert byte_bound(_call(text=naive)) == 6 + TEXT_ALLOWANCE
+    chat = _call(messages=({"role": "user", "content": naive}, {"role": "system", "content": "ab"}))
+    assert byte_bound(chat) == 8 + TEMPLATE_ALLOWANCE
+    assert byte_bound(_call()) is None
+    units = [Unit("u0", (_call(text=naive), chat))]
+    assert longest_prompt(cfg, units, "fx") == 8 + TEMPLATE_ALLOWANCE
+    # A call with neither a length nor its text cannot be fitted: one sentence naming the fix.
+    with pytest.raises(UserError, match=r"server\.ctx_policy=fixed server\.ctx=N"):
+        longest_prompt(cfg, [Unit("u0", (_call(),))], "fx")
+    # A fixed context needs no length at all.
+    fixed = compose_cfg("server.ctx_policy=fixed", "server.ctx=1024")
+    assert longest_prompt(fixed, [Unit("u0", (_call(),))], "fx") == 0

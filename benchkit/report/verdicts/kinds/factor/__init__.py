@@ -40,6 +40,14 @@ def _clauses(v: Verdict, lang: str) -> list[Clause]:
     return [partial(said, factor_clause(v, lang), lang)]
 
 
+# Acted on: the recommendation names each swept factor's value (the CPU study's "f16 K cache"),
+# so it is settled only where that verdict is, and the Next runs take its open pairs (the CPU
+# study said "no further run of this sweep would settle them" beside an open K cache pair).
 KIND: VerdictKind = VerdictKind(
-    "factor", _compute, table_value=verdict_value, section=section.section, clauses=_clauses
+    "factor",
+    _compute,
+    table_value=verdict_value,
+    section=section.section,
+    clauses=_clauses,
+    acted_on=True,
 )

@@ -180,8 +180,10 @@ def _measured_numbers(
     units_stated = (
         stated[0].stated if len(stated) == 1 and stated[0].measured < stated[0].stated else None
     )
+    own = None
     if units_stated is not None:
         reasons.append("restated")
+        own = stated[0].own if sw.metric == THROUGHPUT else None
     uncapped = cell.mean(f"{THROUGHPUT}_uncapped")
     cap = _capped(sw, cell, _neighbours(sw, cell))
     if cap is not None:
@@ -194,6 +196,7 @@ def _measured_numbers(
         n=s.n,
         units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
         units_stated=units_stated,
+        own_s_per_unit=own,
         slot_latency=cell.mean(SLOT_LATENCY),
         objective=sw.objective.to_json(),
         objective_value=cell.mean(sw.metric),

@@ -8,6 +8,7 @@ from benchkit.report.analysis.numbers import (
 )
 from benchkit.report.analysis.sweep import COMPLETE, Sweep
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.engine_of import engine_of
 from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
 
 
@@ -29,8 +30,13 @@ def repeats_verdict(sw: Sweep) -> Verdict:
                     "jobs": list(c.jobs),
                 }
             )
+    settings = engine_of(sw).settings if sw.cells else None
     numbers = RepeatsNumbers(
-        configs=rows, declared_noise=sw.noise, open_loop=load_axis(sw) is not None or None
+        configs=rows,
+        declared_noise=sw.noise,
+        open_loop=load_axis(sw) is not None or None,
+        twin_sd=settings.run_sd if settings is not None else None,
+        twin_dof=settings.run_dof if settings is not None and settings.run_sd is not None else None,
     )
     if not rows:
         return Verdict("repeats", None, COMPLETE, [], sw.metric, numbers)

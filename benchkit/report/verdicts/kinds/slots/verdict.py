@@ -199,6 +199,7 @@ def _knee_numbers(
         across=[comparison_json(sw, c) for c in kq.across] or None,
         knee_low=counts[labels.index(kq.low)] if kq.low not in (None, kq.knee) else None,
         knee_high=counts[labels.index(kq.high)] if kq.high not in (None, kq.knee) else None,
+        above_open=[counts[labels.index(p)] for p in kq.above] or None,
         capped=cap,
         stalled=_stalled(sw, primary, reasons, "slots"),
         cold=_cold(sw, primary),
