@@ -368,6 +368,21 @@ def reasons_of(v: LedgerVerdict) -> list[str] | None:
     return [] if v.get("status") == COMPLETE else None
 
 
+# Numbers a verdict's value is shown with ("3-16 slots, 6 by the figures", "... only by
+# comparisons across machines"): a change in them is a change of the value a reader sees, which
+# the ledger said was none (rules v13: the qwen3 knee's range moved from 3-6 to 3-16).
+SHOWN = ("knee_low", "knee_high")
+
+
+def _shown_moved(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
+    """Whether a shown number moved between two entries that both recorded it, or the
+    knee's placement across machines changed between two entries that record ranges."""
+    if any(k in a and k in b and a[k] != b[k] for k in SHOWN):
+        return True
+    ranged = all(k in a and k in b for k in SHOWN)
+    return ranged and bool(a.get("knee_across")) != bool(b.get("knee_across"))
+
+
 def _numbers(v: LedgerVerdict | None) -> dict[str, object]:
     return (v.get("numbers") or {}) if v is not None else {}
 
@@ -397,7 +412,8 @@ def diff(
         "presence": presence,
         "value": earlier is None
         or now is None
-        or not _same(factor, earlier["verdict"], now["verdict"], tol),
+        or not _same(factor, earlier["verdict"], now["verdict"], tol)
+        or _shown_moved(_numbers(earlier), _numbers(now)),
         "status": earlier is None or now is None or earlier["status"] != now["status"],
         "reasons_added": _minus(b_reasons or [], a_reasons or []),
         "reasons_removed": _minus(a_reasons or [], b_reasons or []),
