@@ -111,3 +111,24 @@ def test_a_swept_factors_open_pair_is_proposed_again() -> None:
     assert "cache_type_k" in {v.factor for v in use_this.factor_verdicts(a)}
     steps = use_this.next_steps(a, "python -m benchkit")
     assert any("server.cache_type_k=f16,q8_0" in s.command for s in steps)
+
+
+def test_a_knee_range_that_moves_is_a_changed_value_in_the_ledger() -> None:
+    """The qwen3 knee's range moved from 3-6 to 3-16 slots (its value, 6, stayed) and the
+    ledger said "No verdict has changed": the range is part of the value a reader sees."""
+    from benchkit.report import ledger
+
+    def entry(high: int | None, across: bool = False) -> dict[str, object]:
+        numbers: dict[str, object] = {"knee_low": 3, "knee_high": high}
+        if across:
+            numbers["knee_across"] = True
+        return {"verdict": 6, "status": "provisional", "reasons": [], "numbers": numbers}
+
+    moved = ledger.diff("slots", entry(None), entry(16), 0.05)  # type: ignore[arg-type]
+    assert moved is not None and moved["value"]
+    assert ledger.diff("slots", entry(16), entry(16), 0.05) is None  # type: ignore[arg-type]
+    placed = ledger.diff("slots", entry(16), entry(16, True), 0.05)  # type: ignore[arg-type]
+    assert placed is not None and placed["value"]
+    # An entry from before rules v11 recorded no range: nothing to compare it on.
+    old = {"verdict": 6, "status": "provisional", "reasons": [], "numbers": {}}
+    assert ledger.diff("slots", old, entry(16), 0.05) is None  # type: ignore[arg-type]
