@@ -396,6 +396,18 @@ def _corrections_intro(corr: ledger.Corrections, changed: bool, published: bool,
     return tr(lang, "The study's ledger records no earlier publication yet: nothing to correct.")
 
 
+def _no_ledger_view(study_name: str, lang: str) -> dict[str, object]:
+    """The corrections section of a study with no ledger: says so, and where one would be."""
+    intro = tr(
+        lang,
+        "No ledger of earlier publications exists for this study: study.ledger is not set, "
+        "there is no {file} beside the results folder, and the results carry no "
+        "history/*.ledger.jsonl. Earlier verdicts cannot be checked here.",
+        file=ledger.ledger_name(study_name),
+    )
+    return {"intro": intro, "post_intro": intro, "post_lines": [], "changes": [], "confirmed": []}
+
+
 def _corrections_view(
     corr: ledger.Corrections | None,
     ledger_file: Path | None,
@@ -407,20 +419,7 @@ def _corrections_view(
     """The corrections section: every verdict that changed between publications, with
     everything that changed in it (ledger_words.what_changed), or plainly why there is none."""
     if corr is None:
-        intro = tr(
-            lang,
-            "No ledger of earlier publications exists for this study: study.ledger is not set, "
-            "there is no {file} beside the results folder, and the results carry no "
-            "history/*.ledger.jsonl. Earlier verdicts cannot be checked here.",
-            file=ledger.ledger_name(study_name),
-        )
-        return {
-            "intro": intro,
-            "post_intro": intro,
-            "post_lines": [],
-            "changes": [],
-            "confirmed": [],
-        }
+        return _no_ledger_view(study_name, lang)
     changes = []
     # Dated to the minute on a day with two publications or more (the H100 study's three on
     # one day all read '2026-12-06'), else to the day.
