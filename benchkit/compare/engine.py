@@ -286,6 +286,10 @@ def _exp(x: float) -> float | None:
     return math.exp(x) if math.isfinite(x) else None
 
 
+# Beyond this many units a pair is called undecidable at its spread, not given a count.
+MAX_NEEDED = 10_000_000
+
+
 def _needed(log: _Log, s: Settings) -> int | None:
     """Shared units that would decide an open paired log-ratio at its observed spread: its
     distance to the nearest bound must exceed the replication half-width."""
@@ -296,18 +300,26 @@ def _needed(log: _Log, s: Settings) -> int | None:
     if gap < 1e-9:
         return None
     run_var = log.run_var
-    n = log.units
-    for _ in range(50):  # the t-quantile shrinks as n grows: iterate to a fixed point
-        # The units' share of the variance the margin leaves beside two runs' run-to-run
-        # term: none left, and no number of units decides it (a repeat of both runs might).
-        room = (gap / (_t(s.confidence, max(n - 1, 1)) * math.sqrt(2))) ** 2 - run_var
-        if room <= 0:
+
+    def decides(n: int) -> bool:
+        # The replication half-width at n units (the t-quantile shrinks as n grows) against
+        # the distance to the nearest bound.
+        half = _t(s.confidence, max(n - 1, 1)) * math.sqrt(2) * math.sqrt(log.sd**2 / n + run_var)
+        return half < gap
+
+    # The smallest count that decides, by bisection (the half-width falls as n grows): a
+    # fixed-point loop returned its first overshoot (113 where 80 units decide; reviews 10).
+    lo, hi = log.units, max(log.units + 1, 2)
+    while not decides(hi):
+        if hi > MAX_NEEDED:
+            # The margin leaves no room beside two runs' run-to-run term: no number of
+            # units decides it (a repeat of both runs might).
             return None
-        want = math.ceil(log.sd**2 / room)
-        if want <= n:
-            return max(want, n)
-        n = want
-    return n
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decides(mid) else (mid, hi)
+    return hi
 
 
 def on_margin(c: Comparison) -> bool:

@@ -450,6 +450,9 @@ class ProjectionNumbers(_Numbers):
     units_stated: int | None = None
     # With `units_stated`: the point's own seconds per unit on the units it ran, as measured.
     own_s_per_unit: float | None = None
+    # One run's run-to-run noise measured on twin jobs (exp(sd of the log figure) - 1), where
+    # the sweep has twins: a single run's figure then has a measured spread beside it.
+    twin_noise: float | None = None
     slot_latency: float | None = _null_with("measured")
     objective: ObjectiveJson | None = None
     objective_value: float | None = _null_with("measured")

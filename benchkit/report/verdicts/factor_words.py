@@ -228,6 +228,16 @@ def factor_sentence(v: Verdict, lang: str) -> str:
         text += " " + tr(
             lang, "At each setting of the others: {series}.", series=series_text(n, lang)
         )
+    elif len(n.contexts) > 1:
+        # Every setting of the others stands alike: said, so that the one setting named above
+        # does not read as the verdict's whole scope (the CPU study's K cache, open at all 6).
+        text += " " + trn(
+            lang,
+            "It stands the same at the other setting of the others (the table gives it).",
+            "It stands the same at each of the other {n} settings of the others (the table "
+            "gives each).",
+            len(n.contexts) - 1,
+        )
     return text
 
 

@@ -75,6 +75,19 @@ def reason_text(reason: str, v: Verdict, lang: str) -> str:
     n = v.numbers
     if reason == "single_run":
         measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
+        if isinstance(n, ProjectionNumbers) and n.twin_noise is not None:
+            # Twins measured how far a run moves: "no confidence interval" beside comparisons
+            # "on a repeat" read as a contradiction (the CPU study's twin run).
+            return trn(
+                lang,
+                "one run of {units} unit, whose run-to-run noise twin runs measured at about "
+                "{noise} (one standard deviation)",
+                "one run of {units} units, whose run-to-run noise twin runs measured at about "
+                "{noise} (one standard deviation)",
+                int(measured) if measured is not None else 0,
+                units=fmt.integer(measured) if measured is not None else "?",
+                noise=fmt.pct(n.twin_noise, 1),
+            )
         return trn(
             lang,
             "one run of {units} unit, so no confidence interval",

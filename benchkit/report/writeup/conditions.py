@@ -95,12 +95,9 @@ def reported_gpus(hardware: Mapping[str, Any], source: Path) -> tuple[str, list[
 
 
 def _workload_view(results: Sequence[JobResult], lang: str) -> tuple[list[str], str | None]:
-    """The workload section: the fixture's line, and a line per job whose server tokenized
-    prompts differently from the fixture."""
-    wl = next(
-        (wi for r in results if (wi := r.result.provenance.workload) and wi != WorkloadInfo()),
-        None,
-    )
+    """The workload section: each fixture's line (a sweep of several workloads describes each,
+    not the first job's alone), and a line per job whose server tokenized prompts differently
+    from the fixture."""
     # Where the server tokenized prompts differently from the fixture (another tokenizer or
     # chat template), both counts are shown: the fixture's numbers are not what was measured.
     tokenizer_lines = [
@@ -118,62 +115,72 @@ def _workload_view(results: Sequence[JobResult], lang: str) -> tuple[list[str], 
         for r in results
         if (r.result.metrics.prompt_token_mismatches or 0) > 0
     ]
-    workload_line = None
-    if wl:
-        calls = wl.calls or 0
-        workload_line = tr(
-            lang,
-            "Workload {fixture}: {units} units, {calls} calls, {prompt} prompt tokens (mean "
-            "{mean_prompt} a call, longest {max_prompt}), {completion} completion tokens; output "
-            "policy {policy}, generation cap {cap} tokens.",
-            fixture=wl.fixture,
-            units=wl.units,
-            calls=integer(calls),
-            prompt=integer(wl.prompt_tokens),
-            # A text fixture records no prompt lengths: "–", never a mean of 0.
-            mean_prompt=integer(wl.prompt_tokens / calls) if calls and wl.prompt_tokens else "–",
-            max_prompt=integer(wl.max_prompt_tokens),
-            completion=integer(wl.completion_tokens),
-            policy=wl.output_policy,
-            cap=integer(wl.cap),
+    by_fixture: dict[str, list[JobResult]] = {}
+    for r in results:
+        wi = r.result.provenance.workload
+        if wi and wi != WorkloadInfo():
+            by_fixture.setdefault(str(wi.fixture), []).append(r)
+    lines = [_fixture_line(jobs, lang) for jobs in by_fixture.values()]
+    return tokenizer_lines, " ".join(lines) if lines else None
+
+
+def _fixture_line(results: Sequence[JobResult], lang: str) -> str:
+    """One fixture's line, from the jobs that replayed it: its totals and the units replayed."""
+    wl = next(wi for r in results if (wi := r.result.provenance.workload))
+    calls = wl.calls or 0
+    line = tr(
+        lang,
+        "Workload {fixture}: {units} units, {calls} calls, {prompt} prompt tokens (mean "
+        "{mean_prompt} a call, longest {max_prompt}), {completion} completion tokens; output "
+        "policy {policy}, generation cap {cap} tokens.",
+        fixture=wl.fixture,
+        units=wl.units,
+        calls=integer(calls),
+        prompt=integer(wl.prompt_tokens),
+        # A text fixture records no prompt lengths: "–", never a mean of 0.
+        mean_prompt=integer(wl.prompt_tokens / calls) if calls and wl.prompt_tokens else "–",
+        max_prompt=integer(wl.max_prompt_tokens),
+        completion=integer(wl.completion_tokens),
+        policy=wl.output_policy,
+        cap=integer(wl.cap),
+    )
+    replayed = wl.units_replayed
+    if replayed is None:  # results written before units_replayed was recorded
+        planned = next(
+            (mx.units_planned for r in results if (mx := r.result.metrics) != Metrics()), None
         )
-        replayed = wl.units_replayed
-        if replayed is None:  # results written before units_replayed was recorded
-            planned = next(
-                (mx.units_planned for r in results if (mx := r.result.metrics) != Metrics()), None
-            )
-            reps = next((r.result.factors.get("repeats") for r in results), None) or 1
-            replayed = int(planned) // int(reps) if planned else None
-        counts = {
-            int(n)
-            for r in results
-            if (w := r.result.provenance.workload) is not None and (n := w.units_replayed)
-        }
-        if len(counts) > 1:
-            # A raced sweep (or jobs of different workload.units): each job its own count.
-            workload_line += " " + tr(
-                lang,
-                "The jobs replayed its first {least} to {most} of {units} units, each job its "
-                "own count (workload.units; a race sets it per point): the totals above are the "
-                "whole fixture's.",
-                least=integer(min(counts)),
-                most=integer(max(counts)),
-                units=wl.units,
-            )
-        elif replayed is not None and replayed != wl.units:
-            # The plural follows the units replayed ("1 of 10 units was"); a language may
-            # leave the fixture's total out.
-            workload_line += " " + trn(
-                lang,
-                "Only its first {n} of {units} units was replayed (workload.units={n}): the "
-                "totals above are the whole fixture's.",
-                "Only its first {n} of {units} units were replayed (workload.units={n}): the "
-                "totals above are the whole fixture's.",
-                int(replayed),
-                n=integer(replayed),
-                units=wl.units,
-            )
-    return tokenizer_lines, workload_line
+        reps = next((r.result.factors.get("repeats") for r in results), None) or 1
+        replayed = int(planned) // int(reps) if planned else None
+    counts = {
+        int(n)
+        for r in results
+        if (w := r.result.provenance.workload) is not None and (n := w.units_replayed)
+    }
+    if len(counts) > 1:
+        # A raced sweep (or jobs of different workload.units): each job its own count.
+        line += " " + tr(
+            lang,
+            "The jobs replayed its first {least} to {most} of {units} units, each job its "
+            "own count (workload.units; a race sets it per point): the totals above are the "
+            "whole fixture's.",
+            least=integer(min(counts)),
+            most=integer(max(counts)),
+            units=wl.units,
+        )
+    elif replayed is not None and replayed != wl.units:
+        # The plural follows the units replayed ("1 of 10 units was"); a language may
+        # leave the fixture's total out.
+        line += " " + trn(
+            lang,
+            "Only its first {n} of {units} units was replayed (workload.units={n}): the "
+            "totals above are the whole fixture's.",
+            "Only its first {n} of {units} units were replayed (workload.units={n}): the "
+            "totals above are the whole fixture's.",
+            int(replayed),
+            n=integer(replayed),
+            units=wl.units,
+        )
+    return line
 
 
 def _sampling_lines(results: Sequence[JobResult], lang: str) -> list[str]:

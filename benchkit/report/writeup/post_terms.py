@@ -8,9 +8,13 @@ shape), and the terms."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from benchkit.report.analysis.replayed import replayed
 from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.verdicts.engine_of import engine_of
 from benchkit.report.verdicts.folder import Analysed
+from benchkit.results.store import JobResult
 
 # The reason code of a verdict whose points each ran once (no run-to-run noise measured).
 _ONCE = "run_noise_unmeasured"
@@ -48,10 +52,27 @@ def not_done(a: Analysed, lang: str, unit: str) -> str:
 
 
 def _shape(a: Analysed, lang: str, unit: str) -> str:
-    """The workload's shape per unit as the jobs replayed it (analysis.replayed): its calls,
-    and its prompt and completion tokens; the units replayed named where they are fewer than
-    the fixture's."""
-    w = replayed(a.results)
+    """The workload's shape per unit as the jobs replayed it (analysis.replayed), one
+    sentence per workload where several were swept (the CPU study's post gave code-edit-10's
+    70 and 72 tokens as the shape of both)."""
+    groups: dict[str, list[JobResult]] = {}
+    for r in a.results:
+        w = r.result.provenance.workload
+        groups.setdefault(str(w.fixture) if w is not None else "", []).append(r)
+    if len(groups) < 2:
+        return _one_shape(a.results, lang, unit)
+    said = []
+    for fixture, jobs in groups.items():
+        text = _one_shape(jobs, lang, unit)
+        if text:
+            said.append(tr(lang, "{fixture}: {shape}", fixture=fixture, shape=text))
+    return " ".join(said)
+
+
+def _one_shape(results: Sequence[JobResult], lang: str, unit: str) -> str:
+    """One workload's shape per unit: its calls, and its prompt and completion tokens; the
+    units replayed named where they are fewer than the fixture's."""
+    w = replayed(results)
     if w is None:
         return ""
     calls = w.calls / w.units
@@ -124,22 +145,46 @@ def glossary(a: Analysed, lang: str, unit: str) -> str:
             margin=margin,
         )
     )
-    out.append(
-        tr(
-            lang,
-            "A range 'on its {unit}s alone' is where a repeat of the comparison would put its "
-            "ratio at 95% confidence, from how much the per-{unit} ratios spread; it leaves out "
-            "run-to-run noise, how far a whole second run of the same point would move, "
-            "which a single run cannot measure.",
-            unit=unit,
+    eng = engine_of(a.sweep)
+    machines = {x.machine for xs in eng.by_point.values() for x in xs if x.machine}
+    if eng.settings.run_sd is not None:
+        # Twins measured the run-to-run noise: no "which a single run cannot measure" beside
+        # ranges that hold it (the CPU study, run twice).
+        out.append(
+            tr(
+                lang,
+                "A range 'on a repeat' is where a repeat of the comparison would put its ratio "
+                "at 95% confidence, from how much the per-{unit} ratios spread and from the "
+                "run-to-run noise that the same points run twice on one machine (twin runs) "
+                "measured.",
+                unit=unit,
+            )
         )
-    )
-    if a.study.anchors:
+    else:
+        out.append(
+            tr(
+                lang,
+                "A range 'on its {unit}s alone' is where a repeat of the comparison would put "
+                "its ratio at 95% confidence, from how much the per-{unit} ratios spread; it "
+                "leaves out run-to-run noise, how far a whole second run of the same point "
+                "would move, which a single run cannot measure.",
+                unit=unit,
+            )
+        )
+    if a.study.anchors and len(machines) > 1:
         out.append(
             tr(
                 lang,
                 "Points measured on different cards are compared through a point run on both "
                 "(an anchor run); such a comparison is called bridged.",
+            )
+        )
+    elif a.study.anchors:
+        out.append(
+            tr(
+                lang,
+                "The anchor runs are the same sweep run again on the same machine: their "
+                "points pair with this run's as twins.",
             )
         )
     if any(f.startswith("mtp") for f in a.sweep.varying):

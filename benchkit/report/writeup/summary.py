@@ -173,7 +173,8 @@ def recommended_drift(a: Analysed, rec: recommend.Recommendation, lang: str) -> 
     if job is None or d is None:
         return tr(lang, "Output drift at the recommended point was not measured (see Quality).")
     if job == ds.reference:
-        return tr(lang, "The recommended point is the drift reference itself (see Quality).")
+        # Settings, not a point: where a workload was swept, the reference ran one of them.
+        return tr(lang, "The recommended settings are the drift reference's own (see Quality).")
     return tr(
         lang,
         "Output drift at the recommended point: {k} of {n} probes changed their answer, mean KL "
@@ -196,7 +197,8 @@ def _best_point_drift(job: str | None, d: Drift | None, reference: str | None, l
     if job == reference:
         return tr(
             lang,
-            "The point the provisional verdicts name is the drift reference itself (see Quality).",
+            "The settings the provisional verdicts name are the drift reference's own (see "
+            "Quality).",
         )
     return tr(
         lang,

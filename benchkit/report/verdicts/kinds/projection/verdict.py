@@ -197,6 +197,7 @@ def _measured_numbers(
         units_measured=_first_num(sw.df, cell.jobs, "units_completed"),
         units_stated=units_stated,
         own_s_per_unit=own,
+        twin_noise=_twin_noise(sw),
         slot_latency=cell.mean(SLOT_LATENCY),
         objective=sw.objective.to_json(),
         objective_value=cell.mean(sw.metric),
@@ -207,6 +208,12 @@ def _measured_numbers(
         cold=_cold(sw, [cell]),
         measured=True,
     )
+
+
+def _twin_noise(sw: Sweep) -> float | None:
+    """One run's run-to-run noise from the sweep's twin jobs, None without twins."""
+    sd = engine_of(sw).settings.run_sd
+    return math.expm1(sd) if sd is not None else None
 
 
 def _better_point(
