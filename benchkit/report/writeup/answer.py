@@ -29,6 +29,8 @@ from benchkit.report.writeup import headline
 _CHANGED = 0.5
 # Where a sentence ends in a section's text (English and Korean both end with a full stop).
 _SENTENCE_END = re.compile(r"(?<=\.)\s+")
+# The longest verdict sentence a title takes as its finding.
+_TITLE = 60
 # A section's sentence shorter than this is never taken for part of the answer's.
 _SHORT = 30
 
@@ -38,7 +40,9 @@ def answer(a: Analysed, by: Mapping[str, Verdict], lang: str, unit: str) -> list
     recommended point, each verdict, and whether they are settled."""
     speed = [v for v in by.values() if is_setting(v)]
     provisional = [v for v in speed if v.status != COMPLETE]
-    time = projection(by, lang, unit, a.sweep.varying)
+    time = projection(by, lang, unit, a.sweep.varying, bool(provisional))
+    # The time's sentence says whether it is provisional where it names its point.
+    carried = tr(lang, " (provisional)") in time
     finding = drift_finding(a, lang) if speed and len(provisional) == len(speed) else ""
     if finding:
         # The speed verdicts are all open: their sentences are in their sections.
@@ -48,7 +52,7 @@ def answer(a: Analysed, by: Mapping[str, Verdict], lang: str, unit: str) -> list
             tr(lang, "No speed verdict is settled yet: the list below says why."),
         ]
     out = [*([time] if time else []), *verdict_sentences(by, lang)]
-    if provisional:
+    if provisional and not carried:
         out.append(tr(lang, "These verdicts are provisional: the list below says why."))
     return out or [headline.headline(by, lang, unit)]
 
@@ -77,10 +81,16 @@ def _sentence(text: str, lang: str) -> str:
     return text if text.endswith(".") else f"{text}."
 
 
-def projection(by: Mapping[str, Verdict], lang: str, unit: str, varying: Sequence[str]) -> str:
-    """'6 slots: about 6.0 s per unit, 10.0 min per 100 units (throughput basis).' at the
-    point the verdicts name; the projection's own words where an application factor (a
-    workload the user chooses) gives one figure per value."""
+def projection(
+    by: Mapping[str, Verdict],
+    lang: str,
+    unit: str,
+    varying: Sequence[str],
+    provisional: bool = False,
+) -> str:
+    """'6 slots (provisional): about 6.0 s per unit, 10.0 min per 100 units (throughput
+    basis).' at the point the verdicts name; the projection's own words where an application
+    factor (a workload the user chooses) gives one figure per value."""
     p = by.get("projection")
     if p is None or p.verdict is None:
         return ""
@@ -93,7 +103,9 @@ def projection(by: Mapping[str, Verdict], lang: str, unit: str, varying: Sequenc
     text = tr(
         lang,
         "{point}: about {each} per {unit}, {hours} per {units} {unit}s (throughput basis)",
-        point=point_text(shown, lang) + busy_text(pn.host_busy, lang),
+        point=point_text(shown, lang)
+        + busy_text(pn.host_busy, lang)
+        + (tr(lang, " (provisional)") if provisional else ""),
         each=fmt.seconds(pn.s_per_unit if pn.s_per_unit else pn.seconds / pn.units, lang),
         hours=fmt.hours(pn.seconds, lang),
         units=fmt.integer(pn.units),
@@ -151,7 +163,9 @@ def worst_drift(a: Analysed) -> tuple[str, str] | None:
     drifted the most, where that is over the study's drift limit (without one: at least half
     the probes changed); None where no such job is."""
     ds = a.drift
-    if ds.reference is None or ds.reference not in ds.points:
+    # Random weights answer nothing: their drift is numerics on near-ties, no finding to lead
+    # with.
+    if ds.synthetic or ds.reference is None or ds.reference not in ds.points:
         return None
     ref = ds.points[ds.reference]
     limit = a.study.quality.limit.get("changed")
@@ -180,8 +194,9 @@ def _task(results: Sequence[Any], job: str) -> tuple[int, int] | None:
 
 def finding(a: Analysed, by: Mapping[str, Verdict], lang: str, unit: str) -> str:
     """What a title says was found, short: the drift finding where it leads the answer, else
-    the chosen settings and their time ('6 slots, about 10.0 min per 100 units'); '' where
-    neither is (the title then says what ran)."""
+    the chosen settings and their time ('6 slots, about 10.0 min per 100 units'), else the
+    first verdict short enough ('No knee up to 16 slots'); '' where none is (the title then
+    says what ran)."""
     speed = [v for v in by.values() if is_setting(v)]
     found = worst_drift(a)
     if speed and all(v.status != COMPLETE for v in speed) and found is not None:
@@ -194,12 +209,12 @@ def finding(a: Analysed, by: Mapping[str, Verdict], lang: str, unit: str) -> str
             n=d.probes,
         )
     p = by.get("projection")
-    if p is None or p.verdict is None:
-        return ""
-    pn = of(ProjectionNumbers, p.numbers)
-    shown = {k: x for k, x in (p.point or {}).items() if k in a.sweep.varying}
-    if pn.application or pn.seconds is None or not shown:
-        return ""
+    pn = of(ProjectionNumbers, p.numbers) if p is not None and p.verdict is not None else None
+    shown = {k: x for k, x in (p.point or {}).items() if k in a.sweep.varying} if p else {}
+    if pn is None or pn.application or pn.seconds is None or not shown:
+        # No one time to give: the first verdict, where it is short enough for a title.
+        said = [x.rstrip(".") for x in verdict_sentences(by, lang)]
+        return next((x for x in said if len(x) <= _TITLE), "")
     return tr(
         lang,
         "{point}, about {hours} per {units} {unit}s",
