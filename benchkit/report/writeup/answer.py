@@ -31,6 +31,8 @@ _CHANGED = 0.5
 _SENTENCE_END = re.compile(r"(?<=\.)\s+")
 # The longest verdict sentence a title takes as its finding.
 _TITLE = 60
+# A parenthesis, nested ones included (a sentence's own numbers and provisos).
+_PARENS = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")
 # A section's sentence shorter than this is never taken for part of the answer's.
 _SHORT = 30
 
@@ -255,4 +257,6 @@ def once(sections: Sequence[Mapping[str, object]], said: Sequence[str]) -> list[
 
 
 def _key(text: str) -> str:
-    return text.strip().rstrip(".").lower()
+    """A sentence as compared: without its parentheses (a section's sentence names its basis,
+    the answer's its trade-off), its full stop and its capitals."""
+    return re.sub(r"\s+", " ", _PARENS.sub("", text)).strip().rstrip(".").lower()
