@@ -98,10 +98,11 @@ def test_gpu_and_driver_as_the_machine_reported_them(tmp_path: Path) -> None:
     )
     source, gpus = _reported_gpus({"detected_gpus": []}, tmp_path)
     assert source == "ground-truth/machine.txt"
-    assert gpus == [
-        "name NVIDIA H200, memory.total [MiB] 143771 MiB, driver_version 580.159.04, "
-        "power.limit [W] 700.00 W"
-    ]
+    # Its keys in words, as a job's own detection writes them (review 9: no raw nvidia-smi
+    # keys in prose).
+    assert gpus == ["NVIDIA H200, 143771 MiB of memory, driver 580.159.04, power limit 700.00 W"]
+    _, ko = _reported_gpus({"detected_gpus": []}, tmp_path, "ko")
+    assert ko == ["NVIDIA H200, 메모리 143771 MiB, 드라이버 580.159.04, 전력 한도 700.00 W"]
 
 
 def test_a_small_nonzero_share_does_not_read_as_none() -> None:

@@ -228,11 +228,49 @@ def test_drafting_hedges_its_untested_gain_not_its_measured_cost(
 
 @pytest.mark.parametrize("study", ALL)
 def test_a_korean_title_is_a_sentence_not_a_noun_chain(post: Render, study: str) -> None:
-    """A Korean post's title says what was measured as a sentence (…바꿔 가며 쟀습니다), not
-    'X: A, B, C'."""
+    """A Korean post's title is a sentence, not 'X: A, B, C'; where the post has a finding it
+    says the finding, not the list of what was varied (review 9: 60 to 90 characters of
+    「…를 바꿔 가며 쟀습니다」)."""
     title = _title(post(study, "ko"))
     assert re.search(r"니다(\([^)]*\))?$", title), title
     assert ": " not in title
+    assert "바꿔 가며 쟀습니다" not in title or "약 " not in _title(post(study, "en")), title
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("study", ALL)
+def test_a_post_states_its_answer_once_in_short_sentences(
+    post: Render, study: str, lang: str
+) -> None:
+    """The answer is a few short sentences, numbers first, printed once: the front matter's
+    description is that answer, and no section under it opens with a sentence the answer
+    said (review 9: one run-on sentence printed three times)."""
+    md = post(study, lang)
+    head = re.search(r"^\*\*(.*)\*\*$", _section(md, tr(lang, "The answer")), re.M)
+    assert head is not None
+    sentences = [x for x in re.split(r"(?<=\.)\s+", head.group(1)) if x]
+    assert 1 <= len(sentences) <= 6, sentences
+    body = _body(md).split(f"## {tr(lang, 'The answer')}\n", 1)[1].split("\n## ", 1)[1]
+    for sentence in sentences:
+        if len(sentence) > 40 and not sentence.startswith(("These", "No speed", "이 판정", "속도")):
+            assert sentence.rstrip(".") not in body, sentence
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("study", ALL)
+def test_a_post_links_one_methods_page(post: Render, study: str, lang: str) -> None:
+    """The method every post shares (the two bases, where the time went, the roofline) is on
+    one methods page the post links, not repeated in it."""
+    md = post(study, lang)
+    assert re.search(r"\]\([^)]*methods(\.ko)?\.md\)", md), lang
+    bases = tr(
+        lang,
+        'Every "seconds per unit" names its basis. **Throughput basis**: wall clock / units '
+        "completed, what a batch of units costs; projections use it. **Slot-latency basis**: "
+        "the time one slot spends on one unit, about slots x the throughput basis. Numbers of "
+        "the two bases are never compared with each other.",
+    )
+    assert bases[:40] not in md
 
 
 def test_korean_speaks_one_register() -> None:

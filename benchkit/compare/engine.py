@@ -299,12 +299,12 @@ def _needed(log: _Log, s: Settings) -> int | None:
     gap = min(abs(log.mean - bound), abs(log.mean + bound))
     if gap < 1e-9:
         return None
-    run_var = log.run_var
+    run_var, sd = log.run_var, log.sd
 
     def decides(n: int) -> bool:
         # The replication half-width at n units (the t-quantile shrinks as n grows) against
         # the distance to the nearest bound.
-        half = _t(s.confidence, max(n - 1, 1)) * math.sqrt(2) * math.sqrt(log.sd**2 / n + run_var)
+        half = _t(s.confidence, max(n - 1, 1)) * math.sqrt(2) * math.sqrt(sd**2 / n + run_var)
         return half < gap
 
     # The smallest count that decides, by bisection (the half-width falls as n grows): a

@@ -209,8 +209,8 @@ def factor_line(setting: str, speculative: bool, d: Drift, lang: str) -> str:
             "**"
             + tr(
                 lang,
-                "Greedy speculative decoding must not change an answer, and {setting} changed "
-                "{k} of {n}.",
+                "Greedy speculative decoding is meant to keep every answer, and {setting} "
+                "changed {k} of {n}.",
                 setting=setting,
                 k=d.changed,
                 n=d.probes,

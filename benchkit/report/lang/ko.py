@@ -260,13 +260,33 @@ _CHAIN = re.compile(r"\)\((?=[^)]*[가-힣])")
 _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)
 
 
+# A list of items joined by "; " (the English join of items that hold commas themselves):
+# Korean prose has no semicolon (review 9), so items without commas are joined by commas and
+# items with commas by a middle dot, 가운뎃점 ("CUDA, 슬롯 1개 · Vulkan, 슬롯 1개").
+_SEMI = re.compile(r"; ")
+_ITEM_STOP = "(:.|\n"
+
+
+def _semicolon(text: str) -> str:
+    def join(m: re.Match[str]) -> str:
+        before = text[: m.start()]
+        left = before[max(before.rfind(c) for c in _ITEM_STOP) + 1 :]
+        after = text[m.end() :]
+        ends = [i for i in (after.find(c) for c in ");.|\n") if i >= 0]
+        right = after[: min(ends, default=len(after))]
+        return " · " if ", " in left or ", " in right else ", "
+
+    return _SEMI.sub(join, text)
+
+
 def tidy(md: str) -> str:
     """A Korean page's spacing and brackets, code spans and blocks left alone: no space
-    before "(" after a Korean word, and ")(" between two parentheticals made one (", ")."""
+    before "(" after a Korean word, ")(" between two parentheticals made one (", "), and no
+    semicolon between items (_semicolon)."""
     parts = _CODE.split(md)
     for i in range(0, len(parts), 2):
         text = _SPACE_PAREN.sub("(", parts[i])
-        parts[i] = _CHAIN.sub(", ", text)
+        parts[i] = _semicolon(_CHAIN.sub(", ", text))
     return "".join(parts)
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from benchkit.compare.engine import BETTER, PRACTICAL, WITHIN, WORSE
 from benchkit.report.analysis.numbers import ComparisonJson, Point
 from benchkit.report.analysis.sweep import norm
-from benchkit.report.lang import fmt, span, tr, trn
+from benchkit.report.lang import fmt, span, tr, trc, trn
 from benchkit.report.lang.i18n import point_text
 from benchkit.report.verdicts.voice import in_post
 
@@ -179,7 +179,8 @@ def comparison_definitions(margin: float, lang: str) -> list[str]:
             " (within the margin); otherwise the comparison is not decided, and a verdict"
             " resting on it is provisional.",
             slower=fmt.ratio(1 + margin, lang),
-            faster=fmt.ratio(1 / (1 + margin), lang),
+            # Three places: 1 / 1.05 is 0.952, which "0.95x" misstated (review 10).
+            faster=trc(lang, "unit", "{value}x", value=format(1 / (1 + margin), ".3f")),
             margin=fmt.pct(margin),
         ),
         tr(

@@ -343,6 +343,17 @@ def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str
             change=fmt.signed_pct(last),
             missing=missing_text(v.missing, lang),
         )
+    if n.knee_low is not None:
+        return tr(
+            lang,
+            "On {objective} the knee may lie anywhere from {low} slots up{prov}: by the figures "
+            "{slots} was the best count and the largest tested, and the smaller counts down to "
+            "{low} slots are not decided apart from it.",
+            objective=obj,
+            low=n.knee_low,
+            slots=slots_phrase(k, lang),
+            prov=_prov(v, lang),
+        )
     counts = [r["slots"] for r in n.rows or []]
     prev = max((c for c in counts if c < k), default=None)
     below = [c for c in n.comparisons or [] if norm(c["other"].get("slots")) == norm(prev)]
@@ -448,16 +459,17 @@ def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
             # A post's answer has said that each point ran once (verdicts.voice).
             return tr(
                 lang,
-                "Two points are compared on the units both replayed: where the per-unit ratios "
-                "between them spread wider than the margin, the verdict is provisional; a "
+                "Two points are compared on the units both replayed, and a comparison is "
+                "decided only where its interval straddles no bound of the margin; a "
                 "difference smaller than {gain} (study.knee_gain) is no difference.",
                 gain=fmt.pct(gain),
             )
         return tr(
             lang,
-            "Each point ran once. Two points are compared on the units both replayed: where the "
-            "per-unit ratios between them spread wider than the margin, the verdict is "
-            "provisional; a difference smaller than {gain} (study.knee_gain) is no difference.",
+            "Each point ran once. Two points are compared on the units both replayed, and a "
+            "comparison is decided only where its interval straddles no bound of the margin "
+            "(Definitions); a difference smaller than {gain} (study.knee_gain) is no "
+            "difference.",
             gain=fmt.pct(gain),
         )
     return trn(

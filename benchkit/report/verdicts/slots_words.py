@@ -14,6 +14,7 @@ from benchkit.report.analysis.numbers import (
 )
 from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.lang.i18n import point_text, slots_phrase
+from benchkit.report.verdicts.compare_words import how_text
 
 
 def with_series(objective: str, n: SlotsNumbers, lang: str) -> str:
@@ -39,6 +40,19 @@ def _one(e: ElsewhereKnee, k: int, lang: str) -> str:
     knee = slots_phrase(e["knee"], lang)
     if c is None or c["ratio"] is None:
         return tr(lang, "At {series} the knee was {knee}.", series=where, knee=knee)
+    if c["outcome"] == "open":
+        # The verdict's count not decided apart from that series' knee: its knee is the
+        # figures' (review 10: "8 slots took 1.07x its time there", 1.03x-1.10x, read as found).
+        return tr(
+            lang,
+            "At {series} the knee was {knee} by the figures: {slots} took {ratio} its time there "
+            "({how}), not decided apart from it.",
+            series=where,
+            knee=knee,
+            slots=slots_phrase(k, lang),
+            ratio=fmt.ratio(c["ratio"], lang),
+            how=how_text(c, lang),
+        )
     return tr(
         lang,
         "At {series} the knee was {knee}: {slots} took {ratio} its time there.",

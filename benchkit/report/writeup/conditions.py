@@ -70,7 +70,9 @@ def _first(results: Sequence[JobResult], key: str) -> dict[str, object]:
     return {}
 
 
-def reported_gpus(hardware: Mapping[str, Any], source: Path) -> tuple[str, list[str]]:
+def reported_gpus(
+    hardware: Mapping[str, Any], source: Path, lang: str = "en"
+) -> tuple[str, list[str]]:
     """The GPUs as the machine reported them: the jobs' own detection (hardware.detect), else
     the nvidia-smi table a study script saved beside the results (ground-truth/machine.txt,
     header line then one line per GPU), else nothing."""
@@ -90,8 +92,23 @@ def reported_gpus(hardware: Mapping[str, Any], source: Path) -> tuple[str, list[
         vals = [v.strip() for v in line.split(",")]
         if len(vals) != len(keys):
             break
-        rows.append(", ".join(f"{k} {v}" for k, v in zip(keys, vals, strict=True)))
+        rows.append(", ".join(_smi(k, v, lang) for k, v in zip(keys, vals, strict=True)))
     return f"{gt.GROUND_TRUTH_DIR}/machine.txt", rows
+
+
+def _smi(key: str, value: str, lang: str) -> str:
+    """One field of nvidia-smi's CSV (--query-gpu=name,memory.total,driver_version,
+    power.limit) in words: a reader sees 'driver 580.159.04', never 'driver_version' (review
+    9); a key not known as it is."""
+    if key == "name":
+        return value
+    if key == "memory.total [MiB]":
+        return tr(lang, "{value} of memory", value=value)
+    if key == "driver_version":
+        return tr(lang, "driver {value}", value=value)
+    if key == "power.limit [W]":
+        return tr(lang, "power limit {value}", value=value)
+    return f"{key} {value}"
 
 
 def _workload_view(results: Sequence[JobResult], lang: str) -> tuple[list[str], str | None]:
@@ -375,7 +392,7 @@ def _hardware_line(a: Analysed, lang: str) -> str:
         if hardware.get("power_cap_w")
         else "",
     )
-    gpu_source, gpus = reported_gpus(hardware, a.source)
+    gpu_source, gpus = reported_gpus(hardware, a.source, lang)
     if gpus:
         line += " " + tr(
             lang,

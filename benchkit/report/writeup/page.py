@@ -134,13 +134,14 @@ def _write_pages(
     md = template_env(html=False, lang=lang).get_template("report.md.j2").render(**vm)
     # A column no row has a value in says nothing: left off every table.
     md = drop_empty_columns(md)
-    # A language's own spacing and brackets (Korean: no space before "(" after a word).
-    tidy = getattr(grammar(lang), "tidy", None)
-    if tidy is not None:
-        md = tidy(md)
     if vm["published"]:
         # A post says a column that is the same in every row once, under its table.
         md = drop_constant_columns(md, lambda pairs: _same_in_every_row(pairs, lang))
+    # A language's own spacing and brackets (Korean: no space before "(" after a word, no
+    # semicolon between items), the captions above included.
+    tidy = getattr(grammar(lang), "tidy", None)
+    if tidy is not None:
+        md = tidy(md)
     for hole in prose.holes(md):
         _log.warning(f"the report's prose has a hole ({hole})")
     # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).

@@ -20,7 +20,7 @@ from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import reasons, registry
 from benchkit.report.verdicts.compare_words import comparison_text
 from benchkit.report.verdicts.folder import Analysed
-from benchkit.report.writeup import post_terms, recommend
+from benchkit.report.writeup import answer, post_terms, recommend
 from benchkit.report.writeup.conditions import params_text
 
 # A card as evidence.gpu_of names it: its name, then the first characters of its UUID.
@@ -127,12 +127,22 @@ def _model(a: Analysed) -> tuple[str, bool, float | None]:
     return "", False, None
 
 
-def post_title(a: Analysed, lang: str) -> str:
-    """What ran, as a post's title: 'Random-weight X on 3 NVIDIA H100 SXM cards with
-    llama.cpp: backend, parallel slots and MTP'."""
+def post_title(a: Analysed, lang: str, found: str = "") -> str:
+    """A post's title: what was found, on what ('Random-weight X on one NVIDIA H200: 6 slots,
+    about 10.0 min per 100 units', answer.finding); without a finding, what ran ('... with
+    llama.cpp: backend, parallel slots and MTP')."""
     name, synthetic, _ = _model(a)
     model = tr(lang, "Random-weight {model}", model=name) if synthetic else name
     model = model or tr(lang, "a model")
+    if found:
+        return tr(
+            lang,
+            "{model} on {where}{check}: {finding}",
+            model=model,
+            where=_where(a, lang),
+            check=_checked(a, lang),
+            finding=found,
+        )
     factors = i18n.list_text([i18n.factor_name(f, lang) for f in a.sweep.varying], lang)
     where, engine, check = _where(a, lang), _engine(a), _checked(a, lang)
     if not factors:
@@ -544,13 +554,6 @@ def _not_isolated(question: str, lang: str) -> str:
     )
 
 
-def says_projection(by: Mapping[str, an.Verdict], section: Mapping[str, object]) -> bool:
-    """Whether `section` is the projection's and the post's answer (the headline) already
-    gives its figure: a post states each fact once."""
-    p = by.get("projection")
-    return section.get("kind") == "projection" and p is not None and p.verdict is not None
-
-
 def post_view(
     a: Analysed,
     by: Mapping[str, an.Verdict],
@@ -558,12 +561,18 @@ def post_view(
     lang: str,
     drift: str | None,
     unit: str,
+    sections: Sequence[Mapping[str, object]] = (),
 ) -> dict[str, object]:
     """What a post prints that a report does not: its title, its lead paragraph, and under
     the answer the recommendation (with the drift at its point) and what is not settled."""
     intro, items = unsettled(a, by, lang)
+    said = answer.answer(a, by, lang, unit)
     return {
-        "title": post_title(a, lang),
+        "title": post_title(a, lang, answer.finding(a, by, lang, unit)),
+        # The answer once, in short sentences (writeup.answer): the bold line, the front
+        # matter's description; the sections leave out what it said.
+        "headline": " ".join(said),
+        "sections": answer.once(sections, said),
         "opening": lead(a, words, lang, unit),
         # The terms the post uses, after the lead (writeup.post_terms).
         "glossary": post_terms.glossary(a, lang, unit),

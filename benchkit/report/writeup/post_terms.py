@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchkit.report.analysis.replayed import replayed
+from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import fmt, tr, trn
+from benchkit.report.lang.i18n import list_text
 from benchkit.report.verdicts.engine_of import engine_of
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.results.store import JobResult
@@ -24,7 +26,11 @@ def not_done(a: Analysed, lang: str, unit: str) -> str:
     """'Each point ran once, with no repeats; 7 of the 16 planned points did not complete. Each
     unit is a chain of 2 calls, 1,200 prompt tokens and 768 completion tokens on average.'"""
     out = []
-    once = any(_ONCE in v.reasons for v in a.verdicts)
+    # Said here only where no provisional verdict gives it as its reason: the list under the
+    # answer says it then (each caveat once in a post).
+    once = any(_ONCE in v.reasons for v in a.verdicts) and not any(
+        _ONCE in v.reasons and v.status != COMPLETE for v in a.verdicts
+    )
     missing = len(a.sweep.missing)
     if once and missing:
         out.append(
@@ -106,17 +112,18 @@ def _one_shape(results: Sequence[JobResult], lang: str, unit: str) -> str:
     )
 
 
-def glossary(a: Analysed, lang: str, unit: str) -> str:
-    """The terms the post uses, one paragraph: a unit and the throughput basis, the knee
-    where slots were swept, paired units, the margin, a range on the units alone and
-    run-to-run noise, an anchor run and a bridged comparison where machines differ, and MTP
-    where it was swept. '' for a post without comparisons (open-loop or reference data)."""
+def glossary(a: Analysed, lang: str, unit: str) -> dict[str, str]:
+    """The terms the post uses: what a {unit} is, and the knee where slots were swept, said in
+    the post ("own"); the others it uses, named for the methods page that defines them
+    ("terms": paired units, open comparisons, ranges on the units alone, run-to-run noise,
+    machine states, anchor runs, races, draft acceptance). Empty for a post without
+    comparisons (open-loop or reference data)."""
     if a.verdict("capacity") is not None or not a.verdicts:
-        return ""
+        return {}
     margin = fmt.pct(a.study.knee_gain)
-    out = []
+    own = []
     if a.sweep.metric == "s_per_unit_throughput":
-        out.append(
+        own.append(
             tr(
                 lang,
                 "A {unit} is one task of the workload, a chain of calls sent in order; its "
@@ -126,7 +133,7 @@ def glossary(a: Analysed, lang: str, unit: str) -> str:
             )
         )
     if "slots" in a.sweep.varying and a.verdict("slots") is not None:
-        out.append(
+        own.append(
             tr(
                 lang,
                 "The knee is the fewest slots whose time is within the {margin} margin of "
@@ -134,66 +141,35 @@ def glossary(a: Analysed, lang: str, unit: str) -> str:
                 margin=margin,
             )
         )
-    out.append(
-        tr(
-            lang,
-            "Two points are compared on the {unit}s both ran (paired {unit}s): the ratio of "
-            "their times {unit} by {unit}. A difference smaller than the {margin} margin "
-            "counts as none; a comparison whose per-{unit} ratios straddle the margin is "
-            "open (not decided).",
-            unit=unit,
-            margin=margin,
-        )
-    )
+    own.append(tr(lang, "A difference under the {margin} margin counts as none.", margin=margin))
+    # Twins (the sweep run again on its machine) measure the run-to-run noise that a range
+    # "on its units alone" leaves out: the CPU study's post spoke of a single run that cannot
+    # measure it, and of bridges between cards it never had.
     eng = engine_of(a.sweep)
+    twins = eng.settings.run_sd is not None
     machines = {x.machine for xs in eng.by_point.values() for x in xs if x.machine}
-    if eng.settings.run_sd is not None:
-        # Twins measured the run-to-run noise: no "which a single run cannot measure" beside
-        # ranges that hold it (the CPU study, run twice).
-        out.append(
-            tr(
-                lang,
-                "A range 'on a repeat' is where a repeat of the comparison would put its ratio "
-                "at 95% confidence, from how much the per-{unit} ratios spread and from the "
-                "run-to-run noise that the same points run twice on one machine (twin runs) "
-                "measured.",
-                unit=unit,
-            )
-        )
-    else:
-        out.append(
-            tr(
-                lang,
-                "A range 'on its {unit}s alone' is where a repeat of the comparison would put "
-                "its ratio at 95% confidence, from how much the per-{unit} ratios spread; it "
-                "leaves out run-to-run noise, how far a whole second run of the same point "
-                "would move, which a single run cannot measure.",
-                unit=unit,
-            )
-        )
+    terms = [
+        tr(lang, "paired {unit}s", unit=unit),
+        tr(lang, "open comparisons"),
+        tr(lang, "ranges on a repeat")
+        if twins
+        else tr(lang, "ranges on the {unit}s alone", unit=unit),
+        tr(lang, "run-to-run noise"),
+    ]
+    if _machine_states(a) and len(machines) > 1:
+        terms.append(tr(lang, "machine states"))
     if a.study.anchors and len(machines) > 1:
-        out.append(
-            tr(
-                lang,
-                "Points measured on different cards are compared through a point run on both "
-                "(an anchor run); such a comparison is called bridged.",
-            )
-        )
+        terms.append(tr(lang, "anchor runs and bridged comparisons"))
     elif a.study.anchors:
-        out.append(
-            tr(
-                lang,
-                "The anchor runs are the same sweep run again on the same machine: their "
-                "points pair with this run's as twins.",
-            )
-        )
-    if any(f.startswith("mtp") for f in a.sweep.varying):
-        out.append(
-            tr(
-                lang,
-                "MTP is speculative decoding with the model's multi-token prediction head: "
-                "the head drafts tokens and the model verifies them in one step; the share "
-                "of drafted tokens accepted is the draft acceptance.",
-            )
-        )
-    return " ".join(out)
+        terms.append(tr(lang, "twin runs"))
+    if a.sweep.race_stopped or a.sweep.race_best:
+        terms.append(tr(lang, "races"))
+    if any(f.startswith(("mtp", "spec")) for f in a.sweep.varying):
+        terms.append(tr(lang, "draft acceptance"))
+    return {"own": " ".join(own), "terms": list_text(terms, lang)}
+
+
+def _machine_states(a: Analysed) -> bool:
+    """Whether the post speaks of machine states: jobs on several cards, or on a card or host
+    that other work held."""
+    return bool(a.sweep.contaminated) or bool(a.sweep.anchors)

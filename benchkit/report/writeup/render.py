@@ -36,7 +36,7 @@ from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry, voice
 from benchkit.report.verdicts.folder import Analysed, analyse_folder
 from benchkit.report.verdicts.kind import Drawing
-from benchkit.report.writeup import energy, recommend
+from benchkit.report.writeup import energy, methods, recommend
 from benchkit.report.writeup import groundtruth_words as gt_words
 from benchkit.report.writeup.closing import SUMMARY_FILE, summary_lines, use_this_view
 from benchkit.report.writeup.conditions import command_lines
@@ -275,12 +275,16 @@ def _publish(
     with building(dest, PUBLISHED) as tmp:
         for png in sorted(report_dir.glob("*.png")):
             shutil.copy2(png, tmp / png.name)
+        # The method a post would repeat is on one page it links (writeup.methods).
+        vm["methods_link"] = methods.link(dest, tmp, lang)
         fm = {
             # The post's own title, which says what ran (writeup.post).
             "title": vm["title"],
             "date": now,
             "lang": lang,
-            "description": vm["headline"],
+            # The answer, with the language's spacing as in the page (Korean: no space before
+            # a bracket after a word).
+            "description": _tidy(str(vm["headline"]), lang),
             # Provisional while any point is missing or any verdict is not settled.
             "status": an.PROVISIONAL if vm["provisional"] else an.COMPLETE,
             "study": a.study.name,
@@ -296,6 +300,11 @@ def _publish(
             html_name="index.html",
             front_matter=front_matter(fm),
         )
+
+
+def _tidy(text: str, lang: str) -> str:
+    tidy = getattr(grammar(lang), "tidy", None)
+    return tidy(text) if tidy is not None else text
 
 
 def front_matter(fields: Mapping[str, object]) -> str:

@@ -27,7 +27,7 @@ from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import compare_words, registry
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.light import Light
-from benchkit.report.writeup import conditions, headline, post, recommend
+from benchkit.report.writeup import answer, conditions, headline, post, recommend
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.result_columns import result_columns
 from benchkit.report.writeup.sections import factor_sections, lead_figure
@@ -176,7 +176,9 @@ def view_model(
     if published:
         # A post states each fact once: its answer gives the projection's figure, so the
         # section that restates it is the report's alone.
-        sections = [s for s in sections if not post.says_projection(by, s)]
+        sections = [
+            s for s in sections if not answer.says_projection(by, s) and not answer.method_only(s)
+        ]
 
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
@@ -194,7 +196,7 @@ def view_model(
     status_line, summary, unsettled = status_and_summary(a, by, lang, unit)
     # A post opens with what ran, why, and the answer with what is not settled (post.py).
     drift = recommended_drift(a, recommend.recommendation(by), lang)
-    opening = post.post_view(a, by, words, lang, drift, unit) if published else {}
+    opening = post.post_view(a, by, words, lang, drift, unit, sections) if published else {}
 
     return {
         "lang": lang,

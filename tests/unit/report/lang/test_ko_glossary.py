@@ -96,6 +96,16 @@ GLOSSARY = (
     Term(
         "draft acceptance, in prose", "투기 토큰 수용률", ("드래프트를 많아야", "받아들이지 않음")
     ),
+    # Review 9: 투기 토큰, 드래프트 and 드래프팅 for one thing. Drafting and what it makes are
+    # 투기 and 투기 토큰; 드래프트 is said only of the draft model, which is a name.
+    Term("a drafted token", "투기 토큰", ("드래프팅", r"드래프트(?! 모델)", "드래프터")),
+    # 머신, 카드 and 기기 for one thing: a machine is 머신 (a card, the GPU, stays 카드).
+    Term("the machine a job ran on", "머신", (r"(?<![가-힣])기기",)),
+    # decode stays "decode"; 디코딩 only in 투기적 디코딩 (speculative decoding, a name).
+    Term("decode, in prose", "decode", (r"(?<!투기적 )디코딩",)),
+    Term("the workload's file (a fixture)", "워크로드 파일", ("픽스처",)),
+    Term("elapsed (wall-clock) time", "경과 시간", ("벽시계",)),
+    Term("an open comparison, in a list or a cell", "미결", ("판가름하지 못함",)),
 )
 # 기준 names a basis of seconds per unit (처리량 기준, 슬롯 지연 기준) and nothing else.
 GIJUN_BASIS = re.compile(r"(처리량|지연|두|늘|이|같은) 기준")
@@ -118,6 +128,8 @@ CALQUES = (
     # "X의 소요 시간은 Y의 N배였습니다", seven times a post: "X가 Y보다 N배 오래 걸렸습니다"
     # (lang/ko.py took, from the ratio).
     "소요 시간은 {base}의 {ratio}였",
+    # "only as compared across machines", word for word (review 9): 서로 다른 머신 사이의 비교.
+    "머신을 가로지른",
 )
 
 # A field followed by a particle typed after it: the particle cannot know the word (the
@@ -222,6 +234,10 @@ def test_a_korean_page_has_no_space_before_a_bracket_and_no_chains() -> None:
     assert ko.tidy("| 슬롯 8개 (잠정) | 16.0초 (1.36배) |") == "| 슬롯 8개(잠정) | 16.0초(1.36배) |"
     assert ko.tidy("133배)(그동안 GPU 사용 2%)") == "133배, 그동안 GPU 사용 2%)"
     assert ko.tidy("`a (b)` 코드 (c)") == "`a (b)` 코드(c)"
+    # No semicolon between items: commas, or a middle dot between items that hold commas.
+    assert ko.tidy("다시 재십시오(슬롯 6개; 슬롯 3개).") == "다시 재십시오(슬롯 6개, 슬롯 3개)."
+    assert ko.tidy("(CUDA, 슬롯 1개; Vulkan, 슬롯 2개)") == "(CUDA, 슬롯 1개 · Vulkan, 슬롯 2개)"
+    assert ko.tidy("`a; b`") == "`a; b`"
 
 
 def test_a_lead_question_asks_in_hapnida() -> None:
@@ -231,3 +247,31 @@ def test_a_lead_question_asks_in_hapnida() -> None:
         "빠르고 에너지를 적게 쓸까요? 무릎은 어디일까요?"
     )
     assert ko.question("이득을 내는가? 이를 바꾸는가?") == "이득을 낼까요? 이를 바꿀까요?"
+
+
+# A sentence ends in 합니다체, never in a note's 함, 음 or 됨 (review 9 found them in prose).
+NOTE_ENDING = re.compile(r"[가-힣](함|음|됨)\.(\s|$)")
+# Korean prose has no semicolons (a list is a sentence or commas), code and formulas aside.
+SEMICOLON = re.compile(r"[가-힣)]; |; [가-힣]")
+# Nor a slash between two words ("켬/끔 비교") inside a sentence; a formula's " / " stays.
+SLASH = re.compile(r"[가-힣]/[가-힣]")
+
+
+def _prose(s: str) -> str:
+    return re.sub(r"`[^`]*`", "", s)
+
+
+def test_no_note_style_endings_in_sentences() -> None:
+    assert NOTE_ENDING.search("판가름하지 못함. 다음") and not NOTE_ENDING.search("못했습니다.")
+    found = [(msgid, s) for msgid, s in STRINGS if NOTE_ENDING.search(_prose(s))]
+    assert not found, found
+
+
+def test_no_semicolons_in_korean_prose() -> None:
+    found = [(msgid, s) for msgid, s in STRINGS if SEMICOLON.search(_prose(s))]
+    assert not found, found
+
+
+def test_no_slash_between_words_in_a_sentence() -> None:
+    found = [(msgid, s) for msgid, s in STRINGS if "니다" in s and SLASH.search(_prose(s))]
+    assert not found, found

@@ -31,6 +31,10 @@ def section(m: Verdict, page: Page) -> Section:
                 e,
                 setting=i18n.point_text(e["context"], lang),
                 effect_text=i18n.effect_word(e["effect"], lang),
+                # The table's own ratio only where the verdict compared those very jobs on one
+                # machine (rules v12, as the backend table): the H100 MTP table divided figures
+                # of two cards (1.67x-1.93x) beside pairs "on two machines".
+                ratio=e["ratio"] if _own_pair(e["comparison"]) else None,
                 paired=e["comparison"]["ratio"],
                 paired_where=_where(e["comparison"], lang),
                 answers=f"{e['drift_changed'] or 0}/{e['drift_probes']}"
@@ -50,6 +54,11 @@ def section(m: Verdict, page: Page) -> Section:
         if mtp
         else tr(lang, "Drafter on / off: seconds per unit (throughput basis), per slot count"),
     }
+
+
+def _own_pair(c: ComparisonJson) -> bool:
+    """Whether the verdict compared the table's own two jobs, on one machine."""
+    return c["machine"] not in (ACROSS, BRIDGED) and not any("/" in j for j in c["jobs"])
 
 
 def _where(c: ComparisonJson, lang: str) -> str:

@@ -4,12 +4,18 @@ each setting, with the comparisons behind it, through the catalogs."""
 from __future__ import annotations
 
 from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
+from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.i18n import drafter, effect_word, objective_words, point_text, span
 from benchkit.report.verdicts.common import Verdict, _objective_of
 from benchkit.report.verdicts.compare_words import how_text
 from benchkit.report.verdicts.factor_words import not_exercised_text
-from benchkit.report.verdicts.kinds.drafting.words import mtp_runs_text, open_value, undecided
+from benchkit.report.verdicts.kinds.drafting.words import (
+    measured_cost,
+    mtp_runs_text,
+    open_value,
+    undecided,
+)
 from benchkit.report.verdicts.reasons import _prov
 
 
@@ -49,9 +55,14 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     # The range is the verdict's (its comparisons on one machine or bridged); each setting's
     # figure follows with its own words, one across machines said so.
     ratios = list(n.on_off_range or []) or [c["ratio"] for c in comps if c["ratio"] is not None]
+    runs = open_value(v, lang) if undecided(v) else mtp_runs_text(v.verdict, n.largest, lang)
+    if v.status != COMPLETE and not undecided(v) and not measured_cost(v):
+        # Hedged as the headline hedges it: a review found "N-gram drafting hurt" opening the
+        # section of a verdict the headline said "appears to have hurt".
+        runs = tr(lang, "appears to have {runs}", runs=runs)
     fields: dict[str, object] = {
         "who": drafter(v.factor, lang, start=True),
-        "runs": open_value(v, lang) if undecided(v) else mtp_runs_text(v.verdict, n.largest, lang),
+        "runs": runs,
         "prov": prov,
         "objective": objective_words(_objective_of(v), lang),
         "acceptance": acceptance,

@@ -24,6 +24,12 @@ def _compute(found: Found) -> Sequence[Verdict]:
 def _value(value: Any, lang: str, numbers: Light) -> str:
     """'8 slots', or where a provisional knee may lie elsewhere, '2-16 slots, 8 by the
     figures'; 'none up to 16 slots' where the largest count measured was still the best."""
+    if numbers.knee_reached is False and numbers.knee_low is not None:
+        # The largest count was the best by the figures, but a smaller one is not decided
+        # apart from it (review 10: the H200 Vulkan study's 2 slots against 8, 1.00x-1.22x).
+        return tr(
+            lang, "from {low} slots up, {slots} by the figures", low=numbers.knee_low, slots=value
+        )
     if numbers.knee_reached is False:
         # The largest count was still the best: the value says so, as the headline does (an
         # editor read "8 slots" in the table under "no knee up to 8 slots").
