@@ -142,10 +142,12 @@ def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, 
     return total, per_slot
 
 
-# Tokens a chat template may add around a call's messages (role markers, and a default system
-# prompt where the template has one: Qwen2.5's is about 30 tokens); a text call adds at most
-# its BOS and EOS.
+# Tokens a chat template may add around a call's messages: once (a default system prompt where
+# the template has one: Qwen2.5's is about 30 tokens) and per message (role markers: about 6 a
+# message on SmolLM2; a hostile user's 121-message chat overflowed a per-call allowance alone).
+# A text call adds at most its BOS and EOS.
 TEMPLATE_ALLOWANCE = 256
+MESSAGE_ALLOWANCE = 16
 TEXT_ALLOWANCE = 4
 
 
@@ -157,7 +159,7 @@ def byte_bound(call: Call) -> int | None:
         return len(call.text.encode()) + TEXT_ALLOWANCE
     if call.messages:
         content = sum(len(str(m.get("content", "")).encode()) for m in call.messages)
-        return content + TEMPLATE_ALLOWANCE
+        return content + TEMPLATE_ALLOWANCE + MESSAGE_ALLOWANCE * len(call.messages)
     return None
 
 
@@ -183,9 +185,9 @@ def longest_prompt(cfg: BenchConfig, units: list[Unit], fixture: str) -> int:
     bound = max(b for b in bounds if b is not None)
     _log.info(
         f"server.ctx_policy=fit: {len(unknown)} call(s) of {fixture} record no prompt length, "
-        f"so each slot is sized for the longest one's UTF-8 bytes plus its template ({bound} "
-        "tokens), a bound no tokenizer exceeds; server.ctx_policy=fixed server.ctx=N sizes it "
-        "yourself"
+        f"so each slot is sized for the longest prompt's UTF-8 bytes plus what a template or "
+        f"BOS/EOS may add ({bound} tokens) and the generation cap; server.ctx_policy=fixed "
+        "server.ctx=N sizes it yourself"
     )
     return max(known, bound)
 

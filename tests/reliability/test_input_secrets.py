@@ -52,10 +52,11 @@ def test_a_chat_fixture_without_prompt_lengths_is_fitted_by_its_bytes(
     assert p.returncode == 0 and r["status"] == "complete", r["reason"]
     flags = r["provenance"]["server"]["argv"]
     ctx = int(flags[flags.index("--ctx-size") + 1])
-    # "Say 0." is 6 bytes: 6 + 256 for the template, plus the cap of 8, padded to 256.
+    # "Say 0." is 6 bytes: 6 + 256 for the template + 16 for its message, plus the cap of 8,
+    # padded to a multiple of 256.
     assert ctx == 512
     log = (run_dir / "benchkit.log").read_text()
-    assert "record no prompt length" in log and "a bound no tokenizer exceeds" in log
+    assert "record no prompt length" in log and "UTF-8 bytes" in log
 
 
 def test_bad_fixture_line_names_file_and_line(tmp_path: Path, tag: str) -> None:

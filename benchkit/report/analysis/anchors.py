@@ -12,7 +12,7 @@ from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.racing import load_race
 from benchkit.report.analysis.sweep import AnchorJob, _is_num, records
 from benchkit.report.analysis.table import tidy
-from benchkit.results.store import CALLS_FILE, find_results
+from benchkit.results.store import CALLS_FILE, JobResult, find_results
 from benchkit.results.store import unit_spans as calls_unit_spans
 
 
@@ -32,14 +32,34 @@ def race_anchors(source: Path, configured: Sequence[str]) -> list[str]:
     return folders
 
 
+# Factors an anchor job may hold apart from the sweep's: where it ran, and the labels of a run.
+_MAY_DIFFER = frozenset({"hardware", "study", "repeats", "server"})
+
+
 def load_anchors(
-    source: Path, folders: Sequence[str], columns: Sequence[str], metric: str
+    source: Path,
+    folders: Sequence[str],
+    columns: Sequence[str],
+    metric: str,
+    sweep: Sequence[JobResult] = (),
 ) -> list[AnchorJob]:
     """The complete single-pass jobs of each anchor folder (relative to `source`, the results
-    folder, unless absolute), with their values of `columns` (the sweep's factors)."""
+    folder, unless absolute), with their values of `columns` (the sweep's factors). A folder
+    listed twice, or a job that ran another model, workload, sampling or setting than the
+    sweep's (`sweep`, its results) is refused: a hostile user's SmolLM2 sweep was paired with
+    the CPU study's Qwen jobs, and a folder listed eight times counted as eight runs."""
     out: list[AnchorJob] = []
+    held = _held(sweep)
+    seen: dict[Path, str] = {}
     for folder in folders:
         root = Path(folder) if Path(folder).is_absolute() else source / folder
+        if root.is_dir() and root.resolve() in seen:
+            raise UserError(
+                f"study.anchors names {folder} and {seen[root.resolve()]}, one folder: each "
+                "folder's jobs are one run of their points; list it once."
+            )
+        if root.is_dir():
+            seen[root.resolve()] = folder
         if root.is_dir() and root.resolve() == source.resolve():
             raise UserError(
                 f"study.anchors names {folder}, the results folder itself: an anchor folder "
@@ -64,6 +84,8 @@ def load_anchors(
         except UserError as exc:
             raise UserError(f"study.anchors names {folder}: {exc}") from exc
         results = [r for r in found if r.status == "complete"]
+        for r in results:
+            _check_held(folder, r, held)
         rows = {str(r["job"]): r for r in records(tidy(results))} if results else {}
         for r in results:
             row = rows.get(r.job_dir.name, {})
@@ -80,3 +102,27 @@ def load_anchors(
                 )
             )
     return out
+
+
+def _held(sweep: Sequence[JobResult]) -> dict[str, dict[str, str]]:
+    """Each factor's values the sweep's jobs ran it at ({lowercase text: as written}), where
+    it ran and a run's labels aside."""
+    held: dict[str, dict[str, str]] = {}
+    for r in sweep:
+        for k, x in r.result.factors.items():
+            if k not in _MAY_DIFFER:
+                held.setdefault(k, {})[str(x).lower()] = str(x)
+    return held
+
+
+def _check_held(folder: str, r: JobResult, held: dict[str, dict[str, str]]) -> None:
+    """Refuse an anchor job that ran a held factor at a value no sweep job ran."""
+    for k, values in held.items():
+        x = r.result.factors.get(k)
+        if x is not None and str(x).lower() not in values:
+            ran = ", ".join(sorted(values.values()))
+            raise UserError(
+                f"study.anchors names {folder}, whose job {r.job_dir.name} ran {k}={x} where "
+                f"this sweep's jobs ran {k}={ran}: anchor jobs re-run this sweep's points; give "
+                "a folder of the same model, workload, sampling and settings."
+            )

@@ -166,11 +166,14 @@ def comparison_definitions(margin: float, lang: str) -> list[str]:
         tr(
             lang,
             "**Interval**: where the same comparison run again would put its ratio, at 95%"
-            " confidence: exp(log ratio ± √2 × t × se), t at n − 1 degrees of freedom for n"
-            " paired units; se is the spread of the per-unit residuals (other − ratio × base,"
-            " over the other's mean) divided by √n, with each side's run-to-run variance added"
-            ' where twin runs measured it or study.noise declares it ("if only its units'
-            " varied\" says neither did). The √2 is a second run's own noise.",
+            " confidence: exp(log ratio ± √2 × t × se). se is the spread of the per-unit"
+            " residuals (other − ratio × base, over the other's mean) divided by √n for n paired"
+            " units, with each side's run-to-run variance added where twin runs measured it or"
+            " study.noise declares it (a side pooled from k twin jobs, named 'a + b', carries"
+            " 1/k of it); t is at n − 1 degrees of freedom, or at the Welch–Satterthwaite"
+            " degrees of freedom where a run-to-run term is added. The √2 is a second run's own"
+            " noise. 'On a repeat' is this interval; 'if only its units varied' is it without"
+            " any run-to-run term, none having been measured or declared.",
         ),
         tr(
             lang,

@@ -208,7 +208,7 @@ def analyse_folder(
     builds = {r.job_dir.name: an.job_build(r.result) for r in results}
     metric = ev.objective_of(study.objective, study.slo).metric
     folders = race_anchors(source, study.anchors)
-    anchors = load_anchors(source, folders, factor_columns(results), metric)
+    anchors = load_anchors(source, folders, factor_columns(results), metric, results)
 
     machines = racing.unit_machines(source)
     stalls, capped, unreadable = stalls_caps(calls, results)

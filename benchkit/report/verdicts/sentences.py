@@ -555,7 +555,7 @@ def better_point_text(v: Verdict, lang: str) -> str:
         notes.append(tr(lang, "within the {margin} margin", margin=fmt.pct(b["margin"])))
     elif outcome == "open":
         notes.append(tr(lang, "not decided at the {margin} margin", margin=fmt.pct(b["margin"])))
-    return tr(
+    text = tr(
         lang,
         " {point} took {ratio} the time on {objective}{noise}, but is not recommended: {why}.",
         point=point_text(b["point"], lang),
@@ -564,3 +564,7 @@ def better_point_text(v: Verdict, lang: str) -> str:
         noise=tr(lang, " ({notes})", notes=", ".join(notes)) if notes else "",
         why=why,
     )
+    # A point named in words may start lower case ("the prose-10 workload, ..."): a sentence
+    # does not (review 10).
+    lead = len(text) - len(text.lstrip())
+    return text[:lead] + text[lead : lead + 1].upper() + text[lead + 1 :]

@@ -9,6 +9,7 @@ import pytest
 from benchkit.config.schema import BenchConfig, OutputPolicy
 from benchkit.errors import UserError
 from benchkit.server.plan import (
+    MESSAGE_ALLOWANCE,
     TEMPLATE_ALLOWANCE,
     TEXT_ALLOWANCE,
     byte_bound,
@@ -238,10 +239,10 @@ def test_a_prompt_without_its_length_is_bounded_by_its_bytes(compose_cfg: Compos
     naive = "naïve"  # 6 bytes, 5 characters: the bound counts bytes
     assert byte_bound(_call(text=naive)) == 6 + TEXT_ALLOWANCE
     chat = _call(messages=({"role": "user", "content": naive}, {"role": "system", "content": "ab"}))
-    assert byte_bound(chat) == 8 + TEMPLATE_ALLOWANCE
+    assert byte_bound(chat) == 8 + TEMPLATE_ALLOWANCE + 2 * MESSAGE_ALLOWANCE
     assert byte_bound(_call()) is None
     units = [Unit("u0", (_call(text=naive), chat))]
-    assert longest_prompt(cfg, units, "fx") == 8 + TEMPLATE_ALLOWANCE
+    assert longest_prompt(cfg, units, "fx") == 8 + TEMPLATE_ALLOWANCE + 2 * MESSAGE_ALLOWANCE
     # A call with neither a length nor its text cannot be fitted: one sentence naming the fix.
     with pytest.raises(UserError, match=r"server\.ctx_policy=fixed server\.ctx=N"):
         longest_prompt(cfg, [Unit("u0", (_call(),))], "fx")
