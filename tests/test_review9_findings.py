@@ -127,8 +127,13 @@ def test_a_knee_range_that_moves_is_a_changed_value_in_the_ledger() -> None:
     moved = ledger.diff("slots", entry(None), entry(16), 0.05)  # type: ignore[arg-type]
     assert moved is not None and moved["value"]
     assert ledger.diff("slots", entry(16), entry(16), 0.05) is None  # type: ignore[arg-type]
-    placed = ledger.diff("slots", entry(16), entry(16, True), 0.05)  # type: ignore[arg-type]
+    placed = ledger.diff("slots", entry(16), entry(16, True), 0.05, True)  # type: ignore[arg-type]
     assert placed is not None and placed["value"]
+    # From rules v11 an entry leaves an end that is the knee itself out (None is not written):
+    # between two such entries an absent end is the knee, and its arrival a change.
+    bare = {"verdict": 6, "status": "provisional", "reasons": [], "numbers": {"knee_low": 3}}
+    grown = ledger.diff("slots", bare, entry(16), 0.05, True)  # type: ignore[arg-type]
+    assert grown is not None and grown["value"]
     # An entry from before rules v11 recorded no range: nothing to compare it on.
     old = {"verdict": 6, "status": "provisional", "reasons": [], "numbers": {}}
     assert ledger.diff("slots", old, entry(16), 0.05) is None  # type: ignore[arg-type]

@@ -372,15 +372,20 @@ def reasons_of(v: LedgerVerdict) -> list[str] | None:
 # comparisons across machines"): a change in them is a change of the value a reader sees, which
 # the ledger said was none (rules v13: the qwen3 knee's range moved from 3-6 to 3-16).
 SHOWN = ("knee_low", "knee_high")
+# The rules version from which a ledger records a knee's range (an end absent: the knee itself)
+# and, from v12, whether it was placed only across machines.
+RANGES_SINCE = 11
 
 
-def _shown_moved(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
-    """Whether a shown number moved between two entries that both recorded it, or the
-    knee's placement across machines changed between two entries that record ranges."""
-    if any(k in a and k in b and a[k] != b[k] for k in SHOWN):
-        return True
-    ranged = all(k in a and k in b for k in SHOWN)
-    return ranged and bool(a.get("knee_across")) != bool(b.get("knee_across"))
+def _shown_moved(a: Mapping[str, object], b: Mapping[str, object], ranged: bool) -> bool:
+    """Whether a shown number moved between two entries that both record ranges (`ranged`:
+    an absent end is the knee itself), or between two older entries that both recorded it;
+    or the knee's placement across machines changed."""
+    if ranged:
+        if any(a.get(k) != b.get(k) for k in SHOWN):
+            return True
+        return bool(a.get("knee_across")) != bool(b.get("knee_across"))
+    return any(k in a and k in b and a[k] != b[k] for k in SHOWN)
 
 
 def _numbers(v: LedgerVerdict | None) -> dict[str, object]:
@@ -397,7 +402,11 @@ def _minus(a: Sequence[str], b: Sequence[str]) -> list[str]:
 
 
 def diff(
-    factor: str, earlier: LedgerVerdict | None, now: LedgerVerdict | None, tol: float
+    factor: str,
+    earlier: LedgerVerdict | None,
+    now: LedgerVerdict | None,
+    tol: float,
+    ranged: bool = False,
 ) -> Diff | None:
     """Everything that differs in one verdict between two entries; None when value, status,
     reasons and missing points are all equal (and both entries have the verdict)."""
@@ -413,7 +422,7 @@ def diff(
         "value": earlier is None
         or now is None
         or not _same(factor, earlier["verdict"], now["verdict"], tol)
-        or _shown_moved(_numbers(earlier), _numbers(now)),
+        or _shown_moved(_numbers(earlier), _numbers(now), ranged),
         "status": earlier is None or now is None or earlier["status"] != now["status"],
         "reasons_added": _minus(b_reasons or [], a_reasons or []),
         "reasons_removed": _minus(a_reasons or [], b_reasons or []),
@@ -511,7 +520,9 @@ def corrections(
         after = {v["factor"]: v for v in later["verdicts"] if tracked(v["factor"])}
         for f in [*after, *(f for f in before if f not in after)]:
             b, v = before.get(f), after.get(f)
-            d = diff(f, b, v, tol)
+            # Both entries record a knee's range (rules v11 on): an absent end is the knee.
+            ranged = min(rules_of(earlier), rules_of(later)) >= RANGES_SINCE
+            d = diff(f, b, v, tol, ranged)
             if d is not None:
                 changes.append(_verdict_change(f, earlier, b, later, v, d, later is current))
         changes += _claim_changes(earlier, later, later is current)

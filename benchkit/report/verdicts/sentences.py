@@ -346,9 +346,9 @@ def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str
     if n.knee_low is not None:
         return tr(
             lang,
-            "On {objective} the knee may lie anywhere from {low} slots up{prov}: by the figures "
+            "On {objective} the knee may lie anywhere from {low} slots up: by the figures "
             "{slots} was the best count and the largest tested, and the smaller counts down to "
-            "{low} slots are not decided apart from it.",
+            "{low} slots are not decided apart from it{prov}.",
             objective=obj,
             low=n.knee_low,
             slots=slots_phrase(k, lang),
