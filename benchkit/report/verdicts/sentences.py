@@ -346,11 +346,11 @@ def _no_knee(v: Verdict, n: SlotsNumbers, k: int, obj: str, gain: str, lang: str
     if n.knee_low is not None:
         return tr(
             lang,
-            "On {objective} the knee may lie anywhere from {low} slots up: by the figures "
-            "{slots} was the best count and the largest tested, and the smaller counts down to "
-            "{low} slots are not decided apart from it{prov}.",
+            "On {objective} the knee may lie anywhere from {low} up: by the figures {slots} was "
+            "the best count and the largest tested, and the smaller counts down to {low} are "
+            "not decided apart from it{prov}.",
             objective=obj,
-            low=n.knee_low,
+            low=slots_phrase(n.knee_low, lang),
             slots=slots_phrase(k, lang),
             prov=_prov(v, lang),
         )

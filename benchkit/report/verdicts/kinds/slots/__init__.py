@@ -28,7 +28,10 @@ def _value(value: Any, lang: str, numbers: Light) -> str:
         # The largest count was the best by the figures, but a smaller one is not decided
         # apart from it (review 10: the H200 Vulkan study's 2 slots against 8, 1.00x-1.22x).
         return tr(
-            lang, "from {low} slots up, {slots} by the figures", low=numbers.knee_low, slots=value
+            lang,
+            "from {low} up, {slots} by the figures",
+            low=slots_phrase(numbers.knee_low, lang),
+            slots=value,
         )
     if numbers.knee_reached is False:
         # The largest count was still the best: the value says so, as the headline does (an

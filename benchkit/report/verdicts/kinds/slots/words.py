@@ -80,16 +80,16 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
     if not s.missing and sn.knee_low is not None:
         # A smaller count not decided apart from the best: "no knee up to 8 slots" claimed
         # what the comparisons did not decide (review 10).
-        fields = {"low": sn.knee_low, "slots": slots_phrase(k, lang)}
+        fields = {"low": slots_phrase(sn.knee_low, lang), "slots": slots_phrase(k, lang)}
         if rest is None:
             return tr(
                 lang,
-                "the knee may lie anywhere from {low} slots up ({slots} best by the figures)",
+                "the knee may lie anywhere from {low} up ({slots} best by the figures)",
                 **fields,
             )
         return tr(
             lang,
-            "the knee may lie anywhere from {low} slots up ({slots} best by the figures){rest}",
+            "the knee may lie anywhere from {low} up ({slots} best by the figures){rest}",
             rest=rest,
             **fields,
         )
