@@ -63,4 +63,4 @@ def test_a_factor_open_at_every_setting_says_so() -> None:
     k = cpu().verdict("cache_type_k")
     assert k is not None
     said = factor_sentence(k, "en")
-    assert "It stands the same at each of the other 5 settings of the others" in said
+    assert "The verdict is the same at the 5 other settings of the other factors" in said

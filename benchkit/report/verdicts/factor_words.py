@@ -233,9 +233,10 @@ def factor_sentence(v: Verdict, lang: str) -> str:
         # does not read as the verdict's whole scope (the CPU study's K cache, open at all 6).
         text += " " + trn(
             lang,
-            "It stands the same at the other setting of the others (the table gives it).",
-            "It stands the same at each of the other {n} settings of the others (the table "
-            "gives each).",
+            "The verdict is the same at the {n} other setting of the other factors (see the "
+            "table).",
+            "The verdict is the same at the {n} other settings of the other factors (see the "
+            "table).",
             len(n.contexts) - 1,
         )
     return text

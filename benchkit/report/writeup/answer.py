@@ -252,8 +252,19 @@ def once(sections: Sequence[Mapping[str, object]], said: Sequence[str]) -> list[
             for t in _SENTENCE_END.split(text)
             if not any(k in _key(t) or (len(_key(t)) > _SHORT and _key(t) in k) for k in keys)
         ]
+        if not kept or _DANGLING.match(kept[0]):
+            # A section left empty, or opening on "it" with its opener gone (a Korean reader
+            # found English sections blank or starting "It stands the same ..."): kept whole.
+            kept = [text]
         out.append({**s, "text": " ".join(kept)})
     return out
+
+
+# A sentence that refers back to the one before it.
+_DANGLING = re.compile(
+    r"^\s*(?:(?:It|Its|Turning it|The verdict is the same|This|These|They)\b|.*\bturning it on\b)",
+    re.IGNORECASE,
+)
 
 
 def _key(text: str) -> str:

@@ -262,6 +262,15 @@ def _point_line(at: Mapping[str, Any], point: str, lang: str, recommended: bool)
 def no_gpu_sentence(rows: Sequence[Mapping[str, object]], lang: str) -> str:
     """The whole section where no job had GPU telemetry (a CPU sweep): why, in one sentence."""
     reasons = sorted({str(r["reason"]) for r in rows if r["reason"]})
+    if reasons and all(" runs on the CPU" in x for x in reasons):
+        # The results' reason is English as the job wrote it: a known one is said in the
+        # report's language (a Korean reader found it quoted in the Korean post).
+        return tr(
+            lang,
+            "No job had GPU telemetry: the jobs ran on the CPU, so there is no GPU power to "
+            "read, and CPU energy is not read; each job's server CPU time is in results.csv "
+            "(server_cpu_share, server_busiest_thread_share).",
+        )
     if len(reasons) == 1:
         return tr(
             lang,
