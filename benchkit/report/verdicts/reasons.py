@@ -71,30 +71,38 @@ def _prov_reasons(v: Verdict, lang: str) -> str:
     return clauses(lang, [b for b in bits if b])
 
 
+def _single_run(v: Verdict, lang: str) -> str:
+    """A projection's one run: its units, and the twins' measured noise where the sweep has
+    twins ("no confidence interval" beside comparisons "on a repeat" read as a contradiction:
+    the CPU study's twin run)."""
+    n = v.numbers
+    measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
+    units = fmt.integer(measured) if measured is not None else "?"
+    count = int(measured) if measured is not None else 0
+    if isinstance(n, ProjectionNumbers) and n.twin_noise is not None:
+        return trn(
+            lang,
+            "one run of {units} unit, whose run-to-run noise twin runs measured at about "
+            "{noise} (one standard deviation)",
+            "one run of {units} units, whose run-to-run noise twin runs measured at about "
+            "{noise} (one standard deviation)",
+            count,
+            units=units,
+            noise=fmt.pct(n.twin_noise, 1),
+        )
+    return trn(
+        lang,
+        "one run of {units} unit, so no confidence interval",
+        "one run of {units} units, so no confidence interval",
+        count,
+        units=units,
+    )
+
+
 def reason_text(reason: str, v: Verdict, lang: str) -> str:
     n = v.numbers
     if reason == "single_run":
-        measured = n.units_measured if isinstance(n, ProjectionNumbers) else None
-        if isinstance(n, ProjectionNumbers) and n.twin_noise is not None:
-            # Twins measured how far a run moves: "no confidence interval" beside comparisons
-            # "on a repeat" read as a contradiction (the CPU study's twin run).
-            return trn(
-                lang,
-                "one run of {units} unit, whose run-to-run noise twin runs measured at about "
-                "{noise} (one standard deviation)",
-                "one run of {units} units, whose run-to-run noise twin runs measured at about "
-                "{noise} (one standard deviation)",
-                int(measured) if measured is not None else 0,
-                units=fmt.integer(measured) if measured is not None else "?",
-                noise=fmt.pct(n.twin_noise, 1),
-            )
-        return trn(
-            lang,
-            "one run of {units} unit, so no confidence interval",
-            "one run of {units} units, so no confidence interval",
-            int(measured) if measured is not None else 0,
-            units=fmt.integer(measured) if measured is not None else "?",
-        )
+        return _single_run(v, lang)
     engine = _engine_reason(reason, v, lang)
     if engine is not None:
         return engine
