@@ -100,9 +100,13 @@ def unit_machines(
     if not isinstance(runs, list) or len(runs) < 2:
         return out
     joined = " + ".join(cards) if cards else here
-    for run in runs[:-1]:
+    # As many cards as runs: each run had a card of its own, listed in run order (an
+    # extension lists the earlier runs' cards first and a card once), so each run's units
+    # are placed exactly; fewer cards than runs leave the earlier runs' card unknown.
+    own = cards if len(cards) == len(runs) else [joined] * (len(runs) - 1)
+    for run, card in zip(runs[:-1], own, strict=False):
         ran = run.get("units") if isinstance(run, dict) else None
         for u in ran if isinstance(ran, list) else []:
             if str(u) in out:
-                out[str(u)] = earlier.get(str(u), joined)
+                out[str(u)] = earlier.get(str(u), card)
     return out

@@ -39,6 +39,15 @@ class ComparisonJson(TypedDict):
     interaction: NotRequired[float | None]
     # One of its jobs ran on a CPU host busy with other work (evidence.host_busy; rules v11).
     host_busy: NotRequired[bool]
+    # Across two states of one card: how much more of its memory one job found in use
+    # (engine_of._shared_card; rules v14).
+    shared_card: NotRequired[str]
+    # Across machines where one job ran on several, which of its units where not recorded
+    # (a race of that time kept no unit's machine; rules v14).
+    several: NotRequired[bool]
     # Paired on fewer units than either point's figure holds: base's and other's seconds per
     # unit on the paired units, which the ratio is of (engine.Comparison.sides; rules v13).
     sides: NotRequired[list[float]]
+    # Bridged over more than two machines: every anchor point in order, one a step from one
+    # machine to the next (engine.Comparison.chain; rules v14).
+    chain: NotRequired[list[Point]]

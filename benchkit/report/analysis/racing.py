@@ -19,6 +19,7 @@ import pandas as pd
 
 from benchkit.racing.estimate import Restated, by_home, imputed_by_machine
 from benchkit.racing.observe import RACEABLE, RACING_FILE, unit_values
+from benchkit.racing.observe import unit_machines as observe_machines
 from benchkit.report.analysis.evidence import machine_name
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import jobs_text, point_text
@@ -56,19 +57,31 @@ def decisions(source: Path, left_out: Collection[str] = ()) -> tuple[dict[str, s
     return stopped, None if best is None or str(best) in left_out else str(best)
 
 
-def unit_machines(source: Path) -> dict[str, dict[str, str]]:
+def unit_machines(source: Path, results: Sequence[JobResult] = ()) -> dict[str, dict[str, str]]:
     """job -> unit -> the machine that measured it, as a race recorded it (racing.json's
     `unit_machines`: a job it extended on another card measured its units on two); {} for a
-    sweep that did not race, or a race recorded before it kept them."""
+    sweep that did not race. A race recorded before it kept them has them read from each
+    extended job's result as the race would have recorded them (observe.unit_machines: the
+    last run's units on the last card, each run's on its own where every run had a card of
+    its own), so that a job extended across cards pairs with the points of each card."""
     race = load_race(source)
-    kept = (race or {}).get("unit_machines")
-    if not isinstance(kept, dict):
+    if race is None:
         return {}
-    return {
-        str(job): {str(u): str(m) for u, m in units.items()}
-        for job, units in kept.items()
-        if isinstance(units, dict)
-    }
+    kept = race.get("unit_machines")
+    if isinstance(kept, dict):
+        return {
+            str(job): {str(u): str(m) for u, m in units.items()}
+            for job, units in kept.items()
+            if isinstance(units, dict)
+        }
+    out: dict[str, dict[str, str]] = {}
+    for r in results:
+        runs = r.data.get("provenance", {}).get("extended")
+        if r.status != "complete" or not isinstance(runs, list) or len(runs) < 2:
+            continue
+        units = [str(u) for run in runs if isinstance(run, dict) for u in run.get("units", [])]
+        out[r.job_dir.name] = observe_machines(r.data, units, {})
+    return out
 
 
 def undecided(source: Path) -> list[str]:

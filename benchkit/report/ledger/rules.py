@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 13
+RULES_VERSION = 14
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -140,5 +140,15 @@ RULES: dict[int, str] = {
         "in the table's note, the projection and the headline; the knee may lie up to the "
         "largest count not settled against the best, and no larger count is said to be no "
         "faster unless each was compared on one machine state"
+    ),
+    14: N_(
+        "two machines that share no point are bridged through a chain of machines, one point "
+        "run on both machines of each step, the steps' log ratios and variances added; a job a "
+        "race extended onto another card has each run's units placed on that run's card where "
+        "it had a card of its own, and where which unit ran on which card is not known it is "
+        "paired with nothing, not even a job of the same cards; the units that held a cold "
+        "start are left out of every pair, as what remains of a cold server's first unit is "
+        "not the setting's time; one machine's figures with no unit in common give way to a "
+        "bridge with an interval; two states of one card are said to be that, not two machines"
     ),
 }

@@ -10,7 +10,7 @@ from benchkit.compare.engine import BETTER, PRACTICAL, WITHIN, WORSE
 from benchkit.report.analysis.numbers import ComparisonJson, Point
 from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import fmt, span, tr, trc, trn
-from benchkit.report.lang.i18n import point_text
+from benchkit.report.lang.i18n import list_text, point_text
 from benchkit.report.verdicts.voice import in_post
 
 
@@ -100,12 +100,35 @@ def how_text(c: ComparisonJson, lang: str) -> str:
         # Jobs of an anchor folder (study.anchors), not the sweep's own: the table beside the
         # sentence shows the sweep's jobs, so the figure says whose it is.
         parts.append(tr(lang, "from the anchor runs ({jobs})", jobs=", ".join(anchors)))
-    if c["machine"] == "bridged":
+    chain = c.get("chain") or []
+    if c["machine"] == "bridged" and chain:
+        parts.append(
+            tr(
+                lang,
+                "bridged over {n} machines through {anchors}, each run on the two machines of "
+                "its step",
+                n=len(chain) + 1,
+                anchors=list_text([point_text(x, lang) for x in chain], lang),
+            )
+        )
+    elif c["machine"] == "bridged":
         parts.append(
             tr(
                 lang,
                 "bridged through {anchor}, run on both machines",
                 anchor=point_text(c["via"], lang),
+            )
+        )
+    elif c["machine"] == "across" and c.get("several"):
+        parts.append(
+            tr(lang, "one of the two measured on several cards, which unit on which not recorded")
+        )
+    elif c["machine"] == "across" and c.get("shared_card"):
+        parts.append(
+            tr(
+                lang,
+                "one of the two on the same card while something else held {value} of its memory",
+                value=c.get("shared_card", ""),
             )
         )
     elif c["machine"] == "across" and c.get("host_busy"):

@@ -5,11 +5,13 @@ verdict that asks it, so two verdicts never judge one pair two ways."""
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Sequence
 
 from benchkit.compare.engine import ACROSS, BRIDGED, Comparison, Engine, Series, Settings
+from benchkit.compare.pairs import several
 from benchkit.report.analysis.numbers import ComparisonJson, Point
 from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
 
@@ -57,6 +59,21 @@ def _usual_memory(sw: Sweep) -> str:
     return usual
 
 
+_SHARED = re.compile(r" \[\+([^\]]+)\]")
+
+
+def _shared_card(machines: Sequence[str]) -> str:
+    """Where two machines are one card, one of them found with more of its memory in use
+    (machine_of's " [+19.7 GiB]"): that amount; '' otherwise. Said as the same card in
+    another state, not as another machine (rules v14, from a review that read "on two
+    machines" of the H200 qwen3 study's jobs 5 and 6, which ran on the sweep's one card)."""
+    if len(machines) != 2:
+        return ""
+    cards = [_SHARED.sub("", m) for m in machines]
+    found = [m[1] for x in machines if (m := _SHARED.search(x))]
+    return found[0] if cards[0] == cards[1] and len(found) == 1 else ""
+
+
 def _any_card(sw: Sweep) -> bool:
     """Whether any job's telemetry named its card, found once a sweep: asked for every job,
     looking through every job's setup each time was quadratic (2 million steps at 1,000 jobs)."""
@@ -88,6 +105,13 @@ def _series(sw: Sweep, cell: Cell) -> list[Series]:
         value = samples[i] if i < len(samples) else None
         spans = sw.unit_times.get(job) or sw.spans.get(job, {})
         units = _own(sw, job, spans) or _scaled(spans, value)
+        # A unit that held a cold start is not paired (rules v14): taking out the stall's
+        # excess leaves the rest of a cold server's first unit in (the H200 Vulkan study's
+        # job 0: 14.9 s against 7.4-11.0 s for its other units after a 20.3 s excess came
+        # out), and it alone kept its backend and MTP pairs open.
+        js = sw.stalls.get(job)
+        cold = {s.unit for s in js.cold} if js is not None else set()
+        units = {u: t for u, t in units.items() if u not in cold}
         out += _by_machine(sw, Series(point, job, machine_of(sw, job), units, (), value))
     return out
 
@@ -101,7 +125,7 @@ def _by_machine(sw: Sweep, x: Series) -> list[Series]:
     if len(machines) < 2 or "" in machines or "hardware" in sw.varying:
         return [x]
     return [
-        Series(x.point, x.job, m, {u: t for u, t in x.units.items() if where[u] == m}, (), None)
+        Series(x.point, x.job, m, {u: t for u, t in x.units.items() if where[u] == m}, part=True)
         for m in sorted(machines)
     ]
 
@@ -255,8 +279,15 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         out["near_margin"] = True
     if any(sw.setups.get(j, {}).get("host_busy") == "busy" for j in c.jobs):
         out["host_busy"] = True
+    shared = _shared_card(c.machines)
+    if c.machine == ACROSS and shared:
+        out["shared_card"] = shared
+    if c.machine == ACROSS and any(several(m) for m in c.machines):
+        out["several"] = True
     if c.machine == BRIDGED:
         out["interaction"] = c.interaction
+    if c.chain:
+        out["chain"] = [dict(points.get(x, {})) for x in c.chain]
     if c.sides is not None and c.machine != BRIDGED and sw.metric in (THROUGHPUT, SLOT_LATENCY):
         out["sides"] = [c.sides[0], c.sides[1]]
     return out

@@ -210,7 +210,7 @@ def analyse_folder(
     folders = race_anchors(source, study.anchors)
     anchors = load_anchors(source, folders, factor_columns(results), metric, results)
 
-    machines = racing.unit_machines(source)
+    machines = racing.unit_machines(source, results)
     stalls, capped, unreadable = stalls_caps(calls, results)
     leave_out_cold_starts(df, stalls, set(restated))
     inputs = _SweepInputs(

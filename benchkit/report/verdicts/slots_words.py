@@ -155,7 +155,7 @@ def beyond_text(b: Beyond, lang: str) -> str:
     return tr(
         lang,
         "{slots} took {ratio} the knee's time, with {context} the context (slot latency not "
-        "compared: another machine)",
+        "compared: another machine or machine state)",
         slots=slots,
         ratio=ratio,
         context=context,

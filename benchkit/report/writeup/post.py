@@ -336,7 +336,9 @@ def _machines(a: Analysed, lang: str) -> list[str]:
             tr(
                 lang,
                 "{jobs:capital} started with {value} more of the card's memory in use than the "
-                "least the sweep's jobs found: the comparisons count them as another machine.",
+                "least the sweep's jobs found (what held it was not recorded): the comparisons "
+                "count them as the same card in another state, compared with the other jobs "
+                "only through a point measured in both.",
                 jobs=i18n.jobs_text(e["jobs"], lang),
                 value=e["value"],
             )

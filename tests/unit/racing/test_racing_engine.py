@@ -132,9 +132,21 @@ def test_a_job_extended_on_another_card_has_its_units_on_each_card() -> None:
         "provenance": {"extended": [{"units": ["0", "1"]}, {"units": ["2"]}]},
     }
     got = unit_machines(two, ["0", "1", "2"], {"0": "H100 GPU-aaaaaaaa"})
-    # The last run's unit on the last card; earlier units as recorded, else both cards.
+    # The last run's unit on the last card; as many cards as runs: each run on its own.
     assert got["2"] == "H100 GPU-bbbbbbbb" and got["0"] == "H100 GPU-aaaaaaaa"
-    assert got["1"] == "H100 GPU-aaaaaaaa + H100 GPU-bbbbbbbb"
+    assert got["1"] == "H100 GPU-aaaaaaaa"
+    # More runs than cards: which card an earlier run had is not known (an extension lists
+    # a card once, so A, B, A and B, A, A list the same two): both cards, unless recorded.
+    three = {
+        "metrics": {"telemetry": {"devices": [card, other]}},
+        "provenance": {"extended": [{"units": ["0"]}, {"units": ["1"]}, {"units": ["2"]}]},
+    }
+    got = unit_machines(three, ["0", "1", "2"], {"0": "H100 GPU-aaaaaaaa"})
+    assert got == {
+        "0": "H100 GPU-aaaaaaaa",
+        "1": "H100 GPU-aaaaaaaa + H100 GPU-bbbbbbbb",
+        "2": "H100 GPU-bbbbbbbb",
+    }
     # No card: the hardware profile on its host.
     host = {"provenance": {"hardware": {"host": "vm", "name": "cpu"}}}
     assert unit_machines(host, ["0"], {}) == {"0": "cpu@vm"}
