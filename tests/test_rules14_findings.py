@@ -10,10 +10,11 @@ from functools import cache
 
 from benchkit.compare.engine import ACROSS, BRIDGED, SAME, WORSE
 from benchkit.paths import repo_root
-from benchkit.report.analysis.numbers import BackendNumbers, SlotsNumbers, of
+from benchkit.report.analysis.numbers import BackendNumbers, ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.verdicts.compare_words import comparison_text
 from benchkit.report.verdicts.engine_of import comparison_json, engine_of
 from benchkit.report.verdicts.folder import Analysed, analyse_folder
+from benchkit.report.verdicts.reasons import reason_text
 
 STUDIES = repo_root() / "docs" / "studies"
 ANCHORS = (
@@ -105,3 +106,21 @@ def test_two_states_of_one_card_are_not_called_two_machines() -> None:
         said = comparison_text(c, "en")
         assert "on the same card while something else held 19.7 GiB of its memory" in said
         assert "on two machines" not in said
+
+
+def test_a_projection_says_which_machine_its_figure_is_of() -> None:
+    """The H100 projection (CUDA, 8 slots, MTP off, job 9 on card B) was said bare, where
+    the study's points differ by up to 1.16x between cards (Vulkan 8 slots, card A against
+    the check card); the projected point itself took 1.02x the check card's time on B."""
+    p = h100().verdict("projection")
+    assert p is not None and isinstance(p.numbers, ProjectionNumbers)
+    spread = p.numbers.machines
+    assert spread is not None and "other_machines" in p.reasons
+    assert CARD_B in spread["machine"] and "GPU-9ec42d2e" in spread.get("other", "")
+    assert spread["points"] == 6 and round(spread["ratio"], 2) == 1.16
+    assert round(spread.get("own", 0.0), 2) == 1.02
+    said = reason_text("other_machines", p, "en")
+    assert "where it took 1.02x the time it took on" in said and "up to 1.16x" in said
+    # One machine: nothing to say.
+    one = analyse_folder(STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results").verdict("projection")
+    assert one is not None and "other_machines" not in one.reasons

@@ -130,6 +130,19 @@ class Engine:
                     best = c
         return best
 
+    def machine_ratios(self) -> list[tuple[str, str, str, float, int]]:
+        """Each point measured on two known machines, as (point, first machine, second, the
+        second's time over the first's on the units both ran, those units)."""
+        out = []
+        for point, xs in self.by_point.items():
+            named = [x for x in xs if known(x.machine)]
+            for i, a in enumerate(named):
+                for b in named[i + 1 :]:
+                    lg = _log_of(a, b, self.settings) if a.machine != b.machine else None
+                    if lg is not None and lg.units > 0:
+                        out.append((point, a.machine, b.machine, math.exp(lg.mean), lg.units))
+        return out
+
     def interaction(self, m1: str, m2: str) -> tuple[float, float] | None:
         """(sd, degrees of freedom) of the card-by-point term between two machines, on the
         log scale: how far the second machine's ratio to the first moves from one point to

@@ -469,7 +469,24 @@ class ProjectionNumbers(_Numbers):
     application_at: Point | None = None
     # The projected point's jobs that ran on a host busy with other work (evidence.host_busy).
     host_busy: list[str] | None = None
+    # A sweep measured on several machines: which one the figure is of, and how far the
+    # points run on two of them differed (rules v14).
+    machines: MachineSpread | None = None
     measured: bool = _internal()
+
+
+class MachineSpread(TypedDict):
+    """The machine a projection's figure was measured on, and the largest ratio between two
+    machines' figures of one point on the units both ran, over the `points` points measured
+    on two machines (the later machine over the earlier, or its inverse, whichever is above 1)."""
+
+    machine: str
+    points: int
+    ratio: float
+    # The projected point itself measured on another machine: that machine, and its time
+    # over the projected figure's machine's on the units both ran.
+    other: NotRequired[str]
+    own: NotRequired[float]
 
 
 # ------------------------------------------------------------------------------ validity

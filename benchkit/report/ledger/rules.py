@@ -149,6 +149,8 @@ RULES: dict[int, str] = {
         "paired with nothing, not even a job of the same cards; the units that held a cold "
         "start are left out of every pair, as what remains of a cold server's first unit is "
         "not the setting's time; one machine's figures with no unit in common give way to a "
-        "bridge with an interval; two states of one card are said to be that, not two machines"
+        "bridge with an interval; two states of one card are said to be that, not two "
+        "machines; a projection from a sweep of several machines names the machine its figure "
+        "is of and how far the sweep's machines differed on one point"
     ),
 }

@@ -15,6 +15,7 @@ from benchkit.report.analysis.numbers import (
     ComparisonJson,
     DraftingNumbers,
     FactorNumbers,
+    MachineSpread,
     NoiseEntry,
     ProjectionNumbers,
     SlotsNumbers,
@@ -99,10 +100,45 @@ def _single_run(v: Verdict, lang: str) -> str:
     )
 
 
+def _other_machines(spread: MachineSpread, lang: str) -> str:
+    """Which machine a projection's figure is of, how far the sweep's machines differed on
+    one point, and the projected point's own figure on another machine where it ran there."""
+    fields = {
+        "machine": spread["machine"],
+        "ratio": fmt.ratio(spread["ratio"], lang),
+        "other": spread.get("other", ""),
+        "own": fmt.ratio(spread.get("own", 1.0), lang),
+    }
+    if "own" in spread and "other" in spread:
+        return trn(
+            lang,
+            "measured on {machine}, where it took {own} the time it took on {other}: the {n} "
+            "point this sweep ran on two machines took up to {ratio} the time on one as on the "
+            "other, so on another such machine it may be off by as much",
+            "measured on {machine}, where it took {own} the time it took on {other}: the {n} "
+            "points this sweep ran on two machines took up to {ratio} the time on one as on "
+            "the other, so on another such machine it may be off by as much",
+            spread["points"],
+            **fields,
+        )
+    return trn(
+        lang,
+        "measured on {machine}: the {n} point this sweep ran on two machines took up to {ratio} "
+        "the time on one as on the other, so on another such machine it may be off by as much",
+        "measured on {machine}: the {n} points this sweep ran on two machines took up to "
+        "{ratio} the time on one as on the other, so on another such machine it may be off by "
+        "as much",
+        spread["points"],
+        **fields,
+    )
+
+
 def reason_text(reason: str, v: Verdict, lang: str) -> str:
     n = v.numbers
     if reason == "single_run":
         return _single_run(v, lang)
+    if reason == "other_machines" and isinstance(n, ProjectionNumbers) and n.machines:
+        return _other_machines(n.machines, lang)
     engine = _engine_reason(reason, v, lang)
     if engine is not None:
         return engine

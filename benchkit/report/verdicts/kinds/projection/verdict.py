@@ -11,6 +11,7 @@ from benchkit.report.analysis.numbers import (
     BetterPoint,
     DraftingNumbers,
     FactorValue,
+    MachineSpread,
     Point,
     ProjectionNumbers,
     SlotsNumbers,
@@ -43,6 +44,7 @@ from benchkit.report.verdicts.engine_of import (
     MACHINE_ATTRIBUTES,
     comparison_json,
     engine_of,
+    machine_of,
     point_of,
 )
 from benchkit.report.verdicts.kinds.drafting.verdict import mtp_effect_at
@@ -98,6 +100,9 @@ def projection_verdict(
             [*reasons, "no_result"],
         )
     numbers = _measured_numbers(sw, cell, s, units, reasons)
+    if spread := _machine_spread(sw, cell):
+        numbers = replace(numbers, machines=spread)
+        reasons.append("other_machines")
     # Never worse than another complete point without saying so (at the same application
     # choices: those are the user's, not a speed setting; and on the same basis: a point on
     # another workload or model did other work, so its time is no better setting).
@@ -208,6 +213,25 @@ def _measured_numbers(
         cold=_cold(sw, [cell]),
         measured=True,
     )
+
+
+def _machine_spread(sw: Sweep, cell: Cell) -> MachineSpread | None:
+    """Where the sweep's points ran on several machines: the projected figure's machine and
+    the largest ratio between two machines' figures of one point. A projection is of its
+    machine's speed; said bare, it read as the model's on any such card (the H100 study's
+    three lent cards and its check card differ by up to 1.16x on one point)."""
+    ratios = engine_of(sw).machine_ratios()
+    machines = {machine_of(sw, j) for j in cell.jobs}
+    if not ratios or len(machines) != 1:
+        return None
+    worst = max(max(r, 1 / r) for *_, r, _ in ratios)
+    machine = machines.pop() or "?"
+    out = MachineSpread(machine=machine, points=len({p for p, *_ in ratios}), ratio=worst)
+    for p, m1, m2, r, _ in ratios:
+        if p == point_of(cell) and machine in (m1, m2):
+            # The projected figure's machine over the other's: "took 1.02x the time on B".
+            out["other"], out["own"] = (m2, 1 / r) if m1 == machine else (m1, r)
+    return out
 
 
 def _twin_noise(sw: Sweep) -> float | None:
