@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from benchkit.config.schema import GROUPS, LOAD_KEYS_READ, BenchConfig, LoadProcess
+from benchkit.config.study_overrides import unreadable
 from benchkit.paths import conf_dir
 
 # Arguments after which benchkit's own groups are not the only ones (a user's config dir).
@@ -39,6 +40,9 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
     groups = {p.name: p for p in root.iterdir() if p.is_dir() and p.name != "hydra"}
     user_groups = any(a.startswith(_OWN_GROUPS_ONLY_UNLESS) for a in argv)
     fields = [f.name for f in dataclasses.fields(BenchConfig)]
+    unread = _unparsable(argv)
+    if unread is not None:
+        return unread
     for arg in argv:
         if arg.startswith(("-", "+", "~")) or "=" not in arg:
             continue
@@ -59,6 +63,24 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
     if user_groups or any(a.startswith(_OWN_CONFIG_UNLESS) for a in argv):
         return None
     return _ignored_load_key(argv, root)
+
+
+def _unparsable(argv: Sequence[str]) -> str | None:
+    """The first override Hydra's grammar cannot read (`slots=[1,2`, `backend=vulkan,`), in one
+    sentence: Hydra answers it with its parser's message, a link and a hint about stack
+    traces."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        try:
+            parser.parse_overrides([arg])
+        except HydraException as exc:
+            return unreadable(arg, arg.split("=", 1)[1], exc)
+    return None
 
 
 def _bad_value(key: str, value: str) -> str | None:

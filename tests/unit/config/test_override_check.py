@@ -127,3 +127,20 @@ def test_the_command_line_refuses_it_before_any_job(
         app.main()
     assert exit_.value.code == 2
     assert capsys.readouterr().err.startswith("benchkit: load.rate=2 is ignored by load=closed")
+
+
+def test_a_value_the_override_grammar_cannot_read_is_one_sentence_not_hydras_page() -> None:
+    # Each once answered with the parser's message, a link and a stack-trace hint.
+    for arg, said in [
+        ("slots=[1,2", "opens a [ it does not close"),
+        ("workload.units={a", "opens a { it does not close"),
+        ("study.anchors=[../a,../b", "opens a [ it does not close"),
+        ("backend=vulkan,", "is not a value Hydra's override grammar reads"),
+        ("slots=range(1,", "is not a value Hydra's override grammar reads"),
+        ("study.title=it's", "quote text holding spaces, quotes or parentheses"),
+    ]:
+        got = problem(["-m", arg]) or ""
+        assert said in got and arg in got and "\n" not in got, (arg, got)
+        assert "expecting" not in got  # the grammar's token list says nothing to act on
+    # What the grammar reads is still left to the checks after it (and to Hydra).
+    assert problem(["study.quality.limit={changed:0.25}", "study.anchors=[../a,../b]"]) is None
