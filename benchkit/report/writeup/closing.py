@@ -101,13 +101,62 @@ def use_this_view(
             "The llama-server command job {job} ran, without the port, alias and monitoring "
             "flags the harness added; the exact command is in job {job}'s result.json.",
             job=u.job or "",
-        ),
+        )
+        + sizing_text(u, lang),
         server_command=u.server_command,
         rerun_intro=tr(lang, "benchkit, to measure this point again:"),
         rerun=u.rerun,
         steps_intro=tr(lang, "To settle the open verdicts"),
         steps=[StepView(step_text(s, lang, post=post), s.command) for s in u.next_steps],
     )
+
+
+def sizing_text(u: UseThis, lang: str) -> str:
+    """What the command's context is sized for, as a sentence after the command's intro (with
+    its leading space); empty where nothing is known of it."""
+    s = u.sizing
+    if s is None:
+        return ""
+    units = s.units or 0
+    if s.raised and s.longest_prompt is not None:
+        text = trn(
+            lang,
+            "Its {flag} is raised from {ran} to {value}: job {job} ran {replayed} of the {n} "
+            "unit of workload {workload}, and each slot must hold the longest prompt of all of "
+            "them ({prompt} tokens) plus the cap ({cap}), {per_slot} tokens padded, so the KV "
+            "cache takes more memory than the job measured with.",
+            "Its {flag} is raised from {ran} to {value}: job {job} ran {replayed} of the {n} "
+            "units of workload {workload}, and each slot must hold the longest prompt of all of "
+            "them ({prompt} tokens) plus the cap ({cap}), {per_slot} tokens padded, so the KV "
+            "cache takes more memory than the job measured with.",
+            units,
+            flag=s.flag, ran=str(s.ran), value=str(s.value), job=u.job or "",
+            replayed=s.replayed or 0,
+            workload=s.workload, prompt=s.longest_prompt, cap=s.cap, per_slot=s.per_slot,
+        )  # fmt: skip
+    elif s.longest_prompt is not None:
+        text = trn(
+            lang,
+            "Its {flag} gives each slot {per_slot} tokens, enough for the longest prompt of the "
+            "{n} unit of workload {workload} ({prompt} tokens) plus the cap ({cap}).",
+            "Its {flag} gives each slot {per_slot} tokens, enough for the longest prompt of all "
+            "{n} units of workload {workload} ({prompt} tokens) plus the cap ({cap}).",
+            units,
+            flag=s.flag, per_slot=s.per_slot, workload=s.workload, prompt=s.longest_prompt,
+            cap=s.cap,
+        )  # fmt: skip
+    elif s.replayed is not None and s.replayed < units:
+        text = tr(
+            lang,
+            "Its {flag} holds only the {replayed} of the {n} units of workload {workload} that "
+            "job {job} ran: the other units' prompt lengths were not recorded, so give each slot "
+            "the longest prompt of your workload plus the cap ({cap}).",
+            flag=s.flag, replayed=s.replayed, n=units, workload=s.workload, job=u.job or "",
+            cap=s.cap,
+        )  # fmt: skip
+    else:
+        return ""
+    return " " + text
 
 
 def step_text(s: NextStep, lang: str, post: bool = False) -> str:

@@ -30,6 +30,7 @@ from benchkit.report.analysis.numbers import (
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.folder import MULTIRUN_FILE, Analysed
+from benchkit.report.writeup.ctx_sizing import Sizing, resized, sized
 from benchkit.results import bounded
 from benchkit.results.store import JobResult
 
@@ -71,6 +72,8 @@ class UseThis:
     next_steps: list[NextStep] = field(default_factory=list)
     # The factors the sweep varied: the point's other settings were held fixed, not chosen.
     varying: tuple[str, ...] | None = None
+    # What the server command's context is sized for (every unit of the workload).
+    sizing: Sizing | None = None
 
 
 def factor_verdicts(a: Analysed) -> list[an.Verdict]:
@@ -89,15 +92,18 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
     settled = point is not None and all(v.status == an.COMPLETE for v in verdicts)
     job = _job_at(a.results, point) if point else None
     server = rerun = None
+    sizing = None
     if job is not None:
         srv = job.result.provenance.server
         if srv is not None and srv.argv:
+            # Sized for every unit of the workload, not only those the job ran.
+            sizing = sized(srv.argv, srv, job.result.provenance.workload)
             # Its environment first: device selection (as its backend selects a device,
             # benchkit.backends: GGML_VK_VISIBLE_DEVICES=0, ...) is part of how it ran.
             env = srv.extra.get("env")
             pairs = env.items() if isinstance(env, Mapping) else []
             head = [f"{k}={_quote(str(v))}" for k, v in pairs]
-            server = " ".join([*head, runnable(srv.argv)])
+            server = " ".join([*head, runnable(resized(srv.argv, sizing))])
         overrides = [o for o in job.result.provenance.overrides if not o.startswith("hydra.")]
         rerun = " ".join([prog, *map(_quote, overrides)])
     steps = [] if settled else next_steps(a, prog)
@@ -109,6 +115,7 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
         rerun,
         steps,
         tuple(a.sweep.varying),
+        sizing,
     )
 
 
