@@ -178,6 +178,8 @@ class Analysed:
     drift: DriftSet = field(default_factory=DriftSet)
     # What was taken from each job's calls.jsonl, by its result.json's path.
     calls: dict[Path, JobCalls] = field(default_factory=dict)
+    # The report's study.* overrides as given: a next run's report is rendered with them.
+    overrides: tuple[str, ...] = ()
 
     def verdict(self, factor: str) -> an.Verdict | None:
         return next((v for v in self.verdicts if v.factor == factor), None)
@@ -268,6 +270,7 @@ def analyse_folder(
         records=records,
         drift=drift,
         calls=calls,
+        overrides=tuple(overrides),
     )
 
 

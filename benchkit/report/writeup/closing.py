@@ -222,6 +222,18 @@ def step_text(s: NextStep, lang: str, post: bool = False) -> str:
             "as its anchors:",
             len(s.points),
         )
+    if s.kind in (StepKind.more_slots, StepKind.other_slots) and s.left_out:
+        # A count the units do not fill in whole rounds would measure idle slots, not the count.
+        left = [trn(lang, "{n} slot", "{n} slots", n) for n in s.left_out]
+        return tr(
+            lang,
+            "{why} To run next: {points}, the counts that the {units} units a job replays fill "
+            "in whole rounds ({left} would leave slots idle):",
+            why=_slots_why(s, lang),
+            points=points,
+            units=s.units or 0,
+            left=i18n.list_text(left, lang),
+        )
     if s.kind is StepKind.more_slots:
         return tr(
             lang,
@@ -230,6 +242,13 @@ def step_text(s: NextStep, lang: str, post: bool = False) -> str:
             points=points,
         )
     return tr(lang, "Only one slot count completed: more of them ({points}):", points=points)
+
+
+def _slots_why(s: NextStep, lang: str) -> str:
+    """Why more slot counts, as a sentence of its own."""
+    if s.kind is StepKind.more_slots:
+        return tr(lang, "The knee was not reached within the slot counts measured.")
+    return tr(lang, "Only one slot count completed.")
 
 
 def summary_lines(a: Analysed, u: UseThis, report: Path) -> list[str]:
