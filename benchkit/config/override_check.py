@@ -65,6 +65,36 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
     return _ignored_load_key(argv, root)
 
 
+def adding(argv: Sequence[str]) -> list[str]:
+    """`argv` with `++` before an override of a mapping field (`study.slo={ttft_ms_p95: 2000}`,
+    `study.quality.limit.changed=0.25`): the config holds such a mapping empty, and Hydra
+    refuses a key it lacks without a prefix ("Key 'ttft_ms_p95' is not in struct", a page of
+    text for the README's own example). `++` adds the key or replaces its value, as the
+    report's study overrides do."""
+    maps = mapping_fields()
+    out: list[str] = []
+    for arg in argv:
+        key = arg.split("=", 1)[0]
+        plain = "=" in arg and not arg.startswith(("-", "+", "~"))
+        below = any(key == m or key.startswith(f"{m}.") for m in maps)
+        out.append(f"++{arg}" if plain and below else arg)
+    return out
+
+
+def mapping_fields(cls: type = BenchConfig, prefix: str = "") -> list[str]:
+    """The dotted paths of the config's mapping fields (`dict[str, ...]`)."""
+    out: list[str] = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if typing.get_origin(tp) is dict:
+            out.append(prefix + f.name)
+        for arg in (tp, *typing.get_args(tp)):
+            if isinstance(arg, type) and dataclasses.is_dataclass(arg):
+                out += mapping_fields(arg, f"{prefix}{f.name}.")
+    return out
+
+
 def _unparsable(argv: Sequence[str]) -> str | None:
     """The first override Hydra's grammar cannot read (`slots=[1,2`, `backend=vulkan,`), in one
     sentence: Hydra answers it with its parser's message, a link and a hint about stack

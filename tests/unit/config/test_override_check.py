@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 
 import pytest
 
 from benchkit import app
 from benchkit.config.override_check import problem
-from benchkit.config.schema import LOAD_KEYS_READ, LoadConfig, LoadProcess
+from benchkit.config.schema import LOAD_KEYS_READ, BenchConfig, LoadConfig, LoadProcess
 
 
 def test_an_option_a_group_does_not_have_names_the_near_one_and_the_choices() -> None:
@@ -144,3 +145,31 @@ def test_a_value_the_override_grammar_cannot_read_is_one_sentence_not_hydras_pag
         assert "expecting" not in got  # the grammar's token list says nothing to act on
     # What the grammar reads is still left to the checks after it (and to Hydra).
     assert problem(["study.quality.limit={changed:0.25}", "study.anchors=[../a,../b]"]) is None
+
+
+def test_a_new_key_of_a_mapping_is_added_as_the_readme_writes_it(
+    compose_cfg: Callable[..., BenchConfig],
+) -> None:
+    """The README's `study.slo={ttft_ms_p95: 2000}` met Hydra's "Key 'ttft_ms_p95' is not in
+    struct" (a page of text) on `python -m benchkit`, while the report took it."""
+    from benchkit.config.override_check import adding
+
+    given = [
+        "-m",
+        "study.slo={ttft_ms_p95: 2000}",
+        "study.quality.limit.changed=0.25",
+        "+study.quality.reference={slots: 1}",
+        "slots=1,2",
+        "hydra.sweep.dir=x",
+    ]
+    argv = adding(given)
+    assert argv == [
+        "-m",
+        "++study.slo={ttft_ms_p95: 2000}",
+        "++study.quality.limit.changed=0.25",
+        "+study.quality.reference={slots: 1}",
+        "slots=1,2",
+        "hydra.sweep.dir=x",
+    ]
+    cfg = compose_cfg(*argv[1:3], "study=seed-r9700")
+    assert cfg.study.slo == {"ttft_ms_p95": 2000.0} and cfg.study.quality.limit == {"changed": 0.25}
