@@ -194,6 +194,14 @@ def check_study(study: StudyConfig) -> None:
         if path.startswith("study."):
             _in_range(path, _get(study, path.removeprefix("study.")), rng)
     check_drift_limits(study.quality.limit)
+    for name, values in study.factors.items():
+        # The planned space is points of single values: a mapping or list inside is no value.
+        one = next((v for v in values if isinstance(v, Mapping | list | tuple)), None)
+        if one is not None:
+            raise UserError(
+                f"study.factors.{name} lists {one!r}, which is not one value: give the factor's "
+                f"values as a list of single values, e.g. study.factors.{name}=[1,2]."
+            )
     for metric, limit in study.slo.items():
         _in_range(f"study.slo.{metric}", limit, SLO_LIMIT)
 

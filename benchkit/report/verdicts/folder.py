@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -17,6 +18,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from benchkit import log
+from benchkit.config import schema
 from benchkit.config.knobs import check_study
 from benchkit.config.schema import StudyConfig, to_plain
 from benchkit.config.space import swept
@@ -106,6 +108,22 @@ def _merge_problem(exc: OmegaConfBaseException, overrides: Sequence[str]) -> str
         return f"study.{key} takes a list: write study.{key}=[VALUE] (several: [A,B])."
     if "Dict[" in msg and "Cannot assign" in msg and key:
         return f"study.{key} takes a mapping: write study.{key}={{NAME: VALUE}}."
+    if "Incompatible value 'None'" in msg and key:
+        return f"study.{key} needs a value: give study.{key}=VALUE."
+    if "Cannot merge DictConfig with ListConfig" in msg:
+        return _mapping_for_list(overrides)
+    nested = re.search(r"(not in|subclass of) '?(\w+Config)'?", msg)
+    if nested and nested.group(2) != "StudyConfig" and hasattr(schema, nested.group(2)):
+        names = ", ".join(f.name for f in fields(getattr(schema, nested.group(2))))
+        if nested.group(1) == "not in":
+            return (
+                f"{key!r} is not a setting of a {nested.group(2)} (its settings are {names}): "
+                f"check {', '.join(overrides)}."
+            )
+        return (
+            f"study.{key} takes a {nested.group(2)}, a mapping of its settings ({names}): write "
+            f"it as {{{names.split(', ')[0]}: VALUE, ...}}."
+        )
     if "not in struct" in str(exc) or "Key '" in str(exc):
         # An unknown key: name it and the nearest study setting, as a user misspells one.
         close = difflib.get_close_matches(key, [f.name for f in fields(StudyConfig)], n=1)
@@ -119,6 +137,16 @@ def _merge_problem(exc: OmegaConfBaseException, overrides: Sequence[str]) -> str
             value = msg.split("'")[1] if msg.count("'") >= 2 else ""
             return f"study.{key} takes {words}: {value!r} is not one, so give {words}."
     return f"bad study override ({msg}): check {', '.join(overrides)}."
+
+
+def _mapping_for_list(overrides: Sequence[str]) -> str:
+    """A `{...}` given to a study setting that takes a list (`study.untested={a: b}`)."""
+    lists = {f.name for f in fields(StudyConfig) if str(f.type).startswith("list")}
+    for o in overrides:
+        key, _, value = o.removeprefix("study.").partition("=")
+        if key in lists and value.lstrip().startswith("{"):
+            return f"study.{key} takes a list, not a mapping: write study.{key}=[A,B]."
+    return f"a study override gives a mapping where a list is taken: check {', '.join(overrides)}."
 
 
 # What a value OmegaConf could not convert should have been, by OmegaConf's name for its type.

@@ -80,6 +80,12 @@ def test_a_study_override_out_of_its_range_or_unreadable_is_one_sentence(
         ("study.title=@x", "is not a value the report can read"),
         ("study.anchors=[a],[b]", "is a sweep of several values"),
         ("study.=3", "names no study setting"),
+        ("study.lang=", "study.lang needs a value"),
+        ("study.untested={a: b}", "study.untested takes a list, not a mapping"),
+        ("study.claims=[x]", "study.claims[0] takes a ClaimConfig, a mapping of its settings"),
+        ("study.claims=[{factor: x}]", "'factor' is not a setting of a ClaimConfig"),
+        # Once a TypeError traceback from the planned space.
+        ("study.factors={slots: [1,2,{a: 1}]}", "study.factors.slots lists {'a': 1}"),
     ]:
         assert main([str(QWEN), "--out", str(tmp_path / "r"), arg]) == 2, arg
         err = capsys.readouterr().err
