@@ -125,8 +125,12 @@ def _bad_value(key: str, value: str) -> str | None:
     for option in value.split(","):
         # A whole number out of range (slots=0) is the job's to refuse, with its reason written
         # in its result.json (benchkit.config.knobs), as any setting's range is.
+        if option == "null" and _optional(key):
+            continue
         if kind is int and not option.lstrip("-").isdigit():
             return f"{key}={option} is not a whole number: give one, e.g. {key}=2."
+        if kind is float and not _is_float(option):
+            return f"{key}={option} is not a number: give one, e.g. {key}=0.5."
         # OmegaConf's own spellings of a switch.
         if kind is bool and option.lower() not in (
             "true",
@@ -159,9 +163,32 @@ def _field_type(key: str) -> type | None:
     if len(parts) == 2 and parts[0] in GROUPS:
         hints = typing.get_type_hints(GROUPS[parts[0]])
         kind = hints.get(parts[1])
+        # A number, optional or not (`workload.units=abc`, `server.job_deadline_s=soon`).
+        args = {a for a in typing.get_args(kind) if a is not type(None)}
+        if len(args) == 1 and kind is not None and type(None) in typing.get_args(kind):
+            kind = args.pop()
+        if kind in (int, float):
+            return typing.cast(type, kind)
         if isinstance(kind, type) and issubclass(kind, enum.Enum):
             return kind
     return None
+
+
+def _optional(key: str) -> bool:
+    """Whether `group.key` may be null."""
+    parts = key.split(".")
+    if len(parts) != 2 or parts[0] not in GROUPS:
+        return False
+    kind = typing.get_type_hints(GROUPS[parts[0]]).get(parts[1])
+    return type(None) in typing.get_args(kind)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _no_option(group: str, option: str, folder: Path) -> str:

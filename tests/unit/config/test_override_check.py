@@ -173,3 +173,15 @@ def test_a_new_key_of_a_mapping_is_added_as_the_readme_writes_it(
     ]
     cfg = compose_cfg(*argv[1:3], "study=seed-r9700")
     assert cfg.study.slo == {"ttft_ms_p95": 2000.0} and cfg.study.quality.limit == {"changed": 0.25}
+
+
+def test_a_groups_number_that_is_no_number_is_one_sentence() -> None:
+    """Hydra answered `workload.units=abc` with a page ("Error merging override ... could not
+    be converted to Integer", full_key, reference_type, a stack-trace hint)."""
+    assert problem(["workload.units=abc"]) == (
+        "workload.units=abc is not a whole number: give one, e.g. workload.units=2."
+    )
+    said = problem(["-m", "server.job_deadline_s=60,soon"]) or ""
+    assert said.startswith("server.job_deadline_s=soon is not a number")
+    for fine in ("workload.units=null", "workload.units=4,8", "load.rate=0.5,2", "study.noise=0.1"):
+        assert problem(["-m", "load=poisson", fine]) is None, fine
