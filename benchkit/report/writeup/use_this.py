@@ -191,8 +191,8 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
     if missing and swept is not None:
         # A raced sweep resumes as a race: the basic sweeper would run every point whole.
         race = ["hydra/sweeper=racing"] if (a.source / RACING_FILE).exists() else []
-        args = [*race, *swept, f"hydra.sweep.dir={a.source}"]
-        command = _sweep(prog, args) + _then_report(a, prog, a.source)
+        args = [*race, *swept, f"hydra.sweep.dir={shown(a.source)}"]
+        command = _sweep(prog, args) + _then_report(a, prog, shown(a.source))
         steps.append(NextStep(StepKind.resume, command, missing))
     noisy: list[Point] = []
     # The points already in `noisy`, as sets of their items (equal as the dicts are): looking
@@ -236,7 +236,7 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 # A new folder that reuses this one's jobs: into this folder, the new values
                 # would renumber the points and a job would overwrite another point's result
                 # before it was reused.
-                args = _set(args, "resume_from", str(a.source))
+                args = _set(args, "resume_from", str(shown(a.source)))
             step = _new_folder(a, prog, StepKind(p.why), args, p.points)
             steps.append(replace(step, left_out=p.left_out, units=p.units))
     return steps
@@ -247,9 +247,21 @@ def _new_folder(
 ) -> NextStep:
     """A sweep into its own folder beside the results, then its report as this one was
     rendered."""
-    folder = Path(f"{a.source}{FOLDER_SUFFIX[kind]}")
+    folder = Path(f"{shown(a.source)}{FOLDER_SUFFIX[kind]}")
     command = _sweep(prog, [*args, f"hydra.sweep.dir={folder}"]) + _then_report(a, prog, folder)
     return NextStep(kind, command, points)
+
+
+def shown(folder: Path) -> Path:
+    """A folder as a command names it: relative to the working folder where it lies inside it
+    (as `benchkit_program` names the interpreter; a post shows no local paths), else as
+    given."""
+    if not folder.is_absolute():
+        return folder
+    try:
+        return folder.relative_to(Path.cwd())
+    except ValueError:
+        return folder
 
 
 def report_overrides(a: Analysed) -> list[str]:
@@ -310,7 +322,7 @@ def _twins(
     jobs of each point on this machine measure how far a second run moves it (rules v8)."""
     if swept is None or not any("run_noise_unmeasured" in v.reasons for v in verdicts):
         return None
-    twin = Path(f"{a.source}{FOLDER_SUFFIX[StepKind.twins]}")
+    twin = Path(f"{shown(a.source)}{FOLDER_SUFFIX[StepKind.twins]}")
     sweep = _sweep(prog, [*swept, f"hydra.sweep.dir={twin}"])
     # Anchor folders are read relative to the results folder: the twin is its sibling, beside
     # the anchors this report was given (or its results carry).
@@ -319,7 +331,11 @@ def _twins(
     others = [o for o in report_overrides(a) if _key(o) != "study.anchors"]
     listed = ",".join([*anchors, anchor])
     report = " ".join(
-        [_report_program(prog), str(a.source), *map(_quote, [*others, f"study.anchors=[{listed}]"])]
+        [
+            _report_program(prog),
+            str(shown(a.source)),
+            *map(_quote, [*others, f"study.anchors=[{listed}]"]),
+        ]
     )
     # Every point the command sweeps: the measured ones and those that did not complete.
     points = [dict(c.values) for c in a.sweep.cells] + [dict(m.point) for m in a.sweep.missing]

@@ -14,7 +14,7 @@ from benchkit.report.verdicts.exercise import fills
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.verdicts.kind import RunUnits
 from benchkit.report.verdicts.kinds.slots.next_run import proposes
-from benchkit.report.writeup.use_this import StepKind, next_steps
+from benchkit.report.writeup.use_this import StepKind, next_steps, shown
 
 STUDIES = repo_root() / "docs" / "studies"
 H100 = STUDIES / "h100-vulkan-vs-cuda-warm" / "results"
@@ -65,15 +65,17 @@ def test_a_next_run_writes_a_new_folder_and_renders_its_report_as_this_one() -> 
     for s in steps:
         sweep, report = s.command.split(" && ")
         folders = [x.split("=", 1)[1] for x in shlex.split(sweep) if x.startswith("hydra.sweep")]
-        assert len(folders) == 1 and folders[0] != str(H100)
-        assert folders[0].startswith(f"{H100}-")
+        # Beside the results, named as the working folder reaches them (a post shows no
+        # local paths).
+        assert len(folders) == 1 and folders[0] != str(shown(H100))
+        assert folders[0].startswith(f"{shown(H100)}-")
         words = shlex.split(report)
         assert words[:3] == ["python", "-m", "benchkit.report"]
         assert "study.knee_gain=0.04" in words and "study.quality.limit={changed: 0.25}" in words
         anchors = next(w for w in words if w.startswith("study.anchors="))
         if s.kind is StepKind.twins:
             # This report again, with the twin beside the anchors it was given.
-            assert words[3] == str(H100)
+            assert words[3] == str(shown(H100))
             assert anchors == f"study.anchors=[{CHECKS},../results-twin]"
         else:
             # The new folder's report, rendered as this one was.
@@ -87,9 +89,9 @@ def test_a_next_run_writes_a_new_folder_and_renders_its_report_as_this_one() -> 
 def test_a_resumed_sweep_goes_into_its_own_folder_and_a_plain_report_adds_nothing() -> None:
     steps = next_steps(analyse_folder(VULKAN), "python -m benchkit")
     (resume,) = [s for s in steps if s.kind is StepKind.resume]
-    assert resume.command.endswith(f"hydra.sweep.dir={VULKAN}")
+    assert resume.command.endswith(f"hydra.sweep.dir={shown(VULKAN)}")
     for s in steps:
         if s.kind is not StepKind.twins:
             assert " && " not in s.command  # the sweep renders its own report
         if s.kind is not StepKind.resume:
-            assert f"hydra.sweep.dir={VULKAN}-" in s.command
+            assert f"hydra.sweep.dir={shown(VULKAN)}-" in s.command
