@@ -314,6 +314,8 @@ def main() -> None:
     if mistake is not None:
         print(f"benchkit: {mistake}", file=sys.stderr)
         sys.exit(2)
+    # A mapping's new key is added as the report's overrides add it (Hydra reads sys.argv).
+    sys.argv[1:] = override_check.adding(sys.argv[1:])
     try:
         _hydra_main()
     except KeyboardInterrupt as exc:

@@ -17,7 +17,7 @@ from benchkit.paths import repo_root
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.closing import SUMMARY_FILE
 from benchkit.report.writeup.render import render_report
-from benchkit.report.writeup.use_this import StepKind, use_this
+from benchkit.report.writeup.use_this import StepKind, shown, use_this
 
 SEED = repo_root() / "fixtures" / "results" / "seed-r9700"
 
@@ -42,9 +42,10 @@ def test_the_seeds_recommendation_as_commands_and_what_would_settle_it(tmp_path:
     assert step.kind is StepKind.repeats
     assert {p["slots"] for p in step.points} == {1, 2, 3, 4, 6, 8}
     assert {(p["slots"], p["mtp"]) for p in step.points if p["mtp"]} == {(1, True), (2, True)}
+    # Into a folder of its own beside the results: following it overwrites nothing.
     assert step.command == (
         "benchkit -m backend=vulkan slots=1,2,3,4,6,8 mtp=false,true study=seed-r9700 "
-        "workload=seed-12 repeats=3"
+        f"workload=seed-12 repeats=3 hydra.sweep.dir={shown(SEED)}-repeats"
     )
 
 
@@ -65,8 +66,8 @@ def test_the_report_and_its_summary_say_the_same(tmp_path: Path) -> None:
     noise = "A comparison is not decided yet (Vulkan, 4 slots, MTP off; Vulkan, 2 slots"
     assert noise in section
     assert (
-        "slots=1,2,3,4,6,8 mtp=false,true study=seed-r9700 workload=seed-12 repeats=3\n```"
-        in section
+        "slots=1,2,3,4,6,8 mtp=false,true study=seed-r9700 workload=seed-12 repeats=3 "
+        f"hydra.sweep.dir={shown(SEED)}-repeats\n```" in section
     )
     summary = (out / SUMMARY_FILE).read_text().splitlines()
     assert summary[0].startswith("Summary: A 35B MoE on the Radeon AI PRO R9700")

@@ -10,15 +10,16 @@ extra_args for the same reason, as is a study name that would not be a plain fil
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from types import UnionType
 from typing import Union, get_origin, get_type_hints
 
-from benchkit.config.schema import BenchConfig
+from benchkit.config.schema import BenchConfig, StudyConfig
 from benchkit.errors import UserError
 
 
@@ -33,7 +34,7 @@ class Range:
     means: str = ""
 
     def allows(self, v: float) -> bool:
-        if math.isnan(v):
+        if not math.isfinite(v):
             return False
         if self.lo is not None and (v <= self.lo if self.open_lo else v < self.lo):
             return False
@@ -93,7 +94,7 @@ RANGES: dict[str, Range] = {
     "spec.draft_max": COUNT,
     "spec.synth_len": Range(1),
     "study.projection_units": COUNT,
-    "study.knee_gain": NONNEG,
+    "study.knee_gain": Range(0, 1, means="the smallest difference a verdict counts"),
     "study.noise": NONNEG,
     "study.cap_limit": SHARE,
     "telemetry.interval_s": SECONDS,
@@ -131,6 +132,15 @@ OWNED_FLAGS: dict[tuple[str, ...], str] = {
 
 STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
+# A limit on a metric (study.slo): a time or a share, never zero or less (nothing would meet it).
+SLO_LIMIT = Range(0, open_lo=True, means="the most a recommended point may have")
+# The output drift a recommended point may have (study.quality.limit), by the name a study
+# gives it: what it measures, and its range (a share of answers cannot pass 1).
+DRIFT_LIMIT_RANGES: dict[str, Range] = {
+    "kld": Range(0, means="mean KL divergence from the reference, in nats"),
+    "changed": Range(0, 1, means="the share of probes whose greedy answer changed"),
+}
+
 
 def numeric_paths(cls: type = BenchConfig, prefix: str = "") -> Iterator[str]:
     """Every int and float field of the config schema, by dotted path."""
@@ -154,12 +164,8 @@ def numeric_paths(cls: type = BenchConfig, prefix: str = "") -> Iterator[str]:
 def check(cfg: BenchConfig) -> None:
     """Raise one UserError naming the first knob out of its range, or a flag benchkit owns."""
     for path, rng in RANGES.items():
-        value = _get(cfg, path)
-        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if not rng.allows(float(value)):
-            means = f" ({rng.means})" if rng.means else ""
-            raise UserError(f"{path}={value} is out of range{means}: give a value {rng.says()}.")
+        _in_range(path, _get(cfg, path), rng)
+    check_drift_limits(cfg.study.quality.limit)
     for where, args in (("server", cfg.server.extra_args), ("backend", cfg.backend.extra_args)):
         for arg in args:
             flag = str(arg).split("=", 1)[0]
@@ -179,6 +185,49 @@ def check(cfg: BenchConfig) -> None:
             f"study.name={cfg.study.name!r} is not a plain name (letters, digits, '.', '_' or "
             "'-', not starting with '.'): files are named after it; give study.name=NAME."
         )
+
+
+def check_study(study: StudyConfig) -> None:
+    """The study settings' ranges (a report's `study.*` overrides are checked here as a job's
+    config is by `check`): one UserError naming the first setting out of its range."""
+    for path, rng in RANGES.items():
+        if path.startswith("study."):
+            _in_range(path, _get(study, path.removeprefix("study.")), rng)
+    check_drift_limits(study.quality.limit)
+    for name, values in study.factors.items():
+        # The planned space is points of single values: a mapping or list inside is no value.
+        one = next((v for v in values if isinstance(v, Mapping | list | tuple)), None)
+        if one is not None:
+            raise UserError(
+                f"study.factors.{name} lists {one!r}, which is not one value: give the factor's "
+                f"values as a list of single values, e.g. study.factors.{name}=[1,2]."
+            )
+    for metric, limit in study.slo.items():
+        _in_range(f"study.slo.{metric}", limit, SLO_LIMIT)
+
+
+def check_drift_limits(limits: Mapping[str, object]) -> None:
+    """study.quality.limit: only limits benchkit knows, each a number in its range. A
+    misspelt name would otherwise be taken for an SLO metric and named as one."""
+    known = ", ".join(f"{k} ({r.means})" for k, r in DRIFT_LIMIT_RANGES.items())
+    for name, value in limits.items():
+        rng = DRIFT_LIMIT_RANGES.get(str(name))
+        if rng is None:
+            near = difflib.get_close_matches(str(name), list(DRIFT_LIMIT_RANGES), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise UserError(
+                f"study.quality.limit has no limit named {str(name)!r}{hint}: the limits are "
+                f"{known}."
+            )
+        _in_range(f"study.quality.limit.{name}", value, rng)
+
+
+def _in_range(path: str, value: object, rng: Range) -> None:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    if not rng.allows(float(value)):
+        means = f" ({rng.means})" if rng.means else ""
+        raise UserError(f"{path}={value} is out of range{means}: give a value {rng.says()}.")
 
 
 def _get(obj: object, path: str) -> object:

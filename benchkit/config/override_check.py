@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from benchkit.config.schema import GROUPS, LOAD_KEYS_READ, BenchConfig, LoadProcess
+from benchkit.config.study_overrides import unreadable
 from benchkit.paths import conf_dir
 
 # Arguments after which benchkit's own groups are not the only ones (a user's config dir).
@@ -39,6 +40,9 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
     groups = {p.name: p for p in root.iterdir() if p.is_dir() and p.name != "hydra"}
     user_groups = any(a.startswith(_OWN_GROUPS_ONLY_UNLESS) for a in argv)
     fields = [f.name for f in dataclasses.fields(BenchConfig)]
+    unread = _unparsable(argv)
+    if unread is not None:
+        return unread
     for arg in argv:
         if arg.startswith(("-", "+", "~")) or "=" not in arg:
             continue
@@ -61,6 +65,54 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
     return _ignored_load_key(argv, root)
 
 
+def adding(argv: Sequence[str]) -> list[str]:
+    """`argv` with `++` before an override of a mapping field (`study.slo={ttft_ms_p95: 2000}`,
+    `study.quality.limit.changed=0.25`): the config holds such a mapping empty, and Hydra
+    refuses a key it lacks without a prefix ("Key 'ttft_ms_p95' is not in struct", a page of
+    text for the README's own example). `++` adds the key or replaces its value, as the
+    report's study overrides do."""
+    maps = mapping_fields()
+    out: list[str] = []
+    for arg in argv:
+        key = arg.split("=", 1)[0]
+        plain = "=" in arg and not arg.startswith(("-", "+", "~"))
+        below = any(key == m or key.startswith(f"{m}.") for m in maps)
+        out.append(f"++{arg}" if plain and below else arg)
+    return out
+
+
+def mapping_fields(cls: type = BenchConfig, prefix: str = "") -> list[str]:
+    """The dotted paths of the config's mapping fields (`dict[str, ...]`)."""
+    out: list[str] = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if typing.get_origin(tp) is dict:
+            out.append(prefix + f.name)
+        for arg in (tp, *typing.get_args(tp)):
+            if isinstance(arg, type) and dataclasses.is_dataclass(arg):
+                out += mapping_fields(arg, f"{prefix}{f.name}.")
+    return out
+
+
+def _unparsable(argv: Sequence[str]) -> str | None:
+    """The first override Hydra's grammar cannot read (`slots=[1,2`, `backend=vulkan,`), in one
+    sentence: Hydra answers it with its parser's message, a link and a hint about stack
+    traces."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        try:
+            parser.parse_overrides([arg])
+        except HydraException as exc:
+            return unreadable(arg, arg.split("=", 1)[1], exc)
+    return None
+
+
 def _bad_value(key: str, value: str) -> str | None:
     """A value its typed field cannot take (`slots=16x`, `mtp=maybe`,
     `server.flash_attn=yes`), for the top-level numbers and switches and a group's closed
@@ -73,8 +125,12 @@ def _bad_value(key: str, value: str) -> str | None:
     for option in value.split(","):
         # A whole number out of range (slots=0) is the job's to refuse, with its reason written
         # in its result.json (benchkit.config.knobs), as any setting's range is.
+        if option == "null" and _optional(key):
+            continue
         if kind is int and not option.lstrip("-").isdigit():
             return f"{key}={option} is not a whole number: give one, e.g. {key}=2."
+        if kind is float and not _is_float(option):
+            return f"{key}={option} is not a number: give one, e.g. {key}=0.5."
         # OmegaConf's own spellings of a switch.
         if kind is bool and option.lower() not in (
             "true",
@@ -107,9 +163,32 @@ def _field_type(key: str) -> type | None:
     if len(parts) == 2 and parts[0] in GROUPS:
         hints = typing.get_type_hints(GROUPS[parts[0]])
         kind = hints.get(parts[1])
+        # A number, optional or not (`workload.units=abc`, `server.job_deadline_s=soon`).
+        args = {a for a in typing.get_args(kind) if a is not type(None)}
+        if len(args) == 1 and kind is not None and type(None) in typing.get_args(kind):
+            kind = args.pop()
+        if kind in (int, float):
+            return typing.cast(type, kind)
         if isinstance(kind, type) and issubclass(kind, enum.Enum):
             return kind
     return None
+
+
+def _optional(key: str) -> bool:
+    """Whether `group.key` may be null."""
+    parts = key.split(".")
+    if len(parts) != 2 or parts[0] not in GROUPS:
+        return False
+    kind = typing.get_type_hints(GROUPS[parts[0]]).get(parts[1])
+    return type(None) in typing.get_args(kind)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _no_option(group: str, option: str, folder: Path) -> str:

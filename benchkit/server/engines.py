@@ -19,9 +19,10 @@ from typing import Protocol, TypedDict
 import httpx
 
 from benchkit.config.backends import EngineKind, backend
-from benchkit.config.schema import BenchConfig
+from benchkit.config.schema import BenchConfig, CtxPolicy
 from benchkit.errors import Unavailable, UserError
 from benchkit.models.draft import provide_draft_model
+from benchkit.models.trained_context import trained_context
 from benchkit.server.metrics import (
     ServerCounters,
     engine_counters,
@@ -303,6 +304,10 @@ class LlamaCpp(_Started):
             longest_prompt=longest_prompt(self.cfg, units, target.workload),
             cap=target.cap,
             draft_model_path=models.draft,
+            # What the file was trained for bounds a fitted slot (read only where it is fitted).
+            trained=trained_context(models.path)
+            if models.path and self.cfg.server.ctx_policy is CtxPolicy.fit
+            else None,
         )
         return Launch(spec, server_info(spec))
 

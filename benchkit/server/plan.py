@@ -113,8 +113,17 @@ def new_alias(job_label: str) -> str:
     return f"benchkit-{safe}-{secrets.token_hex(4)}"
 
 
-def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, int]:
-    """(total -c, per-slot context) so that every slot holds the longest prompt plus the cap."""
+# Flags of extra_args that run a model past its trained context (RoPE scaling, YaRN): the
+# user's own choice, so the trained context does not bound a slot.
+CONTEXT_EXTENDERS = ("--rope-scaling", "--rope-scale", "--rope-freq-scale", "--yarn-orig-ctx")
+
+
+def context_size(
+    cfg: BenchConfig, longest_prompt: int, cap: int, trained: int | None = None
+) -> tuple[int, int]:
+    """(total -c, per-slot context) so that every slot holds the longest prompt plus the cap.
+    `trained`: the model file's trained context (its GGUF metadata), which a fit may not size
+    a slot beyond; the total over all slots may exceed it (each slot is its own sequence)."""
     slots = cfg.slots
     if slots < 1:
         raise UserError(f"slots={slots} is not a slot count: use an integer of 1 or more.")
@@ -139,7 +148,23 @@ def context_size(cfg: BenchConfig, longest_prompt: int, cap: int) -> tuple[int, 
             f"trained for {synth.ctx_train}: raise model.synthetic.ctx_train or use a "
             "smaller workload."
         )
+    need = longest_prompt + cap
+    extended = any(a.split("=", 1)[0] in CONTEXT_EXTENDERS for a in _extra_args(cfg))
+    # A model benchkit writes is bounded by its recipe above, with the recipe's fix.
+    written = synth is not None and cfg.model.path is None
+    fitted = cfg.server.ctx_policy is CtxPolicy.fit and not written
+    if fitted and trained and need > trained and not extended:
+        raise UserError(
+            f"Each slot needs {need} tokens of context (the workload's longest prompt, "
+            f"{longest_prompt}, plus the cap, {cap}) but model {cfg.model.name} was trained for "
+            f"{trained}: use a workload with shorter prompts or a smaller workload.cap, or extend "
+            "the model's context yourself (server.extra_args=[--rope-scaling,yarn,...])."
+        )
     return total, per_slot
+
+
+def _extra_args(cfg: BenchConfig) -> list[str]:
+    return [str(a) for a in (*cfg.backend.extra_args, *cfg.server.extra_args)]
 
 
 # Tokens a chat template may add around a call's messages: once (a default system prompt where
@@ -225,12 +250,14 @@ def plan_server(
     longest_prompt: int,
     cap: int,
     draft_model_path: str | None = None,
+    trained: int | None = None,
 ) -> ServerSpec:
     """The llama-server command line and environment for this job.
 
-    `draft_model_path` is the draft model's file, needed when spec=draft.
+    `draft_model_path` is the draft model's file, needed when spec=draft; `trained` the
+    model file's trained context (context_size).
     """
-    total, per_slot = context_size(cfg, longest_prompt, cap)
+    total, per_slot = context_size(cfg, longest_prompt, cap, trained)
     srv = cfg.server
     if srv.flash_attn is FlashAttn.off and srv.cache_type_v not in _FLOAT_CACHE:
         # llama.cpp exits 1 at load otherwise (src/llama-context.cpp); auto switches it on.

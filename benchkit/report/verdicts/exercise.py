@@ -171,3 +171,10 @@ def _contexts(sw: Sweep, factor: str) -> Sequence[list[Cell]]:
     for c in sw.cells:
         groups.setdefault(tuple(c.get(k) for k in rest), []).append(c)
     return list(groups.values())
+
+
+def fills(slots: int, units: int) -> bool:
+    """Whether `units` units fill `slots` slots in whole rounds: no more slots than units (the
+    rule above: min(slots, units) are in flight, so a larger count runs as `units`), and no
+    last round with slots left idle (the slots verdict's partial rounds)."""
+    return 1 <= slots <= units and units % slots == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -17,8 +18,11 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from benchkit import log
+from benchkit.config import schema
+from benchkit.config.knobs import check_study
 from benchkit.config.schema import StudyConfig, to_plain
 from benchkit.config.space import swept
+from benchkit.config.study_overrides import study_overrides
 from benchkit.errors import UserError
 from benchkit.paths import conf_dir
 from benchkit.racing.estimate import Restated
@@ -67,36 +71,12 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
                 f"the command line only (study.ledger={carried} to use that one)."
             )
         base.update(config_words(base))
-    dotlist = []
-    for o in overrides:
-        if "=" not in o or not o.startswith("study."):
-            raise UserError(
-                f"{o!r} is not a study override: a report takes study.KEY=VALUE overrides only "
-                "(e.g. study.lang=ko)."
-            )
-        dotlist.append(o.removeprefix("study."))
+    given = study_overrides(overrides)
     try:
-        cfg = OmegaConf.merge(
-            OmegaConf.structured(StudyConfig), base, OmegaConf.from_dotlist(dotlist)
-        )
+        cfg = OmegaConf.merge(OmegaConf.structured(StudyConfig), base, *given)
         obj = OmegaConf.to_object(cfg)
     except OmegaConfBaseException as exc:
-        key = getattr(exc, "full_key", None) or ""
-        if "ListConfig" in str(exc) and key:
-            # A list given as one value: name the key and its form, not OmegaConf's types.
-            raise UserError(
-                f"study.{key} takes a list: write study.{key}=[VALUE] (several: [A,B])."
-            ) from exc
-        if "not in struct" in str(exc) or "Key '" in str(exc):
-            # An unknown key: name it and the nearest study setting, as a user misspells one.
-            close = difflib.get_close_matches(key, [f.name for f in fields(StudyConfig)], n=1)
-            hint = f" (did you mean study.{close[0]}?)" if close else ""
-            raise UserError(
-                f"study.{key} is not a study setting{hint}: see conf/study/default.yaml for "
-                "the settings a report takes."
-            ) from exc
-        msg = str(exc).splitlines()[0]
-        raise UserError(f"bad study override ({msg}): check {', '.join(overrides)}.") from exc
+        raise UserError(_merge_problem(exc, overrides)) from exc
     if not isinstance(obj, StudyConfig):
         raise UserError("the study settings did not resolve to a study config.")
     if not 0 <= obj.knee_gain < 1:
@@ -104,11 +84,77 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
             f"study.knee_gain={obj.knee_gain:g} is not a share between 0 and 1: it is the "
             "smallest difference a verdict counts (0.05 for 5%)."
         )
+    check_study(obj)
     try:
         check_language(obj.lang)
     except ValueError as exc:
         raise UserError(f"{exc}.") from exc
     return obj
+
+
+def _merge_problem(exc: OmegaConfBaseException, overrides: Sequence[str]) -> str:
+    """A study override the schema cannot take, as one sentence naming it and the fix."""
+    key = getattr(exc, "full_key", None) or ""
+    msg = str(exc).splitlines()[0]
+    if "Cannot convert" in msg and "to string" in msg and key:
+        # YAML reads `a: b` as a mapping and `[a]` as a list: text must be quoted as text.
+        read = "a list" if "ListConfig" in msg else "a mapping"
+        return (
+            f"study.{key} takes text, which YAML read as {read}: quote the value inside the "
+            f"override too (study.{key}='\"A: B\"')."
+        )
+    if "ListConfig" in str(exc) and key:
+        # A list given as one value: name the key and its form, not OmegaConf's types.
+        return f"study.{key} takes a list: write study.{key}=[VALUE] (several: [A,B])."
+    if "Dict[" in msg and "Cannot assign" in msg and key:
+        return f"study.{key} takes a mapping: write study.{key}={{NAME: VALUE}}."
+    if "Incompatible value 'None'" in msg and key:
+        return f"study.{key} needs a value: give study.{key}=VALUE."
+    if "Cannot merge DictConfig with ListConfig" in msg:
+        return _mapping_for_list(overrides)
+    nested = re.search(r"(not in|subclass of) '?(\w+Config)'?", msg)
+    if nested and nested.group(2) != "StudyConfig" and hasattr(schema, nested.group(2)):
+        names = ", ".join(f.name for f in fields(getattr(schema, nested.group(2))))
+        if nested.group(1) == "not in":
+            return (
+                f"{key!r} is not a setting of a {nested.group(2)} (its settings are {names}): "
+                f"check {', '.join(overrides)}."
+            )
+        return (
+            f"study.{key} takes a {nested.group(2)}, a mapping of its settings ({names}): write "
+            f"it as {{{names.split(', ')[0]}: VALUE, ...}}."
+        )
+    if "not in struct" in str(exc) or "Key '" in str(exc):
+        # An unknown key: name it and the nearest study setting, as a user misspells one.
+        close = difflib.get_close_matches(key, [f.name for f in fields(StudyConfig)], n=1)
+        hint = f" (did you mean study.{close[0]}?)" if close else ""
+        return (
+            f"study.{key} is not a study setting{hint}: see conf/study/default.yaml for the "
+            "settings a report takes."
+        )
+    for kind, words in _KINDS.items():
+        if kind in msg and key:
+            value = msg.split("'")[1] if msg.count("'") >= 2 else ""
+            return f"study.{key} takes {words}: {value!r} is not one, so give {words}."
+    return f"bad study override ({msg}): check {', '.join(overrides)}."
+
+
+def _mapping_for_list(overrides: Sequence[str]) -> str:
+    """A `{...}` given to a study setting that takes a list (`study.untested={a: b}`)."""
+    lists = {f.name for f in fields(StudyConfig) if str(f.type).startswith("list")}
+    for o in overrides:
+        key, _, value = o.removeprefix("study.").partition("=")
+        if key in lists and value.lstrip().startswith("{"):
+            return f"study.{key} takes a list, not a mapping: write study.{key}=[A,B]."
+    return f"a study override gives a mapping where a list is taken: check {', '.join(overrides)}."
+
+
+# What a value OmegaConf could not convert should have been, by OmegaConf's name for its type.
+_KINDS = {
+    "converted to Float": "a number",
+    "converted to Integer": "a whole number",
+    "valid bool": "true or false",
+}
 
 
 # The study's words: what a write-up says about the study, not what was measured or how it is
@@ -160,6 +206,8 @@ class Analysed:
     drift: DriftSet = field(default_factory=DriftSet)
     # What was taken from each job's calls.jsonl, by its result.json's path.
     calls: dict[Path, JobCalls] = field(default_factory=dict)
+    # The report's study.* overrides as given: a next run's report is rendered with them.
+    overrides: tuple[str, ...] = ()
 
     def verdict(self, factor: str) -> an.Verdict | None:
         return next((v for v in self.verdicts if v.factor == factor), None)
@@ -250,6 +298,7 @@ def analyse_folder(
         records=records,
         drift=drift,
         calls=calls,
+        overrides=tuple(overrides),
     )
 
 

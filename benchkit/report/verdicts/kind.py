@@ -103,6 +103,21 @@ class Proposal:
     values: str
     points: list[Point]
     reuse: bool = False
+    # Other overrides the run needs (`workload.units=16`: more units, to fill a count's slots).
+    also: tuple[tuple[str, str], ...] = ()
+    # Values the kind would have proposed but the run could not exercise (a slot count the
+    # workload's units do not fill in whole rounds), and the units it was judged on.
+    left_out: tuple[int, ...] = ()
+    units: int | None = None
+
+
+@dataclass(frozen=True)
+class RunUnits:
+    """The units each job of a next run replays (its `workload.units`, else the whole
+    workload) and the units the workload has: what a proposed slot count is judged on."""
+
+    units: int | None = None
+    available: int | None = None
 
 
 # A kind's report section: the fields the template prints for it (kind, title, text, table,
@@ -145,7 +160,7 @@ class VerdictKind:
     # The recommendation rests on it: "use this" is settled only when it is complete.
     acted_on: bool = False
     # The next run its verdict asks for, if any.
-    proposes: Callable[[Verdict], Proposal | None] | None = None
+    proposes: Callable[[Verdict, RunUnits], Proposal | None] | None = None
 
     def matches(self, factor: str) -> bool:
         return factor.startswith(self.name) if self.prefix else factor == self.name

@@ -101,13 +101,62 @@ def use_this_view(
             "The llama-server command job {job} ran, without the port, alias and monitoring "
             "flags the harness added; the exact command is in job {job}'s result.json.",
             job=u.job or "",
-        ),
+        )
+        + sizing_text(u, lang),
         server_command=u.server_command,
         rerun_intro=tr(lang, "benchkit, to measure this point again:"),
         rerun=u.rerun,
         steps_intro=tr(lang, "To settle the open verdicts"),
         steps=[StepView(step_text(s, lang, post=post), s.command) for s in u.next_steps],
     )
+
+
+def sizing_text(u: UseThis, lang: str) -> str:
+    """What the command's context is sized for, as a sentence after the command's intro (with
+    its leading space); empty where nothing is known of it."""
+    s = u.sizing
+    if s is None:
+        return ""
+    units = s.units or 0
+    if s.raised and s.longest_prompt is not None:
+        text = trn(
+            lang,
+            "Its {flag} is raised from {ran} to {value}: job {job} ran {replayed} of the {n} "
+            "unit of workload {workload}, and each slot must hold the longest prompt of all of "
+            "them ({prompt} tokens) plus the cap ({cap}), {per_slot} tokens padded, so the KV "
+            "cache takes more memory than the job measured with.",
+            "Its {flag} is raised from {ran} to {value}: job {job} ran {replayed} of the {n} "
+            "units of workload {workload}, and each slot must hold the longest prompt of all of "
+            "them ({prompt} tokens) plus the cap ({cap}), {per_slot} tokens padded, so the KV "
+            "cache takes more memory than the job measured with.",
+            units,
+            flag=s.flag, ran=str(s.ran), value=str(s.value), job=u.job or "",
+            replayed=s.replayed or 0,
+            workload=s.workload, prompt=s.longest_prompt, cap=s.cap, per_slot=s.per_slot,
+        )  # fmt: skip
+    elif s.longest_prompt is not None:
+        text = trn(
+            lang,
+            "Its {flag} gives each slot {per_slot} tokens, enough for the longest prompt of the "
+            "{n} unit of workload {workload} ({prompt} tokens) plus the cap ({cap}).",
+            "Its {flag} gives each slot {per_slot} tokens, enough for the longest prompt of all "
+            "{n} units of workload {workload} ({prompt} tokens) plus the cap ({cap}).",
+            units,
+            flag=s.flag, per_slot=s.per_slot, workload=s.workload, prompt=s.longest_prompt,
+            cap=s.cap,
+        )  # fmt: skip
+    elif s.replayed is not None and s.replayed < units:
+        text = tr(
+            lang,
+            "Its {flag} holds only the {replayed} of the {n} units of workload {workload} that "
+            "job {job} ran: the other units' prompt lengths were not recorded, so give each slot "
+            "the longest prompt of your workload plus the cap ({cap}).",
+            flag=s.flag, replayed=s.replayed, n=units, workload=s.workload, job=u.job or "",
+            cap=s.cap,
+        )  # fmt: skip
+    else:
+        return ""
+    return " " + text
 
 
 def step_text(s: NextStep, lang: str, post: bool = False) -> str:
@@ -173,6 +222,18 @@ def step_text(s: NextStep, lang: str, post: bool = False) -> str:
             "as its anchors:",
             len(s.points),
         )
+    if s.kind in (StepKind.more_slots, StepKind.other_slots) and s.left_out:
+        # A count the units do not fill in whole rounds would measure idle slots, not the count.
+        left = [trn(lang, "{n} slot", "{n} slots", n) for n in s.left_out]
+        return tr(
+            lang,
+            "{why} To run next: {points}, the counts that the {units} units a job replays fill "
+            "in whole rounds ({left} would leave slots idle):",
+            why=_slots_why(s, lang),
+            points=points,
+            units=s.units or 0,
+            left=i18n.list_text(left, lang),
+        )
     if s.kind is StepKind.more_slots:
         return tr(
             lang,
@@ -181,6 +242,13 @@ def step_text(s: NextStep, lang: str, post: bool = False) -> str:
             points=points,
         )
     return tr(lang, "Only one slot count completed: more of them ({points}):", points=points)
+
+
+def _slots_why(s: NextStep, lang: str) -> str:
+    """Why more slot counts, as a sentence of its own."""
+    if s.kind is StepKind.more_slots:
+        return tr(lang, "The knee was not reached within the slot counts measured.")
+    return tr(lang, "Only one slot count completed.")
 
 
 def summary_lines(a: Analysed, u: UseThis, report: Path) -> list[str]:

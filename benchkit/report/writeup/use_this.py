@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -30,6 +30,8 @@ from benchkit.report.analysis.numbers import (
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.folder import MULTIRUN_FILE, Analysed
+from benchkit.report.verdicts.kind import RunUnits
+from benchkit.report.writeup.ctx_sizing import Sizing, resized, sized
 from benchkit.results import bounded
 from benchkit.results.store import JobResult
 
@@ -57,6 +59,22 @@ class NextStep:
     command: str
     # The points it measures (again), as the sweep's factors name them.
     points: list[Point] = field(default_factory=list)
+    # Slot counts left out because the units each job replays (`units`) do not fill them in
+    # whole rounds (verdicts.exercise.fills).
+    left_out: tuple[int, ...] = ()
+    units: int | None = None
+
+
+# The folder beside the results that each kind of next run writes into: never the results'
+# own (only a resumed sweep goes there), so following a step overwrites nothing.
+FOLDER_SUFFIX = {
+    StepKind.repeats: "-repeats",
+    StepKind.stalled: "-stalled",
+    StepKind.twins: "-twin",
+    StepKind.more_slots: "-more-slots",
+    StepKind.other_slots: "-other-slots",
+    StepKind.loads: "-loads",
+}
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,8 @@ class UseThis:
     next_steps: list[NextStep] = field(default_factory=list)
     # The factors the sweep varied: the point's other settings were held fixed, not chosen.
     varying: tuple[str, ...] | None = None
+    # What the server command's context is sized for (every unit of the workload).
+    sizing: Sizing | None = None
 
 
 def factor_verdicts(a: Analysed) -> list[an.Verdict]:
@@ -89,15 +109,18 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
     settled = point is not None and all(v.status == an.COMPLETE for v in verdicts)
     job = _job_at(a.results, point) if point else None
     server = rerun = None
+    sizing = None
     if job is not None:
         srv = job.result.provenance.server
         if srv is not None and srv.argv:
+            # Sized for every unit of the workload, not only those the job ran.
+            sizing = sized(srv.argv, srv, job.result.provenance.workload)
             # Its environment first: device selection (as its backend selects a device,
             # benchkit.backends: GGML_VK_VISIBLE_DEVICES=0, ...) is part of how it ran.
             env = srv.extra.get("env")
             pairs = env.items() if isinstance(env, Mapping) else []
             head = [f"{k}={_quote(str(v))}" for k, v in pairs]
-            server = " ".join([*head, runnable(srv.argv)])
+            server = " ".join([*head, runnable(resized(srv.argv, sizing))])
         overrides = [o for o in job.result.provenance.overrides if not o.startswith("hydra.")]
         rerun = " ".join([prog, *map(_quote, overrides)])
     steps = [] if settled else next_steps(a, prog)
@@ -109,6 +132,7 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
         rerun,
         steps,
         tuple(a.sweep.varying),
+        sizing,
     )
 
 
@@ -157,7 +181,9 @@ def _number(a: str) -> bool:
 def next_steps(a: Analysed, prog: str) -> list[NextStep]:
     """The runs that would settle what is not settled, each as one command: the same sweep
     again into its folder where planned points are missing (complete jobs are reused), the
-    pairs the comparison engine left open with repeats, and slot counts beyond the best one."""
+    pairs the comparison engine left open with repeats, and slot counts beyond the best one.
+    Every other run writes into a new folder beside this one (FOLDER_SUFFIX), and where the
+    report was given study.* overrides, its report is rendered with them."""
     swept = sweep_overrides(a.source)
     steps: list[NextStep] = []
     verdicts = factor_verdicts(a)
@@ -165,8 +191,9 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
     if missing and swept is not None:
         # A raced sweep resumes as a race: the basic sweeper would run every point whole.
         race = ["hydra/sweeper=racing"] if (a.source / RACING_FILE).exists() else []
-        args = [*race, *swept, f"hydra.sweep.dir={a.source}"]
-        steps.append(NextStep(StepKind.resume, _sweep(prog, args), missing))
+        args = [*race, *swept, f"hydra.sweep.dir={shown(a.source)}"]
+        command = _sweep(prog, args) + _then_report(a, prog, shown(a.source))
+        steps.append(NextStep(StepKind.resume, command, missing))
     noisy: list[Point] = []
     # The points already in `noisy`, as sets of their items (equal as the dicts are): looking
     # each point up in the list was quadratic in the open pairs (5,000 at 10,000 jobs).
@@ -185,30 +212,85 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 add([p for p in (c["base"], c["other"]) if p])
     if noisy:
         args = _restrict(swept or [], noisy, a.sweep.varying)
-        steps.append(NextStep(StepKind.repeats, _sweep(prog, _more_repeats(a, args)), noisy))
+        steps.append(_new_folder(a, prog, StepKind.repeats, _more_repeats(a, args), noisy))
     stalled = _stalled_points(verdicts, seen)
     if stalled:
         # The points whose stalls change a comparison, again with repeats: a verdict that
         # waits on stalls had no Next at all ("no further run would settle them").
         args = _restrict(swept or [], stalled, a.sweep.varying)
-        steps.append(NextStep(StepKind.stalled, _sweep(prog, _more_repeats(a, args)), stalled))
+        steps.append(_new_folder(a, prog, StepKind.stalled, _more_repeats(a, args), stalled))
     twin = _twins(a, prog, swept, verdicts)
     if twin is not None:
         steps.append(twin)
+    run = run_units(a, swept or _single_overrides(a))
     # Each kind's next run, in report order (the capacity search's loads, more slot counts).
     for kind, mine in registry.by_kind(a.verdicts):
         for v in mine:
-            p = kind.proposes(v) if kind.proposes is not None else None
+            p = kind.proposes(v, run) if kind.proposes is not None else None
             if p is None or (p.reuse and swept is None and not a.results):
                 continue
             args = _set(swept or _single_overrides(a), p.key, p.values)
+            for key, value in p.also:
+                args = _set(args, key, value)
             if p.reuse:
                 # A new folder that reuses this one's jobs: into this folder, the new values
                 # would renumber the points and a job would overwrite another point's result
                 # before it was reused.
-                args = _set(args, "resume_from", str(a.source))
-            steps.append(NextStep(StepKind(p.why), _sweep(prog, args), p.points))
+                args = _set(args, "resume_from", str(shown(a.source)))
+            step = _new_folder(a, prog, StepKind(p.why), args, p.points)
+            steps.append(replace(step, left_out=p.left_out, units=p.units))
     return steps
+
+
+def _new_folder(
+    a: Analysed, prog: str, kind: StepKind, args: Sequence[str], points: list[Point]
+) -> NextStep:
+    """A sweep into its own folder beside the results, then its report as this one was
+    rendered."""
+    folder = Path(f"{shown(a.source)}{FOLDER_SUFFIX[kind]}")
+    command = _sweep(prog, [*args, f"hydra.sweep.dir={folder}"]) + _then_report(a, prog, folder)
+    return NextStep(kind, command, points)
+
+
+def shown(folder: Path) -> Path:
+    """A folder as a command names it: relative to the working folder where it lies inside it
+    (as `benchkit_program` names the interpreter; a post shows no local paths), else as
+    given."""
+    if not folder.is_absolute():
+        return folder
+    try:
+        return folder.relative_to(Path.cwd())
+    except ValueError:
+        return folder
+
+
+def report_overrides(a: Analysed) -> list[str]:
+    """The report's study.* overrides a next run's report is rendered with: all but the
+    ledger's (a rerun's report publishes nothing)."""
+    return [o for o in a.overrides if not o.startswith("study.ledger=")]
+
+
+def _then_report(a: Analysed, prog: str, folder: Path, extra: Sequence[str] = ()) -> str:
+    """` && <report> FOLDER <overrides>` where this report had overrides (a sweep renders its
+    own report without them), else nothing."""
+    given = [*report_overrides(a), *extra]
+    if not given:
+        return ""
+    return " && " + " ".join([_report_program(prog), str(folder), *map(_quote, given)])
+
+
+def run_units(a: Analysed, args: Sequence[str]) -> RunUnits:
+    """The units each job of a next run replays (the sweep's `workload.units`, else the whole
+    workload) and the units the workload has, from the jobs' records."""
+    have = [
+        w.units
+        for r in a.results
+        if (w := r.result.provenance.workload) is not None and w.units is not None
+    ]
+    available = min(have) if have else None
+    given = next((o.split("=", 1)[1] for o in args if _key(o) == "workload.units"), None)
+    units = int(given) if given is not None and given.isdigit() else available
+    return RunUnits(units, available)
 
 
 def _more_repeats(a: Analysed, args: Sequence[str]) -> list[str]:
@@ -240,11 +322,21 @@ def _twins(
     jobs of each point on this machine measure how far a second run moves it (rules v8)."""
     if swept is None or not any("run_noise_unmeasured" in v.reasons for v in verdicts):
         return None
-    twin = f"{a.source}-twin"
+    twin = Path(f"{shown(a.source)}{FOLDER_SUFFIX[StepKind.twins]}")
     sweep = _sweep(prog, [*swept, f"hydra.sweep.dir={twin}"])
-    # Anchor folders are read relative to the results folder: the twin is its sibling.
-    anchor = f"../{a.source.name}-twin"
-    report = " ".join([_report_program(prog), str(a.source), _quote(f"study.anchors=[{anchor}]")])
+    # Anchor folders are read relative to the results folder: the twin is its sibling, beside
+    # the anchors this report was given (or its results carry).
+    anchor = f"../{twin.name}"
+    anchors = [x for x in a.study.anchors if x != anchor]
+    others = [o for o in report_overrides(a) if _key(o) != "study.anchors"]
+    listed = ",".join([*anchors, anchor])
+    report = " ".join(
+        [
+            _report_program(prog),
+            str(shown(a.source)),
+            *map(_quote, [*others, f"study.anchors=[{listed}]"]),
+        ]
+    )
     # Every point the command sweeps: the measured ones and those that did not complete.
     points = [dict(c.values) for c in a.sweep.cells] + [dict(m.point) for m in a.sweep.missing]
     return NextStep(StepKind.twins, f"{sweep} && {report}", points)

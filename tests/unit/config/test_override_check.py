@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 
 import pytest
 
 from benchkit import app
 from benchkit.config.override_check import problem
-from benchkit.config.schema import LOAD_KEYS_READ, LoadConfig, LoadProcess
+from benchkit.config.schema import LOAD_KEYS_READ, BenchConfig, LoadConfig, LoadProcess
 
 
 def test_an_option_a_group_does_not_have_names_the_near_one_and_the_choices() -> None:
@@ -127,3 +128,60 @@ def test_the_command_line_refuses_it_before_any_job(
         app.main()
     assert exit_.value.code == 2
     assert capsys.readouterr().err.startswith("benchkit: load.rate=2 is ignored by load=closed")
+
+
+def test_a_value_the_override_grammar_cannot_read_is_one_sentence_not_hydras_page() -> None:
+    # Each once answered with the parser's message, a link and a stack-trace hint.
+    for arg, said in [
+        ("slots=[1,2", "opens a [ it does not close"),
+        ("workload.units={a", "opens a { it does not close"),
+        ("study.anchors=[../a,../b", "opens a [ it does not close"),
+        ("backend=vulkan,", "is not a value Hydra's override grammar reads"),
+        ("slots=range(1,", "is not a value Hydra's override grammar reads"),
+        ("study.title=it's", "quote text holding spaces, quotes or parentheses"),
+    ]:
+        got = problem(["-m", arg]) or ""
+        assert said in got and arg in got and "\n" not in got, (arg, got)
+        assert "expecting" not in got  # the grammar's token list says nothing to act on
+    # What the grammar reads is still left to the checks after it (and to Hydra).
+    assert problem(["study.quality.limit={changed:0.25}", "study.anchors=[../a,../b]"]) is None
+
+
+def test_a_new_key_of_a_mapping_is_added_as_the_readme_writes_it(
+    compose_cfg: Callable[..., BenchConfig],
+) -> None:
+    """The README's `study.slo={ttft_ms_p95: 2000}` met Hydra's "Key 'ttft_ms_p95' is not in
+    struct" (a page of text) on `python -m benchkit`, while the report took it."""
+    from benchkit.config.override_check import adding
+
+    given = [
+        "-m",
+        "study.slo={ttft_ms_p95: 2000}",
+        "study.quality.limit.changed=0.25",
+        "+study.quality.reference={slots: 1}",
+        "slots=1,2",
+        "hydra.sweep.dir=x",
+    ]
+    argv = adding(given)
+    assert argv == [
+        "-m",
+        "++study.slo={ttft_ms_p95: 2000}",
+        "++study.quality.limit.changed=0.25",
+        "+study.quality.reference={slots: 1}",
+        "slots=1,2",
+        "hydra.sweep.dir=x",
+    ]
+    cfg = compose_cfg(*argv[1:3], "study=seed-r9700")
+    assert cfg.study.slo == {"ttft_ms_p95": 2000.0} and cfg.study.quality.limit == {"changed": 0.25}
+
+
+def test_a_groups_number_that_is_no_number_is_one_sentence() -> None:
+    """Hydra answered `workload.units=abc` with a page ("Error merging override ... could not
+    be converted to Integer", full_key, reference_type, a stack-trace hint)."""
+    assert problem(["workload.units=abc"]) == (
+        "workload.units=abc is not a whole number: give one, e.g. workload.units=2."
+    )
+    said = problem(["-m", "server.job_deadline_s=60,soon"]) or ""
+    assert said.startswith("server.job_deadline_s=soon is not a number")
+    for fine in ("workload.units=null", "workload.units=4,8", "load.rate=0.5,2", "study.noise=0.1"):
+        assert problem(["-m", "load=poisson", fine]) is None, fine

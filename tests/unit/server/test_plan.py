@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from benchkit.config.schema import BenchConfig, OutputPolicy
 from benchkit.errors import UserError
+from benchkit.models.trained_context import trained_context
+from benchkit.server.engines import Build, LlamaCpp, Models, Target
 from benchkit.server.plan import (
     MESSAGE_ALLOWANCE,
     TEMPLATE_ALLOWANCE,
@@ -249,3 +252,79 @@ def test_a_prompt_without_its_length_is_bounded_by_its_bytes(compose_cfg: Compos
     # A fixed context needs no length at all.
     fixed = compose_cfg("server.ctx_policy=fixed", "server.ctx=1024")
     assert longest_prompt(fixed, [Unit("u0", (_call(),))], "fx") == 0
+
+
+def _gguf(path: Path, context_length: int) -> Path:
+    """A GGUF file whose metadata says what a real model's says about its context."""
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_context_length(context_length)
+    w.add_block_count(1)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_a_gguf_files_trained_context_is_read_from_its_metadata(tmp_path: Path) -> None:
+    assert trained_context(_gguf(tmp_path / "m.gguf", 2048)) == 2048
+    (tmp_path / "not.gguf").write_bytes(b"not a model")
+    assert trained_context(tmp_path / "not.gguf") is None
+    assert trained_context(tmp_path / "missing.gguf") is None
+
+
+def test_a_fit_beyond_a_real_models_trained_context_is_refused(
+    compose_cfg: Compose, tmp_path: Path
+) -> None:
+    """A hostile user's review: server.ctx_policy=fit sized each slot for the workload however
+    short the model's trained context (a real GGUF's <arch>.context_length)."""
+    model = _gguf(tmp_path / "real.gguf", 2048)
+    cfg = compose_cfg("model=tiny-moe", f"model.path={model}", "slots=8")
+    engine = LlamaCpp(cfg)
+    target = Target(workload="w", cap=64, port=4321, alias="benchkit-x", scratch=tmp_path)
+    build = Build("b", ("/x/llama-server",), None)
+
+    def units(prompt: int) -> list[Unit]:
+        call = Call("u0", 0, "r", None, "x", None, 64, 8, prompt, 1)
+        return [Unit("u0", (call,))]
+
+    with pytest.raises(UserError) as e:
+        engine.plan(build, Models(path=str(model)), units(2000), target=target)
+    said = str(e.value)
+    assert said.startswith("Each slot needs 2064 tokens of context")
+    assert "model tiny-moe was trained for 2048" in said.replace(cfg.model.name, "tiny-moe")
+    assert "workload.cap" in said and "--rope-scaling" in said and "\n" not in said
+    # Where each slot fits, the total over 8 slots (8 x 2048) may exceed it: nothing changes.
+    fits = engine.plan(build, Models(path=str(model)), units(1900), target=target)
+    assert fits.spec.ctx_per_slot == 2048 and fits.spec.ctx_total == 8 * 2048
+    # The user's own RoPE scaling, or a context they fixed themselves, is theirs to choose.
+    for more in (
+        ["server.extra_args=[--rope-scaling,yarn]"],
+        ["server.ctx_policy=fixed", "server.ctx=32768"],
+    ):
+        own = LlamaCpp(compose_cfg("model=tiny-moe", f"model.path={model}", "slots=8", *more))
+        own.plan(build, Models(path=str(model)), units(2000), target=target)
+
+
+def test_the_default_study_fits_its_models_trained_context(
+    compose_cfg: Compose, tmp_path: Path
+) -> None:
+    """The default study's model is written by benchkit with its recipe's ctx_train as its
+    context_length (models.synthetic): read from such a file, it still holds the default
+    workload's every slot."""
+    from benchkit.workload.model import load_workload
+
+    cfg = compose_cfg()
+    assert cfg.model.synthetic is not None and cfg.server.ctx_policy.value == "fit"
+    work = load_workload(cfg.workload.fixture)
+    model = _gguf(tmp_path / "synth.gguf", cfg.model.synthetic.ctx_train)
+    real = compose_cfg(f"model.path={model}")
+    target = Target(workload=work.name, cap=cfg.workload.cap or work.cap, port=1, alias="a",
+                    scratch=tmp_path)  # fmt: skip
+    launch = LlamaCpp(real).plan(
+        Build("b", ("/x/llama-server",), None), Models(path=str(model)), list(work.units),
+        target=target,
+    )  # fmt: skip
+    assert launch.spec.ctx_per_slot <= cfg.model.synthetic.ctx_train

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from benchkit.report.analysis.numbers import CapacityNumbers, Point, of
 from benchkit.report.verdicts.common import Verdict
-from benchkit.report.verdicts.kind import Proposal
+from benchkit.report.verdicts.kind import Proposal, RunUnits
 from benchkit.report.verdicts.kinds.capacity.verdict import next_loads
 
 
-def proposes(v: Verdict) -> Proposal | None:
+def proposes(v: Verdict, run: RunUnits) -> Proposal | None:
     n = of(CapacityNumbers, v.numbers)
     tried = sorted({r["load"] for s in n.settings or [] for r in s["rows"]})
     new = next_loads(n)
