@@ -252,3 +252,29 @@ def test_corrections_cite_the_earlier_publication_in_words(
     own = _front(md, "date")[:16].replace("T", " ")
     assert own not in section, section
     assert not re.search(r"v\d+ → v\d+", section), section
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("study", ALL)
+def test_the_lead_leaves_a_machine_caveat_to_after_the_answer(
+    post: Render, study: str, lang: str
+) -> None:
+    """A card another process held memory of is said after the answer (what differs per
+    job), not in the lead before the results as well (review 11: said three times)."""
+    lead = _body(post(study, lang)).strip().split("\n\n", 1)[0]
+    assert not re.search(r"GiB more of the card|GiB 더", lead), lead
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("study", ALL)
+def test_a_steps_many_points_are_a_list(post: Render, study: str, lang: str) -> None:
+    """A step to run names three points or more, each of several settings, as a list under
+    its sentence, never inline joined by semicolons or middle dots (review 11)."""
+    md = post(study, lang)
+    settle = tr(lang, "To settle the open verdicts")
+    if f"### {settle}\n" not in md:
+        return
+    steps = md.split(f"### {settle}\n", 1)[1].split("\n## ", 1)[0]
+    for line in steps.splitlines():
+        if not line.startswith(("- ", "```", "python")):
+            assert line.count(" · ") + line.count("; ") < 2, line

@@ -333,18 +333,9 @@ def _machines(a: Analysed, lang: str) -> list[str]:
                 n=n,
             )
         )
-    for e in a.sweep.contaminated:
-        if e["attribute"] != "card_memory":
-            continue
-        out.append(
-            tr(
-                lang,
-                "{jobs:capital} started with {value} more of the card's memory in use than the "
-                "least the sweep's jobs found: the comparisons count them as another machine.",
-                jobs=i18n.jobs_text(e["jobs"], lang),
-                value=e["value"],
-            )
-        )
+    # A card another process held memory of is said once, after the answer, where the post
+    # lists what differs per job (review 11: the lead said it before the results, and two
+    # sections again).
     return out
 
 
