@@ -278,3 +278,11 @@ def test_a_steps_many_points_are_a_list(post: Render, study: str, lang: str) -> 
     for line in steps.splitlines():
         if not line.startswith(("- ", "```", "python")):
             assert line.count(" · ") + line.count("; ") < 2, line
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_time_per_workload_names_only_the_settings_varied(post: Render, lang: str) -> None:
+    """The CPU answer's time by workload names the settings the sweep chose, not the CPU, the
+    one slot and MTP off it held fixed (review 11: 'at CPU, 1 slot, MTP off, ...')."""
+    said = " ".join(_answer(post("cpu-qwen2.5-coder-real", lang), lang))
+    assert not re.search(r"MTP (off|끔)|1 slot,|슬롯 1개,", said), said

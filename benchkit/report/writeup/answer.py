@@ -113,7 +113,7 @@ def projection(
         return ""
     pn = of(ProjectionNumbers, p.numbers)
     if pn.application or pn.seconds is None:
-        return headline.headline({"projection": p}, lang, unit)
+        return headline.headline({"projection": p}, lang, unit, varying)
     # The settings the sweep chose between; those it held fixed are said under the answer.
     point = p.point or {}
     shown = {k: x for k, x in point.items() if k in varying} or dict(point)
