@@ -119,7 +119,12 @@ _LISTED = 3
 
 
 def _step_view(s: NextStep, lang: str, post: bool) -> StepView:
-    if post and len(s.points) >= _LISTED and len(s.points[0]) > 1:
+    if post and s.kind is StepKind.resume and len(s.points) >= _LISTED:
+        # The points that did not complete are a post's Not run list already: named once.
+        return StepView(step_text(s, lang, post, tr(lang, "listed under Not run")), s.command)
+    # Only a step whose sentence names its points (a twin sweep's counts them).
+    named = s.kind in (StepKind.repeats, StepKind.stalled)
+    if post and named and len(s.points) >= _LISTED and len(s.points[0]) > 1:
         listed = tuple(i18n.point_text(p, lang) for p in s.points)
         return StepView(step_text(s, lang, post, tr(lang, "listed below")), s.command, listed)
     return StepView(step_text(s, lang, post=post), s.command)

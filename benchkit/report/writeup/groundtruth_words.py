@@ -123,8 +123,9 @@ def question_figure(question: str, rows: Sequence[AgreementRow], lang: str) -> s
 
 
 def question_finding(question: str, rows: Sequence[Mapping[str, Any]], lang: str) -> str:
-    """`question_figure` short, for a post's title: 'The server decoded 0.28x–0.43x of
-    llama-batched-bench's rate at 16 slots'; '' for another question or no ratio."""
+    """`question_figure` short, for a post's title: 'The server decoded 0.28x–0.43x the rate
+    of llama-batched-bench at 16 slots' (no apostrophe: a page escapes it in its <h1>); ''
+    for another question or no ratio."""
     if "batched-bench" not in question:
         return ""
     compared = [r for r in rows if r["ratio"] is not None]
@@ -136,7 +137,7 @@ def question_finding(question: str, rows: Sequence[Mapping[str, Any]], lang: str
     highs = [r.get("ratio_high") or r["ratio"] for r in at]
     return tr(
         lang,
-        "The server decoded {ratios} of llama-batched-bench's rate at {slots}",
+        "The server decoded {ratios} the rate of llama-batched-bench at {slots}",
         ratios=span(lang, fmt.ratio(min(lows), lang), fmt.ratio(max(h for h in highs if h), lang)),
         slots=i18n.slots_phrase(top, lang),
     )
