@@ -32,11 +32,17 @@ class Terminated(KeyboardInterrupt):
     Python would die at once and leave the llama-server running."""
 
 
+# An interrupted job's recorded reasons: a report says them in its own language
+# (report.lang.i18n.recorded_reason).
+INTERRUPTED = "interrupted by the user (Ctrl-C)"
+TERMINATED = "stopped by SIGTERM"
+
+
 def interrupt_reason(exc: BaseException) -> str:
     """The incomplete job's reason for an interrupt: Ctrl-C or SIGTERM."""
     if isinstance(exc, Terminated):
-        return "stopped by SIGTERM"
-    return "interrupted by the user (Ctrl-C)"
+        return TERMINATED
+    return INTERRUPTED
 
 
 def interrupt_for(reason: str | None, status: str) -> KeyboardInterrupt:

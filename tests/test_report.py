@@ -306,10 +306,12 @@ def test_publish_writes_a_standalone_blog_folder_and_the_corrections(tmp_path: P
     assert front.startswith("---\ntitle: ")
     fm = dict(line.split(": ", 1) for line in front.splitlines()[1:])
     assert json.loads(fm["status"]) == "provisional" and json.loads(fm["lang"]) == "en"
-    # The answer as the seed states it, numbers first, then each verdict a sentence (review 9).
+    # The answer: each verdict a sentence with its figure, then the time (reviews 9 and 11).
     assert json.loads(fm["description"]).startswith(
-        "Vulkan, 4 slots, MTP off (provisional): about 172.4 s per stock, 4.8 h per 100 stocks "
-        "(throughput basis). Vulkan looks faster. The knee lies"
+        "Vulkan looks faster. HIP took 1.31x–1.40x the time of Vulkan. The knee lies"
+    )
+    assert "Vulkan, 4 slots, MTP off (provisional): about 172.4 s per stock, 4.8 h per 100 " in (
+        json.loads(fm["description"])
     )
     assert not body.startswith("# ")  # the title lives in the front matter
     assert "Rendered " not in body and str(repo_root()) not in md  # no local paths

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from benchkit.errors import INTERRUPTED, TERMINATED
 from benchkit.report.lang import fmt, marked, tr, trc_marked, trn
 from benchkit.report.lang import span as lang_span
 from benchkit.report.lang.fmt import norm
@@ -26,6 +27,7 @@ from benchkit.report.lang.words import (
     FACTORS,
     OBJECTIVE_WORDS,
     REASON_WORDS,
+    SAMPLING_WORDS,
     SETTINGS,
     SPEC_WORDS,
     STATUS_WORDS,
@@ -98,6 +100,8 @@ def setting_phrase(key: str, value: Any, lang: str) -> str:
     text = fmt.value(value).replace("\\", "")
     if name == "spec" and text in SPEC_WORDS:
         return trc_marked(lang, "setting", SPEC_WORDS[text])
+    if name == "sampling" and text in SAMPLING_WORDS:
+        return trc_marked(lang, "setting", SAMPLING_WORDS[text])
     if name in SETTINGS:
         return trc_marked(lang, "setting", SETTINGS[name], value=text)
     return f"{name.replace('_', ' ')} {text}"
@@ -127,6 +131,12 @@ def missing_text(missing: Sequence[Any], lang: str, limit: int = 6) -> str:
 def recorded_reason(reason: str, lang: str) -> str:
     """A job's recorded reason in the report's language where benchkit's trust check wrote it
     (benchkit.trust.LEFT_OUT); any other reason as recorded."""
+    if reason == INTERRUPTED:
+        # Said in the report's language: a Korean table cell read "interrupted by the user
+        # (Ctrl-C)" (review 11).
+        return tr(lang, "interrupted by the user (Ctrl-C)")
+    if reason == TERMINATED:
+        return tr(lang, "stopped by SIGTERM")
     if reason == LEFT_OUT:
         return tr(
             lang,

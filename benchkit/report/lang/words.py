@@ -52,6 +52,11 @@ SPEC_WORDS = {
     "draft": NC_("setting", "a draft model"),
     "ngram": NC_("setting", "n-gram drafting"),
 }
+# Sampling presets with a word of their own: the Korean post writes greedy as 그리디 in every
+# sentence, never the preset's English name beside it (review 11: 그리디 and greedy mixed).
+SAMPLING_WORDS = {
+    "greedy": NC_("setting", "greedy sampling"),
+}
 
 
 STATUS_WORDS = {

@@ -169,9 +169,17 @@ def _context_word(word: str, lang: str) -> str:
     return word
 
 
-def no_change_intro(date: str, rules: Sequence[int], lang: str) -> str:
+def no_change_intro(date: str, rules: Sequence[int], lang: str, post: bool = False) -> str:
     """The corrections' opening when no verdict changed since the last publication: value,
-    status, reasons and missing points all equal (the rules version may still differ)."""
+    status, reasons and missing points all equal (the rules version may still differ; a post
+    says so in words, without the generator's version numbers)."""
+    if post and len(rules) == 2 and rules[0] != rules[1]:
+        return tr(
+            lang,
+            "No verdict has changed since the earlier publication ({date}): value, status and "
+            "reasons are the same, though benchkit has changed how it decides verdicts since.",
+            date=date,
+        )
     if len(rules) == 2 and rules[0] != rules[1]:
         return tr(
             lang,
@@ -201,7 +209,11 @@ def post_why(why: Mapping[str, Any], lang: str) -> str:
         bits.append(
             tr(lang, "it was measured again with other {conditions}", conditions=", ".join(names))
         )
-    causes = ("unfinished", "cold", "rules", "data_changed", "new_points")
+    if short.pop("rules", None):
+        # A post's reader needs what changed, not the generator's version numbers (review
+        # 11: "rules v12 → v13" in a post's Corrections); the report lists each version.
+        bits.append(tr(lang, "benchkit has changed how it decides verdicts since"))
+    causes = ("unfinished", "cold", "data_changed", "new_points")
     if not bits or any(short.get(k) for k in causes):
         bits.append(correction_why(short, lang))
     return "; ".join(bits)

@@ -22,7 +22,7 @@ from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.common import Verdict, is_setting
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.projection_words import busy_text
-from benchkit.report.writeup import headline
+from benchkit.report.writeup import claim_figures, headline
 
 # Without a study's drift limit, a setting leads the post when it changed at least this share
 # of the probes' answers.
@@ -53,14 +53,23 @@ def answer(a: Analysed, by: Mapping[str, Verdict], lang: str, unit: str) -> list
             *([time] if time else []),
             tr(lang, "No speed verdict is settled yet: the list below says why."),
         ]
-    out = [*([time] if time else []), *verdict_sentences(by, lang)]
+    # The findings first, each with its figure, then the time at the point they name (review
+    # 11: answers that led with a configuration and its time). A factor whose speed is not
+    # decided but whose answers drifted says the drift beside it: the drift is decided
+    # (review 11: "K cache type was not decided" where q4_0 changed every answer).
+    found = worst_drift(a)
+    drift = {found[1]: drift_finding(a, lang)} if found is not None else {}
+    out = [*verdict_sentences(by, lang, drift), *([time] if time else [])]
     if provisional and not carried:
         out.append(tr(lang, "These verdicts are provisional: the list below says why."))
     return out or [headline.headline(by, lang, unit)]
 
 
-def verdict_sentences(by: Mapping[str, Verdict], lang: str) -> list[str]:
-    """Each verdict's clause of the headline as a sentence of its own."""
+def verdict_sentences(
+    by: Mapping[str, Verdict], lang: str, after: Mapping[str, str] | None = None
+) -> list[str]:
+    """Each verdict's clause of the headline as a sentence of its own, its figure beside it,
+    and `after`'s sentence for its factor (a drift finding) after them."""
     out: list[str] = []
     for kind, mine in registry.by_kind(by.values()):
         for v in sorted(mine, key=lambda v: v.factor) if kind.prefix else mine:
@@ -69,7 +78,13 @@ def verdict_sentences(by: Mapping[str, Verdict], lang: str) -> list[str]:
             texts = [c("") for c in kind.clauses(v, lang)] if kind.clauses else []
             if kind.clause is not None and (own := kind.clause(v, lang)):
                 texts.append(own)
+            # Each claim beside the figure it stands on (claim_figures): a clause per series
+            # with its series' figure, else the one figure after the first clause.
+            figures = claim_figures.figures(v, lang) if texts else []
+            texts = [t for i, text in enumerate(texts) for t in (text, *figures[i : i + 1])]
             out += [_sentence(t, lang) for t in texts if t]
+            if texts and (after or {}).get(v.factor):
+                out.append((after or {})[v.factor])
     return out
 
 
@@ -98,7 +113,7 @@ def projection(
         return ""
     pn = of(ProjectionNumbers, p.numbers)
     if pn.application or pn.seconds is None:
-        return headline.headline({"projection": p}, lang, unit)
+        return headline.headline({"projection": p}, lang, unit, varying)
     # The settings the sweep chose between; those it held fixed are said under the answer.
     point = p.point or {}
     shown = {k: x for k, x in point.items() if k in varying} or dict(point)
@@ -195,10 +210,11 @@ def _task(results: Sequence[Any], job: str) -> tuple[int, int] | None:
 
 
 def finding(a: Analysed, by: Mapping[str, Verdict], lang: str, unit: str) -> str:
-    """What a title says was found, short: the drift finding where it leads the answer, else
-    the chosen settings and their time ('6 slots, about 10.0 min per 100 units'), else the
-    first verdict short enough ('No knee up to 16 slots'); '' where none is (the title then
-    says what ran)."""
+    """What a title says was found, short and with its figure: the drift finding where it
+    leads the answer, else a comparison's figure ('Vulkan took 1.21x–1.31x the time of CUDA
+    (provisional)', claim_figures.title_figure), else the first verdict short enough ('No knee
+    up to 16 slots'); '' where none is (the title then says what ran). Never a configuration
+    and its time: that is the answer's last sentence, not what the study found."""
     speed = [v for v in by.values() if is_setting(v)]
     found = worst_drift(a)
     if speed and all(v.status != COMPLETE for v in speed) and found is not None:
@@ -210,21 +226,11 @@ def finding(a: Analysed, by: Mapping[str, Verdict], lang: str, unit: str) -> str
             k=d.changed,
             n=d.probes,
         )
-    p = by.get("projection")
-    pn = of(ProjectionNumbers, p.numbers) if p is not None and p.verdict is not None else None
-    shown = {k: x for k, x in (p.point or {}).items() if k in a.sweep.varying} if p else {}
-    if pn is None or pn.application or pn.seconds is None or not shown:
-        # No one time to give: the first verdict, where it is short enough for a title.
-        said = [x.rstrip(".") for x in verdict_sentences(by, lang)]
-        return next((x for x in said if len(x) <= _TITLE), "")
-    return tr(
-        lang,
-        "{point}, about {hours} per {units} {unit}s",
-        point=point_text(shown, lang),
-        hours=fmt.hours(pn.seconds, lang),
-        units=fmt.integer(pn.units),
-        unit=unit,
-    )
+    figure = claim_figures.title_figure(by, lang)
+    if figure:
+        return _sentence(figure, lang).rstrip(".")
+    said = [x.rstrip(".") for x in verdict_sentences(by, lang)]
+    return next((x for x in said if len(x) <= _TITLE), "")
 
 
 def says_projection(by: Mapping[str, Verdict], section: Mapping[str, object]) -> bool:
@@ -254,10 +260,22 @@ def once(sections: Sequence[Mapping[str, object]], said: Sequence[str]) -> list[
         ]
         if not kept or _DANGLING.match(kept[0]):
             # A section left empty, or opening on "it" with its opener gone (a Korean reader
-            # found English sections blank or starting "It stands the same ..."): kept whole.
-            kept = [text]
+            # found English sections blank or starting "It stands the same ..."): kept whole,
+            # its opener joined to the sentence that refers back to it, so the answer's
+            # sentence is not printed twice word for word.
+            kept = [_joined(_SENTENCE_END.split(text))]
         out.append({**s, "text": " ".join(kept)})
     return out
+
+
+def _joined(sentences: Sequence[str]) -> str:
+    """A section's sentences, the first joined to a second that refers back to it ('MTP hurt
+    at every slot count: turning it on took 1.45x ...')."""
+    if len(sentences) > 1 and sentences[0].endswith(".") and _DANGLING.match(sentences[1]):
+        second = sentences[1].lstrip()
+        first = sentences[0][:-1] + ": " + second[:1].lower() + second[1:]
+        return " ".join([first, *sentences[2:]])
+    return " ".join(sentences)
 
 
 # A sentence that refers back to the one before it.

@@ -28,6 +28,8 @@ SUMMARY_FILE = "summary.txt"
 class StepView:
     text: str
     command: str
+    # A post's points as a list under the sentence, where they are too many to read inline.
+    points: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def use_this_view(
         rerun_intro=tr(lang, "benchkit, to measure this point again:"),
         rerun=u.rerun,
         steps_intro=tr(lang, "To settle the open verdicts"),
-        steps=[StepView(step_text(s, lang, post=post), s.command) for s in u.next_steps],
+        steps=[_step_view(s, lang, post) for s in u.next_steps],
     )
 
 
@@ -159,11 +161,33 @@ def sizing_text(u: UseThis, lang: str) -> str:
     return " " + text
 
 
-def step_text(s: NextStep, lang: str, post: bool = False) -> str:
+# From this many points a post lists a step's points under its sentence: inline, points that
+# each name several settings ran together, joined by semicolons in English and middle dots in
+# Korean (review 11: settings joined by "·" where a list would do).
+_LISTED = 3
+
+
+def _step_view(s: NextStep, lang: str, post: bool) -> StepView:
+    if post and s.kind is StepKind.resume and len(s.points) >= _LISTED:
+        # The points that did not complete are a post's Not run list already: named once.
+        return StepView(step_text(s, lang, post, tr(lang, "listed under Not run")), s.command)
+    # Only a step whose sentence names its points (a twin sweep's counts them).
+    named = s.kind in (StepKind.repeats, StepKind.stalled)
+    if post and named and len(s.points) >= _LISTED and len(s.points[0]) > 1:
+        listed = tuple(i18n.point_text(p, lang) for p in s.points)
+        return StepView(step_text(s, lang, post, tr(lang, "listed below")), s.command, listed)
+    return StepView(step_text(s, lang, post=post), s.command)
+
+
+def step_text(s: NextStep, lang: str, post: bool = False, listed: str = "") -> str:
     """Why a proposed run, as a sentence ending in a colon (the command follows). A post has
     said under its answer which comparisons are open and that each point ran once: its
-    steps say what the run gives."""
-    points = "; ".join(i18n.point_text(p, lang) for p in s.points)
+    steps say what the run gives. `listed` stands for the points where a list gives them."""
+    named = [i18n.point_text(p, lang) for p in s.points]
+    # Points of one setting each read as a list ('6 slots and 16 slots'); points of several
+    # settings hold commas themselves, so a semicolon parts them.
+    several = any(len(p) > 1 for p in s.points)
+    points = listed or ("; ".join(named) if several else i18n.list_text(named, lang))
     if post and s.kind is StepKind.repeats:
         return tr(
             lang,

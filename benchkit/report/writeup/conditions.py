@@ -76,7 +76,7 @@ def reported_gpus(
     """The GPUs as the machine reported them: the jobs' own detection (hardware.detect), else
     the nvidia-smi table a study script saved beside the results (ground-truth/machine.txt,
     header line then one line per GPU), else nothing."""
-    detected = [str(g) for g in hardware.get("detected_gpus") or [] if g]
+    detected = [_detected(str(g), lang) for g in hardware.get("detected_gpus") or [] if g]
     if detected:
         return "result.json", detected
     txt = source / gt.GROUND_TRUTH_DIR / "machine.txt"
@@ -94,6 +94,20 @@ def reported_gpus(
             break
         rows.append(", ".join(_smi(k, v, lang) for k, v in zip(keys, vals, strict=True)))
     return f"{gt.GROUND_TRUTH_DIR}/machine.txt", rows
+
+
+def _detected(gpu: str, lang: str) -> str:
+    """A GPU as a job recorded it ('NVIDIA H200, 143771 MiB, driver 580.159.04, power limit
+    700.00 W', host.provenance) in the report's language: its driver and power limit said as
+    nvidia-smi's table is (review 11: English left in a Korean post's cells)."""
+    parts = []
+    for part in gpu.split(", "):
+        if part.startswith("driver "):
+            part = _smi("driver_version", part.removeprefix("driver "), lang)
+        elif part.startswith("power limit "):
+            part = _smi("power.limit [W]", part.removeprefix("power limit "), lang)
+        parts.append(part)
+    return ", ".join(parts)
 
 
 def _smi(key: str, value: str, lang: str) -> str:

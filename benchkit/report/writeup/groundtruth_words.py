@@ -3,7 +3,8 @@ repetition named and left out) and the llama-batched-bench rows that were not co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from benchkit.report.analysis.groundtruth import AgreementRow, GroundTruth, all_flagged
 from benchkit.report.lang import fmt, i18n, span, tr
@@ -118,6 +119,27 @@ def question_figure(question: str, rows: Sequence[AgreementRow], lang: str) -> s
         "the same batch (Agreement with llama.cpp's own benchmarks).",
         slots=i18n.slots_phrase(top, lang),
         ratios=ratios,
+    )
+
+
+def question_finding(question: str, rows: Sequence[Mapping[str, Any]], lang: str) -> str:
+    """`question_figure` short, for a post's title: 'The server decoded 0.28x–0.43x the rate
+    of llama-batched-bench at 16 slots' (no apostrophe: a page escapes it in its <h1>); ''
+    for another question or no ratio."""
+    if "batched-bench" not in question:
+        return ""
+    compared = [r for r in rows if r["ratio"] is not None]
+    if not compared:
+        return ""
+    top = max(r["slots"] for r in compared)
+    at = [r for r in compared if r["slots"] == top]
+    lows = [r["ratio"] for r in at if r["ratio"] is not None]
+    highs = [r.get("ratio_high") or r["ratio"] for r in at]
+    return tr(
+        lang,
+        "The server decoded {ratios} the rate of llama-batched-bench at {slots}",
+        ratios=span(lang, fmt.ratio(min(lows), lang), fmt.ratio(max(h for h in highs if h), lang)),
+        slots=i18n.slots_phrase(top, lang),
     )
 
 

@@ -3,7 +3,7 @@ the catalogs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 
 from benchkit.report.analysis.numbers import (
@@ -40,9 +40,16 @@ class _Opening:
         return self.text[:1].upper() + self.text[1:] if spec == "capital" else self.text
 
 
-def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
+def headline(
+    verdicts: Mapping[str, Verdict],
+    lang: str,
+    unit_name: str,
+    varying: Sequence[str] | None = None,
+) -> str:
     """The one-line answer, from the verdicts: 'Vulkan won, 4 slots was the knee, MTP helped
-    only at 1 slot; about 4.8 h per 100 units'. Provisional parts say so."""
+    only at 1 slot; about 4.8 h per 100 units'. Provisional parts say so. With `varying` (a
+    post's answer), the point names only the settings the sweep varied: those it held fixed
+    are said under the answer (review 11: 'at CPU, 1 slot, MTP off, ...')."""
     clauses: list[Clause] = []
     p = verdicts.get("projection")
     for kind, mine in registry.by_kind(verdicts.values()):
@@ -65,7 +72,7 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
             unit=unit_name,
         )
         if factors or pn.application:
-            projection = _combination(p, pn, lang, unit_name)
+            projection = _combination(p, pn, lang, unit_name, varying)
         if pn.units_stated and pn.units_measured is not None:
             # A figure the race stopped early is partly restated: said where it is stated
             # (review 6 found the headline's 10.1 min above both runs that measured the point).
@@ -103,10 +110,19 @@ def headline(verdicts: Mapping[str, Verdict], lang: str, unit_name: str) -> str:
     return tr(lang, "{headline:capital}.", headline=_Opening(said))
 
 
-def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -> str:
+def _combination(
+    p: Verdict,
+    pn: ProjectionNumbers,
+    lang: str,
+    unit_name: str,
+    varying: Sequence[str] | None = None,
+) -> str:
     """The projection with the recommended combination of every swept setting; with
     application choices, the time at each value measured, none of them recommended."""
     apps = sorted({a["factor"] for a in pn.application or []})
+    point = p.point or {}
+    if varying is not None:
+        point = {k: x for k, x in point.items() if k in varying and k not in apps} or point
     if apps:
         measured = [a for a in pn.application or [] if a["seconds"] is not None]
         named = [point_text({a["factor"]: a["value"]}, lang) for a in measured]
@@ -126,7 +142,7 @@ def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -
             values=values,
             units=fmt.integer(pn.units),
             unit=unit_name,
-            point=point_text(p.point, lang) + busy_text(pn.host_busy, lang),
+            point=point_text(point, lang) + busy_text(pn.host_busy, lang),
             factors=fw.names(apps, lang),
         )
     return tr(
@@ -135,5 +151,5 @@ def _combination(p: Verdict, pn: ProjectionNumbers, lang: str, unit_name: str) -
         hours=fmt.hours(pn.seconds, lang),
         units=fmt.integer(pn.units),
         unit=unit_name,
-        point=point_text(p.point, lang) + busy_text(pn.host_busy, lang),
+        point=point_text(point, lang) + busy_text(pn.host_busy, lang),
     )

@@ -10,7 +10,7 @@ own numbers and reason codes, as the report's parentheses do."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from benchkit.config.backends import BACKENDS, BackendName, EngineKind
 from benchkit.config.schema import StudyText
@@ -20,7 +20,7 @@ from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import reasons, registry
 from benchkit.report.verdicts.compare_words import comparison_text
 from benchkit.report.verdicts.folder import Analysed
-from benchkit.report.writeup import answer, post_terms, recommend
+from benchkit.report.writeup import answer, post_terms, recommend, titles
 from benchkit.report.writeup.conditions import params_text
 
 # A card as evidence.gpu_of names it: its name, then the first characters of its UUID.
@@ -128,10 +128,12 @@ def _model(a: Analysed) -> tuple[str, bool, float | None]:
 
 
 def post_title(a: Analysed, lang: str, found: str = "") -> str:
-    """A post's title: what was found, on what ('Random-weight X on one NVIDIA H200: 6 slots,
-    about 10.0 min per 100 units', answer.finding); without a finding, what ran ('... with
-    llama.cpp: backend, parallel slots and MTP')."""
-    name, synthetic, _ = _model(a)
+    """A post's title: what was found with its figure, on what ('Random-weight GLM4MoE-30B-A3B
+    on one NVIDIA H200: Vulkan took 1.21x–1.31x the time of CUDA (provisional)',
+    answer.finding); without a finding, what ran ('... with llama.cpp: backend, parallel
+    slots and MTP'). The model by its short name: the lead gives the full one."""
+    full, synthetic, _ = _model(a)
+    name = titles.short_name(full)
     model = tr(lang, "Random-weight {model}", model=name) if synthetic else name
     model = model or tr(lang, "a model")
     if found:
@@ -140,7 +142,9 @@ def post_title(a: Analysed, lang: str, found: str = "") -> str:
             "{model} on {where}{check}: {finding}",
             model=model,
             where=_where(a, lang),
-            check=_checked(a, lang),
+            # The cards that only checked points are the lead's to say: a title with a
+            # finding stays short.
+            check="",
             finding=found,
         )
     factors = i18n.list_text([i18n.factor_name(f, lang) for f in a.sweep.varying], lang)
@@ -329,20 +333,9 @@ def _machines(a: Analysed, lang: str) -> list[str]:
                 n=n,
             )
         )
-    for e in a.sweep.contaminated:
-        if e["attribute"] != "card_memory":
-            continue
-        out.append(
-            tr(
-                lang,
-                "{jobs:capital} started with {value} more of the card's memory in use than the "
-                "least the sweep's jobs found (what held it was not recorded): the comparisons "
-                "count them as the same card in another state, compared with the other jobs "
-                "only through a point measured in both.",
-                jobs=i18n.jobs_text(e["jobs"], lang),
-                value=e["value"],
-            )
-        )
+    # A card another process held memory of is said once, after the answer, where the post
+    # lists what differs per job (review 11: the lead said it before the results, and two
+    # sections again).
     return out
 
 
@@ -517,14 +510,17 @@ def _partial(n: SlotsNumbers, lang: str) -> str:
 
 
 def recommendation(
-    by: Mapping[str, an.Verdict], lang: str, varying: Sequence[str] | None = None
+    by: Mapping[str, an.Verdict],
+    lang: str,
+    varying: Sequence[str] | None = None,
+    cannot: Collection[str] = (),
 ) -> str:
     """The answer's recommendation, once (the report's Use this and Summary each have their
     own): the setting to use, and how sure (recommend.recommendation). With `varying` (the
     factors the sweep varied), the settings it chose, and those it held fixed apart."""
     rec = recommend.recommendation(by)
     point = recommend.point_words(rec, by, lang, varying)
-    fixed = recommend.held_fixed(rec.point, varying, lang) if varying is not None else ""
+    fixed = recommend.held_fixed(rec.point, varying, lang, cannot) if varying is not None else ""
     if rec.state in (recommend.SETTLED, recommend.PROVISIONAL):
         # The headline above names each verdict, so the setting they make is said there; what
         # it cannot say is which settings the sweep held fixed.
@@ -581,7 +577,7 @@ def post_view(
         "answer": [
             line
             for line in (
-                recommendation(by, lang, a.sweep.varying),
+                recommendation(by, lang, a.sweep.varying, recommend.cannot_vary_in(a)),
                 drift,
                 _not_isolated(f"{a.study.question} {words.question or ''}", lang),
             )

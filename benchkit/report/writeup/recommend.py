@@ -4,7 +4,8 @@ the same point otherwise as the best measured one, in the same words (`point_wor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from benchkit.report.analysis.numbers import Point, ProjectionNumbers, of
@@ -12,6 +13,7 @@ from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import i18n, tr, trn
 from benchkit.report.verdicts import factor_words, registry
 from benchkit.report.verdicts.common import Verdict, is_setting
+from benchkit.report.verdicts.folder import Analysed
 
 # What the recommendation is, from the projection's point and how settled the verdicts are:
 # "settled" (every deciding verdict complete), "provisional" (every planned point finished but
@@ -102,13 +104,37 @@ def split(point: Point, varying: Sequence[str] | None) -> tuple[Point, Point]:
     return chosen, {k: x for k, x in point.items() if k not in varying}
 
 
-def held_fixed(point: Point | None, varying: Sequence[str], lang: str) -> str:
+# A model's name that says it carries MTP layers (benchkit's synthetic models and published
+# files name them so: synth-GLM4MoE-30B-A3B-MTP-Q4_K).
+_MTP_NAME = re.compile(r"(?<![A-Za-z])MTP(?![A-Za-z])")
+
+
+def cannot_vary(models: Iterable[str], drafted: bool) -> frozenset[str]:
+    """The factors the study's models could not have set another way: MTP where no model
+    names MTP layers and no job ran with it on. Its 'off' is then no setting held fixed
+    (review 11: "MTP off were held fixed" for a model without MTP layers)."""
+    if drafted or any(_MTP_NAME.search(m) for m in models):
+        return frozenset()
+    return frozenset({"mtp"})
+
+
+def cannot_vary_in(a: Analysed) -> frozenset[str]:
+    """`cannot_vary` for a study's own models and jobs."""
+    models = [m.name for r in a.results if (m := r.result.provenance.model) and m.name]
+    drafted = any(str(r.factors.get("mtp")).lower() == "true" for r in a.results)
+    return cannot_vary(models, drafted)
+
+
+def held_fixed(
+    point: Point | None, varying: Sequence[str], lang: str, cannot: Collection[str] = ()
+) -> str:
     """' This sweep varied parallel slots; CUDA and MTP off were held fixed, not compared.'
     ('' where the sweep varied every setting of the point): a setting the sweep never varied
-    is not one it chose."""
+    is not one it chose; one the model cannot vary (`cannot`, cannot_vary) is not said."""
     if not point:
         return ""
     _chosen, fixed = split(point, varying)
+    fixed = {k: x for k, x in fixed.items() if k not in cannot}
     if not fixed:
         return ""
     names = [i18n.factor_name(k, lang) for k in varying]

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 import yaml
 
@@ -30,8 +31,8 @@ from benchkit.report import ledger
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.analysis import racing, warmup
-from benchkit.report.lang import grammar
-from benchkit.report.lang.i18n import point_text
+from benchkit.report.lang import grammar, tr
+from benchkit.report.lang.i18n import list_text, point_text
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry, voice
 from benchkit.report.verdicts.folder import Analysed, analyse_folder
@@ -43,6 +44,7 @@ from benchkit.report.writeup.conditions import command_lines
 from benchkit.report.writeup.conditions import reported_gpus as _reported_gpus
 from benchkit.report.writeup.headline import headline as headline_of
 from benchkit.report.writeup.page import write_report
+from benchkit.report.writeup.post import post_title
 from benchkit.report.writeup.race_check import race_checks
 from benchkit.report.writeup.use_this import use_this
 from benchkit.report.writeup.view import study_words, unit_word, view_model
@@ -198,8 +200,15 @@ def _render_analysed(
             pvm = vm_for(published=True)
             pvm["use_this"] = use_this_view(uses, lang, best_so_far=best_so_far, post=True)
             _add_ground_truth(pvm, source, a)
+            # A study that asks how the server compares with llama-batched-bench has that
+            # figure for its finding: the title states it.
+            question = f"{a.study.question} {pvm.get('question') or ''}"
+            agreement = cast("list[Mapping[str, Any]]", pvm["agreement"])
+            if found := gt_words.question_finding(question, agreement, lang):
+                pvm["title"] = post_title(a, lang, found)
             pvm["energy"] = energy.energy_view(a, None, lang)  # its figure is in out_dir already
             pvm["racing"] = racing.racing_view(a.source, lang, left_out(a.results), checks)
+            pvm["left_to_report"] = _left_to_report(pvm, lang)
             # The post links the report it was written from, which keeps what a post leaves
             # out (definitions, the whole ledger, each job's flags).
             pvm["report_link"] = Path(os.path.relpath(out_dir / "report.md", publish)).as_posix()
@@ -207,6 +216,27 @@ def _render_analysed(
         if ledger_file is not None:
             ledger.append(ledger_file, entry)
     return out_dir
+
+
+def _left_to_report(vm: Mapping[str, Any], lang: str) -> str:
+    """The per-job tables a post leaves to its report (templates: the roofline, the benchmarks
+    where its question is not about them, the race's points, the energy per job), in a list;
+    '' where it leaves none. A post keeps the tables that carry its findings (review 11)."""
+    energy_view = vm.get("energy")
+    racing_view = vm.get("racing")
+    left = [
+        tr(lang, "the decode roofline per job") if vm.get("roofline") else "",
+        tr(lang, "the agreement with llama.cpp's own benchmarks per job")
+        if vm.get("ground_truth") and not vm.get("question_figure")
+        else "",
+        tr(lang, "each point the race stopped")
+        if isinstance(racing_view, Mapping) and racing_view.get("rows")
+        else "",
+        tr(lang, "the energy and telemetry per job")
+        if isinstance(energy_view, Mapping) and energy_view.get("rows")
+        else "",
+    ]
+    return list_text([x for x in left if x], lang)
 
 
 def _measured_utc(results: Sequence[JobResult]) -> str | None:

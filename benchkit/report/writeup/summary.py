@@ -39,7 +39,7 @@ def status_and_summary(
     rec = recommend.recommendation(by)
     point = recommend.point_words(rec, by, lang, a.sweep.varying)
     # Only what the sweep chose is named; the settings it held fixed are said as such.
-    fixed = recommend.held_fixed(rec.point, a.sweep.varying, lang)
+    fixed = recommend.held_fixed(rec.point, a.sweep.varying, lang, recommend.cannot_vary_in(a))
     summary = [_recommendation_line(rec, point, fixed, proj, unsettled, lang)]
     if proj is not None:
         summary.append(

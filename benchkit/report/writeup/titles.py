@@ -4,6 +4,8 @@ model, and asked about parallel slots for an MTP or open-loop sweep)."""
 
 from __future__ import annotations
 
+import re
+
 from benchkit.report.lang import i18n, tr
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
@@ -90,3 +92,16 @@ def _where(a: Analysed, lang: str) -> str:
         - {"", "local"}
     )
     return " / ".join(names) if names else tr(lang, "this machine's GPU")
+
+
+# What a title leaves out of a model's file name: benchkit's prefix for the random-weight
+# models it writes (the title says "Random-weight"), and the quantization suffix (the lead
+# gives the full name).
+_SYNTH = re.compile(r"^synth-", re.IGNORECASE)
+_QUANT = re.compile(r"[-_.](?:I?Q\d\w*|BF16|F16|F32)$", re.IGNORECASE)
+
+
+def short_name(name: str) -> str:
+    """A model's name as a title gives it: 'GLM4MoE-30B-A3B-MTP' for
+    'synth-GLM4MoE-30B-A3B-MTP-Q4_K' (review 11: a model's full name made long titles)."""
+    return _QUANT.sub("", _SYNTH.sub("", name)) or name

@@ -387,12 +387,12 @@ def _corrections_intro(corr: ledger.Corrections, changed: bool, published: bool,
         return tr(lang, "Verdicts that changed since an earlier publication of this study:")
     if changed:
         return (
-            ledger_words.no_change_intro(last, corr["rules"], lang)
+            ledger_words.no_change_intro(last, corr["rules"], lang, published)
             + " "
             + tr(lang, "Earlier publications corrected these verdicts, as recorded:")
         )
     if corr["earlier"]:
-        return ledger_words.no_change_intro(last, corr["rules"], lang)
+        return ledger_words.no_change_intro(last, corr["rules"], lang, published)
     if published:
         return tr(lang, "First publication of this study: nothing to correct yet.")
     return tr(lang, "The study's ledger records no earlier publication yet: nothing to correct.")
@@ -458,9 +458,12 @@ def _corrections_view(
             or (c["earlier_status"] != c["now_status"])
         ):
             words = {"earlier": earlier, "now": now}
+            # "The post of {date} gave ...": the earlier publication's date, never this one's
+            # (review 11: a correction row that cited the publication it is in).
+            before = (corr.get("last_date") or "")[:16].replace("T", " ")
             post_lines.append(
                 ledger_words.post_line(
-                    c, date, i18n.factor_name(label, lang), words.__getitem__, lang
+                    c, before or date, i18n.factor_name(label, lang), words.__getitem__, lang
                 )
             )
         changes.append(

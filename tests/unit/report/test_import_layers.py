@@ -66,6 +66,9 @@ KIND_MAY = (
     "benchkit.report.verdicts.cold_words",
     "benchkit.report.verdicts.compare_words",
     "benchkit.report.verdicts.figures",
+    # Whether the words are a report's or a post's (a post says a proviso once, in the list
+    # under its answer: the drafting clause leaves its cost proviso to it).
+    "benchkit.report.verdicts.voice",
     # The language layer.
     "benchkit.report.lang",
 )

@@ -106,6 +106,17 @@ GLOSSARY = (
     Term("the workload's file (a fixture)", "워크로드 파일", ("픽스처",)),
     Term("elapsed (wall-clock) time", "경과 시간", ("벽시계",)),
     Term("an open comparison, in a list or a cell", "미결", ("판가름하지 못함",)),
+    # Review 11: one word a concept where two were still mixed. "Not decided" in prose is
+    # 판가름하지 못했습니다 (미결 in a cell), as docs/methods.ko.md says it; "as measured" is
+    # 측정한 그대로; greedy is 그리디, never the English beside it; a race is 레이스.
+    Term(
+        "not decided (a comparison, a verdict), in prose",
+        "판가름하지 못",
+        ("판정되지 않", "판정된 비교"),
+    ),
+    Term("as measured (a cold start kept)", "측정한 그대로", ("잰 그대로",)),
+    Term("greedy (sampling, answers)", "그리디", (r"(?<![{_a-z])greedy(?![_a-z}])",)),
+    Term("a race, a racing sweep", "레이스", ("레이싱",)),
 )
 # 기준 names a basis of seconds per unit (처리량 기준, 슬롯 지연 기준) and nothing else.
 GIJUN_BASIS = re.compile(r"(처리량|지연|두|늘|이|같은) 기준")

@@ -17,6 +17,7 @@ from benchkit.report.analysis.numbers import (
 from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
+from benchkit.report.verdicts import voice
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause, said
 
@@ -143,6 +144,11 @@ def cost(v: Verdict, lang: str, series: Point | None = None) -> str:
     '' where drafts were accepted."""
     n = of(DraftingNumbers, v.numbers)
     if "drafts_rejected" not in v.reasons or not n.acceptance_range:
+        return ""
+    if voice.in_post() and v.status != COMPLETE:
+        # A post says it once, in the list under its answer (writeup.post.unsettled), which
+        # gives every provisional verdict's reasons: review 11 found it three times in one
+        # post, twice in the answer before the list said it again.
         return ""
     share = n.acceptance_range[1]
     if series:
