@@ -28,6 +28,7 @@ from benchkit.report.verdicts import compare_words, registry
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import answer, conditions, headline, post, recommend
+from benchkit.report.writeup.before_prompt_words import before_prompt_line
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.result_columns import result_columns
 from benchkit.report.writeup.sections import factor_sections, lead_figure
@@ -265,7 +266,9 @@ def _time_view(a: Analysed, rows: Sequence[Row], lang: str) -> dict[str, object]
         r.get("gpu_busy_share") is not None or r.get("server_busiest_thread_share") is not None
         for r in found
     )
-    return {"time_rows": found, "time_busy": busy}
+    # The time before the server's prompt timer, in the study's figures (a review found it
+    # near half of each GPU call's time to first token, in no table).
+    return {"time_rows": found, "time_busy": busy, "before_prompt": before_prompt_line(found, lang)}
 
 
 def _claims_view(
