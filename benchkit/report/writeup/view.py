@@ -181,6 +181,9 @@ def view_model(
             s for s in sections if not answer.says_projection(by, s) and not answer.method_only(s)
         ]
 
+    # A caveat about one verdict is said beside its section, once (caveats.KINDS, `beside`).
+    beside = _beside(a, sections, lang)
+
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
     words = study_words(study, lang, a)
@@ -234,7 +237,8 @@ def view_model(
             {**DEFINITIONS, **(LOAD_DEFINITIONS if "capacity" in by else {})}, lang
         ),
         "comparing": compare_words.comparison_definitions(a.sweep.knee_gain, lang),
-        "caveats": _caveats(a, lang, published),
+        "caveats": _caveats(a, lang, published, beside),
+        "beside": beside,
         "claims": claims,
         "corrections": corr,
         **_quality_views(a, lang),
@@ -318,14 +322,30 @@ def _quality_views(a: Analysed, lang: str) -> dict[str, object]:
     }
 
 
-def _caveats(a: Analysed, lang: str, published: bool) -> list[str]:
+def _caveats(a: Analysed, lang: str, published: bool, beside: Mapping[str, list[str]]) -> list[str]:
     """The caveats, what the results' digests could not prove first (benchkit.trust). A
     post's lead has said what the model's weights and the machines leave unsaid: not again
-    here; reference data has its own section."""
+    here; reference data has its own section; a caveat said beside its section (`beside`)
+    is not said again."""
     skip = POST_SAYS if published else ("derived",)
     return trust_sentences(a.results, lang, unsigned=not published) + [
-        caveat_sentence(c, lang) for c in a.caveats if c["kind"] not in skip
+        caveat_sentence(c, lang)
+        for c in a.caveats
+        if c["kind"] not in skip and c.get("beside") not in beside
     ]
+
+
+def _beside(
+    a: Analysed, sections: Sequence[Mapping[str, object]], lang: str
+) -> dict[str, list[str]]:
+    """The caveats said beside a section of the kind they name, by that kind; one whose
+    section the page does not have stays in the caveats list."""
+    kinds = {str(s.get("kind")) for s in sections}
+    out: dict[str, list[str]] = {}
+    for c in a.caveats:
+        if c.get("beside") in kinds:
+            out.setdefault(str(c["beside"]), []).append(caveat_sentence(c, lang))
+    return out
 
 
 def _reference_view(a: Analysed, lang: str) -> dict[str, object]:
