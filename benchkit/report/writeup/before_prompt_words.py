@@ -31,12 +31,15 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
         text += " " + tr(
             lang,
             "The server's log times one part of it, from choosing a slot for the task to "
-            "starting it (its 'selected slot' and 'processing task' lines, matched to each call "
-            "by the prompt time and tokens it prints): {range} ms at the job medians; what the "
+            "starting it (its 'selected slot' and 'processing task' lines, matched to {matched} "
+            "of the {calls} calls by the prompt time and tokens it prints): {range} ms at the "
+            "job medians; what the "
             "server does in that interval is not in its log. The rest (the request and the first "
             "token crossing HTTP, reading and tokenising the prompt, and, with several slots, "
             "waiting for the server's loop) is not isolated.",
             range=span(lang, fmt.num(min(logged), 1), fmt.num(max(logged), 1)),
+            matched=fmt.integer(sum(r["slot_to_task_matched"] for r in rows)),
+            calls=fmt.integer(sum(r["before_prompt_calls"] for r in rows)),
         )
     else:
         text += " " + tr(

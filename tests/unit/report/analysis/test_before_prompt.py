@@ -70,6 +70,7 @@ def test_the_report_says_the_figure_per_job_and_what_is_not_isolated() -> None:
     assert [r["before_prompt_text"] for r in rows][:2] == ["92 (44–196)", "90 (4–230)"]
     line = before_prompt_line(rows, "en")
     assert "had job medians of 87–126 ms, 41%–50% of the call's time to first token" in line
+    assert "matched to 1,070 of the 1,120 calls" in line
     assert "60.9–89.2 ms at the job medians" in line and "is not isolated" in line
     # Korean says the same figures.
     assert "87~126 ms" in before_prompt_line(time_rows(a, an.records(a.df), "ko"), "ko")
