@@ -26,6 +26,7 @@ from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import compare_words, registry
 from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.verdicts.kind import Section
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import answer, conditions, headline, post, recommend
 from benchkit.report.writeup.before_prompt_words import before_prompt_line
@@ -238,7 +239,6 @@ def view_model(
         ),
         "comparing": compare_words.comparison_definitions(a.sweep.knee_gain, lang),
         "caveats": _caveats(a, lang, published, beside),
-        "beside": beside,
         "claims": claims,
         "corrections": corr,
         **_quality_views(a, lang),
@@ -322,7 +322,7 @@ def _quality_views(a: Analysed, lang: str) -> dict[str, object]:
     }
 
 
-def _caveats(a: Analysed, lang: str, published: bool, beside: Mapping[str, list[str]]) -> list[str]:
+def _caveats(a: Analysed, lang: str, published: bool, beside: set[str]) -> list[str]:
     """The caveats, what the results' digests could not prove first (benchkit.trust). A
     post's lead has said what the model's weights and the machines leave unsaid: not again
     here; reference data has its own section; a caveat said beside its section (`beside`)
@@ -335,17 +335,22 @@ def _caveats(a: Analysed, lang: str, published: bool, beside: Mapping[str, list[
     ]
 
 
-def _beside(
-    a: Analysed, sections: Sequence[Mapping[str, object]], lang: str
-) -> dict[str, list[str]]:
-    """The caveats said beside a section of the kind they name, by that kind; one whose
+def _beside(a: Analysed, sections: Sequence[Section], lang: str) -> set[str]:
+    """The caveats said beside a section of the kind they name (its first, where a kind has
+    several: said once), set on that section as `beside`; returns the kinds said so. One whose
     section the page does not have stays in the caveats list."""
-    kinds = {str(s.get("kind")) for s in sections}
-    out: dict[str, list[str]] = {}
+    first: dict[str, Section] = {}
+    for s in sections:
+        first.setdefault(str(s.get("kind")), s)
+    said: set[str] = set()
     for c in a.caveats:
-        if c.get("beside") in kinds:
-            out.setdefault(str(c["beside"]), []).append(caveat_sentence(c, lang))
-    return out
+        section = first.get(str(c.get("beside")))
+        if section is not None:
+            notes = section.setdefault("beside", [])
+            assert isinstance(notes, list)
+            notes.append(caveat_sentence(c, lang))
+            said.add(str(c["beside"]))
+    return said
 
 
 def _reference_view(a: Analysed, lang: str) -> dict[str, object]:
