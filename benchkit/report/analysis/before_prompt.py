@@ -16,6 +16,7 @@ first token, and in no table.
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 from collections.abc import Iterable, Mapping
@@ -132,8 +133,14 @@ def slot_to_task(lines: Iterable[str]) -> dict[Key, float]:
 
 def log_of(job_dir: Path) -> dict[Key, float]:
     """`slot_to_task` of a job's server log; empty without one."""
+    path = job_dir / SERVER_LOG
+    # Looked for first, as job_calls looks for telemetry: a large sweep's reference or
+    # synthetic results have no log, and the bounded reader resolves a path before it finds
+    # nothing there.
+    if not os.path.lexists(path):
+        return {}
     try:
-        return slot_to_task(bounded.lines(job_dir / SERVER_LOG))
+        return slot_to_task(bounded.lines(path))
     except OSError:
         return {}
 
