@@ -56,6 +56,9 @@ class BeforePrompt:
     share: float
     slot_to_task_ms: float | None = None
     matched: int = 0
+    # The calls' intervals summed (a job of one slot runs one call at a time, so this is
+    # the part of its wall clock they took).
+    total_ms: float = 0.0
 
 
 def before_prompt(
@@ -90,6 +93,7 @@ def before_prompt(
         share=statistics.median(shares),
         slot_to_task_ms=statistics.median(logged) if logged else None,
         matched=len(logged),
+        total_ms=sum(gaps),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchkit.report.lang import fmt, span, tr
+from benchkit.report.lang import fmt, i18n, span, tr
 from benchkit.report.writeup.time_rows import TimeRow
 
 
@@ -26,6 +26,17 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
         range=span(lang, fmt.num(min(medians), 0), fmt.num(max(medians), 0)),
         share=span(lang, fmt.pct(min(shares)), fmt.pct(max(shares))),
     )
+    one = [r for r in rows if r["before_prompt_wall_share"] is not None]
+    if one:
+        walls = [float(r["before_prompt_wall_share"] or 0.0) for r in one]
+        text += " " + tr(
+            lang,
+            "With one slot, where one call runs at a time, the calls' intervals before the prompt "
+            "timer summed to {share} of the job's "
+            "wall clock ({jobs}).",
+            share=span(lang, fmt.pct(min(walls)), fmt.pct(max(walls))),
+            jobs=i18n.jobs_text([r["job"] for r in one], lang),
+        )
     logged = [r["slot_to_task_ms"] for r in rows if r["slot_to_task_ms"] is not None]
     if logged:
         text += " " + tr(

@@ -43,6 +43,9 @@ class TimeRow(TypedDict):
     # The calls with the figure, and those of them the server's log matched.
     before_prompt_calls: int
     slot_to_task_matched: int
+    # A job of one slot: the intervals summed, as a share of its wall clock (one call runs at
+    # a time, so none overlaps another's work); None at more slots.
+    before_prompt_wall_share: float | None
 
 
 def rows_note(a: Analysed, lang: str) -> str:
@@ -135,9 +138,11 @@ def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list
         job = by_name.get(str(r["job"]))
         idle = None
         before = None
+        wall_share = None
         if job is not None:
             jc = a.calls.get(job.path)
             before = jc.before_prompt if jc is not None else None
+            wall_share = _wall_share(job, before, a.sweep.constants.get("slots"))
             slots = job.result.factors.get("slots") or a.sweep.constants.get("slots") or 1
             # The windows the report took when it read the calls, else from the file.
             read = a.calls.get(job.path)
@@ -166,9 +171,21 @@ def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list
                 slot_to_task_ms=before.slot_to_task_ms if before else None,
                 before_prompt_calls=before.calls if before else 0,
                 slot_to_task_matched=before.matched if before else 0,
+                before_prompt_wall_share=wall_share,
             )
         )
     return out
+
+
+def _wall_share(job: JobResult, b: BeforePrompt | None, constant: object) -> float | None:
+    """A one-slot job's intervals before the prompt timer summed, over its wall clock; None
+    at more slots or under open-loop load (calls then wait in a queue, in flight together)."""
+    slots = job.result.factors.get("slots", constant)
+    wall = job.result.metrics.wall_s
+    closed = job.result.factors.get("load") in (None, "closed")
+    if b is None or str(slots) != "1" or not wall or not closed:
+        return None
+    return b.total_ms / 1000 / float(wall)
 
 
 def _before_text(b: BeforePrompt | None, lang: str) -> str:

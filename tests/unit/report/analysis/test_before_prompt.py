@@ -71,6 +71,17 @@ def test_the_report_says_the_figure_per_job_and_what_is_not_isolated() -> None:
     line = before_prompt_line(rows, "en")
     assert "had job medians of 87–126 ms, 41%–50% of the call's time to first token" in line
     assert "matched to 1,070 of the 1,120 calls" in line
+    # Jobs 0 and 4 ran one slot: their calls' intervals, summed, over the wall clock.
+    one = {r["job"]: r["before_prompt_wall_share"] for r in rows if r["job"] in ("0", "4")}
+    for job, share in one.items():
+        calls = [json.loads(x) for x in (STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results" / job
+                                          / "calls.jsonl").read_text().splitlines()]  # fmt: skip
+        total = sum((c["t_first"] - c["t_sent"]) - c["timings"]["prompt_ms"] / 1000 for c in calls)
+        wall = json.loads((STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results" / job
+                           / "result.json").read_text())["metrics"]["wall_s"]  # fmt: skip
+        assert share == pytest.approx(total / wall)
+    assert "summed to 15%–22% of the job's wall clock (jobs 0 and 4)" in line
+    assert all(r["before_prompt_wall_share"] is None for r in rows if r["job"] not in one)
     assert "60.9–89.2 ms at the job medians" in line and "is not isolated" in line
     # Korean says the same figures.
     assert "87~126 ms" in before_prompt_line(time_rows(a, an.records(a.df), "ko"), "ko")
