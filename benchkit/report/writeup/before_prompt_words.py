@@ -35,7 +35,7 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
             "timer summed to {share} of the job's "
             "wall clock ({jobs}).",
             share=span(lang, fmt.pct(min(walls)), fmt.pct(max(walls))),
-            jobs=i18n.jobs_text([r["job"] for r in one], lang),
+            jobs=i18n.jobs_text(sorted((r["job"] for r in one), key=lambda j: (len(j), j)), lang),
         )
     logged = [r["slot_to_task_ms"] for r in rows if r["slot_to_task_ms"] is not None]
     if logged:
