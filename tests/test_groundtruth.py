@@ -157,9 +157,10 @@ def test_the_roofline_counts_the_kv_cache_read_at_the_calls_context() -> None:
             for c in recorded
         )
         assert row["context"] == pytest.approx(seen / steps)
-        assert row["kv_gb_per_token"] == pytest.approx(98304 * seen / steps / 1e9)
+        kv = row["kv_gb_per_token"]
+        assert kv is not None and kv == pytest.approx(98304 * seen / steps / 1e9)
         bw = r.result.provenance.hardware["bandwidth_gbs"]
-        total = row["weights_gb_per_token"] + row["kv_gb_per_token"]
+        total = row["weights_gb_per_token"] + kv
         assert row["ceiling_tok_s"] == pytest.approx(float(bw) / total)
     words = roofline_terms(results, rows, "en")
     assert "0.079 GB a token, 3.8% of the bytes counted" in words
@@ -178,3 +179,30 @@ def test_a_decode_step_attends_over_the_prompt_and_the_tokens_before_it() -> Non
     # 11, 12 and 13 positions; a call of one token has no decode step.
     assert kv_read.decode_context([10, 99], [4, 1]) == pytest.approx(12.0)
     assert kv_read.decode_context([5], [1]) is None
+
+
+def test_a_synthetic_model_s_shape_is_recorded_and_read_without_its_recipe_file(
+    tmp_path: Path, compose_cfg: Any
+) -> None:
+    """The job records a synthetic model's shape from its recipe, so the roofline's KV term
+    does not depend on finding the recipe among the model configs again (a user's own
+    recipe, or a config changed since): tiny-moe's 2 layers x 2 KV heads x 32."""
+    from benchkit.report.analysis import kv_read
+    from benchkit.results.schema import ModelInfo
+    from benchkit.server.engines import LlamaCpp
+
+    cfg = compose_cfg(f"cache_dir={tmp_path}")
+    info = LlamaCpp(cfg).models().info
+    shape = (info["n_layers"], info["n_kv_heads"], info["head_dim"], info["d_model"])
+    assert shape == (2, 2, 32, 128)
+    recorded = ModelInfo(
+        synthetic=True,
+        n_vocab=320,
+        n_layers=info["n_layers"],
+        n_kv_heads=info["n_kv_heads"],
+        head_dim=info["head_dim"],
+        d_model=info["d_model"],
+    )
+    assert kv_read.model_shape(recorded) == kv_read.ModelShape(2, 2, 32, 320, 128)
+    # A real model records none, and no file name says its recipe: not computed.
+    assert kv_read.model_shape(ModelInfo(synthetic=False, path="/m/qwen.gguf")) is None

@@ -6,8 +6,9 @@ the cache type's bytes per element, times the context. A review would not sign a
 counted the weights alone: that term grows with the context and is not small at long prompts.
 
 The shape (layers, KV heads, head width) is known here for a model benchkit wrote itself: its
-file is named by the hash of its recipe (benchkit.models.recipe.recipe_key), and the recipe of
-that hash is found among benchkit's model configs. Another model's shape is not recorded in
+job records it from the recipe, and results from before that name the file by the hash of its
+recipe (benchkit.models.recipe.recipe_key), whose recipe is found among benchkit's model
+configs. Another model's shape is not recorded in
 its results, so its KV term is not computed and the report says so.
 """
 
@@ -47,9 +48,15 @@ class ModelShape:
 
 
 def model_shape(model: ModelInfo | None) -> ModelShape | None:
-    """The shape of a synthetic model, by the recipe hash its file is named by; None for any
-    other model, or a hash no model config of this benchkit writes."""
-    if model is None or not model.synthetic or not model.path:
+    """The shape of a synthetic model: as its job recorded it, else by the recipe hash its
+    file is named by (results measured before the shape was recorded); None for any other
+    model, or a hash no model config of this benchkit writes."""
+    if model is None or not model.synthetic:
+        return None
+    r = model
+    if r.n_layers and r.n_kv_heads and r.head_dim and r.d_model and r.n_vocab:
+        return ModelShape(r.n_layers, r.n_kv_heads, r.head_dim, r.n_vocab, r.d_model)
+    if not model.path:
         return None
     m = _SYNTH_FILE.search(model.path)
     return _recipes(str(conf_dir() / "model")).get(m.group(1)) if m else None
