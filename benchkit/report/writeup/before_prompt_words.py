@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchkit.report.lang import fmt, i18n, span, tr
+from benchkit.report.lang import fmt, i18n, span, tr, trc
 from benchkit.report.writeup.time_rows import TimeRow
 
 
@@ -32,10 +32,12 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
         text += " " + tr(
             lang,
             "With one slot, where one call runs at a time, the calls' intervals before the prompt "
-            "timer summed to {share} of the job's "
-            "wall clock ({jobs}).",
+            "timer summed to {share} of the job's wall clock ({jobs}).",
             share=span(lang, fmt.pct(min(walls)), fmt.pct(max(walls))),
-            jobs=i18n.jobs_text(sorted((r["job"] for r in one), key=lambda j: (len(j), j)), lang),
+            # Every job of the table ran one slot: said so, not eighteen numbers.
+            jobs=trc(lang, "one-slot jobs", "every job")
+            if len(one) > 1 and len(one) == len(rows)
+            else i18n.jobs_text(sorted((r["job"] for r in one), key=lambda j: (len(j), j)), lang),
         )
     logged = [r["slot_to_task_ms"] for r in rows if r["slot_to_task_ms"] is not None]
     if logged:
