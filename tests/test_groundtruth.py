@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchkit.report.analysis import groundtruth as gt
 from benchkit.report.lang import fmt
 from benchkit.results.store import SCHEMA_VERSION, JobResult, find_results
@@ -126,3 +128,81 @@ def test_the_one_sequence_ceiling_bounds_only_one_sequence_steps_of_an_moe() -> 
         else:
             assert row["slots"] == 1 and row["share"] is not None
             assert 0 < row["share"] < 1
+
+
+def test_the_roofline_counts_the_kv_cache_read_at_the_calls_context() -> None:
+    """Review finding: the roofline counted the weights read per token and not the KV cache,
+    which grows with the context, yet called the ceiling a lower bound. On the published H200
+    decode study each job's bound now adds the keys and values one sequence reads at the mean
+    context of its decode steps, from the model's shape (its recipe, found by the hash its file
+    is named by), the cache type and its calls, and the report says what it counts."""
+    from benchkit.report.analysis import kv_read
+    from benchkit.report.analysis.job_calls import read_calls
+    from benchkit.report.writeup.groundtruth_words import roofline_terms
+
+    root = Path(__file__).parent.parent / "docs/studies/h200-glm4moe-30b-a3b-decode/results"
+    results = find_results(root)
+    calls = read_calls(results)
+    contexts = {r.job_dir.name: calls[r.path].decode_context for r in results}
+    rows = gt.roofline_rows(results, contexts)
+    shape = kv_read.model_shape(results[0].result.provenance.model)
+    # synth-glm4moe-30b-a3b's recipe: 48 layers, 4 KV heads of 128; f16 keys and values.
+    assert shape is not None and (shape.layers, shape.kv_heads, shape.head_dim) == (48, 4, 128)
+    assert kv_read.kv_bytes_per_position(shape, "f16", "f16") == 48 * 4 * 128 * 2 * 2
+    for row, r in zip(rows, results, strict=True):
+        recorded = [json.loads(x) for x in (r.job_dir / "calls.jsonl").read_text().splitlines()]
+        steps = sum(c["completion_tokens"] - 1 for c in recorded)
+        seen = sum(
+            (c["completion_tokens"] - 1) * (c["prompt_tokens"] + c["completion_tokens"] / 2)
+            for c in recorded
+        )
+        assert row["context"] == pytest.approx(seen / steps)
+        kv = row["kv_gb_per_token"]
+        assert kv is not None and kv == pytest.approx(98304 * seen / steps / 1e9)
+        bw = r.result.provenance.hardware["bandwidth_gbs"]
+        total = row["weights_gb_per_token"] + kv
+        assert row["ceiling_tok_s"] == pytest.approx(float(bw) / total)
+    words = roofline_terms(results, rows, "en")
+    assert "0.079 GB a token, 3.8% of the bytes counted" in words
+    assert "151,552 x 2,048" in words and "0.175 GB" in words
+    assert "which was not measured" in words
+    # A model whose shape is not known: the ceiling counts the weights alone, and says so.
+    alone = gt.roofline_rows(results)
+    assert all(r["kv_gb_per_token"] is None for r in alone)
+    assert "counts the active weights alone" in roofline_terms(results, alone, "en")
+
+
+def test_a_decode_step_attends_over_the_prompt_and_the_tokens_before_it() -> None:
+    from benchkit.report.analysis import kv_read
+
+    # 10 prompt tokens, 4 generated: the first from the prompt pass, then 3 decode steps over
+    # 11, 12 and 13 positions; a call of one token has no decode step.
+    assert kv_read.decode_context([10, 99], [4, 1]) == pytest.approx(12.0)
+    assert kv_read.decode_context([5], [1]) is None
+
+
+def test_a_synthetic_model_s_shape_is_recorded_and_read_without_its_recipe_file(
+    tmp_path: Path, compose_cfg: Any
+) -> None:
+    """The job records a synthetic model's shape from its recipe, so the roofline's KV term
+    does not depend on finding the recipe among the model configs again (a user's own
+    recipe, or a config changed since): tiny-moe's 2 layers x 2 KV heads x 32."""
+    from benchkit.report.analysis import kv_read
+    from benchkit.results.schema import ModelInfo
+    from benchkit.server.engines import LlamaCpp
+
+    cfg = compose_cfg(f"cache_dir={tmp_path}")
+    info = LlamaCpp(cfg).models().info
+    shape = (info["n_layers"], info["n_kv_heads"], info["head_dim"], info["d_model"])
+    assert shape == (2, 2, 32, 128)
+    recorded = ModelInfo(
+        synthetic=True,
+        n_vocab=320,
+        n_layers=info["n_layers"],
+        n_kv_heads=info["n_kv_heads"],
+        head_dim=info["head_dim"],
+        d_model=info["d_model"],
+    )
+    assert kv_read.model_shape(recorded) == kv_read.ModelShape(2, 2, 32, 320, 128)
+    # A real model records none, and no file name says its recipe: not computed.
+    assert kv_read.model_shape(ModelInfo(synthetic=False, path="/m/qwen.gguf")) is None

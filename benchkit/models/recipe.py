@@ -6,7 +6,17 @@ config schema can use the same class for `model.synthetic` without importing the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+# Bump when the bytes written for an unchanged recipe change (tensor set, KV keys,
+# tokenizer, init), so cached files written by older code are not reused.
+FORMAT_VERSION = 1
+
+# Recipe fields added after FORMAT_VERSION 1, with the value that writes what version 1 wrote.
+# At that value they stay out of recipe_key, so existing recipes keep their key and cached file.
+_KEY_DEFAULTS_SINCE_V1: dict[str, int] = {"nextn_layers": 0, "n_shared_experts": 0}
 
 
 # Not frozen: it is also the config's `model.synthetic` node, which overrides may set.
@@ -32,3 +42,15 @@ class SynthRecipe:
     # Always-active shared experts of width expert_ff each: glm4moe needs one or more
     # (its graph always runs the shared branch), qwen3moe has none.
     n_shared_experts: int = 0
+
+
+def recipe_key(recipe: SynthRecipe) -> str:
+    """A short hash of every recipe field and FORMAT_VERSION, stable across runs and machines.
+    Here, not beside the writer: the report finds a synthetic model's recipe by it without
+    importing numpy and gguf."""
+    fields = asdict(recipe)
+    for name, v1_value in _KEY_DEFAULTS_SINCE_V1.items():
+        if fields[name] == v1_value:
+            del fields[name]
+    payload = json.dumps({"format": FORMAT_VERSION, **fields}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]

@@ -14,14 +14,12 @@ llama-server drafts with under `--spec-type draft-mtp`.
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import json
 import logging
 import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import gguf
@@ -29,22 +27,17 @@ import numpy as np
 import numpy.typing as npt
 
 from benchkit.errors import UserError
+from benchkit.models.recipe import FORMAT_VERSION as FORMAT_VERSION  # re-exported
 from benchkit.models.recipe import SynthRecipe as SynthRecipe  # re-exported
+from benchkit.models.recipe import recipe_key as recipe_key  # re-exported
 from benchkit.models.tokenizer import N_BYTES as _N_BYTES
 from benchkit.models.tokenizer import SPECIALS as _SPECIALS
 from benchkit.models.tokenizer import add_tokenizer
 
 log = logging.getLogger(__name__)
 
-# Bump when the bytes written for an unchanged recipe change (tensor set, KV keys,
-# tokenizer, init), so cached files written by older code are not reused.
-FORMAT_VERSION = 1
 
 SUPPORTED_ARCHS: tuple[str, ...] = ("qwen3moe", "glm4moe")
-
-# Recipe fields added after FORMAT_VERSION 1, with the value that writes what version 1 wrote.
-# At that value they stay out of recipe_key, so existing recipes keep their key and cached file.
-_KEY_DEFAULTS_SINCE_V1: dict[str, int] = {"nextn_layers": 0, "n_shared_experts": 0}
 
 # Types gguf-py can write from numpy without llama-quantize (K-quants need it).
 _WEIGHT_TYPES: dict[str, gguf.GGMLQuantizationType] = {
@@ -92,16 +85,6 @@ class _TensorSpec:
     kind: str
     per_expert: bool  # leading axis is the expert: only n_experts_used of them run per token
     nextn: bool = False  # part of the NextN block: only runs when drafting
-
-
-def recipe_key(recipe: SynthRecipe) -> str:
-    """A short hash of every recipe field and FORMAT_VERSION, stable across runs and machines."""
-    fields = asdict(recipe)
-    for name, v1_value in _KEY_DEFAULTS_SINCE_V1.items():
-        if fields[name] == v1_value:
-            del fields[name]
-    payload = json.dumps({"format": FORMAT_VERSION, **fields}, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
 def model_path_for(recipe: SynthRecipe, cache: Path) -> Path:

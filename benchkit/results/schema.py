@@ -133,6 +133,11 @@ class ModelInfo:
     # A real model fetched from its packages: vocabulary, license, the upstream model, the
     # packages and the file's SHA-256 (none for a synthetic model or a user's file).
     n_vocab: int | None = None
+    # A synthetic model's shape, recorded from its recipe (the roofline's KV term).
+    n_layers: int | None = None
+    n_kv_heads: int | None = None
+    head_dim: int | None = None
+    d_model: int | None = None
     license: str | None = None
     upstream: str | None = None
     source: str | None = None

@@ -101,6 +101,12 @@ class ModelBlock(TypedDict, total=False):
     upstream: str
     source: str
     sha256: str
+    # A synthetic model's shape, from the recipe it was written from: the report's roofline
+    # counts the KV cache a decode step reads from it (report.analysis.kv_read).
+    n_layers: int
+    n_kv_heads: int
+    head_dim: int
+    d_model: int
 
 
 class PropsBlock(TypedDict):
@@ -284,6 +290,10 @@ class LlamaCpp(_Started):
 
             total, active = param_counts(m.synthetic)
             info["params_total_b"], info["params_active_b"] = total / 1e9, active / 1e9
+        if m.synthetic is not None and m.path is None:
+            r = m.synthetic
+            info["n_layers"], info["n_kv_heads"] = r.n_layers, r.n_kv_heads
+            info["head_dim"], info["d_model"] = r.head_dim, r.d_model
         if m.package is not None and m.path is None:
             # Real weights from the package index: the report's first lines say what they are.
             pkg = m.package

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from benchkit.measure.telemetry import is_partial
-from benchkit.report.analysis import caps, host_load, rate_swing
+from benchkit.report.analysis import caps, host_load, rate_swing, router
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.job_builds import (
     _days_between,
@@ -569,6 +569,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(("partial_telemetry",), _detect_partial_telemetry, _say_partial_telemetry),
     Kind(("client_httpx",), _detect_client_httpx, _say_client_httpx),
     Kind(("synthetic_model",), _detect_synthetic_model, _say_synthetic_model),
+    Kind(("random_router",), lambda src: router.detect(src.by_job, src.sw.varying), router.say),
     Kind(("host_busy",), lambda src: host_load.detect(src.by_job), host_load.say),
 )
 

@@ -1,9 +1,12 @@
 """Reference figures beside a sweep: the decode roofline per job, and agreement with llama.cpp's
 own benchmarks (llama-bench, llama-batched-bench) run on the same binary and model. Pure.
 
-The roofline: one sequence's decode reads every active weight once per token, so memory
-bandwidth / (active parameters x bytes per weight) bounds single-stream decode. Bytes per
-weight come from the model file's size over its parameter count.
+The roofline: one sequence's decode step reads every active weight once and the keys and values
+of its whole context, so memory bandwidth / (active weight bytes + KV cache bytes) bounds
+single-stream decode. Bytes per weight come from the model file's size over its parameter
+count; the KV bytes from the model's shape and the cache type (analysis.kv_read) at the mean
+context of the job's decode steps, from its calls. Where the shape is not known the KV term is
+not computed (None) and the ceiling counts the weights alone, which the report says.
 
 Ground truth is read from `<sweep>/ground-truth/llama-bench.json` (llama-bench -o json) and
 `<sweep>/ground-truth/batched-bench*.jsonl` (llama-batched-bench --output-format jsonl), one
@@ -19,8 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
+from benchkit.report.analysis import kv_read
 from benchkit.report.analysis.replayed import replayed
 from benchkit.results import bounded
+from benchkit.results.schema import ModelInfo
 from benchkit.results.store import JobResult
 
 GROUND_TRUTH_DIR = "ground-truth"
@@ -32,6 +37,11 @@ class RooflineRow(TypedDict):
     point: str
     slots: object
     bits_per_weight: float
+    # The active weights' bytes, the mean context of a decode step (positions) and the KV
+    # cache bytes read at it (None: not computed), and their sum, all per decoded token.
+    weights_gb_per_token: float
+    context: float | None
+    kv_gb_per_token: float | None
     gb_per_token: float
     ceiling_tok_s: float
     per_sequence_tok_s: float | None
@@ -141,8 +151,11 @@ TG_DROP = 0.10
 COLD_REP_SHARE = 0.8
 
 
-def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
-    """Per complete job with known bandwidth and parameters: ceiling and measured share."""
+def roofline_rows(
+    results: Sequence[JobResult], contexts: Mapping[str, float | None] | None = None
+) -> list[RooflineRow]:
+    """Per complete job with known bandwidth and parameters: ceiling and measured share.
+    `contexts`: each job's mean decode-step context (analysis.job_calls), by job name."""
     rows: list[RooflineRow] = []
     for r in results:
         if r.status != "complete":
@@ -156,8 +169,10 @@ def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
         if not (bw and total_b and active_b and size):
             continue
         bits = 8 * float(size) / (float(total_b) * 1e9)
-        bytes_per_token = float(active_b) * 1e9 * bits / 8
-        ceiling = float(bw) * 1e9 / bytes_per_token
+        weights = float(active_b) * 1e9 * bits / 8
+        context = (contexts or {}).get(r.job_dir.name)
+        kv = _kv_bytes(r, model, context)
+        ceiling = float(bw) * 1e9 / (weights + (kv or 0.0))
         per_seq = metrics.server_decode_tok_s
         seqs = _seqs_per_step(r)
         rows.append(
@@ -166,7 +181,10 @@ def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
                 "point": "",
                 "slots": r.factors.get("slots"),
                 "bits_per_weight": bits,
-                "gb_per_token": bytes_per_token / 1e9,
+                "weights_gb_per_token": weights / 1e9,
+                "context": context,
+                "kv_gb_per_token": None if kv is None else kv / 1e9,
+                "gb_per_token": (weights + (kv or 0.0)) / 1e9,
                 "ceiling_tok_s": ceiling,
                 "per_sequence_tok_s": per_seq,
                 "seqs_per_step": seqs,
@@ -177,6 +195,19 @@ def roofline_rows(results: Sequence[JobResult]) -> list[RooflineRow]:
             }
         )
     return rows
+
+
+def _kv_bytes(r: JobResult, model: object, context: float | None) -> float | None:
+    """The KV cache bytes one sequence's decode step reads at `context` positions: None where
+    the model's shape, the cache type or the context is not known."""
+    shape = kv_read.model_shape(model) if isinstance(model, ModelInfo) else None
+    if shape is None or context is None:
+        return None
+    # The cache types as the job recorded them: one not recorded is not guessed.
+    per = kv_read.kv_bytes_per_position(
+        shape, r.factors.get("cache_type_k"), r.factors.get("cache_type_v")
+    )
+    return None if per is None else per * context
 
 
 # A step of at most this many sequences on average is read as one sequence's.

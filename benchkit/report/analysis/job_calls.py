@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.measure.telemetry import TELEMETRY_FILE
-from benchkit.report.analysis import call_columns, warmup
+from benchkit.report.analysis import before_prompt as bp
+from benchkit.report.analysis import call_columns, kv_read, warmup
 from benchkit.report.analysis.call_columns import Columns, columns_of
 from benchkit.report.analysis.caps import JobCaps, job_caps
 from benchkit.report.analysis.slot_use import windows_of
@@ -46,6 +47,10 @@ class JobCalls:
     # Seconds each unit took (a single-pass job's), and each unit's window (every pass's).
     spans: dict[str, float] = field(default_factory=dict)
     windows: list[tuple[float, float]] = field(default_factory=list)
+    # The mean context of a decode step, in positions (the roofline's KV term), and the time
+    # before the server's prompt timer (analysis.before_prompt), of a complete job's calls.
+    decode_context: float | None = None
+    before_prompt: bp.BeforePrompt | None = None
 
 
 def read_calls(results: Sequence[JobResult]) -> dict[Path, JobCalls]:
@@ -83,9 +88,12 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
     windows = call_columns.windows(cols) if cols is not None else None
     if windows is None:
         windows = windows_of(calls)
+    context, before = _timing(r, calls, cols)
     if not single:
         # A job of several passes has its figures per pass in result.json.
-        return JobCalls(figures=figures, windows=windows)
+        return JobCalls(
+            figures=figures, windows=windows, decode_context=context, before_prompt=before
+        )
     caps, stalls, m = None, None, r.result.metrics
     # A file that is not there is no file cut short (reference data has none): its figures
     # are simply not drawn from calls, as before.
@@ -103,7 +111,30 @@ def job_calls(r: JobResult, shared: dict[frozenset[str], frozenset[str]] | None 
         found = find_stalls(job, calls, wall, units, tel, warmup.warmed(r), cols)
         stalls = found if found.stalls else None
     spans = spans_of(calls) if cols is None else call_columns.spans(cols)
-    return JobCalls(figures, caps, stalls, bad, spans, windows)
+    return JobCalls(figures, caps, stalls, bad, spans, windows, context, before)
+
+
+def _timing(
+    r: JobResult, calls: list[dict[str, object]], cols: Columns | None
+) -> tuple[float | None, bp.BeforePrompt | None]:
+    """A complete job's mean decode context and its time before the server's prompt timer,
+    from the columns where the file gave them, else from its successful calls."""
+    log = bp.log_of(r.job_dir)
+    if cols is not None:
+        context = kv_read.decode_context(cols.prompt_tokens, cols.completion)
+        return context, bp.before_prompt(cols.sent, cols.first, cols.prompt_ms, cols.prompt_n, log)
+    ok = [c for c in calls if c.get("ok") is True]
+    pairs = [
+        (int(str(p)), int(str(n)))
+        for p, n in ((c.get("prompt_tokens"), c.get("completion_tokens")) for c in ok)
+        if _count(p) and _count(n)
+    ]
+    context = kv_read.decode_context([p for p, _ in pairs], [n for _, n in pairs])
+    return context, bp.of_calls(ok, log)
+
+
+def _count(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _parse(path: Path) -> tuple[list[dict[str, object]], list[int], Columns | None, int, bool]:

@@ -1,14 +1,22 @@
 """The agreement section's sentences: each backend's llama-bench figures (a cold first
-repetition named and left out) and the llama-batched-bench rows that were not compared."""
+repetition named and left out) and the llama-batched-bench rows that were not compared; and
+the roofline's, what its bytes per token count and leave out, each term with its size."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchkit.report.analysis.groundtruth import AgreementRow, GroundTruth, all_flagged
+from benchkit.report.analysis import kv_read
+from benchkit.report.analysis.groundtruth import (
+    AgreementRow,
+    GroundTruth,
+    RooflineRow,
+    all_flagged,
+)
 from benchkit.report.lang import fmt, i18n, span, tr
 from benchkit.report.lang.words import BACKENDS
+from benchkit.results.store import JobResult
 
 
 def flag_text(flag: str | None, lang: str) -> str:
@@ -178,3 +186,86 @@ def bound_line(rows: Sequence[AgreementRow], lang: str) -> str:
         "the batch); the bench rate and the ratio are then ranges.",
         batches=", ".join(bounded),
     )
+
+
+def roofline_terms(results: Sequence[JobResult], rows: Sequence[RooflineRow], lang: str) -> str:
+    """What the roofline's bytes per token count and leave out, with each term's size from the
+    data: the KV cache at each job's mean decode context where the model's shape is known,
+    and the token-embedding table the declared active parameters over-count; where the shape
+    is not known, that the ceiling counts the weights alone ('' without rows)."""
+    if not rows:
+        return ""
+    by_job = {r.job_dir.name: r for r in results}
+    counted = [r for r in rows if r["kv_gb_per_token"] is not None]
+    out: list[str] = []
+    shape = None
+    if counted:
+        shape = kv_read.model_shape(by_job[counted[0]["job"]].result.provenance.model)
+    if counted and shape is not None:
+        factors = by_job[counted[0]["job"]].factors
+        k, v = str(factors.get("cache_type_k")), str(factors.get("cache_type_v"))
+        per = kv_read.kv_bytes_per_position(shape, k, v) or 0.0
+        out.append(
+            tr(
+                lang,
+                "The ceiling counts, per decoded token, the active weights and the KV cache one "
+                "sequence reads at the mean context of the job's decode steps: {layers} layers x "
+                "{heads} KV heads x {dim} values each for keys and values, stored as {cache} "
+                "({kib} KiB a position), times that context, {ctx} tokens (each call's prompt "
+                "and generated tokens, from its calls): {kv} GB a token, {share} of the bytes "
+                "counted.",
+                layers=shape.layers,
+                heads=shape.kv_heads,
+                dim=shape.head_dim,
+                cache=k if k == v else "/".join((k, v)),
+                kib=fmt.num(per / 1024, 0),
+                ctx=_range([r["context"] for r in counted], 0, lang),
+                kv=_range([r["kv_gb_per_token"] for r in counted], 3, lang),
+                share=_range_pct([_kv_share(r) for r in counted], lang),
+            )
+        )
+        bits = counted[0]["bits_per_weight"]
+        out.append(
+            tr(
+                lang,
+                "It leaves out the cache's cells beyond a call's own context and the "
+                "activations, and it over-counts the token-embedding table, which the declared "
+                "active parameters include whole where a step reads one row of it: {vocab} x "
+                "{width} at the file's {bits} bits a weight, {emb} GB. The ceiling is a lower "
+                "bound, and each share an upper bound, only as far as that over-count exceeds "
+                "what is left out, which was not measured.",
+                vocab=fmt.integer(shape.n_vocab),
+                width=fmt.integer(shape.d_model),
+                bits=fmt.num(bits, 2),
+                emb=fmt.num(shape.n_vocab * shape.d_model * bits / 8 / 1e9, 3),
+            )
+        )
+    alone = [r["job"] for r in rows if r["kv_gb_per_token"] is None]
+    if alone:
+        out.append(
+            tr(
+                lang,
+                "The ceiling of {jobs} counts the active weights alone: the KV cache a decode "
+                "step reads, which grows with the context, is not counted, as the model's "
+                "layers, KV heads and head width (or the job's cache type or calls) are not in "
+                "its results. Which way that ceiling is off is not known, so its share is no "
+                "bound either way.",
+                jobs=i18n.jobs_text(alone, lang),
+            )
+        )
+    return " ".join(out)
+
+
+def _kv_share(r: RooflineRow) -> float | None:
+    kv = r["kv_gb_per_token"]
+    return kv / r["gb_per_token"] if kv is not None and r["gb_per_token"] else None
+
+
+def _range(values: Sequence[float | None], digits: int, lang: str) -> str:
+    known = [v for v in values if v is not None]
+    return span(lang, fmt.num(min(known), digits), fmt.num(max(known), digits))
+
+
+def _range_pct(values: Sequence[float | None], lang: str) -> str:
+    known = [v for v in values if v is not None]
+    return span(lang, fmt.pct(min(known), 1), fmt.pct(max(known), 1))

@@ -252,12 +252,15 @@ def _add_ground_truth(vm: dict[str, object], source: Path, a: Analysed) -> None:
     """Roofline per job and agreement with llama.cpp's own benchmarks, where known."""
     lang = a.study.lang
     label = partial(point_text, lang=lang)
-    roofline = gt.roofline_rows(a.results)
+    # Each job's mean decode context, from its calls: the KV cache a step reads grows with it.
+    contexts = {r.job_dir.name: jc.decode_context for r in a.results if (jc := a.calls.get(r.path))}
+    roofline = gt.roofline_rows(a.results, contexts)
     factors = {r.job_dir.name: r.factors for r in a.results}
     for row in roofline:
         # Named by every factor the sweep varies: slots alone repeat across backends and MTP.
         row["point"] = label({k: factors[row["job"]].get(k) for k in a.sweep.varying})
     vm["roofline"] = roofline
+    vm["roofline_terms"] = gt_words.roofline_terms(a.results, roofline, lang)
     truth = gt.load_ground_truth(source)
     vm["ground_truth"] = truth
     agreement = gt.agreement_rows(a.results, truth, label) if truth else []

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from benchkit.report.analysis import slot_use
-from benchkit.report.lang import fmt, i18n, tr
+from benchkit.report.analysis.before_prompt import BeforePrompt
+from benchkit.report.lang import fmt, i18n, span, tr
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.results.store import CALLS_FILE, JobResult
@@ -32,6 +33,19 @@ class TimeRow(TypedDict):
     server_busiest_thread_share: object
     # The share of slot-time idle while the server had work (report.analysis.slot_use).
     slots_idle_share: object
+    # The time before the server's prompt timer (report.analysis.before_prompt): its median
+    # and range in words, its median share of time to first token, and the part of it the
+    # server's log times (slot chosen to task started); None where not known.
+    before_prompt_text: str
+    before_prompt_ms: float | None
+    before_prompt_share: float | None
+    slot_to_task_ms: float | None
+    # The calls with the figure, and those of them the server's log matched.
+    before_prompt_calls: int
+    slot_to_task_matched: int
+    # A job of one slot: the intervals summed, as a share of its wall clock (one call runs at
+    # a time, so none overlaps another's work); None at more slots.
+    before_prompt_wall_share: float | None
 
 
 def rows_note(a: Analysed, lang: str) -> str:
@@ -123,7 +137,12 @@ def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list
         point = {k: r.get(k) for k in a.sweep.varying}
         job = by_name.get(str(r["job"]))
         idle = None
+        before = None
+        wall_share = None
         if job is not None:
+            jc = a.calls.get(job.path)
+            before = jc.before_prompt if jc is not None else None
+            wall_share = _wall_share(job, before, a.sweep.constants.get("slots"))
             slots = job.result.factors.get("slots") or a.sweep.constants.get("slots") or 1
             # The windows the report took when it read the calls, else from the file.
             read = a.calls.get(job.path)
@@ -146,6 +165,36 @@ def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list
                 gpu_busy_share=r.get("gpu_busy_share"),
                 server_busiest_thread_share=r.get("server_busiest_thread_share"),
                 slots_idle_share=idle,
+                before_prompt_text=_before_text(before, lang),
+                before_prompt_ms=before.median_ms if before else None,
+                before_prompt_share=before.share if before else None,
+                slot_to_task_ms=before.slot_to_task_ms if before else None,
+                before_prompt_calls=before.calls if before else 0,
+                slot_to_task_matched=before.matched if before else 0,
+                before_prompt_wall_share=wall_share,
             )
         )
     return out
+
+
+def _wall_share(job: JobResult, b: BeforePrompt | None, constant: object) -> float | None:
+    """A one-slot job's intervals before the prompt timer summed, over its wall clock; None
+    at more slots or under open-loop load (calls then wait in a queue, in flight together)."""
+    slots = job.result.factors.get("slots", constant)
+    wall = job.result.metrics.wall_s
+    closed = job.result.factors.get("load") in (None, "closed")
+    if b is None or str(slots) != "1" or not wall or not closed:
+        return None
+    return b.total_ms / 1000 / float(wall)
+
+
+def _before_text(b: BeforePrompt | None, lang: str) -> str:
+    """'92 (44–196)': the median and the range, in ms ('–' where not known)."""
+    if b is None:
+        return fmt.num(None)
+    return tr(
+        lang,
+        "{median} ({range})",
+        median=fmt.num(b.median_ms, 0),
+        range=span(lang, fmt.num(b.low_ms, 0), fmt.num(b.high_ms, 0)),
+    )

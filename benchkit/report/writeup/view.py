@@ -26,8 +26,10 @@ from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import compare_words, registry
 from benchkit.report.verdicts.folder import Analysed
+from benchkit.report.verdicts.kind import Section
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import answer, conditions, headline, post, recommend
+from benchkit.report.writeup.before_prompt_words import before_prompt_line
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.result_columns import result_columns
 from benchkit.report.writeup.sections import factor_sections, lead_figure
@@ -180,6 +182,9 @@ def view_model(
             s for s in sections if not answer.says_projection(by, s) and not answer.method_only(s)
         ]
 
+    # A caveat about one verdict is said beside its section, once (caveats.KINDS, `beside`).
+    beside = _beside(a, sections, lang)
+
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
     words = study_words(study, lang, a)
@@ -233,7 +238,7 @@ def view_model(
             {**DEFINITIONS, **(LOAD_DEFINITIONS if "capacity" in by else {})}, lang
         ),
         "comparing": compare_words.comparison_definitions(a.sweep.knee_gain, lang),
-        "caveats": _caveats(a, lang, published),
+        "caveats": _caveats(a, lang, published, beside),
         "claims": claims,
         "corrections": corr,
         **_quality_views(a, lang),
@@ -265,7 +270,9 @@ def _time_view(a: Analysed, rows: Sequence[Row], lang: str) -> dict[str, object]
         r.get("gpu_busy_share") is not None or r.get("server_busiest_thread_share") is not None
         for r in found
     )
-    return {"time_rows": found, "time_busy": busy}
+    # The time before the server's prompt timer, in the study's figures (a review found it
+    # near half of each GPU call's time to first token, in no table).
+    return {"time_rows": found, "time_busy": busy, "before_prompt": before_prompt_line(found, lang)}
 
 
 def _claims_view(
@@ -315,14 +322,35 @@ def _quality_views(a: Analysed, lang: str) -> dict[str, object]:
     }
 
 
-def _caveats(a: Analysed, lang: str, published: bool) -> list[str]:
+def _caveats(a: Analysed, lang: str, published: bool, beside: set[str]) -> list[str]:
     """The caveats, what the results' digests could not prove first (benchkit.trust). A
     post's lead has said what the model's weights and the machines leave unsaid: not again
-    here; reference data has its own section."""
+    here; reference data has its own section; a caveat said beside its section (`beside`)
+    is not said again."""
     skip = POST_SAYS if published else ("derived",)
     return trust_sentences(a.results, lang, unsigned=not published) + [
-        caveat_sentence(c, lang) for c in a.caveats if c["kind"] not in skip
+        caveat_sentence(c, lang)
+        for c in a.caveats
+        if c["kind"] not in skip and c.get("beside") not in beside
     ]
+
+
+def _beside(a: Analysed, sections: Sequence[Section], lang: str) -> set[str]:
+    """The caveats said beside a section of the kind they name (its first, where a kind has
+    several: said once), set on that section as `beside`; returns the kinds said so. One whose
+    section the page does not have stays in the caveats list."""
+    first: dict[str, Section] = {}
+    for s in sections:
+        first.setdefault(str(s.get("kind")), s)
+    said: set[str] = set()
+    for c in a.caveats:
+        section = first.get(str(c.get("beside")))
+        if section is not None:
+            notes = section.setdefault("beside", [])
+            assert isinstance(notes, list)
+            notes.append(caveat_sentence(c, lang))
+            said.add(str(c["beside"]))
+    return said
 
 
 def _reference_view(a: Analysed, lang: str) -> dict[str, object]:

@@ -1,0 +1,158 @@
+"""The time before the server's prompt timer: a call's time to first token as the client
+measured it, less the prompt time the server reported for it (timings.prompt_ms). Pure but
+for reading server.log.
+
+What that time holds, the data show only in part. The client's side: the request going out,
+the first token coming back. The server's: reading the request and tokenising it, waiting for
+its loop to take the task, and what it does between choosing a slot and starting the task. The
+last is the one part the server's log times: its "selected slot" and "processing task" lines
+for the same slot. A task is matched to its call by the prompt time and prompt tokens its
+log line prints, which are the call's own timings (to the hundredth of a millisecond). The rest
+is not isolated.
+
+A review found about 100 ms of it per call on the GPU studies, near half of each call's time to
+first token, and in no table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchkit.results import bounded
+
+SERVER_LOG = "server.log"
+
+# llama.cpp's log time (minutes.seconds.milliseconds.microseconds since the server started),
+# and the lines around the interval the server times: a slot chosen for a task, the task
+# started on it, and the task's prompt time and tokens.
+_STAMP = r"^(\d+)\.(\d{2})\.(\d{3})\.(\d{3}) "
+_CHOSEN = re.compile(_STAMP + r".*get_availabl: id +(\d+) \| task -1 \| selected slot")
+_STARTED = re.compile(_STAMP + r".*launch_slot_: id +(\d+) \| task (\d+) \| processing task")
+_PROMPT = re.compile(
+    r"print_timing: id +\d+ \| task (\d+) \| prompt eval time = +([\d.]+) ms / +(\d+) tok"
+)
+
+# A call's key in the log: its prompt time as the log prints it (hundredths of a ms) and its
+# prompt tokens.
+Key = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class BeforePrompt:
+    """One job's calls: the time before the server's prompt timer, in milliseconds (median,
+    least, most), its median share of the call's time to first token, and, over the calls
+    its server log matches, the median interval between choosing a slot and starting the
+    task and how many calls were matched (0: no log, or none matched)."""
+
+    calls: int
+    median_ms: float
+    low_ms: float
+    high_ms: float
+    share: float
+    slot_to_task_ms: float | None = None
+    matched: int = 0
+    # The calls' intervals summed (a job of one slot runs one call at a time, so this is
+    # the part of its wall clock they took).
+    total_ms: float = 0.0
+
+
+def before_prompt(
+    sent: Iterable[float],
+    first: Iterable[float],
+    prompt_ms: Iterable[float],
+    prompt_n: Iterable[int],
+    log: Mapping[Key, float] | None = None,
+) -> BeforePrompt | None:
+    """From each call's send and first-token times (seconds) and the server's prompt time
+    (ms) and tokens, with the slot-to-task interval of each task of the server's log by its
+    key (`slot_to_task`). None without a call with a first token."""
+    gaps: list[float] = []
+    shares: list[float] = []
+    logged: list[float] = []
+    for s, f, p, n in zip(sent, first, prompt_ms, prompt_n, strict=True):
+        ttft = (float(f) - float(s)) * 1000
+        if ttft <= 0:
+            continue
+        gaps.append(ttft - float(p))
+        shares.append((ttft - float(p)) / ttft)
+        found = (log or {}).get((round(float(p) * 100), int(n)))
+        if found is not None:
+            logged.append(found)
+    if not gaps:
+        return None
+    return BeforePrompt(
+        calls=len(gaps),
+        median_ms=statistics.median(gaps),
+        low_ms=min(gaps),
+        high_ms=max(gaps),
+        share=statistics.median(shares),
+        slot_to_task_ms=statistics.median(logged) if logged else None,
+        matched=len(logged),
+        total_ms=sum(gaps),
+    )
+
+
+def of_calls(
+    calls: Iterable[Mapping[str, object]], log: Mapping[Key, float] | None = None
+) -> BeforePrompt | None:
+    """`before_prompt` of a job's calls as dicts: the successful ones with their times and
+    the server's prompt figures."""
+    rows: list[tuple[float, float, float, int]] = []
+    for c in calls:
+        timings = c.get("timings")
+        t = timings if isinstance(timings, dict) else {}
+        s, f, p, n = c.get("t_sent"), c.get("t_first"), t.get("prompt_ms"), t.get("prompt_n")
+        if c.get("ok") is True and _num(s) and _num(f) and _num(p) and _num(n):
+            rows.append((float(s), float(f), float(p), int(n)))  # type: ignore[arg-type]
+    if not rows:
+        return None
+    sent, first, prompt, tokens = zip(*rows, strict=True)
+    return before_prompt(sent, first, prompt, tokens, log)
+
+
+def slot_to_task(lines: Iterable[str]) -> dict[Key, float]:
+    """Each task's interval, in ms, from the server choosing its slot to starting it, by the
+    task's prompt time and tokens (a key two tasks share is left out: it names no one call)."""
+    chosen: dict[str, float] = {}
+    started: dict[str, float] = {}
+    out: dict[Key, float] = {}
+    shared: set[Key] = set()
+    for line in lines:
+        if m := _CHOSEN.match(line):
+            chosen[m.group(5)] = _ms(m)
+        elif (m := _STARTED.match(line)) and m.group(5) in chosen:
+            started[m.group(6)] = _ms(m) - chosen.pop(m.group(5))
+        elif (m := _PROMPT.search(line)) and m.group(1) in started:
+            key = (round(float(m.group(2)) * 100), int(m.group(3)))
+            if key in out:
+                shared.add(key)
+            out[key] = started.pop(m.group(1))
+    return {k: v for k, v in out.items() if k not in shared}
+
+
+def log_of(job_dir: Path) -> dict[Key, float]:
+    """`slot_to_task` of a job's server log; empty without one."""
+    path = job_dir / SERVER_LOG
+    # Looked for first, as job_calls looks for telemetry: a large sweep's reference or
+    # synthetic results have no log, and the bounded reader resolves a path before it finds
+    # nothing there.
+    if not os.path.lexists(path):
+        return {}
+    try:
+        return slot_to_task(bounded.lines(path))
+    except OSError:
+        return {}
+
+
+def _ms(m: re.Match[str]) -> float:
+    minutes, seconds, ms, us = (int(m.group(i)) for i in range(1, 5))
+    return (minutes * 60 + seconds) * 1000 + ms + us / 1000
+
+
+def _num(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
