@@ -20,7 +20,7 @@ from benchkit.report.analysis.numbers import (
 from benchkit.report.analysis.sweep import norm
 from benchkit.report.analysis.warmup import WarmState
 from benchkit.report.lang import clauses, fmt, tr
-from benchkit.report.lang.i18n import jobs_text, objective_value, point_text
+from benchkit.report.lang.i18n import jobs_text, list_text, objective_value, point_text
 from benchkit.report.verdicts.common import Verdict, _objective_of
 from benchkit.report.verdicts.compare_words import _pick
 from benchkit.report.verdicts.voice import first_time
@@ -201,3 +201,33 @@ def kept_text(pairs: Sequence[ComparisonJson], lang: str) -> str:
 
 def _shared(c: ComparisonJson) -> Point:
     return {k: x for k, x in c["other"].items() if norm(x) == norm(c["base"].get(k))}
+
+
+def cold_pairs(v: Verdict, lang: str) -> tuple[str, str] | None:
+    """Where only a cold start's leaving out decides a verdict's effect: the pairs' settings
+    without the verdict's own factor ("Vulkan, 1 slot", so that it is not read of the whole
+    verdict) and their ratios as measured; None otherwise."""
+    pairs = getattr(v.numbers, "as_measured", None) or []
+    measured = [c for c in pairs if c["ratio"] is not None]
+    if "decided_without_cold" not in v.reasons or not measured:
+        return None
+    at = [point_text({k: x for k, x in c["base"].items() if k != v.factor}, lang) for c in measured]
+    return (
+        list_text(list(dict.fromkeys(at)), lang),
+        list_text([fmt.ratio(c["ratio"], lang) for c in measured], lang),
+    )
+
+
+def cold_only(v: Verdict, lang: str) -> str:
+    """Where only a cold start's leaving out decides the effect, that and the comparisons as
+    measured ('' otherwise): a headline never names an effect the measured run leaves open
+    (rules v11, from a review that would not sign "MTP hurt at 1 slot" on that ground)."""
+    found = cold_pairs(v, lang)
+    if found is None:
+        return ""
+    return tr(
+        lang,
+        ", and at {settings} only with a cold start left out (as measured {ratios}, not decided)",
+        settings=found[0],
+        ratios=found[1],
+    )

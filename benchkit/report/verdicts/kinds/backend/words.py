@@ -7,6 +7,7 @@ from functools import partial
 from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import tr
 from benchkit.report.lang.i18n import backend_name
+from benchkit.report.verdicts.cold_words import cold_pairs
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause
 
@@ -31,7 +32,28 @@ def _backend_clause(b: Verdict, lang: str, rest: str | None) -> str:
     name = backend_name(b.verdict)
     if b.status != COMPLETE:
         # A provisional verdict's clause reads as provisional: the headline states no effect
-        # as found that a single comparison, or a cold start's leaving out, decides.
+        # as found that a single comparison, or a cold start's leaving out, decides; where only
+        # that leaving out decides it, the clause says so with the pairs as measured.
+        cold = cold_pairs(b, lang)
+        if cold is not None and rest is None:
+            return tr(
+                lang,
+                "{name} looks faster, at {settings} only with a cold start left out (as "
+                "measured {ratios}, not decided)",
+                name=name,
+                settings=cold[0],
+                ratios=cold[1],
+            )
+        if cold is not None:
+            return tr(
+                lang,
+                "{name} looks faster, at {settings} only with a cold start left out (as "
+                "measured {ratios}, not decided){rest}",
+                name=name,
+                settings=cold[0],
+                ratios=cold[1],
+                rest=rest,
+            )
         if rest is None:
             return tr(lang, "{name} looks faster", name=name)
         return tr(lang, "{name} looks faster{rest}", name=name, rest=rest)

@@ -18,6 +18,7 @@ from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
 from benchkit.report.verdicts import voice
+from benchkit.report.verdicts.cold_words import cold_only
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause, said
 
@@ -121,21 +122,6 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
     runs = mtp_runs_text(v.verdict, n.largest, lang) + cost(v, lang, n.primary) + cold_only(v, lang)
     hedged = v.status != COMPLETE and not measured_cost(v)
     return [partial(_drafting_clause, who, runs, lang, hedged)]
-
-
-def cold_only(v: Verdict, lang: str) -> str:
-    """Where only a cold start's leaving out decides the effect, that and the comparison as
-    measured ('' otherwise): a headline never names an effect the measured run leaves open
-    (rules v11, from a review that would not sign "MTP hurt at 1 slot" on that ground)."""
-    n = of(DraftingNumbers, v.numbers)
-    measured = [c for c in n.as_measured or [] if c["ratio"] is not None]
-    if "decided_without_cold" not in v.reasons or not measured:
-        return ""
-    return tr(
-        lang,
-        ", and only with a cold start left out (as measured {ratios}, not decided)",
-        ratios=list_text([fmt.ratio(c["ratio"], lang) for c in measured], lang),
-    )
 
 
 def cost(v: Verdict, lang: str, series: Point | None = None) -> str:
