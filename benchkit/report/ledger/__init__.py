@@ -61,6 +61,9 @@ from benchkit.report.ledger.types import (
     LedgerVerdict as LedgerVerdict,
 )
 from benchkit.report.ledger.types import (
+    SeriesChange as SeriesChange,
+)
+from benchkit.report.ledger.types import (
     Why as Why,
 )
 from benchkit.report.verdicts import registry
@@ -431,14 +434,32 @@ def diff(
         "missing_removed": [m for k, m in a_missing.items() if k not in b_missing],
         "numbers": number_changes(_numbers(earlier), _numbers(now), tol),
     }
+    moved = _series_moved(_numbers(earlier), _numbers(now))
+    if moved:
+        out["series"] = moved
     changed = presence != "both" or any(
-        out[k]
+        out.get(k)
         for k in (
             "value", "status", "reasons_added", "reasons_removed", "missing_added",
-            "missing_removed", "numbers",
+            "missing_removed", "numbers", "series",
         )
     )  # fmt: skip
     return out if changed else None
+
+
+def _series_moved(a: Mapping[str, object], b: Mapping[str, object]) -> list[SeriesChange]:
+    """The series of a per-series verdict whose runs differ between two entries that both
+    recorded them (light.Light.keep's `series`)."""
+    before, after = a.get("series"), b.get("series")
+    if not isinstance(before, list) or not isinstance(after, list):
+        return []
+    was = {json.dumps(x.get("series"), sort_keys=True): x.get("runs") for x in before}
+    out: list[SeriesChange] = []
+    for x in after:
+        key = json.dumps(x.get("series"), sort_keys=True)
+        if key in was and was[key] != x.get("runs"):
+            out.append({"series": x.get("series") or {}, "earlier": was[key], "now": x.get("runs")})
+    return out
 
 
 def _verdict_change(

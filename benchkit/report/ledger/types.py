@@ -90,6 +90,16 @@ class Diff(TypedDict):
     # The comparison's size (light.RANGES) where both entries recorded it and it moved
     # beyond the tolerance; absent in diffs made before rules v6.
     numbers: NotRequired[list[NumberChange]]
+    # A verdict given per series whose runs moved in a series (both entries recorded them).
+    series: NotRequired[list[SeriesChange]]
+
+
+class SeriesChange(TypedDict):
+    """One series of a per-series verdict whose value moved: its point and both values."""
+
+    series: dict[str, object]
+    earlier: object
+    now: object
 
 
 class Change(TypedDict):

@@ -80,6 +80,14 @@ class Light:
             out["cold_s"] = {str(c["job"]): round(float(c["excess_s"]), 1) for c in cold}
         if j.get("across"):
             out["knee_across"] = True
+        # A verdict given per series (MTP on each backend): each series' runs, so that a
+        # series whose effect moved is a correction too (rules v14: the H100 study's Vulkan
+        # series moved while the headline's first series did not, and no row said so).
+        series = j.get("by_series")
+        if isinstance(series, list) and len(series) > 1:
+            out["series"] = [
+                {"series": x["series"], "runs": x["runs"]} for x in series if isinstance(x, dict)
+            ]
         return out
 
     @staticmethod

@@ -21,7 +21,7 @@ from benchkit.report.analysis.caveats import caveat_sentence
 from benchkit.report.analysis.claims import ClaimCheck, Refuted
 from benchkit.report.analysis.quality import quality_view
 from benchkit.report.analysis.sweep import Row
-from benchkit.report.lang import NC_, fmt, i18n, tr, trc_marked, trn
+from benchkit.report.lang import NC_, clauses, fmt, i18n, tr, trc_marked, trn
 from benchkit.report.ledger import words as ledger_words
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import compare_words, registry
@@ -438,6 +438,37 @@ def _no_ledger_view(study_name: str, lang: str) -> dict[str, object]:
     return {"intro": intro, "post_intro": intro, "post_lines": [], "changes": [], "confirmed": []}
 
 
+def _series_text(c: ledger.Change, lang: str) -> list[str]:
+    """Each series of a per-series verdict whose value moved: 'on Vulkan: hurt at 8+ slots
+    → hurt at 4+ slots' (the value as the verdict words it, from the kept runs)."""
+    light = Light.of(c["now_numbers"])
+    return [
+        tr(
+            lang,
+            "on {series}: {earlier} → {now}",
+            series=i18n.point_text(x["series"], lang),
+            earlier=registry.value_text(c["factor"], x["earlier"], lang, light),
+            now=registry.value_text(c["factor"], x["now"], lang, light),
+        )
+        for x in c["diff"].get("series") or []
+    ]
+
+
+def _with_series(words: dict[str, str], c: ledger.Change, lang: str) -> dict[str, str]:
+    """A post's correction sentence's two values, each with the series whose value moved
+    ("..., on Vulkan hurt at 8+ slots")."""
+    light = Light.of(c["now_numbers"])
+    for x in c["diff"].get("series") or []:
+        for side, value in (("earlier", x["earlier"]), ("now", x["now"])):
+            words[side] += tr(
+                lang,
+                ", on {series} {value}",
+                series=i18n.point_text(x["series"], lang),
+                value=registry.value_text(c["factor"], value, lang, light),
+            )
+    return words
+
+
 def _corrections_view(
     corr: ledger.Corrections | None,
     ledger_file: Path | None,
@@ -483,9 +514,10 @@ def _corrections_view(
         if c["current"] and (
             c["diff"]["presence"] != "both"
             or c["diff"]["value"]
+            or c["diff"].get("series")
             or (c["earlier_status"] != c["now_status"])
         ):
-            words = {"earlier": earlier, "now": now}
+            words = _with_series({"earlier": earlier, "now": now}, c, lang)
             # "The post of {date} gave ...": the earlier publication's date, never this one's
             # (review 11: a correction row that cited the publication it is in).
             before = (corr.get("last_date") or "")[:16].replace("T", " ")
@@ -494,6 +526,7 @@ def _corrections_view(
                     c, before or date, i18n.factor_name(label, lang), words.__getitem__, lang
                 )
             )
+        what = ledger_words.what_changed(c, lang)
         changes.append(
             {
                 "factor": i18n.factor_name(label, lang),
@@ -506,7 +539,7 @@ def _corrections_view(
                 "now_status": tr(lang, "no verdict")
                 if gone
                 else i18n.status_word(c["now_status"], lang),
-                "what": ledger_words.what_changed(c, lang),
+                "what": clauses(lang, [t for t in [what, *_series_text(c, lang)] if t]),
                 "why": ledger_words.correction_why(c["why"], lang),
             }
         )
