@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from benchkit.results import bounded
 
 SERVER_LOG = "server.log"
@@ -71,29 +73,33 @@ def before_prompt(
     """From each call's send and first-token times (seconds) and the server's prompt time
     (ms) and tokens, with the slot-to-task interval of each task of the server's log by its
     key (`slot_to_task`). None without a call with a first token."""
-    gaps: list[float] = []
-    shares: list[float] = []
-    logged: list[float] = []
-    for s, f, p, n in zip(sent, first, prompt_ms, prompt_n, strict=True):
-        ttft = (float(f) - float(s)) * 1000
-        if ttft <= 0:
-            continue
-        gaps.append(ttft - float(p))
-        shares.append((ttft - float(p)) / ttft)
-        found = (log or {}).get((round(float(p) * 100), int(n)))
-        if found is not None:
-            logged.append(found)
-    if not gaps:
+    # As arrays: a 1,000-job report reads 200,000 calls here (0.34 s as a Python loop).
+    s, f = np.asarray(list(sent), dtype=float), np.asarray(list(first), dtype=float)
+    p, n = np.asarray(list(prompt_ms), dtype=float), np.asarray(list(prompt_n), dtype=np.int64)
+    ttft = (f - s) * 1000
+    timed = ttft > 0
+    if not timed.any():
         return None
+    gaps, p, n = ttft[timed] - p[timed], p[timed], n[timed]
+    shares = gaps / ttft[timed]
+    logged = (
+        [
+            found
+            for pp, nn in zip(np.round(p * 100).astype(np.int64).tolist(), n.tolist(), strict=True)
+            if (found := (log or {}).get((pp, nn))) is not None
+        ]
+        if log
+        else []
+    )
     return BeforePrompt(
-        calls=len(gaps),
-        median_ms=statistics.median(gaps),
-        low_ms=min(gaps),
-        high_ms=max(gaps),
-        share=statistics.median(shares),
+        calls=int(gaps.size),
+        median_ms=float(np.median(gaps)),
+        low_ms=float(gaps.min()),
+        high_ms=float(gaps.max()),
+        share=float(np.median(shares)),
         slot_to_task_ms=statistics.median(logged) if logged else None,
         matched=len(logged),
-        total_ms=sum(gaps),
+        total_ms=float(gaps.sum()),
     )
 
 
