@@ -144,4 +144,28 @@ def main():
               f" {e0 - s0:.2f} s, of which other prompts {covered:.2f} s")
 
 
+    # Rules v14 leave the unit that held a cold start out of every pair: the backend pair at 1 slot
+    # (job 0 Vulkan, job 4 CUDA) is compared on u001-u007 only. A unit's time is its span in
+    # calls.jsonl (first request to last response), scaled so a job's spans add up to its wall_s
+    # (the throughput basis, benchkit.racing.observe); the ratio is of the two means.
+    print("\n== 1 slot, MTP off: Vulkan (job 0) against CUDA (job 4), per-unit seconds (throughput basis)")
+
+    def per_unit(n):
+        res = json.loads((RESULTS / n / "result.json").read_text())
+        spans = {}
+        for line in (RESULTS / n / "calls.jsonl").read_text().splitlines():
+            if line.strip():
+                c = json.loads(line)
+                a, b = spans.get(c["unit"], (c["t_sent"], c["t_done"]))
+                spans[c["unit"]] = (min(a, c["t_sent"]), max(b, c["t_done"]))
+        spans = {u: b - a for u, (a, b) in spans.items()}
+        total = sum(spans.values())
+        return {u: s * res["metrics"]["wall_s"] / total for u, s in spans.items()}
+
+    vk, cu = per_unit("0"), per_unit("4")
+    for label, units in (("all units", sorted(vk)), ("u000 left out", [u for u in sorted(vk) if u != "u000"])):
+        v, c = sum(vk[u] for u in units) / len(units), sum(cu[u] for u in units) / len(units)
+        print(f"  {label} ({units[0]}-{units[-1]}, {len(units)} units): {v:.1f} s against {c:.1f} s a unit, {v / c:.2f}x")
+
+
 main()
