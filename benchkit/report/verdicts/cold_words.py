@@ -4,7 +4,7 @@ preceded each job's timed pass (benchkit.report.analysis.warmup)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from benchkit.report.analysis.numbers import (
     BackendNumbers,
@@ -203,7 +203,7 @@ def _shared(c: ComparisonJson) -> Point:
     return {k: x for k, x in c["other"].items() if norm(x) == norm(c["base"].get(k))}
 
 
-def cold_pairs(v: Verdict, lang: str) -> tuple[str, str] | None:
+def cold_pairs(v: Verdict, lang: str, drop: Collection[str] = ()) -> tuple[str, str] | None:
     """Where only a cold start's leaving out decides a verdict's effect: the pairs' settings
     without the verdict's own factor ("Vulkan, 1 slot", so that it is not read of the whole
     verdict) and their ratios as measured; None otherwise."""
@@ -211,18 +211,20 @@ def cold_pairs(v: Verdict, lang: str) -> tuple[str, str] | None:
     measured = [c for c in pairs if c["ratio"] is not None]
     if "decided_without_cold" not in v.reasons or not measured:
         return None
-    at = [point_text({k: x for k, x in c["base"].items() if k != v.factor}, lang) for c in measured]
+    # `drop`: settings the clause has named already (its series: "on Vulkan MTP ...").
+    gone = {v.factor, *drop}
+    at = [point_text({k: x for k, x in c["base"].items() if k not in gone}, lang) for c in measured]
     return (
         list_text(list(dict.fromkeys(at)), lang),
         list_text([fmt.ratio(c["ratio"], lang) for c in measured], lang),
     )
 
 
-def cold_only(v: Verdict, lang: str) -> str:
+def cold_only(v: Verdict, lang: str, drop: Collection[str] = ()) -> str:
     """Where only a cold start's leaving out decides the effect, that and the comparisons as
     measured ('' otherwise): a headline never names an effect the measured run leaves open
     (rules v11, from a review that would not sign "MTP hurt at 1 slot" on that ground)."""
-    found = cold_pairs(v, lang)
+    found = cold_pairs(v, lang, drop)
     if found is None:
         return ""
     return tr(

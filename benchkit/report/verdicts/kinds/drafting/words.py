@@ -111,7 +111,7 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
                 point_text(ser["series"], lang),
                 mtp_runs_text(ser["runs"], n.largest, lang)
                 + cost(v, lang, ser["series"])
-                + cold_only(v, lang),
+                + cold_only(v, lang, ser["series"]),
                 lang,
                 v.status != COMPLETE
                 and not measured_cost(v)
