@@ -1,8 +1,9 @@
 """Rules v14, each finding on the published data it came from: pairs of the H100 study whose
 cards share no point compared through a chain of cards; a job extended across cards placed
 unit by unit where its runs say which card each had, and never paired as one machine where
-they do not; the unit that held a cold start left out of every pair (H200 Vulkan, job 0); two
-states of one card said as such (qwen3, jobs 5 and 6), not as two machines."""
+they do not; a unit that held a cold start still paired less its excess (H200 Vulkan, job 0);
+a job that started with more of its card in use said so (qwen3, jobs 5 and 6), not "another
+machine"."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from functools import cache
 
 from benchkit.compare.engine import ACROSS, BRIDGED, SAME, WORSE
 from benchkit.paths import repo_root
-from benchkit.report.analysis.numbers import BackendNumbers, ProjectionNumbers, SlotsNumbers, of
+from benchkit.report.analysis.numbers import ProjectionNumbers, SlotsNumbers, of
 from benchkit.report.verdicts.compare_words import comparison_text
 from benchkit.report.verdicts.engine_of import comparison_json, engine_of
 from benchkit.report.verdicts.folder import Analysed, analyse_folder
@@ -74,28 +75,23 @@ def test_a_part_of_a_job_gives_no_figure_without_a_unit_in_common() -> None:
     assert "measured on several cards, which unit on which not recorded" in said
 
 
-def test_the_unit_that_held_a_cold_start_is_left_out_of_every_pair() -> None:
-    """H200 Vulkan job 0: its first unit kept 14.9 s after the 20.3 s excess came out (its
-    others 7.4-11.0 s), and kept the backend pair open; paired on u001-u007 it is decided,
-    and only with the cold start left out (as measured, it is not)."""
+def test_the_unit_that_held_a_cold_start_is_paired_less_its_excess() -> None:
+    """H200 Vulkan job 0: its first unit held the 20.3 s cold start and two stalls. Leaving
+    such units out of every pair (a v14 draft) decided the 1-slot backend pair only through
+    the stalls, and took 5 of the 8-slot job's 8 units, a first wave (review 12): the unit is
+    paired less the cold start's excess, and the pair stays open (1.27x, 0.95x-1.69x)."""
     a = analyse_folder(STUDIES / "h200-vulkan-vs-cuda" / "results")
     v = a.verdict("backend")
-    assert v is not None
-    n = of(BackendNumbers, v.numbers)
-    assert "open_pairs" not in v.reasons and "decided_without_cold" in v.reasons
-    (c,) = [
-        c
-        for c in n.comparisons or []
-        if c["other"] == {**c["base"], "backend": "vulkan"} and c["base"].get("slots") == 1
-    ]
-    assert c["units"] == 7 and c["outcome"] == WORSE and c["jobs"] == ["4", "0"]
+    assert v is not None and "open_pairs" in v.reasons
+    assert "decided_without_cold" not in v.reasons
     jobs = {x.job: x for xs in engine_of(a.sweep).by_point.values() for x in xs}
-    assert "u000" not in jobs["0"].units and "u000" in jobs["1"].units
+    assert "u000" in jobs["0"].units and len(jobs["3"].units) == 8
 
 
 def test_two_states_of_one_card_are_not_called_two_machines() -> None:
-    """qwen3 jobs 5 and 6 (8 and 16 slots) started with 19.7 GiB more of the sweep's one card
-    in use: the comparisons said "on two machines, no point run on both"."""
+    """qwen3 jobs 5 and 6 (8 and 16 slots) started with 19.7 GiB more of the card's memory in
+    use: the comparisons said "on two machines, no point run on both". Said as measured: the
+    memory at the server's start (review 12 would not sign "while something else held")."""
     a = analyse_folder(STUDIES / "h200-qwen3-30b-a3b" / "results")
     v = a.verdict("slots")
     assert v is not None
@@ -104,7 +100,7 @@ def test_two_states_of_one_card_are_not_called_two_machines() -> None:
     assert far
     for c in far:
         said = comparison_text(c, "en")
-        assert "on the same card while something else held 19.7 GiB of its memory" in said
+        assert "one of the two started with 19.7 GiB more of the card's memory in use" in said
         assert "on two machines" not in said
 
 

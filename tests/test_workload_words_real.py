@@ -57,10 +57,12 @@ def test_no_interval_across_machines() -> None:
     s = analyse_folder(QWEN).verdict("slots")
     assert s is not None and isinstance(s.numbers, SlotsNumbers)
     text = sentences.slots_sentence(s, "en")
-    # Rules v14: one card in two states, said as that (not "on two machines").
+    # Rules v14: one card in two states, said as what was measured (not "on two machines"):
+    # the memory in use at the server's start; what held it, and the card's identity, were
+    # not recorded (review 12).
     assert (
-        "8 slots took 1.04x the time of 6 slots (16 units paired, one of the two on the same "
-        "card while something else held 19.7 GiB of its memory, so no interval)" in text
+        "8 slots took 1.04x the time of 6 slots (16 units paired, one of the two started with "
+        "19.7 GiB more of the card's memory in use, so no interval)" in text
     )
     assert "0.97x-1.11x" not in text
 

@@ -146,11 +146,10 @@ RULES: dict[int, str] = {
         "run on both machines of each step, the steps' log ratios and variances added; a job a "
         "race extended onto another card has each run's units placed on that run's card where "
         "it had a card of its own, and where which unit ran on which card is not known it is "
-        "paired with nothing, not even a job of the same cards; the units that held a cold "
-        "start are left out of every pair, as what remains of a cold server's first unit is "
-        "not the setting's time; one machine's figures with no unit in common give way to a "
-        "bridge with an interval; two states of one card are said to be that, not two "
-        "machines; a projection from a sweep of several machines names the machine its figure "
-        "is of and how far the sweep's machines differed on one point"
+        "paired with nothing, not even a job of the same cards; one machine's figures with no "
+        "unit in common give way to a bridge with an interval; a job that started with much "
+        "more of its card's memory in use is said to have, not to have run on another machine; "
+        "a projection from a sweep of several machines names the machine its figure is of and "
+        "how far the sweep's machines differed on one point"
     ),
 }

@@ -104,14 +104,11 @@ def _series(sw: Sweep, cell: Cell) -> list[Series]:
     for i, job in enumerate(cell.jobs):
         value = samples[i] if i < len(samples) else None
         spans = sw.unit_times.get(job) or sw.spans.get(job, {})
+        # A unit that held a cold start is paired less the cold start's excess, not left out:
+        # leaving such units out (a rules-v14 draft) took 5 of the 8 units of the H200 Vulkan
+        # study's 8-slot job, a first wave, and decided its 1-slot backend pair only because
+        # job 0's first unit also held two stalls that are no cold start (review 12).
         units = _own(sw, job, spans) or _scaled(spans, value)
-        # A unit that held a cold start is not paired (rules v14): taking out the stall's
-        # excess leaves the rest of a cold server's first unit in (the H200 Vulkan study's
-        # job 0: 14.9 s against 7.4-11.0 s for its other units after a 20.3 s excess came
-        # out), and it alone kept its backend and MTP pairs open.
-        js = sw.stalls.get(job)
-        cold = {s.unit for s in js.cold} if js is not None else set()
-        units = {u: t for u, t in units.items() if u not in cold}
         out += _by_machine(sw, Series(point, job, machine_of(sw, job), units, (), value))
     return out
 
