@@ -304,9 +304,9 @@ def _engine_reason(reason: str, v: Verdict, lang: str) -> str | None:
     if reason == "bridge_term_unmeasured":
         return tr(
             lang,
-            "a comparison bridged between two machines rests on one point run on both, so how "
-            "far the machines' ratio moves from one point to another is not measured: run a "
-            "second point on both",
+            "a comparison bridged between machines rests, at one step from one machine to the "
+            "next at least, on one point run on both, so how far those two machines' ratio "
+            "moves from one point to another is not measured: run a second point on both",
         )
     if reason == "builds_differ" and isinstance(n, BackendNumbers) and n.builds_differ:
         return builds_text(n.builds_differ, lang)

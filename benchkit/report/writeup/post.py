@@ -93,12 +93,13 @@ def cards(a: Analysed, anchors: bool = True) -> int:
 
 
 def _where(a: Analysed, lang: str) -> str:
-    """'one NVIDIA H200', '3 NVIDIA H100 SXM cards', 'the CPU': the cards the sweep's own jobs
-    ran on, never a card that only re-ran points as a check (the anchor runs: `_checked`)."""
+    """'one NVIDIA H200', '4 NVIDIA H100 SXM cards', 'the CPU': every card a figure of the post
+    was measured on, the anchor runs' included (review 12: "on 3 cards" where the check card,
+    a fourth, carried the verdicts' one-machine pairs)."""
     if set(_backends(a)) <= {"cpu"}:
         return tr(lang, "the CPU")
     name = _card_name(a)
-    n = cards(a, anchors=False)
+    n = cards(a)
     if not name:
         return tr(lang, "this machine's GPU")
     if n == 1:
@@ -111,8 +112,9 @@ def _checked(a: Analysed, lang: str) -> str:
     jobs did not run on (a title counts those apart); '' otherwise."""
     if set(_backends(a)) <= {"cpu"}:
         return ""
+    # `_where` counts them already ("4 NVIDIA H100 SXM cards"): a title says no more.
     extra = cards(a) - cards(a, anchors=False)
-    if extra <= 0:
+    if extra <= 0 or _where(a, lang) != tr(lang, "one {card}", card=_card_name(a)):
         return ""
     return trn(lang, " (checked on one more card)", " (checked on {n} more cards)", extra, n=extra)
 
