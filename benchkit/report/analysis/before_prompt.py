@@ -57,6 +57,8 @@ class BeforePrompt:
     high_ms: float
     share: float
     slot_to_task_ms: float | None = None
+    # The median over the matched calls of each one's logged interval over its own gap.
+    slot_to_task_share: float | None = None
     matched: int = 0
     # The calls' intervals summed (a job of one slot runs one call at a time, so this is
     # the part of its wall clock they took).
@@ -82,15 +84,12 @@ def before_prompt(
         return None
     gaps, p, n = ttft[timed] - p[timed], p[timed], n[timed]
     shares = gaps / ttft[timed]
-    logged = (
-        [
-            found
-            for pp, nn in zip(np.round(p * 100).astype(np.int64).tolist(), n.tolist(), strict=True)
-            if (found := (log or {}).get((pp, nn))) is not None
-        ]
-        if log
-        else []
-    )
+    # Each matched call's logged interval, and its share of that call's own gap.
+    keys = zip(np.round(p * 100).astype(np.int64).tolist(), n.tolist(), gaps.tolist(), strict=True)
+    pairs = [
+        (x, x / g) for pp, nn, g in keys if (x := (log or {}).get((pp, nn))) is not None and g > 0
+    ]
+    logged = [x for x, _ in pairs]
     return BeforePrompt(
         calls=int(gaps.size),
         median_ms=float(np.median(gaps)),
@@ -99,6 +98,7 @@ def before_prompt(
         share=float(np.median(shares)),
         slot_to_task_ms=statistics.median(logged) if logged else None,
         matched=len(logged),
+        slot_to_task_share=statistics.median(r for _, r in pairs) if pairs else None,
         total_ms=float(gaps.sum()),
     )
 

@@ -70,7 +70,11 @@ def test_the_report_says_the_figure_per_job_and_what_is_not_isolated() -> None:
     assert [r["before_prompt_text"] for r in rows][:2] == ["92 (44–196)", "90 (4–230)"]
     line = before_prompt_line(rows, "en")
     assert "had job medians of 87–126 ms, 41%–50% of the call's time to first token" in line
-    assert "matched to 1,070 of the 1,120 calls" in line
+    # Review 12: the interval's share of each matched call's gap, over the jobs whose log
+    # matched at least half their calls (all 8 here: 1,070 of the 1,120 calls).
+    assert "in the 8 jobs whose log matched at least half their calls, 60.9–89.2 ms" in line
+    assert "of each matched call's time before the prompt timer a median 56%–97%" in line
+    assert sum(r["slot_to_task_matched"] for r in rows) == 1070
     # Jobs 0 and 4 ran one slot: their calls' intervals, summed, over the wall clock.
     one = {r["job"]: r["before_prompt_wall_share"] for r in rows if r["job"] in ("0", "4")}
     for job, share in one.items():
