@@ -95,7 +95,9 @@ RANGES: dict[str, Range] = {
     "spec.synth_len": Range(1),
     "study.projection_units": COUNT,
     "study.knee_gain": Range(0, 1, means="the smallest difference a verdict counts"),
-    "study.noise": NONNEG,
+    # A run-to-run noise as a share of one run's figure: 0.05 is 5%; 5 would be 500% (a
+    # hostile user's study.noise=5 widened every interval to 0.05x-64x without a word).
+    "study.noise": Range(0, 1, means="one run's run-to-run noise as a share, 0.05 for 5%"),
     "study.cap_limit": SHARE,
     "telemetry.interval_s": SECONDS,
     # Bounded: an infinite rate schedules every arrival at one instant, which is no process.

@@ -158,6 +158,18 @@ def sizing_text(u: UseThis, lang: str) -> str:
         )  # fmt: skip
     else:
         return ""
+    if s.over_trained:
+        # llama-server caps each slot at the model's trained context: the command as sized
+        # refuses the longer prompts (a hostile user's 4,000-token unit on a 3,500 model).
+        text += " " + tr(
+            lang,
+            "The model was trained for {trained} tokens, fewer than the {per_slot} a slot needs: "
+            "llama-server caps each slot at {trained} and refuses a longer prompt, so this "
+            "command cannot serve the workload's longest units; use a model trained for more, "
+            "a lower cap, or rope scaling (--rope-scaling).",
+            trained=s.trained,
+            per_slot=s.per_slot,
+        )
     return " " + text
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchkit.errors import UserError
+from benchkit.models.trained_context import trained_context
 from benchkit.paths import workloads_dir
 from benchkit.results.schema import ServerInfo, WorkloadInfo
 from benchkit.server.plan import byte_bound, pad
@@ -44,15 +45,28 @@ class Sizing:
     units: int | None
     replayed: int | None  # the units the job ran
     workload: str
+    # The context the model was trained for, where its file is here to read: llama-server
+    # caps a slot at it, so a slot sized beyond it refuses the longer prompts.
+    trained: int | None = None
+
+    @property
+    def over_trained(self) -> bool:
+        return self.trained is not None and self.per_slot > self.trained
 
     @property
     def raised(self) -> bool:
         return self.value > self.ran
 
 
-def sized(argv: Sequence[str], server: ServerInfo, workload: WorkloadInfo | None) -> Sizing | None:
+def sized(
+    argv: Sequence[str],
+    server: ServerInfo,
+    workload: WorkloadInfo | None,
+    model_path: str | None = None,
+) -> Sizing | None:
     """The context of `argv` (the job's command) and what it should be for every unit of the
-    workload; None where the command has no context flag or the job recorded no sizes."""
+    workload, with the model's trained context where its file (`model_path`) is here; None
+    where the command has no context flag or the job recorded no sizes."""
     at = next((i for i, a in enumerate(argv) if a in (*TOTAL_FLAGS, *PER_SLOT_FLAGS)), None)
     total, per_slot = server.ctx_total, server.ctx_per_slot
     if at is None or at + 1 >= len(argv) or not total or not per_slot or workload is None:
@@ -67,6 +81,7 @@ def sized(argv: Sequence[str], server: ServerInfo, workload: WorkloadInfo | None
     base = Sizing(
         flag, ran, ran, per_slot, slots, longest, cap, workload.units,
         workload.units_replayed, workload.fixture or "",
+        trained_context(model_path) if model_path and Path(model_path).is_file() else None,
     )  # fmt: skip
     if longest is None or cap is None or pad(longest + cap) <= per_slot:
         return base

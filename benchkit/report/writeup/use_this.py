@@ -114,7 +114,10 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
         srv = job.result.provenance.server
         if srv is not None and srv.argv:
             # Sized for every unit of the workload, not only those the job ran.
-            sizing = sized(srv.argv, srv, job.result.provenance.workload)
+            model = job.result.provenance.model
+            sizing = sized(
+                srv.argv, srv, job.result.provenance.workload, model.path if model else None
+            )
             # Its environment first: device selection (as its backend selects a device,
             # benchkit.backends: GGML_VK_VISIBLE_DEVICES=0, ...) is part of how it ran.
             env = srv.extra.get("env")
@@ -327,6 +330,10 @@ def _twins(
     # Anchor folders are read relative to the results folder: the twin is its sibling, beside
     # the anchors this report was given (or its results carry).
     anchor = f"../{twin.name}"
+    # A twin already among the anchors was run: proposing it again reuses its jobs and
+    # measures nothing (a hostile user followed the Next command twice into a loop).
+    if any(Path(x).name == twin.name for x in a.study.anchors):
+        return None
     anchors = [x for x in a.study.anchors if x != anchor]
     others = [o for o in report_overrides(a) if _key(o) != "study.anchors"]
     listed = ",".join([*anchors, anchor])

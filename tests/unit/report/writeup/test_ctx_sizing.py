@@ -4,6 +4,8 @@ units, overflowed gpu-16's unit u010)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from benchkit.paths import repo_root
 from benchkit.report.verdicts.folder import analyse_folder
 from benchkit.report.writeup.closing import sizing_text, use_this_view
@@ -88,3 +90,20 @@ def test_unknown_lengths_of_units_not_run_are_said_not_guessed() -> None:
     assert s is not None and not s.raised
     said = sizing_text(UseThis(None, False, job="3", sizing=s), "en")
     assert "holds only the 4 of the 10 units of workload not-a-fixture that job 3 ran" in said
+
+
+def test_a_slot_beyond_the_models_trained_context_is_said_to_fail(tmp_path: Path) -> None:
+    """A hostile user's model trained for 3,500 tokens: the command sized a slot at 4,352 for
+    a 4,000-token unit, and llama-server capped the slot and refused the prompt (HTTP 400).
+    The report says so beside the command; a model trained for more says nothing."""
+    from tests.unit.server.test_plan import _gguf
+
+    small = _gguf(tmp_path / "small.gguf", 3500)
+    s = sized(SERVER.argv, SERVER, _work(units_replayed=4, max_prompt_tokens=4000), str(small))
+    assert s is not None and s.trained == 3500 and s.over_trained
+    said = sizing_text(UseThis(None, False, job="3", sizing=s), "en")
+    assert "The model was trained for 3500 tokens, fewer than the 4352 a slot needs" in said
+    big = _gguf(tmp_path / "big.gguf", 65536)
+    ok = sized(SERVER.argv, SERVER, _work(units_replayed=4, max_prompt_tokens=4000), str(big))
+    assert ok is not None and not ok.over_trained
+    assert "trained for" not in sizing_text(UseThis(None, False, job="3", sizing=ok), "en")

@@ -95,3 +95,14 @@ def test_a_resumed_sweep_goes_into_its_own_folder_and_a_plain_report_adds_nothin
             assert " && " not in s.command  # the sweep renders its own report
         if s.kind is not StepKind.resume:
             assert f"hydra.sweep.dir={shown(VULKAN)}-" in s.command
+
+
+def test_a_twin_already_among_the_anchors_is_not_proposed_again() -> None:
+    """The CPU study is rendered with its twin (../results-twin) as anchors: proposing "the
+    same sweep again into a twin folder" named the same folder, whose jobs a rerun reuses, so
+    following Next looped on itself (review 12's hostile user)."""
+    cpu = repo_root() / "docs" / "studies" / "cpu-qwen2.5-coder-real" / "results"
+    a = analyse_folder(cpu, ["study.anchors=[../results-twin]"])
+    assert not [s for s in next_steps(a, "python -m benchkit") if s.kind is StepKind.twins]
+    bare = analyse_folder(cpu)
+    assert [s for s in next_steps(bare, "python -m benchkit") if s.kind is StepKind.twins]
