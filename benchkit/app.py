@@ -318,6 +318,12 @@ def main() -> None:
     sys.argv[1:] = override_check.adding(sys.argv[1:])
     try:
         _hydra_main()
+        # A sweep's jobs return normally whatever their status (a launcher hands each back);
+        # the sweep as a whole exits non-zero where nothing completed or no report was written.
+        failed = callbacks.sweep_failure()
+        if failed:
+            print(f"benchkit: {failed} (see the lines above).", file=sys.stderr)
+            sys.exit(1)
     except KeyboardInterrupt as exc:
         # Between two jobs (in the launcher, an import, the report): no job was measuring.
         sweep = callbacks.active_sweep()

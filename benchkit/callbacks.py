@@ -9,6 +9,7 @@ one failed job does not stop the others or the report.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,28 @@ _ACTIVE: list[Path] = []
 def active_sweep() -> Path | None:
     """The sweep this process launches, once it has started (for a report after Ctrl-C)."""
     return _ACTIVE[-1] if _ACTIVE else None
+
+
+# Why the sweep this process ran ends with a non-zero exit code ('' while none): no job of it
+# completed, or its report could not be rendered. A hostile user's `-m slots=0` and
+# `study.anchors=[/tmp/nope]` sweeps exited 0 after "job 0 failed" and "no report".
+_FAILED: list[str] = []
+
+
+def sweep_failure() -> str:
+    """Why the sweep that just ran failed as a whole; '' where it did not."""
+    return _FAILED[-1] if _FAILED else ""
+
+
+def _complete_jobs(sweep: Path) -> int:
+    """How many of the sweep's jobs wrote a complete result."""
+    found = 0
+    for path in sweep.glob("*/result.json"):
+        try:
+            found += json.loads(path.read_text(encoding="utf-8")).get("status") == "complete"
+        except (OSError, ValueError, AttributeError):
+            continue
+    return found
 
 
 # The folder locks this process holds, here and not on the callback: launchers pickle the
@@ -97,9 +120,13 @@ class ReportCallback(Callback):
         typed = override_secrets(OmegaConf.select(config, "hydra.overrides.task") or [])
         secrets = Secrets(tuple(dict.fromkeys([*found.values, *typed])))
         secrets.tree([sweep / ".submitit", sweep / "multirun.yaml"])
-        report_of(
+        rendered = report_of(
             sweep, "sweep report", ledger=OmegaConf.select(config, "study.ledger"), sweep=True
         )
+        if not _complete_jobs(sweep):
+            _FAILED.append("no job of the sweep completed")
+        elif not rendered:
+            _FAILED.append("the sweep's report could not be rendered")
         self._release()
 
 
