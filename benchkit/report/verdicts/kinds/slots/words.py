@@ -77,10 +77,16 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
             trade=trade,
             rest=rest,
         )
-    if not s.missing and sn.knee_low is not None:
+    # The largest count best, with counts below it unmeasured: the knee may lie at any of
+    # them, as the section says ("no count between them was measured"); "no knee up to 16
+    # slots" of a sweep of 1 and 16 slots claimed what nothing measured (review 12).
+    below = [int(r["slots"]) for r in sn.rows or [] if int(r["slots"]) < k]
+    gap = max(below) + 1 if below and max(below) < k - 1 else None
+    low = sn.knee_low if sn.knee_low is not None else gap
+    if not s.missing and low is not None:
         # A smaller count not decided apart from the best: "no knee up to 8 slots" claimed
         # what the comparisons did not decide (review 10).
-        fields = {"low": slots_phrase(sn.knee_low, lang), "slots": slots_phrase(k, lang)}
+        fields = {"low": slots_phrase(low, lang), "slots": slots_phrase(k, lang)}
         if rest is None:
             return tr(
                 lang,
