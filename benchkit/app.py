@@ -320,10 +320,10 @@ def main() -> None:
         _hydra_main()
         # A sweep's jobs return normally whatever their status (a launcher hands each back);
         # the sweep as a whole exits non-zero where nothing completed or no report was written.
-        failed = callbacks.sweep_failure()
-        if failed:
+        code, failed = callbacks.sweep_failure()
+        if code:
             print(f"benchkit: {failed} (see the lines above).", file=sys.stderr)
-            sys.exit(1)
+            sys.exit(code)
     except KeyboardInterrupt as exc:
         # Between two jobs (in the launcher, an import, the report): no job was measuring.
         sweep = callbacks.active_sweep()

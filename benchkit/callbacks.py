@@ -28,26 +28,27 @@ def active_sweep() -> Path | None:
     return _ACTIVE[-1] if _ACTIVE else None
 
 
-# Why the sweep this process ran ends with a non-zero exit code ('' while none): no job of it
-# completed, or its report could not be rendered. A hostile user's `-m slots=0` and
+# Why the sweep this process ran ends with a non-zero exit code, with that code: no job of it
+# completed (3 where every job was unavailable on this machine, as a single run's exit code
+# says), or its report could not be rendered. A hostile user's `-m slots=0` and
 # `study.anchors=[/tmp/nope]` sweeps exited 0 after "job 0 failed" and "no report".
-_FAILED: list[str] = []
+_FAILED: list[tuple[int, str]] = []
 
 
-def sweep_failure() -> str:
-    """Why the sweep that just ran failed as a whole; '' where it did not."""
-    return _FAILED[-1] if _FAILED else ""
+def sweep_failure() -> tuple[int, str]:
+    """(exit code, why) of the sweep that just ran; (0, '') where it did not fail as a whole."""
+    return _FAILED[-1] if _FAILED else (0, "")
 
 
-def _complete_jobs(sweep: Path) -> int:
-    """How many of the sweep's jobs wrote a complete result."""
-    found = 0
+def _statuses(sweep: Path) -> list[str]:
+    """The status of each job of the sweep that wrote a result."""
+    out = []
     for path in sweep.glob("*/result.json"):
         try:
-            found += json.loads(path.read_text(encoding="utf-8")).get("status") == "complete"
+            out.append(str(json.loads(path.read_text(encoding="utf-8")).get("status")))
         except (OSError, ValueError, AttributeError):
             continue
-    return found
+    return out
 
 
 # The folder locks this process holds, here and not on the callback: launchers pickle the
@@ -123,10 +124,13 @@ class ReportCallback(Callback):
         rendered = report_of(
             sweep, "sweep report", ledger=OmegaConf.select(config, "study.ledger"), sweep=True
         )
-        if not _complete_jobs(sweep):
-            _FAILED.append("no job of the sweep completed")
+        statuses = _statuses(sweep)
+        if statuses and set(statuses) == {"unavailable"}:
+            _FAILED.append((3, "every job of the sweep was unavailable on this machine"))
+        elif "complete" not in statuses:
+            _FAILED.append((1, "no job of the sweep completed"))
         elif not rendered:
-            _FAILED.append("the sweep's report could not be rendered")
+            _FAILED.append((1, "the sweep's report could not be rendered"))
         self._release()
 
 

@@ -102,7 +102,9 @@ def test_unavailable_backends_finish_the_sweep_with_reasons(tmp_path: Path) -> N
         "-m", "backend=hip,vulkan", "slots=1,2", "backend.build_requires=[no-such-tool-xyz]",
         f"hydra.sweep.dir={sweep}", cwd=tmp_path,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    # Every job unavailable: the sweep exits 3, as a single unavailable run does.
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "every job of the sweep was unavailable on this machine" in proc.stderr
     assert "Traceback" not in proc.stderr
     results = results_of(sweep)
     assert len(results) == 4
@@ -117,10 +119,10 @@ def test_unavailable_backends_finish_the_sweep_with_reasons(tmp_path: Path) -> N
 def test_real_hip_is_unavailable_here_with_a_reason_naming_hip(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     proc = run_benchkit("-m", "backend=hip", "slots=1", f"hydra.sweep.dir={sweep}", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
     (res,) = results_of(sweep).values()
     if res["status"] != "unavailable":
         pytest.skip("this machine has ROCm; the HIP job ran")
+    assert proc.returncode == 3, proc.stderr[-3000:]
     assert "HIP" in res["reason"] or "ROCm" in res["reason"]
 
 

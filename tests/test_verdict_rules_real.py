@@ -119,8 +119,8 @@ def test_a_knee_on_pairs_left_open_is_provisional_and_names_them() -> None:
     from benchkit.report.verdicts.compare_words import open_text
 
     text = open_text(n.open or [], "en")
-    assert "it sits on the margin, where about 8,049 units paired, 503 times its units" in text
-    assert "it sits on the margin, where about 621 units paired, 38 times its units" in text
+    assert "it sits on the margin, where about 8,049 units paired (503x its units)" in text
+    assert "it sits on the margin, where about 621 units paired (38x its units)" in text
 
 
 def test_a_knee_outside_the_noise_is_settled(tmp_path: Path) -> None:

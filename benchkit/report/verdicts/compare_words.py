@@ -166,8 +166,8 @@ def open_text(open_: Sequence[ComparisonJson], lang: str, at: bool = False) -> s
             # 626 units, an hour a point, was benchkit's convention stated as a fact).
             text += tr(
                 lang,
-                ": it sits on the margin, where about {n} units paired, {k} times its units, "
-                "would decide it at its spread",
+                ": it sits on the margin, where about {n} units paired ({k}x its units) would "
+                "decide it",
                 n=format(needed, ","),
                 k=format(needed // max(c["units"], 1), ","),
             )

@@ -77,11 +77,13 @@ def _slots_clause(s: Verdict, lang: str, rest: str | None) -> str:
             trade=trade,
             rest=rest,
         )
-    # The largest count best, with counts below it unmeasured: the knee may lie at any of
-    # them, as the section says ("no count between them was measured"); "no knee up to 16
-    # slots" of a sweep of 1 and 16 slots claimed what nothing measured (review 12).
+    # The largest count best and one smaller count measured, with counts between unmeasured:
+    # the curve's shape is not known, so the knee may lie at any of them, as the section says
+    # ("no count between them was measured"); "no knee up to 16 slots" of a sweep of 1 and 16
+    # slots claimed what nothing measured (review 12). With two smaller counts or more, each
+    # gaining on the last, "no knee up to N" is the curve as measured.
     below = [int(r["slots"]) for r in sn.rows or [] if int(r["slots"]) < k]
-    gap = max(below) + 1 if below and max(below) < k - 1 else None
+    gap = below[0] + 1 if len(below) == 1 and below[0] < k - 1 else None
     low = sn.knee_low if sn.knee_low is not None else gap
     if not s.missing and low is not None:
         # A smaller count not decided apart from the best: "no knee up to 8 slots" claimed
