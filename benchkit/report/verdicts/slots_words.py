@@ -128,9 +128,9 @@ def across_text(pairs: list[ComparisonJson], lang: str) -> str:
     best = pairs[0]["base"].get("slots")
     return tr(
         lang,
-        "{items} took longer than {best} only as compared across machines, and two cards of "
-        "one model can differ on one point by more than the margin: the knee may lie at any "
-        "of them",
+        "{items} took longer than {best} only as compared across machines, and two machines "
+        "with cards of one model can differ on one point by more than the margin (whether the "
+        "card or its host was not isolated): the knee may lie at any of them",
         items=items,
         best=slots_phrase(int(float(str(best))), lang) if best is not None else "?",
     )
