@@ -100,9 +100,20 @@ def how_text(c: ComparisonJson, lang: str) -> str:
         # Jobs of an anchor folder (study.anchors), not the sweep's own: the table beside the
         # sentence shows the sweep's jobs, so the figure says whose it is.
         parts.append(tr(lang, "from the anchor runs ({jobs})", jobs=", ".join(anchors)))
+    parts += _where_words(c, lang)
+    if across:
+        parts.append(tr(lang, "so no interval"))
+    return ", ".join(parts)
+
+
+def _where_words(c: ComparisonJson, lang: str) -> list[str]:
+    """Where a comparison holds: bridged (through which anchors, over how many machines) or
+    across machines (and why: a busy host, an unrecorded card, several cards, more of the
+    card in use); nothing for one machine."""
+    out: list[str] = []
     chain = c.get("chain") or []
     if c["machine"] == "bridged" and chain:
-        parts.append(
+        out.append(
             tr(
                 lang,
                 "bridged over {n} machines through {anchors}, each run on the two machines of "
@@ -112,7 +123,7 @@ def how_text(c: ComparisonJson, lang: str) -> str:
             )
         )
     elif c["machine"] == "bridged":
-        parts.append(
+        out.append(
             tr(
                 lang,
                 "bridged through {anchor}, run on both machines",
@@ -120,11 +131,11 @@ def how_text(c: ComparisonJson, lang: str) -> str:
             )
         )
     elif c["machine"] == "across" and c.get("several"):
-        parts.append(
+        out.append(
             tr(lang, "one of the two measured on several cards, which unit on which not recorded")
         )
     elif c["machine"] == "across" and c.get("shared_card"):
-        parts.append(
+        out.append(
             tr(
                 lang,
                 "one of the two started with {value} more of the card's memory in use",
@@ -132,14 +143,12 @@ def how_text(c: ComparisonJson, lang: str) -> str:
             )
         )
     elif c["machine"] == "across" and c.get("host_busy"):
-        parts.append(tr(lang, "one of the two while other work held its server's CPU"))
+        out.append(tr(lang, "one of the two while other work held its server's CPU"))
     elif c["machine"] == "across" and c.get("unrecorded"):
-        parts.append(tr(lang, "one of the two on a machine not recorded, among several"))
+        out.append(tr(lang, "one of the two on a machine not recorded, among several"))
     elif c["machine"] == "across":
-        parts.append(tr(lang, "on two machines, no point run on both"))
-    if across:
-        parts.append(tr(lang, "so no interval"))
-    return ", ".join(parts)
+        out.append(tr(lang, "on two machines, no point run on both"))
+    return out
 
 
 def outcome_words(outcome: str, lang: str) -> str:

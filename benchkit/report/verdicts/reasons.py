@@ -103,6 +103,7 @@ def _single_run(v: Verdict, lang: str) -> str:
 def _other_machines(spread: MachineSpread, lang: str) -> str:
     """Which machine a projection's figure is of, how far the sweep's machines differed on
     one point, and the projected point's own figure on another machine where it ran there."""
+
     def short(m: str) -> str:
         # A card by its UUID, as the cards line names it ('GPU-a482737e'), not its model name
         # again: every card of the sweep is the same model.
