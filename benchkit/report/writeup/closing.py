@@ -58,7 +58,9 @@ def use_this_view(
     chosen, _ = recommend.split(u.point or {}, u.varying)
     point = i18n.point_text(chosen, lang) if u.point else ""
     # The settings the sweep held fixed, said apart: never named as if it chose them.
-    fixed = recommend.held_fixed(u.point, u.varying, lang) if u.varying is not None else ""
+    fixed = (
+        recommend.held_fixed(u.point, u.varying, lang, u.cannot) if u.varying is not None else ""
+    )
     if post:
         intro = ""
     elif u.point and u.settled:

@@ -32,6 +32,7 @@ from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.folder import MULTIRUN_FILE, Analysed
 from benchkit.report.verdicts.kind import RunUnits
 from benchkit.report.writeup.ctx_sizing import Sizing, resized, sized
+from benchkit.report.writeup.recommend import cannot_vary_in
 from benchkit.results import bounded
 from benchkit.results.store import JobResult
 
@@ -91,6 +92,9 @@ class UseThis:
     varying: tuple[str, ...] | None = None
     # What the server command's context is sized for (every unit of the workload).
     sizing: Sizing | None = None
+    # Settings the study's models could not have set another way (recommend.cannot_vary):
+    # not said to be held fixed, in the report as in the summary and the post.
+    cannot: frozenset[str] = frozenset()
 
 
 def factor_verdicts(a: Analysed) -> list[an.Verdict]:
@@ -136,6 +140,7 @@ def use_this(a: Analysed, program: str | None = None) -> UseThis:
         steps,
         tuple(a.sweep.varying),
         sizing,
+        cannot_vary_in(a),
     )
 
 
