@@ -142,13 +142,13 @@ def context_size(
             "raise server.ctx or use server.ctx_policy=fit."
         )
     synth = cfg.model.synthetic
-    if synth is not None and cfg.model.path is None and per_slot > synth.ctx_train:
-        raise UserError(
-            f"The workload needs {per_slot} tokens per slot but model {cfg.model.name} was "
-            f"trained for {synth.ctx_train}: raise model.synthetic.ctx_train or use a "
-            "smaller workload."
-        )
     need = longest_prompt + cap
+    if synth is not None and cfg.model.path is None and need > synth.ctx_train:
+        raise UserError(
+            f"The workload needs {need} tokens per slot (its longest prompt, {longest_prompt}, "
+            f"plus the cap, {cap}) but model {cfg.model.name} was trained for "
+            f"{synth.ctx_train}: raise model.synthetic.ctx_train or use a smaller workload."
+        )
     extended = any(a.split("=", 1)[0] in CONTEXT_EXTENDERS for a in _extra_args(cfg))
     # A model benchkit writes is bounded by its recipe above, with the recipe's fix.
     written = synth is not None and cfg.model.path is None
@@ -160,6 +160,15 @@ def context_size(
             f"{trained}: use a workload with shorter prompts or a smaller workload.cap, or extend "
             "the model's context yourself (server.extra_args=[--rope-scaling,yarn,...])."
         )
+    # A fit padded past the trained context is capped there, as llama-server caps a slot
+    # (its log: "capping n_ctx_slot"): the padding is ours, not the workload's need (a
+    # hostile user's 3,471-token need on a 3,500 model was refused as 3,584; a real model's
+    # job recorded 3,584 where its server ran 3,500).
+    bound = synth.ctx_train if synth is not None and cfg.model.path is None else trained
+    fit = cfg.server.ctx_policy is CtxPolicy.fit
+    if fit and bound and per_slot > bound >= need and not extended:
+        per_slot = bound
+        total = per_slot if cfg.server.kv_unified and slots == 1 else per_slot * slots
     return total, per_slot
 
 

@@ -128,10 +128,10 @@ def _merge_problem(exc: OmegaConfBaseException, overrides: Sequence[str]) -> str
         # An unknown key: name it and the nearest study setting, as a user misspells one.
         close = difflib.get_close_matches(key, [f.name for f in fields(StudyConfig)], n=1)
         hint = f" (did you mean study.{close[0]}?)" if close else ""
-        return (
-            f"study.{key} is not a study setting{hint}: see conf/study/default.yaml for the "
-            "settings a report takes."
-        )
+        # The settings themselves, not a file that lists five of them (a hostile user was sent
+        # to conf/study/default.yaml, which lacks noise, anchors, quality, slo and the rest).
+        names = ", ".join(sorted(f.name for f in fields(StudyConfig)))
+        return f"study.{key} is not a study setting{hint}: the study settings are {names}."
     for kind, words in _KINDS.items():
         if kind in msg and key:
             value = msg.split("'")[1] if msg.count("'") >= 2 else ""

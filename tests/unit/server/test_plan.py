@@ -79,6 +79,20 @@ def test_context_beyond_synthetic_training_context_is_refused(compose_cfg: Compo
         context_size(cfg, 4000, 64)
 
 
+def test_a_fit_padded_past_the_trained_context_is_capped_there(compose_cfg: Compose) -> None:
+    """A hostile user's 3,343-token prompt plus a 128 cap (3,471) on a model trained for 3,500:
+    refused as "needs 3584" (the padding is ours), or run with 3,584 recorded where the server
+    capped the slot at 3,500. The need fits: the slot is sized at the trained context."""
+    cfg = compose_cfg("slots=2", "model.synthetic.ctx_train=3500")
+    total, per_slot = context_size(cfg, 3343, 128)
+    assert (total, per_slot) == (7000, 3500)
+    with pytest.raises(UserError, match="needs 3629 tokens per slot"):
+        context_size(cfg, 3501, 128)
+    # A real model file's trained context caps the same way (the caller reads it).
+    real = compose_cfg("slots=1", "model.path=/m.gguf")
+    assert context_size(real, 3343, 128, trained=3500)[1] == 3500
+
+
 def test_mtp_on_a_model_without_mtp_layers_is_refused(compose_cfg: Compose) -> None:
     cfg = compose_cfg("mtp=true")
     with pytest.raises(UserError, match="MTP"):
