@@ -66,6 +66,14 @@ def load_anchors(
                 "holds jobs that ran some of its points again (a twin sweep, a same-machine "
                 "check); give that folder, relative to the results folder."
             )
+        # Inside the results folder only the race's own anchors (`anchors/`) are not its jobs.
+        inside = root.resolve().is_relative_to(source.resolve())
+        raced = root.resolve().is_relative_to((source / ANCHORS_DIR).resolve())
+        if root.is_dir() and inside and not raced:
+            raise UserError(
+                f"study.anchors names {folder}, inside the results folder: its jobs are the "
+                "sweep's own, not a second run of its points; give a folder beside it."
+            )
         if not root.is_dir():
             # "[a b]" is one name with a space in it: two folders are separated by a comma.
             names = ",".join(folder.split())
@@ -87,6 +95,7 @@ def load_anchors(
         for r in results:
             _check_held(folder, r, held)
         rows = {str(r["job"]): r for r in records(tidy(results))} if results else {}
+        before = len(out)
         for r in results:
             row = rows.get(r.job_dir.name, {})
             value = row.get(metric)
@@ -100,6 +109,14 @@ def load_anchors(
                     value=float(value),
                     machine=ev.machine_name(r.result),
                 )
+            )
+        if len(out) == before:
+            # Said, not passed over: a folder used for nothing left the report as if no anchor
+            # had been given (a hostile user's repeats folder, whose jobs ran several passes).
+            raise UserError(
+                f"study.anchors names {folder}, which holds no complete single-pass job with "
+                "a figure to pair: an anchor folder re-runs points once each (a sweep with "
+                "repeats is compared by its own repeats); drop it from study.anchors."
             )
     return out
 
