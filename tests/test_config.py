@@ -93,15 +93,15 @@ def test_cli_cfg_job_and_misspelt_key() -> None:
     assert "Traceback" not in bad.stderr
 
 
-def test_a_sweep_whose_every_job_failed_exits_non_zero(tmp_path: Path) -> None:
-    """A hostile user's `-m slots=0`: the job failed on its range and the sweep exited 0 (exit
-    codes were for single runs only); a sweep that measured nothing now says so and exits 1."""
+def test_a_sweep_whose_report_cannot_be_written_exits_non_zero(tmp_path: Path) -> None:
+    """A hostile user's sweep with `study.anchors=[/tmp/nope]` measured its job, wrote no
+    report (the anchor is no folder) and exited 0; now it exits 1 and says so."""
     sweep = tmp_path / "sweep"
     proc = subprocess.run(
         [sys.executable, "-m", "benchkit", "-m", "slots=0", "workload.units=2",
-         f"hydra.sweep.dir={sweep}"],
+         f"study.anchors=[{tmp_path / 'nope'}]", f"hydra.sweep.dir={sweep}"],
         capture_output=True, text=True, cwd=repo_root(), check=False, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "no job of the sweep completed" in proc.stderr
+    assert "the sweep's report could not be rendered" in proc.stderr
     assert "Traceback" not in proc.stderr
