@@ -108,9 +108,17 @@ class ReportCallback(Callback):
         typed = override_secrets(OmegaConf.select(config, "hydra.overrides.task") or [])
         secrets = Secrets(tuple(dict.fromkeys([*found.values, *typed])))
         secrets.tree([sweep / ".submitit", sweep / "multirun.yaml"])
-        rendered = report_of(
-            sweep, "sweep report", ledger=OmegaConf.select(config, "study.ledger"), sweep=True
-        )
+        try:
+            rendered = report_of(
+                sweep, "sweep report", ledger=OmegaConf.select(config, "study.ledger"), sweep=True
+            )
+        except Exception as exc:  # Hydra turns a callback's exception into a warning, exit 0
+            print(
+                f"benchkit: the sweep's report failed ({type(exc).__name__}: {exc}); its jobs "
+                f"are written: python -m benchkit.report {sweep} renders it again.",
+                file=sys.stderr,
+            )
+            rendered = False
         # A sweep whose jobs failed still exits 0 where its report says why (scripts and the
         # cluster tests read that report); one whose report could not be written does not.
         if not rendered:

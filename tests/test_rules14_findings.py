@@ -116,7 +116,7 @@ def test_a_projection_says_which_machine_its_figure_is_of() -> None:
     assert spread["points"] == 6 and round(spread["ratio"], 2) == 1.16
     assert round(spread.get("own", 0.0), 2) == 1.02
     said = reason_text("other_machines", p, "en")
-    assert "measured on GPU-a482737e, where it took 1.02x the time it took on GPU-9ec42d2e" in said
+    assert "measured on GPU-a482737e (1.02x its time on GPU-9ec42d2e)" in said
     assert "up to 1.16x" in said
     # One machine: nothing to say.
     one = analyse_folder(STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results").verdict("projection")

@@ -84,10 +84,11 @@ class Light:
         # series whose effect moved is a correction too (rules v14: the H100 study's Vulkan
         # series moved while the headline's first series did not, and no row said so).
         series = j.get("by_series")
-        if isinstance(series, list) and len(series) > 1:
-            out["series"] = [
-                {"series": x["series"], "runs": x["runs"]} for x in series if isinstance(x, dict)
-            ]
+        listed = series if isinstance(series, list) else []
+        runs = [x for x in listed if isinstance(x, dict) and "runs" in x]
+        # Drafting's series carry their runs; a factor verdict's series are values, not runs.
+        if isinstance(series, list) and len(runs) > 1:
+            out["series"] = [{"series": x["series"], "runs": x["runs"]} for x in runs]
         return out
 
     @staticmethod

@@ -118,22 +118,21 @@ def _other_machines(spread: MachineSpread, lang: str) -> str:
     if "own" in spread and "other" in spread:
         return trn(
             lang,
-            "measured on {machine}, where it took {own} the time it took on {other}: the {n} "
-            "point this sweep ran on two machines took up to {ratio} the time on one as on the "
-            "other, so on another such machine it may be off by as much",
-            "measured on {machine}, where it took {own} the time it took on {other}: the {n} "
-            "points this sweep ran on two machines took up to {ratio} the time on one as on "
-            "the other, so on another such machine it may be off by as much",
+            "measured on {machine} ({own} its time on {other}); the {n} point run on two "
+            "machines took up to {ratio} the time on one as on the other, so another such "
+            "machine may differ by as much",
+            "measured on {machine} ({own} its time on {other}); the {n} points run on two "
+            "machines took up to {ratio} the time on one as on the other, so another such "
+            "machine may differ by as much",
             spread["points"],
             **fields,
         )
     return trn(
         lang,
-        "measured on {machine}: the {n} point this sweep ran on two machines took up to {ratio} "
-        "the time on one as on the other, so on another such machine it may be off by as much",
-        "measured on {machine}: the {n} points this sweep ran on two machines took up to "
-        "{ratio} the time on one as on the other, so on another such machine it may be off by "
-        "as much",
+        "measured on {machine}; the {n} point run on two machines took up to {ratio} the time "
+        "on one as on the other, so another such machine may differ by as much",
+        "measured on {machine}; the {n} points run on two machines took up to {ratio} the time "
+        "on one as on the other, so another such machine may differ by as much",
         spread["points"],
         **fields,
     )

@@ -129,8 +129,8 @@ def across_text(pairs: list[ComparisonJson], lang: str) -> str:
     return tr(
         lang,
         "{items} took longer than {best} only as compared across machines, and two machines "
-        "with cards of one model can differ on one point by more than the margin (whether the "
-        "card or its host was not isolated): the knee may lie at any of them",
+        "with one model of card can differ on one point by more than the margin (card or host: "
+        "not isolated): the knee may lie at any of them",
         items=items,
         best=slots_phrase(int(float(str(best))), lang) if best is not None else "?",
     )
