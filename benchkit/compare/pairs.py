@@ -142,6 +142,9 @@ class Comparison:
     # anchor ran a subset): each side's mean on the paired units (base, other), which the
     # ratio is of, so that a reader comparing it with the two figures sees why they differ.
     sides: tuple[float, float] | None = None
+    # Paired: each side's mean on the paired units (base, other), whether or not they are all
+    # its units; a verdict's table shows them where the pair is not the table's own two jobs.
+    means: tuple[float, float] | None = None
     # A bridge over more than two machines: every anchor point in order, one per step from
     # one machine to the next (`via` is the first); () for one step or none.
     chain: tuple[str, ...] = ()
@@ -193,6 +196,7 @@ class _Log:
     # Paired on fewer units than either side's figure holds: the two sides' means on the
     # shared units (base, other), the figures the ratio is of (Comparison.sides).
     sides: tuple[float, float] | None = None
+    means: tuple[float, float] | None = None
 
 
 def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
@@ -209,13 +213,14 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
     # which is not the figure wherever long and short units change by different factors.
     n = len(shared)
     mean_other = math.fsum(other.units[u] for u in shared) / n
-    sides = None
-    if n < len(base.units) or n < len(other.units):
-        sides = (math.fsum(base.units[u] for u in shared) / n, mean_other)
+    means = (math.fsum(base.units[u] for u in shared) / n, mean_other)
+    sides = means if n < len(base.units) or n < len(other.units) else None
     sd = _stdev([(other.units[u] - ratio * base.units[u]) / mean_other for u in shared])
     run = s.run_term
     if run is None:
-        return _Log(math.log(ratio), sd / math.sqrt(n), n - 1, n, PAIRED, sd, sides=sides)
+        return _Log(
+            math.log(ratio), sd / math.sqrt(n), n - 1, n, PAIRED, sd, sides=sides, means=means
+        )
     # Each side's run-to-run variance beside the units' (a side pooled from k twin runs has
     # a k-th of it): Welch-Satterthwaite degrees of freedom.
     units_var = sd * sd / n
@@ -223,7 +228,7 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
     var = units_var + run_var
     parts = units_var**2 / max(n - 1, 1) + run_var**2 / run[1]
     dof = var * var / parts if parts > 0 else math.inf
-    return _Log(math.log(ratio), math.sqrt(var), dof, n, PAIRED, sd, run[2], run_var, sides)
+    return _Log(math.log(ratio), math.sqrt(var), dof, n, PAIRED, sd, run[2], run_var, sides, means)
 
 
 def _stdev(xs: Sequence[float]) -> float:
@@ -371,6 +376,7 @@ def _comparison(
         run_noise=log.run_noise,
         near_margin=near,
         sides=log.sides,
+        means=log.means,
     )
 
 

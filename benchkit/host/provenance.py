@@ -44,6 +44,10 @@ class HardwareInfo(TypedDict):
     cpu_count: int | None
     ram_gb: float | None
     detected_gpus: NotRequired[list[str]]  # only where hardware.detect is on
+    # This boot of the host (the kernel's random boot ID): lent machines share a host name
+    # ('vm'), so where no card UUID names the machine, this tells two machines (or two boots
+    # of one) apart. Absent where the kernel does not give one.
+    boot_id: NotRequired[str]
 
 
 def _cmd(argv: list[str], cwd: Path | None = None) -> str | None:
@@ -130,7 +134,17 @@ def hardware_info(hw: HardwareConfig) -> HardwareInfo:
     }
     if hw.detect:
         info["detected_gpus"] = detect_gpus()
+    boot = _boot_id()
+    if boot:
+        info["boot_id"] = boot
     return info
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
 
 
 def benchkit_info() -> BenchkitInfo:

@@ -9,6 +9,7 @@ from pathlib import Path
 from benchkit.errors import UserError
 from benchkit.racing.run import ANCHORS_DIR
 from benchkit.report.analysis import evidence as ev
+from benchkit.report.analysis.machine_profile import profile
 from benchkit.report.analysis.racing import load_race
 from benchkit.report.analysis.sweep import AnchorJob, _is_num, records
 from benchkit.report.analysis.table import tidy
@@ -108,6 +109,7 @@ def load_anchors(
                     spans=calls_unit_spans(r.job_dir / CALLS_FILE),
                     value=float(value),
                     machine=ev.machine_name(r.result),
+                    profile=profile(r.data),
                 )
             )
         if len(out) == before:

@@ -42,6 +42,10 @@ _PROMPT = re.compile(
 # A call's key in the log: its prompt time as the log prints it (hundredths of a ms) and its
 # prompt tokens.
 Key = tuple[int, int]
+# A task's logged interval in ms, and whether it was its slot's first task of the log: on the
+# GPU studies a slot's first task waited about 0.03 ms, every later one 50-90 ms (review 12
+# found the two folded into one median).
+Logged = tuple[float, bool]
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,10 @@ class BeforePrompt:
     # The calls' intervals summed (a job of one slot runs one call at a time, so this is
     # the part of its wall clock they took).
     total_ms: float = 0.0
+    # The median logged interval of the log's tasks that were their slot's first, and of
+    # those that were not, over every task the log timed (None where none was of that kind).
+    first_use_ms: float | None = None
+    reuse_ms: float | None = None
 
 
 def before_prompt(
@@ -70,7 +78,7 @@ def before_prompt(
     first: Iterable[float],
     prompt_ms: Iterable[float],
     prompt_n: Iterable[int],
-    log: Mapping[Key, float] | None = None,
+    log: Mapping[Key, Logged] | None = None,
 ) -> BeforePrompt | None:
     """From each call's send and first-token times (seconds) and the server's prompt time
     (ms) and tokens, with the slot-to-task interval of each task of the server's log by its
@@ -86,10 +94,13 @@ def before_prompt(
     shares = gaps / ttft[timed]
     # Each matched call's logged interval, and its share of that call's own gap.
     keys = zip(np.round(p * 100).astype(np.int64).tolist(), n.tolist(), gaps.tolist(), strict=True)
-    pairs = [
-        (x, x / g) for pp, nn, g in keys if (x := (log or {}).get((pp, nn))) is not None and g > 0
-    ]
+    found = [(x, g) for pp, nn, g in keys if (x := (log or {}).get((pp, nn))) is not None]
+    pairs = [(x[0], x[0] / g) for x, g in found if g > 0]
     logged = [x for x, _ in pairs]
+    # Over every task the log timed, the warm-up's too: a slot's first task is most often a
+    # warm-up call, which no timed call matches.
+    first = [x for x, new in (log or {}).values() if new]
+    reuse = [x for x, new in (log or {}).values() if not new]
     return BeforePrompt(
         calls=int(gaps.size),
         median_ms=float(np.median(gaps)),
@@ -100,11 +111,13 @@ def before_prompt(
         matched=len(logged),
         slot_to_task_share=statistics.median(r for _, r in pairs) if pairs else None,
         total_ms=float(gaps.sum()),
+        first_use_ms=statistics.median(first) if first else None,
+        reuse_ms=statistics.median(reuse) if reuse else None,
     )
 
 
 def of_calls(
-    calls: Iterable[Mapping[str, object]], log: Mapping[Key, float] | None = None
+    calls: Iterable[Mapping[str, object]], log: Mapping[Key, Logged] | None = None
 ) -> BeforePrompt | None:
     """`before_prompt` of a job's calls as dicts: the successful ones with their times and
     the server's prompt figures."""
@@ -121,18 +134,22 @@ def of_calls(
     return before_prompt(sent, first, prompt, tokens, log)
 
 
-def slot_to_task(lines: Iterable[str]) -> dict[Key, float]:
-    """Each task's interval, in ms, from the server choosing its slot to starting it, by the
-    task's prompt time and tokens (a key two tasks share is left out: it names no one call)."""
+def slot_to_task(lines: Iterable[str]) -> dict[Key, Logged]:
+    """Each task's interval, in ms, from the server choosing its slot to starting it, and
+    whether it was the slot's first task, by the task's prompt time and tokens (a key two
+    tasks share is left out: it names no one call)."""
     chosen: dict[str, float] = {}
-    started: dict[str, float] = {}
-    out: dict[Key, float] = {}
+    started: dict[str, Logged] = {}
+    used: set[str] = set()
+    out: dict[Key, Logged] = {}
     shared: set[Key] = set()
     for line in lines:
         if m := _CHOSEN.match(line):
             chosen[m.group(5)] = _ms(m)
         elif (m := _STARTED.match(line)) and m.group(5) in chosen:
-            started[m.group(6)] = _ms(m) - chosen.pop(m.group(5))
+            slot = m.group(5)
+            started[m.group(6)] = (_ms(m) - chosen.pop(slot), slot not in used)
+            used.add(slot)
         elif (m := _PROMPT.search(line)) and m.group(1) in started:
             key = (round(float(m.group(2)) * 100), int(m.group(3)))
             if key in out:
@@ -141,7 +158,7 @@ def slot_to_task(lines: Iterable[str]) -> dict[Key, float]:
     return {k: v for k, v in out.items() if k not in shared}
 
 
-def log_of(job_dir: Path) -> dict[Key, float]:
+def log_of(job_dir: Path) -> dict[Key, Logged]:
     """`slot_to_task` of a job's server log; empty without one."""
     path = job_dir / SERVER_LOG
     # Looked for first, as job_calls looks for telemetry: a large sweep's reference or

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from benchkit.measure.telemetry import is_partial
-from benchkit.report.analysis import caps, host_load, rate_swing, router
+from benchkit.report.analysis import caps, host_load, machine_profile, rate_swing, router
 from benchkit.report.analysis import evidence as ev
 from benchkit.report.analysis.job_builds import (
     _days_between,
@@ -571,6 +571,11 @@ KINDS: tuple[Kind, ...] = (
     Kind(("synthetic_model",), _detect_synthetic_model, _say_synthetic_model),
     Kind(("random_router",), lambda src: router.detect(src.by_job, src.sw.varying), router.say),
     Kind(("host_busy",), lambda src: host_load.detect(src.by_job), host_load.say),
+    Kind(
+        ("machine_by_profile",),
+        lambda src: machine_profile.detect(src.by_job, src.sw.anchors),
+        machine_profile.say,
+    ),
 )
 
 _SENTENCES = {k: kind.say for kind in KINDS for k in kind.kinds}

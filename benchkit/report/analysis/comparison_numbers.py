@@ -48,6 +48,9 @@ class ComparisonJson(TypedDict):
     # Paired on fewer units than either point's figure holds: base's and other's seconds per
     # unit on the paired units, which the ratio is of (engine.Comparison.sides; rules v13).
     sides: NotRequired[list[float]]
+    # Paired on an anchor folder's runs on all their units: the two means the ratio is of,
+    # which a table's row of the sweep's own jobs does not show (rules v15).
+    means: NotRequired[list[float]]
     # Bridged over more than two machines: every anchor point in order, one a step from one
     # machine to the next (engine.Comparison.chain; rules v14).
     chain: NotRequired[list[Point]]

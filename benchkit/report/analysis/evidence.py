@@ -155,7 +155,9 @@ def machine_name(result: Result) -> str:
         return card
     hw = result.provenance.hardware
     host, name = str(hw.get("host") or ""), str(hw.get("name") or "")
-    return f"{name}@{host}" if host else ""
+    # Lent machines share a host name: the boot ID, where recorded, tells them apart.
+    boot = str(hw.get("boot_id") or "")[:8]
+    return f"{name}@{host}" + (f" (boot {boot})" if boot else "") if host else ""
 
 
 # A device line of `llama-server --list-devices`: "CUDA0: NVIDIA H200 (143155 MiB, 142629 MiB

@@ -8,7 +8,7 @@ from benchkit.report.lang import N_
 # The rules behind the verdicts, recorded as each entry's `rules` (an entry without it was
 # published under version 1). A verdict that changed between entries of different rules
 # versions names both, and what each later version changed (these texts, translated).
-RULES_VERSION = 14
+RULES_VERSION = 15
 RULES: dict[int, str] = {
     1: N_("knee on aggregate decode throughput; no noise, contamination or runaway-output rules"),
     2: N_(
@@ -151,5 +151,13 @@ RULES: dict[int, str] = {
         "more of its card's memory in use is said to have, not to have run on another machine; "
         "a projection from a sweep of several machines names the machine its figure is of and "
         "how far the sweep's machines differed on one point"
+    ),
+    15: N_(
+        "where no card names a job's machine, its boot of the host does (recorded from this "
+        "version on), as lent machines share a host name; jobs of separate sweeps known only "
+        "by a hardware profile and host name are said to be assumed one machine; a table row "
+        "whose verdict pairs other jobs than the row's gives that pair's own figures; settings "
+        "where a drafter drafted nothing are given with the ratios measured there, its lookup "
+        "having run, not as the same work as off"
     ),
 }

@@ -38,6 +38,22 @@ def comparison_text(c: ComparisonJson, lang: str, at: bool = False) -> str:
     return tr(lang, "{comparison} ({how})", comparison=text, how=how_text(c, lang))
 
 
+def sides_cell(c: ComparisonJson, where: str, lang: str) -> str:
+    """A table cell's note of where a verdict's pair was compared ('anchor runs'), with the
+    two figures its ratio is of where they are not the row's ('anchor runs: 6.9 s against
+    5.4 s'): a row of one card's figures beside another card's ratio read as a contradiction."""
+    sides = c.get("sides") or c.get("means")
+    if not sides:
+        return where
+    figures = tr(
+        lang,
+        "{other} against {base}",
+        other=fmt.seconds(sides[1], lang),
+        base=fmt.seconds(sides[0], lang),
+    )
+    return tr(lang, "{where}: {figures}", where=where, figures=figures) if where else figures
+
+
 def how_text(c: ComparisonJson, lang: str) -> str:
     """How sure a comparison is and where it holds: '1.21x-1.44x on a repeat, 16 units
     paired' (bridged or across machines said so). A comparison across machines with no point

@@ -437,8 +437,8 @@ def repeats_sentence(v: Verdict, lang: str, gain: float) -> str:
             # "each point ran once" beside intervals "on a repeat" read as a contradiction.
             return tr(
                 lang,
-                "Each point ran once in this sweep and again in the anchor runs on the same "
-                "machine: from these twins, one run's figure varies by about {noise} from run "
+                "Each point ran once in this sweep and again in the anchor runs: from these "
+                "twins, one run's figure varies by about {noise} from run "
                 "to run (one standard deviation of its log, {dof} degrees of freedom), and "
                 "each comparison's interval holds that noise for both of its runs. A "
                 "difference smaller than {gain} (study.knee_gain) is no difference.",

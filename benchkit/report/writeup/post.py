@@ -97,7 +97,7 @@ def _where(a: Analysed, lang: str) -> str:
     was measured on, the anchor runs' included (review 12: "on 3 cards" where the check card,
     a fourth, carried the verdicts' one-machine pairs)."""
     if set(_backends(a)) <= {"cpu"}:
-        return tr(lang, "the CPU")
+        return titles.cpu_where(a, lang)
     name = _card_name(a)
     n = cards(a)
     if not name:

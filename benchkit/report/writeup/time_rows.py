@@ -41,6 +41,9 @@ class TimeRow(TypedDict):
     before_prompt_share: float | None
     slot_to_task_ms: float | None
     slot_to_task_share: float | None
+    # Of those matched, the median of a slot's first task and of its later ones.
+    slot_first_use_ms: float | None
+    slot_reuse_ms: float | None
     # The calls with the figure, and those of them the server's log matched.
     before_prompt_calls: int
     slot_to_task_matched: int
@@ -171,6 +174,8 @@ def time_rows(a: Analysed, rows: Sequence[Mapping[str, Any]], lang: str) -> list
                 before_prompt_share=before.share if before else None,
                 slot_to_task_ms=before.slot_to_task_ms if before else None,
                 slot_to_task_share=before.slot_to_task_share if before else None,
+                slot_first_use_ms=before.first_use_ms if before else None,
+                slot_reuse_ms=before.reuse_ms if before else None,
                 before_prompt_calls=before.calls if before else 0,
                 slot_to_task_matched=before.matched if before else 0,
                 before_prompt_wall_share=wall_share,

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 
-from benchkit.report.lang import i18n, tr
+from benchkit.report.lang import i18n, tr, trn
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kinds.capacity.verdict import load_axis
+from benchkit.results.store import JobResult
 
 
 def composed(a: Analysed, lang: str) -> tuple[str, str]:
@@ -79,7 +80,7 @@ def _open_loop(a: Analysed, lang: str, model: str, where: str, axis: str) -> tup
 def _where(a: Analysed, lang: str) -> str:
     backends = {str(r.factors.get("backend") or "") for r in a.results}
     if backends <= {"cpu", ""}:
-        return tr(lang, "the CPU")
+        return cpu_where(a, lang)
     names = sorted(
         {
             str(
@@ -92,6 +93,33 @@ def _where(a: Analysed, lang: str) -> str:
         - {"", "local"}
     )
     return " / ".join(names) if names else tr(lang, "this machine's GPU")
+
+
+def cpu_where(a: Analysed, lang: str) -> str:
+    """The CPU a sweep ran on as its title gives it: '1 thread of a 2-core CPU' where every
+    job passed one `--threads` on hosts of one core count (a review read "on the CPU" of a
+    study run on one thread of a 2-core host, which its figures depend on)."""
+    cores = {r.result.provenance.hardware.get("cpu_count") for r in a.results}
+    threads = {_flag(r, ("--threads", "-t")) for r in a.results}
+    if len(cores) != 1 or not isinstance(n := next(iter(cores)), int) or n < 1:
+        return tr(lang, "the CPU")
+    t = next(iter(threads)) if len(threads) == 1 else None
+    if t is None or not t.isdigit() or int(t) >= n:
+        return tr(lang, "a {cores}-core CPU", cores=n)
+    return trn(
+        lang,
+        "{n} thread of a {cores}-core CPU",
+        "{n} threads of a {cores}-core CPU",
+        int(t),
+        cores=n,
+    )
+
+
+def _flag(r: JobResult, names: tuple[str, ...]) -> str | None:
+    """A flag's value in the server's command line as the job ran it, None where not given."""
+    srv = r.result.provenance.server
+    argv = list(srv.argv) if srv else []
+    return next((argv[i + 1] for i, x in enumerate(argv[:-1]) if x in names), None)
 
 
 # What a title leaves out of a model's file name: benchkit's prefix for the random-weight

@@ -39,7 +39,7 @@ def test_the_log_times_a_task_from_its_slot_chosen_to_its_start() -> None:
         "1.04.200.000 I slot print_timing: id  0 | task 21 | prompt eval time =      12.50 ms /"
         "    40 tokens (    0.31 ms per token,  3200.00 tokens per second)\n",
     ]
-    assert bp.slot_to_task(log) == {(13739, 1327): pytest.approx(88.554)}
+    assert bp.slot_to_task(log) == {(13739, 1327): (pytest.approx(88.554), True)}
 
 
 def test_the_published_mtp_study_before_the_prompt_timer() -> None:
@@ -59,7 +59,7 @@ def test_the_published_mtp_study_before_the_prompt_timer() -> None:
     log = bp.log_of(job.job_dir)
     second = calls[1]
     key = (round(second["timings"]["prompt_ms"] * 100), second["timings"]["prompt_n"])
-    assert log[key] == pytest.approx(88.554)
+    assert log[key] == (pytest.approx(88.554), False)
     assert found.matched > 130 and found.slot_to_task_ms is not None
     assert 60 < found.slot_to_task_ms < found.median_ms
 
@@ -87,5 +87,14 @@ def test_the_report_says_the_figure_per_job_and_what_is_not_isolated() -> None:
     assert "summed to 15%–22% of the job's wall clock (jobs 0 and 4)" in line
     assert all(r["before_prompt_wall_share"] is None for r in rows if r["job"] not in one)
     assert "60.9–89.2 ms at the job medians" in line and "is not isolated" in line
+    # Review 12: a slot's first task (most often a warm-up call) against its later ones.
+    firsts = [bp.slot_to_task(open(STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results" / j
+                                   / "server.log", errors="replace")) for j in "01234567"]  # fmt: skip
+    first = [statistics.median(x for x, new in log.values() if new) for log in firsts]
+    reuse = [statistics.median(x for x, new in log.values() if not new) for log in firsts]
+    assert max(first) < 0.2 < 50 < min(reuse)
+    lo, hi = f"{min(reuse):.1f}", f"{max(reuse):.1f}"
+    assert f"a slot's first task waited {min(first):.2f}–{max(first):.2f} ms" in line
+    assert f"its later tasks {lo}–{hi} ms" in line
     # Korean says the same figures.
     assert "87~126 ms" in before_prompt_line(time_rows(a, an.records(a.df), "ko"), "ko")

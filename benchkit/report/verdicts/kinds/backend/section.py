@@ -12,6 +12,7 @@ from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.compare_words import sides_cell
 from benchkit.report.verdicts.kind import Page, Section
 
 
@@ -127,5 +128,6 @@ def _paired(comparisons: Sequence[ComparisonJson], lang: str) -> str:
         if where is None and any("/" in j for j in c["jobs"]):
             where = tr(lang, "anchor runs")  # jobs of a study.anchors folder, not the table's
         text = f"{i18n.backend_name(c['other'].get('backend'))} {fmt.ratio(c['ratio'], lang)}"
-        out.append(f"{text} ({where})" if where else text)
+        note = sides_cell(c, where or "", lang)
+        out.append(f"{text} ({note})" if note else text)
     return "; ".join(out) or fmt.DASH

@@ -8,6 +8,7 @@ from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.compare_words import sides_cell
 from benchkit.report.verdicts.kind import Page, Section
 from benchkit.report.verdicts.kinds.drafting.figure import MTP
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
@@ -36,7 +37,7 @@ def section(m: Verdict, page: Page) -> Section:
                 # of two cards (1.67x-1.93x) beside pairs "on two machines".
                 ratio=e["ratio"] if _own_pair(e["comparison"]) else None,
                 paired=e["comparison"]["ratio"],
-                paired_where=_where(e["comparison"], lang),
+                paired_where=sides_cell(e["comparison"], _where(e["comparison"], lang), lang),
                 answers=f"{e['drift_changed'] or 0}/{e['drift_probes']}"
                 if e["drift_probes"]
                 else fmt.DASH,

@@ -68,7 +68,7 @@ def _effect(c: Comparison, drafted: int | None = None) -> str:
     across machine states among them) names no effect: `open`, whatever its figure, as an
     effect is named only where one machine state or a bridge decides it (a review found
     "hurt" and "made no difference" drawn from open pairs across two machine states). Where
-    the drafter drafted no token, `no drafts`: the server did the same work as with it off."""
+    the drafter drafted no token, `no drafts`: no draft was verified, only its lookup ran."""
     if drafted == 0:
         return "no drafts"
     if c.outcome == OPEN:
@@ -169,8 +169,8 @@ def _drafted_only(
     reasons: list[str],
 ) -> tuple[list[DraftContext], list[DraftContext], list[tuple[Cell, Cell]], list[Comparison]]:
     """The pairs the verdict judges: those where the drafter drafted. Where it drafted no
-    token the server did the same work as with it off, so the difference measured there is
-    the host's or the noise's, not drafting's: the table shows such a pair (the first list:
+    token no draft was verified (only its lookup ran), so the difference measured there is
+    not drafting's: the table shows such a pair (the first list:
     every pair), the verdict does not rest on it, and `reasons` says where."""
     contexts, cells_of, comps = measured
     keep = [i for i, e in enumerate(contexts) if e["effect"] != "no drafts"]
