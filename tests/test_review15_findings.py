@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchkit.errors import UserError
 from benchkit.paths import repo_root
+from benchkit.report.analysis.stall_words import stalled_text
+from benchkit.report.lang.i18n import point_text
+from benchkit.report.verdicts.folder import resolve_study
 
 
 def _benchkit(*args: str, module: str = "benchkit") -> subprocess.CompletedProcess[str]:
@@ -56,3 +60,49 @@ def test_a_list_for_a_setting_of_one_value_and_a_key_given_twice_are_one_sentenc
     # A list where the setting is a list stays Hydra's to read.
     ok = _benchkit("study.anchors=[a,b]", "slots=2", "--cfg", "job")
     assert ok.returncode == 0 and "\nslots: 2\n" in ok.stdout, ok.stderr[-1500:]
+
+
+def test_a_one_job_run_with_its_twin_as_anchor_is_reported_and_a_mis_spelt_one_says_how(
+    tmp_path: Path,
+) -> None:
+    """`python -m benchkit slots=1 ...` twice, then the first's report with the second as its
+    anchor: named from the working folder (`study.anchors=[twin]`), it was refused saying only
+    that anchors are read relative to the results folder; it now gives the spelling that
+    works, and that spelling renders the report with the twin."""
+    run = tmp_path / "run"
+    proc = _benchkit("slots=1", "workload.units=1", f"hydra.run.dir={run}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _benchkit("slots=1", "workload.units=1", f"hydra.run.dir={tmp_path / 'twin'}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = [sys.executable, "-m", "benchkit.report", "run", "--out", "again"]
+    bad = subprocess.run(
+        [*report, "study.anchors=[twin]"],
+        capture_output=True, text=True, cwd=tmp_path, check=False, timeout=600,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    (line,) = bad.stderr.strip().splitlines()
+    assert line.endswith("twin is one from the working folder, so write study.anchors=[../twin].")
+    good = subprocess.run(
+        [*report, "study.anchors=[../twin]"],
+        capture_output=True, text=True, cwd=tmp_path, check=False, timeout=600,
+    )  # fmt: skip
+    assert good.returncode == 0, good.stderr[-2000:]
+    md = (tmp_path / "again" / "report.md").read_text(encoding="utf-8")
+    assert "again in the anchor runs" in md
+
+
+def test_a_point_of_no_factor_is_named_and_the_language_code_takes_any_case() -> None:
+    """A one-point sweep's stalls read '– (job 0) had 4 stalls'; `study.lang=KO` was refused
+    as no such language."""
+    note = {"point": {}, "job": "0", "stalls": 4, "excess_s": 5.5, "wall_share": 0.168}
+    said = stalled_text([{**note, "pairs": []}], "en")  # type: ignore[list-item]
+    assert said.startswith("the setting measured (job 0) had 4 stalls"), said
+    assert point_text({}, "ko") == "측정한 설정"
+    folder = resolve_study([], ["study.lang=KO"])
+    assert folder.lang == "ko"
+    try:
+        resolve_study([], ["study.lang=xx"])
+    except UserError as exc:
+        assert "choose one of en, ko" in str(exc)
+    else:
+        raise AssertionError("study.lang=xx was accepted")
