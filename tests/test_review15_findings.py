@@ -106,3 +106,30 @@ def test_a_point_of_no_factor_is_named_and_the_language_code_takes_any_case() ->
         assert "choose one of en, ko" in str(exc)
     else:
         raise AssertionError("study.lang=xx was accepted")
+
+
+def test_out_never_replaces_a_report_md_benchkit_did_not_write(tmp_path: Path) -> None:
+    """`--out notes` where notes/report.md is the user's own: its name is one benchkit makes,
+    so a folder without benchkit's manifest was taken for an old report and replaced. Only a
+    folder whose page benchkit rendered (its generator mark) is taken for one now."""
+    seed = repo_root() / "fixtures" / "results" / "seed-r9700"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "report.md").write_text("# my own report\n", encoding="utf-8")
+    proc = _benchkit(str(seed), "--out", str(notes), module="benchkit.report")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line == (
+        f"benchkit.report: {notes} holds files benchkit did not write (report.md), and writing "
+        f"the report there would replace them: give --out a new or empty folder (e.g. "
+        f"{notes / 'report'})."
+    )
+    assert (notes / "report.md").read_text(encoding="utf-8") == "# my own report\n"
+    # A page of the user's own beside it is no mark of benchkit's either.
+    (notes / "report.html").write_text("<html><head><title>mine</title></head></html>")
+    again = _benchkit(str(seed), "--out", str(notes), module="benchkit.report")
+    assert again.returncode == 2 and "(report.html, report.md)" in again.stderr
+    # What benchkit rendered there itself (its manifest) it renders again.
+    ours = tmp_path / "ours"
+    assert _benchkit(str(seed), "--out", str(ours), module="benchkit.report").returncode == 0
+    assert _benchkit(str(seed), "--out", str(ours), module="benchkit.report").returncode == 0
