@@ -3,15 +3,19 @@ the real function it names."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
+from itertools import product
 from pathlib import Path
 
 from benchkit.errors import UserError
 from benchkit.paths import repo_root
 from benchkit.report.analysis.stall_words import stalled_text
 from benchkit.report.lang.i18n import point_text
-from benchkit.report.verdicts.folder import resolve_study
+from benchkit.report.verdicts import analyse as an
+from benchkit.report.verdicts.folder import analyse_folder, resolve_study
+from benchkit.report.writeup.use_this import StepKind, next_steps, sweep_overrides
 
 
 def _benchkit(*args: str, module: str = "benchkit") -> subprocess.CompletedProcess[str]:
@@ -133,3 +137,62 @@ def test_out_never_replaces_a_report_md_benchkit_did_not_write(tmp_path: Path) -
     ours = tmp_path / "ours"
     assert _benchkit(str(seed), "--out", str(ours), module="benchkit.report").returncode == 0
     assert _benchkit(str(seed), "--out", str(ours), module="benchkit.report").returncode == 0
+
+
+def _swept_points(command: str, factors: dict[str, str]) -> list[dict[str, str]]:
+    """The points the sweeps of a Next command run, as Hydra's basic sweeper expands them
+    (each sweep the cross product of its factors' values)."""
+    out: list[dict[str, str]] = []
+    for part in command.split(" && "):
+        args = dict(a.split("=", 1) for a in shlex.split(part) if "=" in a)
+        values = [args[key].split(",") for key in factors.values()]
+        out += [dict(zip(factors, combo, strict=True)) for combo in product(*values)]
+    return out
+
+
+def test_a_next_repeats_command_sweeps_the_points_it_names_with_their_own_units() -> None:
+    """The H100 study's Next named 13 points and swept all 20 (`backend=cuda,vulkan
+    slots=1,2,4,8,16 mtp=false,true`), and its raced jobs' own `workload.units` (3 to 16)
+    were dropped, so each repeat replayed the whole workload. The class: in every published
+    study, the sweeps of a repeats step run exactly the points it names, every open
+    comparison inside one sweep, each with the most units any of its points' jobs ran."""
+    studies = repo_root() / "docs" / "studies"
+    checked = 0
+    for results in sorted(studies.glob("*/results")):
+        a = analyse_folder(results)
+        swept = [o.split("=", 1)[0] for o in sweep_overrides(results) or []]
+        keys = {
+            f: next((k for k in swept if k.rsplit(".", 1)[-1] == f), f) for f in a.sweep.varying
+        }
+        pairs = [
+            ({k: an.norm(v) for k, v in c["base"].items()},
+             {k: an.norm(v) for k, v in c["other"].items()})
+            for v in a.verdicts if "open_pairs" in v.reasons
+            for c in getattr(v.numbers, "open", None) or []
+        ]  # fmt: skip
+        for step in next_steps(a, "python -m benchkit"):
+            if step.kind not in (StepKind.repeats, StepKind.stalled):
+                continue
+            named = {tuple(sorted((k, an.norm(v)) for k, v in p.items())) for p in step.points}
+            ran = _swept_points(step.command, keys)
+            assert {tuple(sorted(p.items())) for p in ran} == named, results
+            parts = step.command.split(" && ")
+            blocks = [_swept_points(part, keys) for part in parts]
+            if step.kind is StepKind.repeats:
+                for x, y in pairs:
+                    assert any(x in b and y in b for b in blocks), (results, x, y)
+            for part, block in zip(parts, blocks, strict=True):
+                own = [
+                    int(o.split("=", 1)[1])
+                    for r in a.results
+                    for o in r.result.provenance.overrides
+                    if o.startswith("workload.units=")
+                    and {k: an.norm(r.factors.get(k)) for k in keys} in block
+                ]
+                units = [w for w in shlex.split(part) if w.startswith("workload.units=")]
+                assert not own or units == [f"workload.units={max(own)}"], (results, part)
+            checked += 1
+    assert checked >= 5
+    h100 = analyse_folder(studies / "h100-vulkan-vs-cuda-warm" / "results")
+    (step,) = [s for s in next_steps(h100, "b") if s.kind is StepKind.repeats]
+    assert len(step.points) == 13 and "workload.units=3 " in step.command
