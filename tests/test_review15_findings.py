@@ -15,6 +15,7 @@ from benchkit.report.analysis.stall_words import stalled_text
 from benchkit.report.lang.i18n import point_text
 from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts.folder import analyse_folder, resolve_study
+from benchkit.report.writeup.closing import step_text
 from benchkit.report.writeup.use_this import StepKind, next_steps, sweep_overrides
 
 
@@ -196,3 +197,27 @@ def test_a_next_repeats_command_sweeps_the_points_it_names_with_their_own_units(
     h100 = analyse_folder(studies / "h100-vulkan-vs-cuda-warm" / "results")
     (step,) = [s for s in next_steps(h100, "b") if s.kind is StepKind.repeats]
     assert len(step.points) == 13 and "workload.units=3 " in step.command
+
+
+def test_a_slot_count_proposal_that_changes_the_units_says_so() -> None:
+    """The H200 backends study's Next proposed `slots=1,2,4,8,16 workload.units=16` after
+    jobs of 8 units, and its sentence said nothing of the units. The class: every slot count
+    proposal of a published study names the units where its command changes them, and only
+    there, in English and Korean."""
+    studies = repo_root() / "docs" / "studies"
+    said = 0
+    for results in sorted(studies.glob("*/results")):
+        for step in next_steps(analyse_folder(results), "python -m benchkit"):
+            if step.kind not in (StepKind.more_slots, StepKind.other_slots):
+                continue
+            ran = {w for w in shlex.split(step.command) if w.startswith("workload.units=")}
+            before = set(sweep_overrides(results) or []) & ran
+            changed = bool(ran) and not before
+            en, ko = step_text(step, "en"), step_text(step, "ko")
+            assert ("not the" in en and "units" in en) is changed, (results, en)
+            assert ("재생합니다" in ko) is changed, (results, ko)
+            said += changed
+    assert said >= 1
+    vulkan = analyse_folder(studies / "h200-vulkan-vs-cuda" / "results")
+    (step,) = [s for s in next_steps(vulkan, "b") if s.kind is StepKind.more_slots]
+    assert step_text(step, "en").endswith("Each job replays 16 units, not the 8 that ran:")

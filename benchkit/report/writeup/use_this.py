@@ -65,6 +65,8 @@ class NextStep:
     # whole rounds (verdicts.exercise.fills).
     left_out: tuple[int, ...] = ()
     units: int | None = None
+    # The units the jobs that ran replayed, where the run proposed sets others.
+    ran_units: int | None = None
 
 
 # The folder beside the results that each kind of next run writes into: never the results'
@@ -248,7 +250,8 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 # before it was reused.
                 args = _set(args, "resume_from", str(shown(a.source)))
             step = _new_folder(a, prog, StepKind(p.why), args, p.points)
-            steps.append(replace(step, left_out=p.left_out, units=p.units))
+            ran = run.units if any(k == "workload.units" for k, _ in p.also) else None
+            steps.append(replace(step, left_out=p.left_out, units=p.units, ran_units=ran))
     return steps
 
 
