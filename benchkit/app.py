@@ -322,7 +322,7 @@ def main() -> None:
         # the sweep as a whole exits non-zero where nothing completed or no report was written.
         code, failed = callbacks.sweep_failure()
         if code:
-            print(f"benchkit: {failed} (see the lines above).", file=sys.stderr)
+            print(f"benchkit: {failed}.", file=sys.stderr)
             sys.exit(code)
     except KeyboardInterrupt as exc:
         # Between two jobs (in the launcher, an import, the report): no job was measuring.

@@ -9,6 +9,7 @@ one failed job does not stop the others or the report.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,13 +30,27 @@ def active_sweep() -> Path | None:
 
 # Why the sweep this process ran ends with a non-zero exit code, with that code: its report
 # could not be rendered (a hostile user's `study.anchors=[/tmp/nope]` sweep measured every job,
-# wrote no report and exited 0).
+# wrote no report and exited 0), or no job of it completed, so nothing was measured (a hostile
+# user's `-m slots=1,2 workload.units=0` failed every job and exited 0: a script took it for a
+# measurement). Its report is written all the same, saying why each job did not complete.
 _FAILED: list[tuple[int, str]] = []
 
 
 def sweep_failure() -> tuple[int, str]:
     """(exit code, why) of the sweep that just ran; (0, '') where it did not fail as a whole."""
     return _FAILED[-1] if _FAILED else (0, "")
+
+
+def measured_nothing(sweep: Path) -> bool:
+    """Whether no job of the sweep completed (failed, unavailable, incomplete or not run):
+    nothing in it measures a setting whole, whatever its report says about each job."""
+    for path in sweep.glob("*/result.json"):
+        try:
+            if json.loads(path.read_text(encoding="utf-8")).get("status") == "complete":
+                return False
+        except (OSError, ValueError, AttributeError):
+            continue
+    return True
 
 
 # The folder locks this process holds, here and not on the callback: launchers pickle the
@@ -119,10 +134,14 @@ class ReportCallback(Callback):
                 file=sys.stderr,
             )
             rendered = False
-        # A sweep whose jobs failed still exits 0 where its report says why (scripts and the
-        # cluster tests read that report); one whose report could not be written does not.
+        # A sweep exits 0 where a job of it completed, its report saying why any other did
+        # not; one that measured nothing exits 1, its report (rendered all the same) saying why.
         if not rendered:
-            _FAILED.append((1, "the sweep's report could not be rendered"))
+            _FAILED.append((1, "the sweep's report could not be rendered (see the lines above)"))
+        elif measured_nothing(sweep):
+            md = sweep / "report" / "report.md"
+            nothing = "no job of the sweep completed, so nothing was measured"
+            _FAILED.append((1, f"{nothing}: {md} says why each did not"))
         self._release()
 
 

@@ -42,10 +42,14 @@ def test_the_seeds_recommendation_as_commands_and_what_would_settle_it(tmp_path:
     assert step.kind is StepKind.repeats
     assert {p["slots"] for p in step.points} == {1, 2, 3, 4, 6, 8}
     assert {(p["slots"], p["mtp"]) for p in step.points if p["mtp"]} == {(1, True), (2, True)}
-    # Into a folder of its own beside the results: following it overwrites nothing.
+    # Into folders of their own beside the results: following it overwrites nothing. Those
+    # points and no other (slots=1,2,3,4,6,8 mtp=false,true swept 12 for these 8): one sweep
+    # per cross product, each open comparison inside one of them.
     assert step.command == (
-        "benchkit -m backend=vulkan slots=1,2,3,4,6,8 mtp=false,true study=seed-r9700 "
-        f"workload=seed-12 repeats=3 hydra.sweep.dir={shown(SEED)}-repeats"
+        "benchkit -m backend=vulkan slots=2,3,4,6,8 mtp=false study=seed-r9700 "
+        f"workload=seed-12 repeats=3 hydra.sweep.dir={shown(SEED)}-repeats && "
+        "benchkit -m backend=vulkan slots=1,2 mtp=false,true study=seed-r9700 "
+        f"workload=seed-12 repeats=3 hydra.sweep.dir={shown(SEED)}-repeats-2"
     )
 
 
@@ -66,8 +70,8 @@ def test_the_report_and_its_summary_say_the_same(tmp_path: Path) -> None:
     noise = "A comparison is not decided yet (Vulkan, 4 slots, MTP off; Vulkan, 2 slots"
     assert noise in section
     assert (
-        "slots=1,2,3,4,6,8 mtp=false,true study=seed-r9700 workload=seed-12 repeats=3 "
-        f"hydra.sweep.dir={shown(SEED)}-repeats\n```" in section
+        "slots=1,2 mtp=false,true study=seed-r9700 workload=seed-12 repeats=3 "
+        f"hydra.sweep.dir={shown(SEED)}-repeats-2\n```" in section
     )
     summary = (out / SUMMARY_FILE).read_text().splitlines()
     assert summary[0].startswith("Summary: A 35B MoE on the Radeon AI PRO R9700")

@@ -13,8 +13,9 @@ import dataclasses
 import difflib
 import enum
 import re
+import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -29,6 +30,13 @@ _OWN_GROUPS_ONLY_UNLESS = ("--config-dir", "-cd", "--config-path", "-cp", "hydra
 _EXPANDED = re.compile(r"[()\[\]{}$'\"*]")
 # A value that is more than one: a list or a sweep function (range, choice, glob, interval).
 _SWEPT = re.compile(r"^\w+\(|,")
+# Hydra's flags of which one command takes one (two: a ValueError's traceback).
+_MODES = {
+    **dict.fromkeys(("-m", "--multirun"), "-m"),
+    **dict.fromkeys(("-c", "--cfg"), "--cfg"),
+    **dict.fromkeys(("-i", "--info"), "--info"),
+    **dict.fromkeys(("-r", "--run"), "--run"),
+}
 # Arguments that make benchkit's conf/config.yaml not the config composed.
 _OWN_CONFIG_UNLESS = ("--config-name", "-cn")
 
@@ -40,7 +48,7 @@ def problem(argv: Sequence[str], conf: Path | None = None) -> str | None:
     groups = {p.name: p for p in root.iterdir() if p.is_dir() and p.name != "hydra"}
     user_groups = any(a.startswith(_OWN_GROUPS_ONLY_UNLESS) for a in argv)
     fields = [f.name for f in dataclasses.fields(BenchConfig)]
-    unread = _unparsable(argv)
+    unread = _unparsable(argv) or _misshapen(argv, groups)
     if unread is not None:
         return unread
     for arg in argv:
@@ -111,6 +119,62 @@ def _unparsable(argv: Sequence[str]) -> str | None:
         except HydraException as exc:
             return unreadable(arg, arg.split("=", 1)[1], exc)
     return None
+
+
+def _misshapen(argv: Sequence[str], groups: Mapping[str, Path]) -> str | None:
+    """The first override Hydra would take in another shape than meant, in one sentence: a key
+    given twice (`slots=1 slots=2` ran slots=2 alone), a list for a setting of one value
+    (`-m 'slots=[1,2]'`, Hydra's own advice for `slots=1,2` without -m) and a sweep without
+    -m (Hydra answers that with that advice)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    modes = list(dict.fromkeys(_MODES[a] for a in argv if a in _MODES))
+    if len(modes) > 1:
+        return f"{' and '.join(modes)} cannot be given together: give one of them."
+    parser = OverridesParser.create()
+    sweep = any(a in ("-m", "--multirun") or a.lower() == "hydra.mode=multirun" for a in argv)
+    seen: dict[str, str] = {}
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        o = parser.parse_overrides([arg])[0]
+        key = o.get_key_element().lstrip("+~")
+        if key in seen:
+            return (
+                f"{key} is given twice ({seen[key]} and {arg}), and only the last would count: "
+                f"give it once (several values, swept: -m {key}=A,B)."
+            )
+        seen[key] = arg
+        one = key in groups or _one_value(key)
+        value = None if o.is_sweep_override() else o.value()
+        if one and isinstance(value, list):
+            values = ",".join(str(v) for v in value)
+            return (
+                f"{arg} gives {key} a list, but it takes one value: to sweep those values, "
+                f"write -m {key}={values}."
+            )
+        if o.is_sweep_override() and not sweep and not key.startswith("hydra."):
+            return f"{arg} sweeps {key}: add -m to run one job per value, or give one value."
+    return None
+
+
+def _one_value(key: str) -> bool:
+    """Whether the config key `a.b` holds one value (a number, a switch, text or a closed set)
+    in benchkit's schema, not a list or a mapping; False for a key it does not have."""
+    kind: object = BenchConfig
+    for part in key.split("."):
+        if not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
+            return False
+        hints = typing.get_type_hints(kind)
+        if part not in hints:
+            return False
+        kind = hints[part]
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        if typing.get_origin(kind) in (typing.Union, types.UnionType) and len(args) == 1:
+            kind = args[0]
+    if kind in (int, float, bool, str):
+        return True
+    return isinstance(kind, type) and issubclass(kind, enum.Enum)
 
 
 def _bad_value(key: str, value: str) -> str | None:

@@ -40,6 +40,14 @@ class FolderKind:
     legacy: tuple[str, ...] = ()
     # A sub-folder to suggest instead.
     example: str = "report"
+    # In a folder without a manifest, the file whose benchkit mark (GENERATOR) shows that
+    # the legacy names are benchkit's: a user's own report.md in a folder given as --out was
+    # replaced, its name being one benchkit makes. "" takes the names alone.
+    marker: str = ""
+
+
+# What every page benchkit renders carries in its head (templates/report.html.j2).
+GENERATOR = '<meta name="generator" content="benchkit'
 
 
 def foreign_entries(dest: Path, kind: FolderKind) -> list[str]:
@@ -53,7 +61,18 @@ def foreign_entries(dest: Path, kind: FolderKind) -> list[str]:
     listed = _manifest(dest)
     if listed is not None:
         return [n for n in names if n != MANIFEST and n not in listed]
+    if kind.marker and not _marked(dest / kind.marker):
+        return names
     return [n for n in names if not any(fnmatch.fnmatchcase(n, pat) for pat in kind.legacy)]
+
+
+def _marked(page: Path) -> bool:
+    """Whether `page` is one benchkit rendered (its head names benchkit as its generator)."""
+    try:
+        with page.open(encoding="utf-8", errors="replace") as f:
+            return GENERATOR in f.read(4096)
+    except OSError:
+        return False
 
 
 def check_replaceable(dest: Path, kind: FolderKind) -> None:

@@ -106,12 +106,13 @@ def test_publish_into_a_blog_with_other_posts_removes_nothing(tmp_path: Path) ->
 
 
 def test_a_report_folder_from_before_manifests_is_still_replaced(tmp_path: Path) -> None:
-    """A report/ an earlier benchkit wrote (no manifest) holds only the report's own names:
-    rendering again replaces it, as before."""
+    """A report/ an earlier benchkit wrote (no manifest) holds only the report's own names,
+    its page marked as benchkit's: rendering again replaces it, as before."""
     out = tmp_path / "report"
     out.mkdir()
-    for name in ("report.md", "report.html", "verdicts.json", "results.csv", "slots.png"):
+    for name in ("report.md", "verdicts.json", "results.csv", "slots.png"):
         (out / name).write_text("old")
+    (out / "report.html").write_text('<head><meta name="generator" content="benchkit 0.1.0">')
     assert report(SEED, "--out", out, cwd=tmp_path).returncode == 0
     assert (out / "report.md").read_text() != "old" and (out / MANIFEST).exists()
 

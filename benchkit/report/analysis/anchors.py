@@ -3,6 +3,7 @@ points on another machine, read as the comparison engine's bridges between machi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,8 +86,8 @@ def load_anchors(
             )
             raise UserError(
                 f"study.anchors names {folder}, and {root} is not a folder: an anchor folder "
-                f"is read relative to the results folder ({source}) unless absolute; give a "
-                f"sweep folder of jobs that re-ran some of its points{split}."
+                f"is read relative to the results folder ({source}) unless absolute; "
+                f"{_from_here(folder, source) or _ANCHOR_IS}{split}."
             )
         try:
             found = find_results(root)
@@ -121,6 +122,20 @@ def load_anchors(
                 "repeats is compared by its own repeats); drop it from study.anchors."
             )
     return out
+
+
+_ANCHOR_IS = "give a run or sweep folder of jobs that re-ran some of its points"
+
+
+def _from_here(folder: str, source: Path) -> str:
+    """The anchor spelt relative to the results folder where `folder` names one from the
+    working folder (`study.anchors=[outputs/runs/B]` for a twin beside outputs/runs/A was
+    refused, the user not told how to name it); '' where it names none."""
+    here = Path(folder)
+    if here.is_absolute() or not here.is_dir() or here.resolve() == source.resolve():
+        return ""
+    spelt = os.path.relpath(here.resolve(), source.resolve())
+    return f"{here} is one from the working folder, so write study.anchors=[{spelt}]"
 
 
 def _held(sweep: Sequence[JobResult]) -> dict[str, dict[str, str]]:

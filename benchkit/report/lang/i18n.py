@@ -74,9 +74,11 @@ def drafter(factor: str, lang: str, start: bool = False) -> str:
 
 
 def point_text(point: Mapping[str, Any] | None, lang: str) -> str:
-    """{'backend': 'vulkan', 'slots': 4, 'mtp': False} -> 'Vulkan, 4 slots, MTP off'."""
+    """{'backend': 'vulkan', 'slots': 4, 'mtp': False} -> 'Vulkan, 4 slots, MTP off'; 'the
+    setting measured' for a point of no factor (a sweep of one point: its stalls read
+    '– (job 0) had 4 stalls')."""
     if not point:
-        return "–"
+        return tr(lang, "the setting measured")
     parts = []
     order = {"backend": 0, "slots": 1, "mtp": 2}
     for k, v in sorted(point.items(), key=lambda kv: order.get(kv[0], 3)):
@@ -110,8 +112,6 @@ def setting_phrase(key: str, value: Any, lang: str) -> str:
 def setting_text(point: Mapping[str, Any] | None, lang: str) -> str:
     """A server setting as `point_text` names it; 'the setting measured' where the sweep
     varied no setting (open-loop load swept over one setting: its load alone varied)."""
-    if not point:
-        return tr(lang, "the setting measured")
     return point_text(point, lang)
 
 

@@ -8,7 +8,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from benchkit.report.analysis.quality import DriftSet, measure_drift
 from benchkit.report.analysis.slot_use import idle_slot_share
 from benchkit.report.analysis.stalls import PER_UNIT, JobStalls
 from benchkit.report.analysis.table import factor_columns, tidy
-from benchkit.report.lang import check_language
+from benchkit.report.lang import check_language, languages
 from benchkit.report.verdicts import analyse as an
 from benchkit.results import bounded
 from benchkit.results.schema import Json, Result
@@ -85,6 +85,9 @@ def resolve_study(results: Sequence[JobResult], overrides: Sequence[str] = ()) -
             "smallest difference a verdict counts (0.05 for 5%)."
         )
     check_study(obj)
+    if obj.lang != obj.lang.strip().lower() and obj.lang.strip().lower() in languages():
+        # A language code in any case (`study.lang=KO`), as the catalogs name it.
+        obj = replace(obj, lang=obj.lang.strip().lower())
     try:
         check_language(obj.lang)
     except ValueError as exc:

@@ -196,7 +196,23 @@ def _step_view(s: NextStep, lang: str, post: bool) -> StepView:
 def step_text(s: NextStep, lang: str, post: bool = False, listed: str = "") -> str:
     """Why a proposed run, as a sentence ending in a colon (the command follows). A post has
     said under its answer which comparisons are open and that each point ran once: its
-    steps say what the run gives. `listed` stands for the points where a list gives them."""
+    steps say what the run gives. `listed` stands for the points where a list gives them.
+    A run that replays other units than the jobs ran says so: a slot count proposal raised
+    `workload.units` in its command and nothing said it."""
+    text = _step_sentence(s, lang, post, listed)
+    if s.ran_units is None or s.units is None or s.units == s.ran_units:
+        return text
+    return tr(
+        lang,
+        # TRANSLATORS: {step} is a sentence about the next run, ended by a full stop.
+        "{step} Each job replays {units} units, not the {ran} that ran:",
+        step=text.rstrip(":").rstrip() + ".",
+        units=s.units,
+        ran=s.ran_units,
+    )
+
+
+def _step_sentence(s: NextStep, lang: str, post: bool, listed: str) -> str:
     named = [i18n.point_text(p, lang) for p in s.points]
     # Points of one setting each read as a list ('6 slots and 16 slots'); points of several
     # settings hold commas themselves, so a semicolon parts them.

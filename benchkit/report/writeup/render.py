@@ -66,10 +66,11 @@ __all__ = [
 # What the report's and the blog's writers make (page.write_report, figures): an existing
 # folder holding only these, written before folders carried a manifest, may be replaced.
 _MADE = ("verdicts.json", "results.csv", "*.png")
-REPORT = FolderKind("report", "--out", ("report.md", "report.html", *_MADE))
+REPORT = FolderKind("report", "--out", ("report.md", "report.html", *_MADE), marker="report.html")
 PUBLISHED = FolderKind(
-    "published post", "--publish", ("index.md", "index.html", *_MADE), example="post"
-)
+    "published post", "--publish", ("index.md", "index.html", *_MADE), example="post",
+    marker="index.html",
+)  # fmt: skip
 
 
 def _context(a: Analysed) -> ledger.Context:

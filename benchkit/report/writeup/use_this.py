@@ -31,6 +31,7 @@ from benchkit.report.verdicts import analyse as an
 from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.folder import MULTIRUN_FILE, Analysed
 from benchkit.report.verdicts.kind import RunUnits
+from benchkit.report.writeup import point_blocks
 from benchkit.report.writeup.ctx_sizing import Sizing, resized, sized
 from benchkit.report.writeup.recommend import cannot_vary_in
 from benchkit.results import bounded
@@ -64,6 +65,8 @@ class NextStep:
     # whole rounds (verdicts.exercise.fills).
     left_out: tuple[int, ...] = ()
     units: int | None = None
+    # The units the jobs that ran replayed, where the run proposed sets others.
+    ran_units: int | None = None
 
 
 # The folder beside the results that each kind of next run writes into: never the results'
@@ -213,20 +216,21 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
         seen.update(frozenset(p.items()) for p in new)
         noisy.extend(new)
 
+    pairs: list[tuple[Point, Point]] = []
     for v in verdicts:
         # A comparison the engine left open (benchkit.compare): both of its points again.
         if "open_pairs" in v.reasons and isinstance(v.numbers, ENGINE):
             for c in v.numbers.open or []:
                 add([p for p in (c["base"], c["other"]) if p])
+                if c["base"] and c["other"]:
+                    pairs.append((c["base"], c["other"]))
     if noisy:
-        args = _restrict(swept or [], noisy, a.sweep.varying)
-        steps.append(_new_folder(a, prog, StepKind.repeats, _more_repeats(a, args), noisy))
+        steps.append(_points_again(a, prog, StepKind.repeats, swept, noisy, pairs))
     stalled = _stalled_points(verdicts, seen)
     if stalled:
         # The points whose stalls change a comparison, again with repeats: a verdict that
         # waits on stalls had no Next at all ("no further run would settle them").
-        args = _restrict(swept or [], stalled, a.sweep.varying)
-        steps.append(_new_folder(a, prog, StepKind.stalled, _more_repeats(a, args), stalled))
+        steps.append(_points_again(a, prog, StepKind.stalled, swept, stalled, []))
     twin = _twins(a, prog, swept, verdicts)
     if twin is not None:
         steps.append(twin)
@@ -246,7 +250,8 @@ def next_steps(a: Analysed, prog: str) -> list[NextStep]:
                 # before it was reused.
                 args = _set(args, "resume_from", str(shown(a.source)))
             step = _new_folder(a, prog, StepKind(p.why), args, p.points)
-            steps.append(replace(step, left_out=p.left_out, units=p.units))
+            ran = run.units if any(k == "workload.units" for k, _ in p.also) else None
+            steps.append(replace(step, left_out=p.left_out, units=p.units, ran_units=ran))
     return steps
 
 
@@ -258,6 +263,72 @@ def _new_folder(
     folder = Path(f"{shown(a.source)}{FOLDER_SUFFIX[kind]}")
     command = _sweep(prog, [*args, f"hydra.sweep.dir={folder}"]) + _then_report(a, prog, folder)
     return NextStep(kind, command, points)
+
+
+def _points_again(
+    a: Analysed,
+    prog: str,
+    kind: StepKind,
+    swept: list[str] | None,
+    points: list[Point],
+    pairs: Sequence[tuple[Point, Point]],
+) -> NextStep:
+    """`points` again with more repeats, and no other point: one sweep per cross product of
+    them (point_blocks), each into its folder beside the results (`-repeats`, `-repeats-2`),
+    with the overrides that defined those points' work where the jobs had their own (a
+    race's `workload.units` each): the sweep cut to the points' values swept every
+    combination of them, and replayed the whole workload where the race had replayed less."""
+    base = swept if swept is not None else _single_overrides(a)
+    named = [_named(p) for p in points]
+    found = point_blocks.blocks(named, [(_named(x), _named(y)) for x, y in pairs])
+    commands = []
+    for i, block in enumerate(found):
+        args = list(base)
+        for factor, values in block.items():
+            values = sorted(values, key=lambda x: (0, float(x), x) if _numeric(x) else (1, 0, x))
+            key = next((_key(o) for o in base if _key(o).rsplit(".", 1)[-1] == factor), factor)
+            args = _set(args, key, ",".join(values))
+        mine = [p for p in points if point_blocks.holds(block, _named(p))]
+        for key, value in _own_overrides(a, mine, base):
+            args = _set(args, key, value)
+        suffix = FOLDER_SUFFIX[kind] + (f"-{i + 1}" if i else "")
+        folder = Path(f"{shown(a.source)}{suffix}")
+        sweep = _sweep(prog, [*_more_repeats(a, args), f"hydra.sweep.dir={folder}"])
+        commands.append(sweep + _then_report(a, prog, folder))
+    return NextStep(kind, " && ".join(commands), points)
+
+
+def _named(point: Point) -> dict[str, str]:
+    return {k: an.norm(v) for k, v in point.items()}
+
+
+def _own_overrides(
+    a: Analysed, points: Sequence[Point], base: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The overrides the jobs of `points` were given beyond the sweep's (`base`): each key
+    with its one value, or for `workload.units` (a race gives each point its own) the most
+    any of them replayed, so every point replays at least the units it ran."""
+    given = {_key(o) for o in base}
+    seen: dict[str, list[str]] = {}
+    for r in a.results:
+        if not any(
+            all(an.norm(r.factors.get(k)) == an.norm(v) for k, v in p.items()) for p in points
+        ):
+            continue
+        for o in r.result.provenance.overrides:
+            key, eq, value = o.partition("=")
+            if not eq or key.startswith("hydra") or _key(o) in given:
+                continue
+            seen.setdefault(_key(o), [])
+            if value not in seen[_key(o)]:
+                seen[_key(o)].append(value)
+    out = []
+    for key, values in seen.items():
+        if len(values) == 1:
+            out.append((key, values[0]))
+        elif key == "workload.units" and all(v.isdigit() for v in values):
+            out.append((key, str(max(int(v) for v in values))))
+    return out
 
 
 def shown(folder: Path) -> Path:
@@ -403,22 +474,6 @@ def _set(args: Sequence[str], key: str, value: str) -> list[str]:
     if any(_key(o) == key for o in args):
         return [new if _key(o) == key else o for o in args]
     return [*args, new]
-
-
-def _restrict(args: Sequence[str], points: Sequence[Point], varying: Sequence[str]) -> list[str]:
-    """The sweep's overrides with each varying factor cut to the values `points` hold."""
-    out = list(args)
-    for factor in varying:
-        values: list[str] = []
-        for p in points:
-            if factor in p and an.norm(p[factor]) not in values:
-                values.append(an.norm(p[factor]))
-        if not values:
-            continue
-        values.sort(key=lambda x: (0, float(x), x) if _numeric(x) else (1, 0.0, x))
-        key = next((_key(o) for o in args if _key(o).rsplit(".", 1)[-1] == factor), factor)
-        out = _set(out, key, ",".join(values))
-    return out
 
 
 def _numeric(x: str) -> bool:

@@ -31,8 +31,8 @@ def test_a_key_benchkit_does_not_have_is_named_with_the_near_one() -> None:
 
 def test_what_hydra_expands_or_a_user_adds_is_left_to_hydra() -> None:
     fine = [
-        ["slots=1,2,4", "backend=cpu", "model=tiny-moe", "workload=first"],
-        ["backend=glob(*)", "slots=range(1,3)"],
+        ["-m", "slots=1,2,4", "backend=cpu", "model=tiny-moe", "workload=first"],
+        ["--multirun", "backend=glob(*)", "slots=range(1,3)"],
         ["+extra=1", "~mtp", "hydra.sweep.dir=x", "hydra/sweeper=racing", "server.threads=2"],
         ["--config-dir", "mine", "backend=my-own"],
         ["model@spec.draft_model=tiny-moe"],
@@ -51,7 +51,8 @@ def test_a_value_its_field_cannot_take_is_one_sentence() -> None:
     assert problem(["server.flash_attn=yes"]) == (
         "server.flash_attn=yes is not one of on, off, auto: choose one of them."
     )
-    assert problem(["mtp=false,true", "server.flash_attn=on", "repeats=3", "mtp=yes"]) is None
+    assert problem(["-m", "mtp=false,true", "server.flash_attn=on", "repeats=3"]) is None
+    assert problem(["mtp=yes"]) is None
 
 
 def test_a_load_key_the_chosen_process_ignores_is_refused_with_the_fix() -> None:
@@ -101,7 +102,7 @@ def test_load_keys_the_chosen_process_reads_pass() -> None:
         ["load=closed", "load.rate=null"],
         # Hydra or the user's config decides the process: not judged here.
         ["--config-dir", "mine", "load.rate=2"],
-        ["load=glob(*)", "load.rate=2"],
+        ["-m", "load=glob(*)", "load.rate=2"],
     ]
     for argv in fine:
         assert problem(argv) is None, argv
