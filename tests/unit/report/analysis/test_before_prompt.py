@@ -88,8 +88,8 @@ def test_the_report_says_the_figure_per_job_and_what_is_not_isolated() -> None:
     assert all(r["before_prompt_wall_share"] is None for r in rows if r["job"] not in one)
     assert "60.9–89.2 ms at the job medians" in line and "is not isolated" in line
     # Review 12: a slot's first task (most often a warm-up call) against its later ones.
-    firsts = [bp.slot_to_task(open(STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results" / j
-                                   / "server.log", errors="replace")) for j in "01234567"]  # fmt: skip
+    logs = [STUDIES / "h200-glm4moe-30b-a3b-mtp" / "results" / j / "server.log" for j in "01234567"]
+    firsts = [bp.slot_to_task(p.read_text(errors="replace").splitlines()) for p in logs]
     first = [statistics.median(x for x, new in log.values() if new) for log in firsts]
     reuse = [statistics.median(x for x, new in log.values() if not new) for log in firsts]
     assert max(first) < 0.2 < 50 < min(reuse)
