@@ -24,7 +24,7 @@ from benchkit.report.verdicts import registry
 from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kind import Say
 from benchkit.report.verdicts.light import Light
-from benchkit.report.writeup.markdown_html import markdown_to_html
+from benchkit.report.writeup.markdown_html import html_parts
 from benchkit.report.writeup.tables import drop_constant_columns, drop_empty_columns
 from benchkit.report.writeup.view import unit_word
 from benchkit.results.store import (
@@ -89,19 +89,39 @@ def template_env(html: bool, lang: str = "en") -> jinja2.Environment:
     return env
 
 
-def collapse_section(body: str, title: str) -> str:
+def collapse_section(parts: list[str], title: str) -> list[str]:
     """The HTML section headed `title` (an <h2> to the next <h2> or the end) folded into a
     <details> element, so a reader who wants it opens it and no one else scrolls past it.
-    The title is escaped as the Markdown renderer escaped it."""
+    `parts`: the page's HTML in parts (markdown_html.html_parts: whole elements each, so no
+    tag runs across two), returned the same way. The title is escaped as the Markdown
+    renderer escaped it."""
     head = f"<h2>{html_escape(title, quote=False)}</h2>"
-    start = body.find(head)
-    if start < 0:
-        return body
-    end = body.find("<h2>", start + len(head))
-    end = len(body) if end < 0 else end
-    inner = body[start + len(head) : end]
+    first = next((i for i, part in enumerate(parts) if head in part), None)
+    if first is None:
+        return parts
+    start = parts[first].find(head) + len(head)
+    # The next <h2>, in the part of the title or a later one; else the page's end.
+    last, end = first, parts[first].find("<h2>", start)
+    while end < 0 and last + 1 < len(parts):
+        last += 1
+        end = parts[last].find("<h2>")
+    if end < 0:
+        end = len(parts[last])
+    inner = (
+        [parts[first][start:end]]
+        if last == first
+        else [parts[first][start:], *parts[first + 1 : last], parts[last][:end]]
+    )
     summary = f"<summary>{html_escape(title, quote=False)}</summary>"
-    return f'{body[:start]}<details class="appendix">{summary}{inner}</details>\n{body[end:]}'
+    return [
+        *parts[:first],
+        parts[first][: start - len(head)],
+        f'<details class="appendix">{summary}',
+        *inner,
+        "</details>\n",
+        parts[last][end:],
+        *parts[last + 1 :],
+    ]
 
 
 def _write_json(path: Path, items: Sequence[object]) -> None:
@@ -199,9 +219,10 @@ def _write_pages(
     # Text from results may hold bidirectional controls: shown, never obeyed (benchkit.visible).
     md = visible(md)
     atomic_write_text(folder / md_name, visible(front), md)
-    body = collapse_section(markdown_to_html(md), tr(lang, "Appendix: flags per job"))
+    # The HTML in parts, written in turn, never joined (markdown_html.html_parts).
+    parts = html_parts(md)
     del md
-    body = _inline_images(body, folder)
+    parts = _inline_images(collapse_section(parts, tr(lang, "Appendix: flags per job")), folder)
     page = template_env(html=True, lang=lang).get_template("report.html.j2")
     fields: dict[str, object] = {
         "title": vm["title"],
@@ -217,8 +238,9 @@ def _write_pages(
     around = page.render(**fields, body=_BODY)
     if around.count(_BODY) == 1:
         head, _, tail = around.partition(_BODY)
-        atomic_write_text(folder / html_name, visible(head), visible(body), visible(tail))
+        atomic_write_text(folder / html_name, visible(head), *map(visible, parts), visible(tail))
     else:
+        body = "".join(parts)
         atomic_write_text(folder / html_name, visible(page.render(**fields, body=body)))
 
 
@@ -232,14 +254,16 @@ def _same_in_every_row(pairs: Sequence[tuple[str, str]], lang: str) -> str:
 _BODY = "\x00benchkit: the body\x00"
 
 
-def _inline_images(html: str, folder: Path) -> str:
+def _inline_images(parts: list[str], folder: Path) -> list[str]:
     """Embed figures as data URIs so the HTML stands alone (one file to publish): in the
-    rendered page, where markdown-it wrote each figure's file name as an image's source (a
-    quote in text is written as &quot;, so only a tag holds `src="`). Replaced after
+    rendered page's parts, where markdown-it wrote each figure's file name as an image's source
+    (a quote in text is written as &quot;, so only a tag holds `src="`). Replaced after
     rendering, not in the Markdown: markdown-it went through each data URI a character at a
     time to check and encode it as a link (0.1 s of a 1,000-job report's CPU), and writes it
-    unchanged (base64 holds only characters a link keeps)."""
+    unchanged (base64 holds only characters a link keeps). A part without the figure is kept
+    as it is, not copied."""
     for png in folder.glob("*.png"):
-        data = base64.b64encode(png.read_bytes()).decode()
-        html = html.replace(f'src="{png.name}"', f'src="data:image/png;base64,{data}"')
-    return html
+        src = f'src="{png.name}"'
+        data = f'src="data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}"'
+        parts = [part.replace(src, data) if src in part else part for part in parts]
+    return parts
