@@ -67,12 +67,15 @@ def _atomic_write(path: Path, write: Callable[[TextIO], object]) -> None:
         raise
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, parts: Iterable[bytes]) -> None:
+    """`parts` written in turn, atomically as atomic_write_text: each may be made as it is
+    written (a large file's pieces, never all held at once)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for part in parts:
+                fh.write(part)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

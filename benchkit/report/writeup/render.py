@@ -43,7 +43,7 @@ from benchkit.report.writeup.closing import SUMMARY_FILE, summary_lines, use_thi
 from benchkit.report.writeup.conditions import command_lines
 from benchkit.report.writeup.conditions import reported_gpus as _reported_gpus
 from benchkit.report.writeup.headline import headline as headline_of
-from benchkit.report.writeup.page import write_report
+from benchkit.report.writeup.page import compile_templates, write_report
 from benchkit.report.writeup.post import post_title
 from benchkit.report.writeup.race_check import race_checks
 from benchkit.report.writeup.use_this import use_this
@@ -113,6 +113,8 @@ def render_report(
     check_replaceable(out_dir, REPORT)
     if publish is not None:
         check_replaceable(publish, PUBLISHED)
+    # Before the analysis, whose objects would keep the compiler's memory in use (page.py).
+    compile_templates()
     a = analyse_folder(source, overrides)
     # A language may name the study's unit by its own word throughout (Korean does:
     # report/lang/ko.py); the others leave it to the messages' fields.

@@ -272,3 +272,20 @@ def test_bidirectional_controls_from_results_are_shown_not_obeyed(tmp_path: Path
             for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
         ), name
         assert "[U+202E]gguf.exe[U+202C]" in text, name
+
+
+def test_results_share_their_repeated_strings(tmp_path: Path) -> None:
+    """Two results read: the keys, the string values and the strings of lists they repeat are
+    one object each (a sweep's report holds every result; the repeats were most of them)."""
+    text = json.dumps(
+        {"status": "failed", "reason": "x", "provenance": {"overrides": ["slots=4", "mtp=true"]}}
+    )
+    reads = []
+    for job in ("0", "1"):
+        (tmp_path / job).mkdir()
+        (tmp_path / job / "result.json").write_text(text)
+        reads.append(trust.read_result(tmp_path / job / "result.json", tmp_path).data)
+    first, second = (r["provenance"]["overrides"] for r in reads)
+    assert first == second == ["slots=4", "mtp=true"]
+    assert all(a is b for a, b in zip(first, second, strict=True))
+    assert reads[0]["reason"] is reads[1]["reason"]
