@@ -52,21 +52,42 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
     if full:
         logged = [float(r["slot_to_task_ms"] or 0.0) for r in full]
         parts = [float(r["slot_to_task_share"] or 0.0) for r in full]
-        text += " " + tr(
-            lang,
-            "The server's log times the interval from choosing a slot for the task to starting "
-            "it (its 'selected slot' and 'processing task' lines, matched by the prompt time and "
-            "tokens it prints): in the {n} jobs whose log matched at least half their calls, "
-            "{range} ms at the job medians, and of each matched call's time before the prompt "
-            "timer a median {part}; "
-            "what the server does in that interval is not in its log. The rest (the request and "
-            "the first token crossing HTTP, reading and tokenising the prompt, and, with several "
-            "slots, waiting for the server's loop) is not isolated.",
-            n=len(full),
-            range=span(lang, fmt.num(min(logged), 1), fmt.num(max(logged), 1)),
-            part=span(lang, fmt.pct(min(parts)), fmt.pct(max(parts))),
-        )
-        text += _first_use(full, lang)
+        firsts = [float(x) for r in full if (x := r["slot_first_use_ms"]) is not None]
+        fields = {
+            "n": len(full),
+            "range": span(lang, fmt.num(min(logged), 1), fmt.num(max(logged), 1)),
+            "part": span(lang, fmt.pct(min(parts)), fmt.pct(max(parts))),
+        }
+        # A slot's later tasks, where the interval is: one median over first and later tasks
+        # fell on either side (review 13), so each is given apart.
+        if firsts:
+            text += " " + tr(
+                lang,
+                "The server's log times the interval from choosing a slot for the task to "
+                "starting it (its 'selected slot' and 'processing task' lines, matched by the "
+                "prompt time and tokens it prints): in the {n} jobs whose log matched at least "
+                "half their calls, a slot's later tasks waited {range} ms there at the job "
+                "medians, a median {part} of each such call's time before the prompt timer, and "
+                "a slot's first task (most often a warm-up call) {first} ms; what the server "
+                "does in that interval is not in its log. The rest (the request and the first "
+                "token crossing HTTP, reading and tokenising the prompt, and, with several "
+                "slots, waiting for the server's loop) is not isolated.",
+                first=span(lang, fmt.num(min(firsts), 2), fmt.num(max(firsts), 2)),
+                **fields,
+            )
+        else:
+            text += " " + tr(
+                lang,
+                "The server's log times the interval from choosing a slot for the task to "
+                "starting it (its 'selected slot' and 'processing task' lines, matched by the "
+                "prompt time and tokens it prints): in the {n} jobs whose log matched at least "
+                "half their calls, {range} ms at the job medians, and of each matched call's "
+                "time before the prompt timer a median {part}; "
+                "what the server does in that interval is not in its log. The rest (the request "
+                "and the first token crossing HTTP, reading and tokenising the prompt, and, with "
+                "several slots, waiting for the server's loop) is not isolated.",
+                **fields,
+            )
     else:
         text += " " + tr(
             lang,
@@ -75,38 +96,3 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
             "are not isolated.",
         )
     return text
-
-
-def _first_use(full: Sequence[TimeRow], lang: str) -> str:
-    """The interval on a slot's first task against its later ones, where the matched calls
-    hold both: on the GPU studies about 0.03 ms against 50-90 ms, which one median across
-    both hid (review 12)."""
-    first = [float(x) for r in full if (x := r["slot_first_use_ms"]) is not None]
-    reuse = [float(x) for r in full if (x := r["slot_reuse_ms"]) is not None]
-    if not first or not reuse:
-        return ""
-    figures = {
-        "first": span(lang, fmt.num(min(first), 2), fmt.num(max(first), 2)),
-        "reuse": span(lang, fmt.num(min(reuse), 1), fmt.num(max(reuse), 1)),
-    }
-    if min(reuse) > LONGER * max(first):
-        return " " + tr(
-            lang,
-            "Over every task their logs timed, a slot's first task waited {first} ms there at "
-            "the job medians and its later tasks {reuse} ms: the interval is long only where "
-            "the slot had run a task before, and which of the server's work it holds is not "
-            "isolated.",
-            **figures,
-        )
-    # Not longer in every job (the CPU study: 0.06-0.09 ms against 0.1 ms): the figures alone.
-    return " " + tr(
-        lang,
-        "Over every task their logs timed, a slot's first task waited {first} ms there at the "
-        "job medians and its later tasks {reuse} ms.",
-        **figures,
-    )
-
-
-# A slot's later tasks said to wait long only where every job's median is this many times
-# every job's median first task.
-LONGER = 10
