@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.compare.engine import ACROSS, OPEN
 from benchkit.config.schema import HardwareConfig
 from benchkit.host.provenance import hardware_info
 from benchkit.paths import repo_root
 from benchkit.report.analysis import machine_profile
 from benchkit.report.analysis.numbers import BackendNumbers, DraftingNumbers, of
 from benchkit.report.verdicts.common import Verdict
+from benchkit.report.verdicts.engine_of import comparison_json, engine_of
 from benchkit.report.verdicts.folder import Analysed, analyse_folder
 from benchkit.report.verdicts.kind import Page
 from benchkit.report.verdicts.kinds.backend.section import section
@@ -95,6 +97,13 @@ def test_jobs_of_separate_sweeps_known_only_by_profile_are_said_so() -> None:
     ]
     said = machine_profile.say(found[0], "en")
     assert said.startswith("jobs 0–6 (sweep mtp) and job 7 (sweep mtp8) ran in separate sweeps")
+    assert "the report compares them as two machine states" in said
+    # Review 13: so the 8-slot MTP pair (job 3 against job 7) is no longer decided on "one
+    # machine" at an interval of 1.52x-1.54x, but across two machine states, with none.
+    eng = engine_of(a.sweep)
+    c = eng.compare("slots=8, mtp=false", "slots=8, mtp=true")
+    assert c is not None and c.machine == ACROSS and c.outcome == OPEN
+    assert comparison_json(a.sweep, c).get("sweeps") is True
     # The CPU study's twin sweep is the same case, its anchor folder's jobs named as a folder.
     twin = [c for c in cpu().caveats if c["kind"] == "machine_by_profile"]
     assert len(twin) == 1 and "the 18 jobs of ../results-twin" in machine_profile.say(twin[0], "en")

@@ -45,6 +45,9 @@ class ComparisonJson(TypedDict):
     # Across machines where one job ran on several, which of its units where not recorded
     # (a race of that time kept no unit's machine; rules v14).
     several: NotRequired[bool]
+    # Across two sweeps of one hardware profile on a shared host name, no card or boot told
+    # (engine_of.machine_of; rules v15): one machine not established.
+    sweeps: NotRequired[bool]
     # Paired on fewer units than either point's figure holds: base's and other's seconds per
     # unit on the paired units, which the ratio is of (engine.Comparison.sides; rules v13).
     sides: NotRequired[list[float]]

@@ -160,6 +160,21 @@ def machine_name(result: Result) -> str:
     return f"{name}@{host}" + (f" (boot {boot})" if boot else "") if host else ""
 
 
+# A job's model alias, new_alias(f"{sweep folder}-{job number}"): 'benchkit-mtp8-0-a5f4ffc2'.
+_ALIAS = re.compile(r"^benchkit-(?P<sweep>.+)-\d+-[0-9a-f]+$")
+
+
+def profile_sweep(result: Result) -> str:
+    """The sweep folder a job ran in (from its model alias) where no card UUID and no boot ID
+    names its machine, only the declared profile on a host name that lent machines share
+    ('h200@vm'); '' where a card or a boot names it, or the alias is not benchkit's."""
+    if gpu_of(result) or result.provenance.hardware.get("boot_id"):
+        return ""
+    server = result.provenance.server
+    m = _ALIAS.match((server.alias if server else None) or "")
+    return m.group("sweep") if m else ""
+
+
 # A device line of `llama-server --list-devices`: "CUDA0: NVIDIA H200 (143155 MiB, 142629 MiB
 # free)".
 _CARD_LINE = re.compile(r"^\s*(\S+: .*?) \((\d+) MiB, (\d+) MiB free\)", re.M)
@@ -247,6 +262,9 @@ def setup_of(result: Result, build_id: str | None) -> dict[str, str]:
     return {
         # The host where no card is named (with a card, `gpu` already tells machines apart).
         "machine": "" if gpu_of(result) else machine_name(result),
+        # The sweep that ran the job, where only a hardware profile on a host name tells its
+        # machine (engine_of.machine_of: two sweeps of one such name are two machine states).
+        "sweep": profile_sweep(result),
         "build": build_id or "",
         "model": ", ".join(b for b in model_bits if b),
         "model_file": ", ".join(b for b in file_bits if b),

@@ -70,6 +70,18 @@ def say(c: Mapping[str, Any], lang: str) -> str:
         tr(lang, "{jobs} (sweep {sweep})", jobs=_jobs(jobs, lang), sweep=sweep)
         for sweep, jobs in sweeps.items()
     ]
+    if not any("/" in j for jobs in sweeps.values() for j in jobs):
+        # The sweep's own jobs: the engine takes each sweep for a machine state of its own
+        # (engine_of.machine_of), so no pair between them is decided on one machine.
+        return tr(
+            lang,
+            "{groups} ran in separate sweeps and recorded no card UUID or boot ID, so one "
+            "machine is not established ({machine}, their hardware profile and host name, is "
+            "all they share): the report compares them as two machine states, through a point "
+            "both ran or not at all.",
+            groups=list_text(parts, lang),
+            machine=c["machine"],
+        )
     return tr(
         lang,
         "{groups} ran in separate sweeps and recorded no card UUID or boot ID: they are "

@@ -154,8 +154,9 @@ RULES: dict[int, str] = {
     ),
     15: N_(
         "where no card names a job's machine, its boot of the host does (recorded from this "
-        "version on), as lent machines share a host name; jobs of separate sweeps known only "
-        "by a hardware profile and host name are said to be assumed one machine; a table row "
+        "version on), as lent machines share a host name; a sweep's own jobs of separate "
+        "sweeps known only by a hardware profile and host name are separate machine states, "
+        "and an anchor folder's such jobs are said to be assumed one machine; a table row "
         "whose verdict pairs other jobs than the row's gives that pair's own figures; settings "
         "where a drafter drafted nothing are given with the ratios measured there, its lookup "
         "having run, not as the same work as off"

@@ -150,12 +150,29 @@ def _where_words(c: ComparisonJson, lang: str) -> list[str]:
         out.append(
             tr(lang, "one of the two measured on several cards, which unit on which not recorded")
         )
+    elif c["machine"] == "across" and c.get("shared_card") and c.get("sweeps"):
+        out.append(
+            tr(
+                lang,
+                "one of the two started, in another sweep, with {value} more of the card's "
+                "memory in use",
+                value=c.get("shared_card", ""),
+            )
+        )
     elif c["machine"] == "across" and c.get("shared_card"):
         out.append(
             tr(
                 lang,
                 "one of the two started with {value} more of the card's memory in use",
                 value=c.get("shared_card", ""),
+            )
+        )
+    elif c["machine"] == "across" and c.get("sweeps"):
+        out.append(
+            tr(
+                lang,
+                "the two ran in separate sweeps, one machine known only by their hardware "
+                "profile and host name",
             )
         )
     elif c["machine"] == "across" and c.get("host_busy"):

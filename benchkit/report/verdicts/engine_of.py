@@ -42,7 +42,25 @@ def machine_of(sw: Sweep, job: str) -> str:
     if _any_card(sw):
         return ""
     machine = setup.get("machine", "")
+    # Known only by a profile on a shared host name, the sweep's own jobs of separate sweeps
+    # are separate machine states: no term of a comparison between them holds what changed
+    # between the sweeps (review 13: the MTP study's job 7, a one-job sweep copied in beside
+    # jobs 0-6, was paired with job 3 at an interval of 1.52x-1.54x). An anchor folder's jobs
+    # have no sweep here: they re-ran points on the machine the study names them for.
+    sweep = setup.get("sweep", "")
+    if machine and sweep and len(_sweeps(sw)) > 1:
+        shared += f" [sweep {sweep}]"
     return machine + shared if machine else ""
+
+
+def _sweeps(sw: Sweep) -> set[str]:
+    """The sweeps the sweep's own jobs known only by a profile ran in, found once a sweep."""
+    cached = sw.cache.get("profile_sweeps")
+    if isinstance(cached, set):
+        return cached
+    found = {x for s in sw.setups.values() if (x := s.get("sweep", ""))}
+    sw.cache["profile_sweeps"] = found
+    return found
 
 
 def _usual_memory(sw: Sweep) -> str:
@@ -60,6 +78,16 @@ def _usual_memory(sw: Sweep) -> str:
 
 
 _SHARED = re.compile(r" \[\+([^\]]+)\]")
+# machine_of's " [sweep mtp8]": a job known only by a profile, of one of several sweeps.
+_SWEEP = re.compile(r" \[sweep ([^\]]+)\]")
+
+
+def _sweeps_apart(machines: Sequence[str]) -> bool:
+    """Whether two machines are one profile's in two sweeps (machine_of), nothing else told."""
+    if len(machines) != 2 or not all(_SWEEP.search(m) for m in machines):
+        return False
+    rest = [_SWEEP.sub("", _SHARED.sub("", m)) for m in machines]
+    return rest[0] == rest[1]
 
 
 def _shared_card(machines: Sequence[str]) -> str:
@@ -69,7 +97,7 @@ def _shared_card(machines: Sequence[str]) -> str:
     machines" of the H200 qwen3 study's jobs 5 and 6, which ran on the sweep's one card)."""
     if len(machines) != 2:
         return ""
-    cards = [_SHARED.sub("", m) for m in machines]
+    cards = [_SWEEP.sub("", _SHARED.sub("", m)) for m in machines]
     found = [m[1] for x in machines if (m := _SHARED.search(x))]
     return found[0] if cards[0] == cards[1] and len(found) == 1 else ""
 
@@ -281,6 +309,8 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
         out["shared_card"] = shared
     if c.machine == ACROSS and any(several(m) for m in c.machines):
         out["several"] = True
+    if c.machine == ACROSS and _sweeps_apart(c.machines):
+        out["sweeps"] = True
     if c.machine == BRIDGED:
         out["interaction"] = c.interaction
     if c.chain:
