@@ -233,3 +233,40 @@ def cold_only(v: Verdict, lang: str, drop: Collection[str] = ()) -> str:
         settings=found[0],
         ratios=found[1],
     )
+
+
+def cold_decides_all(v: Verdict, series: Mapping[str, object] | None = None) -> bool:
+    """Whether every decided pair of a drafting verdict (of `series`, where given) is decided
+    only with a cold start left out: the measured run leaves the whole effect open, so a
+    headline names none (review 13: the H200 Vulkan post's "MTP appears to have hurt at 1
+    slot, and at 1 slot only with a cold start left out ... MTP on took 1.59x", as measured
+    1.26x and open)."""
+    n = v.numbers
+    if "decided_without_cold" not in v.reasons or not isinstance(n, DraftingNumbers):
+        return False
+    cold = {_key(c["base"]) for c in n.as_measured or []}
+    decided = [
+        e
+        for e in n.contexts
+        if e["comparison"]["outcome"] in ("worse", "better", "within")
+        and all(norm(e["context"].get(k)) == norm(x) for k, x in (series or {}).items())
+    ]
+    return bool(decided) and all(_key(e["comparison"]["base"]) in cold for e in decided)
+
+
+def _key(point: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, norm(x)) for k, x in point.items()))
+
+
+def cold_open(v: Verdict, lang: str, drop: Collection[str] = ()) -> str:
+    """A drafter's runs where only a cold start's leaving out decides them all: 'was not
+    decided as measured at Vulkan, 1 slot (1.26x), only with a cold start left out'."""
+    found = cold_pairs(v, lang, drop)
+    if found is None:
+        return ""
+    return tr(
+        lang,
+        "was not decided as measured at {settings} ({ratios}), only with a cold start left out",
+        settings=found[0],
+        ratios=found[1],
+    )

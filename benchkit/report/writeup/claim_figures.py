@@ -21,6 +21,7 @@ from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import fmt, span, tr
 from benchkit.report.lang.i18n import backend_name, list_text, point_text, slots_phrase
 from benchkit.report.verdicts import registry
+from benchkit.report.verdicts.cold_words import cold_decides_all
 from benchkit.report.verdicts.common import Verdict
 
 # The engine's outcomes that decide a comparison beyond the margin (benchkit.compare).
@@ -81,8 +82,18 @@ def figures(v: Verdict, lang: str) -> list[str]:
     any other verdict its one figure (`figure`) for its first clause."""
     n = v.numbers
     if isinstance(n, DraftingNumbers) and (n.scope_differs or "other_series" in v.reasons):
-        return [_series_figure(n, ser["series"], lang) for ser in n.by_series or []]
+        return [
+            _cold(_series_figure(n, ser["series"], lang), cold_decides_all(v, ser["series"]), lang)
+            for ser in n.by_series or []
+        ]
     return [figure(v, lang)]
+
+
+def _cold(figure: str, cold: bool, lang: str) -> str:
+    """A series' figure decided only with a cold start left out, said so ('' stays '')."""
+    if not figure or not cold:
+        return figure
+    return tr(lang, "with the cold start left out, {figure}", figure=figure)
 
 
 def _series_figure(n: DraftingNumbers, series: Mapping[str, object], lang: str) -> str:

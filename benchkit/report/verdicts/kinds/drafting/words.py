@@ -18,7 +18,7 @@ from benchkit.report.analysis.sweep import COMPLETE, norm
 from benchkit.report.lang import fmt, tr, trc
 from benchkit.report.lang.i18n import drafter, list_text, point_text, slots_phrase
 from benchkit.report.verdicts import voice
-from benchkit.report.verdicts.cold_words import cold_only
+from benchkit.report.verdicts.cold_words import cold_decides_all, cold_only, cold_open
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.kind import Clause, said
 
@@ -109,16 +109,22 @@ def _drafting_clauses(key: str, v: Verdict, lang: str) -> list[Clause]:
                 _series_clause,
                 who,
                 point_text(ser["series"], lang),
-                mtp_runs_text(ser["runs"], n.largest, lang)
+                cold_open(v, lang, ser["series"])
+                if cold_decides_all(v, ser["series"])
+                else mtp_runs_text(ser["runs"], n.largest, lang)
                 + cost(v, lang, ser["series"])
                 + cold_only(v, lang, ser["series"]),
                 lang,
                 v.status != COMPLETE
                 and not measured_cost(v)
+                and not cold_decides_all(v, ser["series"])
                 and any(r["effect"] != "open" for r in ser["runs"]),
             )
             for ser in n.by_series or []
         ]
+    if cold_decides_all(v):
+        # The measured run leaves every effect open: said so, never hedged as found.
+        return [partial(_drafting_clause, who, cold_open(v, lang), lang, False)]
     runs = mtp_runs_text(v.verdict, n.largest, lang) + cost(v, lang, n.primary) + cold_only(v, lang)
     hedged = v.status != COMPLETE and not measured_cost(v)
     return [partial(_drafting_clause, who, runs, lang, hedged)]
