@@ -104,7 +104,14 @@ class Engine:
             return bridged
         if direct is not None:
             return direct
-        pairs = [(a, b) for a in self.by_point.get(base, []) for b in self.by_point.get(other, [])]
+        # Across machines, a job measured on several is taken whole: its parts' units are
+        # one job's, and a figure with no interval rests on every unit both jobs ran (review
+        # 13: the H100 CUDA 2-slot MTP pair took 3 of the 4 units, one part of job 15).
+        pairs = [
+            (a, b)
+            for a in _whole(self.by_point.get(base, []))
+            for b in _whole(self.by_point.get(other, []))
+        ]
         logs = [(a, b, lg) for a, b in pairs if (lg := _log_of(a, b, s)) is not None]
         if not logs:
             return None
@@ -328,3 +335,20 @@ def _bridge_of(
         }
     )
     return c
+
+
+def _whole(series: Sequence[Series]) -> list[Series]:
+    """A point's series with each job's parts (one per machine, `Series.part`) joined into
+    the job's whole: its units on whichever machine ran each, its machines named together."""
+    out: list[Series] = []
+    parts: dict[str, list[Series]] = {}
+    for x in series:
+        if x.part:
+            parts.setdefault(x.job, []).append(x)
+        else:
+            out.append(x)
+    for job, xs in parts.items():
+        units = {u: t for x in xs for u, t in x.units.items()}
+        machines = " + ".join(sorted({x.machine for x in xs if x.machine}))
+        out.append(Series(xs[0].point, job, machines, units, runs=xs[0].runs))
+    return out

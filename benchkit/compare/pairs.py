@@ -214,7 +214,11 @@ def _paired(base: Series, other: Series, s: Settings) -> _Log | None:
     n = len(shared)
     mean_other = math.fsum(other.units[u] for u in shared) / n
     means = (math.fsum(base.units[u] for u in shared) / n, mean_other)
-    sides = means if n < len(base.units) or n < len(other.units) else None
+    # A part of a job (its units on one of several machines) holds fewer units than the job's
+    # figure: its means are said too (review 13 read the H100 2-slot MTP pair's 1.31x, of
+    # card A's 3 units, beside the jobs' figures over all 4).
+    fewer = n < len(base.units) or n < len(other.units) or base.part or other.part
+    sides = means if fewer else None
     sd = _stdev([(other.units[u] - ratio * base.units[u]) / mean_other for u in shared])
     run = s.run_term
     if run is None:

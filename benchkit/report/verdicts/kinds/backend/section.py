@@ -80,6 +80,8 @@ def _measured(bn: BackendNumbers, lang: str) -> dict[tuple[tuple[str, str], ...]
 def _own(c: ComparisonJson) -> bool:
     """Whether a comparison is of the sweep's own jobs on one machine (not bridged, not across
     machines, not from an anchor folder's runs)."""
+    if c.get("sides"):
+        return False  # paired on fewer units than the table's figures hold
     return c["machine"] not in (BRIDGED, ACROSS) and not any("/" in j for j in c["jobs"])
 
 

@@ -59,6 +59,8 @@ def section(m: Verdict, page: Page) -> Section:
 
 def _own_pair(c: ComparisonJson) -> bool:
     """Whether the verdict compared the table's own two jobs, on one machine."""
+    if c.get("sides"):
+        return False  # paired on fewer units than the table's figures hold
     return c["machine"] not in (ACROSS, BRIDGED) and not any("/" in j for j in c["jobs"])
 
 
