@@ -134,7 +134,7 @@ def test_seed_report_in_korean(tmp_path: Path) -> None:
         "종목 100개에 약 4.8시간이 걸립니다(처리량 기준).**"
     ) in md
     assert "슬롯 3개가 슬롯 4개보다 1.09배 오래 걸렸습니다(다시 재면 0.89배-1.34배" in md
-    assert "## 먼저, 무엇을 무엇과 비교하는지" in md and "## 정리하면" in md
+    assert "## 무엇을 무엇과 비교했는지" in md and "## 정리하면" in md
     assert "HIP이 Vulkan보다 1.31~1.40배 오래 걸렸" in md
     assert "| 슬롯 3개, MTP 끔 | 188.0초 | 255.7초(1.36배) | HIP 1.36배 | Vulkan |" in md
     assert "투기 토큰 수용률은 모든 설정에서 48~52%였습니다" in md

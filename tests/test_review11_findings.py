@@ -214,7 +214,11 @@ def test_korean_posts_use_one_word_a_concept_and_no_english_cells(post: Render, 
     words of the machine's own report or a job's reason in it (review 11)."""
     md = post(study, "ko")
     text = "\n".join(line for line in _body(md).splitlines() if not line.startswith("python"))
-    for banned in ("레이싱", "잰 그대로", "판정되지 않", "greedy 샘플링", "driver ", "power limit"):
+    banned_words = ("레이싱", "잰 그대로", "판정되지 않", "greedy 샘플링", "driver ", "power limit")
+    # Issue #45: 텔레메트리, 판가름하지 못, decode 처리량 for the aggregate, and the heading after
+    # the answer that no longer says "first".
+    banned_words += ("원격 측정", "확정하지 못", "합산 decode 속도", "먼저, 무엇을")
+    for banned in banned_words:
         assert banned not in text, banned
     assert "interrupted by the user" not in text
 

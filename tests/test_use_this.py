@@ -131,7 +131,7 @@ def test_in_korean_the_section_and_the_summary_are_korean_and_aligned(tmp_path: 
     md = (out / "report.md").read_text()
     section = md.split("## 이렇게 쓰십시오", 1)[1].split("\n## ", 1)[0]
     assert "잠정 권장 설정: Vulkan, 슬롯 4개, MTP 끔." in section
-    assert "확정하지 못한 판정을 확정하는 다음 실행" in section
+    assert "판가름하지 못한 판정을 가리는 다음 실행" in section
     summary = (out / SUMMARY_FILE).read_text().splitlines()
     assert summary[0].startswith("요약: ")
     assert summary[-1] == f"보고서: {out / 'report.html'}"

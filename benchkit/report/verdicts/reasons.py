@@ -324,7 +324,7 @@ def _engine_reason(reason: str, v: Verdict, lang: str) -> str | None:
                 lang,
                 "{measured} of the {stated} units its figure is stated on ran at this point"
                 " ({own} a unit on them, as measured; the race stopped it there); the others are"
-                " imputed from the points measured on its machine",
+                " estimated from the points measured on its machine",
                 measured=fmt.integer(measured),
                 stated=fmt.integer(n.units_stated),
                 own=fmt.seconds(n.own_s_per_unit, lang),
@@ -332,7 +332,7 @@ def _engine_reason(reason: str, v: Verdict, lang: str) -> str | None:
         return tr(
             lang,
             "{measured} of the {stated} units its figure is stated on ran at this point (the race "
-            "stopped it there); the others are restated from the points measured on its machine",
+            "stopped it there); the others are estimated from the points measured on its machine",
             measured=fmt.integer(measured),
             stated=fmt.integer(n.units_stated),
         )

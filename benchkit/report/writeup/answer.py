@@ -131,7 +131,8 @@ def projection(
     if pn.units_stated and pn.units_measured is not None:
         text += tr(
             lang,
-            ", {measured} of its {stated} units measured, the rest restated",
+            ", {measured} of its {stated} units measured, the rest estimated from its "
+            "machine's other points",
             measured=fmt.integer(pn.units_measured),
             stated=fmt.integer(pn.units_stated),
         )

@@ -96,3 +96,22 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
             "are not isolated.",
         )
     return text
+
+
+def before_prompt_short(rows: Sequence[TimeRow], lang: str) -> str:
+    """A post's one sentence: the study's figures, the jobs' medians and their shares of time
+    to first token ('' where no job has them); what the interval holds and which part the
+    server's log times are the methods page's and the report's (#45: the paragraph was
+    the same in every post)."""
+    medians = [r["before_prompt_ms"] for r in rows if r["before_prompt_ms"] is not None]
+    shares = [r["before_prompt_share"] for r in rows if r["before_prompt_share"] is not None]
+    if not medians or not shares:
+        return ""
+    return tr(
+        lang,
+        "Before the prompt timer (the client's time to first token less the server's prompt "
+        "time), a call spent {range} ms at the job medians, {share} of its time to first token.",
+        range=span(lang, fmt.num(min(medians), 0), fmt.num(max(medians), 0)),
+        share=span(lang, fmt.pct(min(shares)), fmt.pct(max(shares))),
+    )
+

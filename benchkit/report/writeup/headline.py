@@ -88,7 +88,8 @@ def headline(
                 if pn.own_s_per_unit is not None
                 else tr(
                     lang,
-                    ", {measured} of its {stated} units measured, the rest restated",
+                    ", {measured} of its {stated} units measured, the rest estimated from its "
+                    "machine's other points",
                     measured=fmt.integer(pn.units_measured),
                     stated=fmt.integer(pn.units_stated),
                 )

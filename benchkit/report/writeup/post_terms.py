@@ -8,6 +8,7 @@ shape), and the terms."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from benchkit.report.analysis.replayed import replayed
@@ -23,8 +24,9 @@ _ONCE = "run_noise_unmeasured"
 
 
 def not_done(a: Analysed, lang: str, unit: str) -> str:
-    """'Each point ran once, with no repeats; 7 of the 16 planned points did not complete. Each
-    unit is a chain of 2 calls, 1,200 prompt tokens and 768 completion tokens on average.'"""
+    """'Each point ran once, with no repeats; 7 of the 16 planned points did not complete.'
+    The workload's shape per unit follows where the post has no terms paragraph to give it
+    (glossary: an open-loop post's, or one without verdicts)."""
     out = []
     # Said here only where no provisional verdict gives it as its reason: the list under the
     # answer says it then (each caveat once in a post).
@@ -53,8 +55,14 @@ def not_done(a: Analysed, lang: str, unit: str) -> str:
                 n=a.sweep.n_planned,
             )
         )
-    shape = _shape(a, lang, unit)
+    shape = "" if _has_glossary(a) else _shape(a, lang, unit)
     return " ".join([*out, *([shape] if shape else [])])
+
+
+def _has_glossary(a: Analysed) -> bool:
+    """Whether the post has a terms paragraph (glossary): not for open-loop load's capacity
+    verdict, nor for a post without verdicts."""
+    return a.verdict("capacity") is None and bool(a.verdicts)
 
 
 def _shape(a: Analysed, lang: str, unit: str) -> str:
@@ -118,20 +126,23 @@ def glossary(a: Analysed, lang: str, unit: str) -> dict[str, str]:
     ("terms": paired units, open comparisons, ranges on the units alone, run-to-run noise,
     machine states, anchor runs, races, draft acceptance). Empty for a post without
     comparisons (open-loop or reference data)."""
-    if a.verdict("capacity") is not None or not a.verdicts:
+    if not _has_glossary(a):
         return {}
     margin = fmt.pct(a.study.knee_gain)
     own = []
+    # What a unit is, with the workload's shape per unit: the lead leaves both here, after the
+    # answer (#45: the lead says why and what ran; the terms follow the answer). The bases
+    # are the methods page's.
     if a.sweep.metric == "s_per_unit_throughput":
         own.append(
             tr(
                 lang,
-                "A {unit} is one task of the workload, a chain of calls sent in order; its "
-                "seconds on the throughput basis are the wall clock over the {unit}s "
-                "completed, what a batch of them costs.",
+                "A {unit} is one task of the workload, a chain of calls sent in order.",
                 unit=unit,
             )
         )
+    if shape := _shape(a, lang, unit):
+        own.append(shape)
     if "slots" in a.sweep.varying and a.verdict("slots") is not None:
         own.append(
             tr(
@@ -166,7 +177,31 @@ def glossary(a: Analysed, lang: str, unit: str) -> dict[str, str]:
         terms.append(tr(lang, "races"))
     if any(f.startswith(("mtp", "spec")) for f in a.sweep.varying):
         terms.append(tr(lang, "draft acceptance"))
-    return {"own": " ".join(own), "terms": list_text(terms, lang)}
+    return {"own": " ".join(own), "terms": list_text([*terms, *_words(a, lang)], lang)}
+
+
+# The study's own texts name "the seed" (its question, what it did not try): the post that
+# benchkit's first studies set out to check, which the methods page says.
+_SEED = re.compile(r"\bseed(?:'s|-shaped)?\b", re.I)
+
+
+def _words(a: Analysed, lang: str) -> list[str]:
+    """The shorthand the post's tables and lists use, defined on the methods page (an editor
+    found seed, imputed, SLO, ITL and hit cap used without a word of what they are): each
+    where the post uses it."""
+    out = []
+    texts = " ".join([a.study.question or "", *(a.study.untested or [])])
+    if _SEED.search(texts):
+        out.append(tr(lang, "the seed"))
+    if a.sweep.race_stopped:
+        out.append(tr(lang, "imputed figures"))
+    if a.sweep.objective.slo:
+        out.append(tr(lang, "the SLO"))
+    if any(c["kind"] == "rate_swing" for c in a.caveats):
+        out.append(tr(lang, "ITL"))
+    if a.results:
+        out.append(tr(lang, "hit cap"))
+    return out
 
 
 def _machine_states(a: Analysed) -> bool:

@@ -29,7 +29,7 @@ from benchkit.report.verdicts.folder import Analysed
 from benchkit.report.verdicts.kind import Section
 from benchkit.report.verdicts.light import Light
 from benchkit.report.writeup import answer, conditions, headline, post, recommend
-from benchkit.report.writeup.before_prompt_words import before_prompt_line
+from benchkit.report.writeup.before_prompt_words import before_prompt_line, before_prompt_short
 from benchkit.report.writeup.quality_models import model_files_view
 from benchkit.report.writeup.result_columns import result_columns
 from benchkit.report.writeup.sections import factor_sections, lead_figure
@@ -183,7 +183,7 @@ def view_model(
         ]
 
     # A caveat about one verdict is said beside its section, once (caveats.KINDS, `beside`).
-    beside = _beside(a, sections, lang)
+    beside = _beside(a, sections, lang, published)
 
     # Verdict summary, corrections, claims, caveats, untested.
     verdict_rows = summary_rows((*a.verdicts, *([build] if build else [])), lang)
@@ -272,7 +272,13 @@ def _time_view(a: Analysed, rows: Sequence[Row], lang: str) -> dict[str, object]
     )
     # The time before the server's prompt timer, in the study's figures (a review found it
     # near half of each GPU call's time to first token, in no table).
-    return {"time_rows": found, "time_busy": busy, "before_prompt": before_prompt_line(found, lang)}
+    return {
+        "time_rows": found,
+        "time_busy": busy,
+        "before_prompt": before_prompt_line(found, lang),
+        # A post's one sentence of it; the methods page explains it (#45).
+        "before_prompt_short": before_prompt_short(found, lang),
+    }
 
 
 def _claims_view(
@@ -335,17 +341,22 @@ def _caveats(a: Analysed, lang: str, published: bool, beside: set[str]) -> list[
     ]
 
 
-def _beside(a: Analysed, sections: Sequence[Section], lang: str) -> set[str]:
+def _beside(a: Analysed, sections: Sequence[Section], lang: str, published: bool) -> set[str]:
     """The caveats said beside a section of the kind they name (its first, where a kind has
     several: said once), set on that section as `beside`; returns the kinds said so. One whose
-    section the page does not have stays in the caveats list."""
+    section the page does not have stays in the caveats list. A post says the random router
+    in one sentence with its jobs, `router_jobs`, and links the methods page for why (#45:
+    the paragraph was the same in every post)."""
     first: dict[str, Section] = {}
     for s in sections:
         first.setdefault(str(s.get("kind")), s)
     said: set[str] = set()
     for c in a.caveats:
         section = first.get(str(c.get("beside")))
-        if section is not None:
+        if section is not None and published and c["kind"] == "random_router":
+            section["router_jobs"] = int(c["jobs"])
+            said.add(str(c["beside"]))
+        elif section is not None:
             notes = section.setdefault("beside", [])
             assert isinstance(notes, list)
             notes.append(caveat_sentence(c, lang))

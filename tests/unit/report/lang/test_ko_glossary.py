@@ -112,11 +112,23 @@ GLOSSARY = (
     Term(
         "not decided (a comparison, a verdict), in prose",
         "판가름하지 못",
-        ("판정되지 않", "판정된 비교"),
+        ("판정되지 않", "판정된 비교", "확정하지 못"),
     ),
     Term("as measured (a cold start kept)", "측정한 그대로", ("잰 그대로",)),
     Term("greedy (sampling, answers)", "그리디", (r"(?<![{_a-z])greedy(?![_a-z}])",)),
     Term("a race, a racing sweep", "레이스", ("레이싱",)),
+    # Issue #45's reader: one word a concept in a post. Telemetry is 텔레메트리; decode's
+    # 속도 is one sequence's speed (시퀀스당), its 처리량 the aggregate over all of them; the
+    # section after the answer says what was compared, not "first".
+    Term("telemetry (GPU, CPU readings)", "텔레메트리", ("원격 측정",)),
+    Term(
+        "aggregate decode throughput (every sequence together)",
+        "합산 decode 처리량",
+        # 처리량 takes 은, never the 는 that 속도 took.
+        ("합산 decode 속도", r"(?<!시퀀스당 )decode 속도", "처리량는"),
+    ),
+    Term("one sequence's decode speed", "시퀀스당 decode 속도", ("시퀀스당 decode 처리량",)),
+    Term("what is compared with what (a heading)", "무엇을 무엇과 비교했는지", ("먼저, 무엇을",)),
 )
 # 기준 names a basis of seconds per unit (처리량 기준, 슬롯 지연 기준) and nothing else.
 GIJUN_BASIS = re.compile(r"(처리량|지연|두|늘|이|같은) 기준")
