@@ -68,7 +68,7 @@ def before_prompt_line(rows: Sequence[TimeRow], lang: str) -> str:
                 "prompt time and tokens it prints): in the {n} jobs whose log matched at least "
                 "half their calls, a slot's later tasks waited {range} ms there at the job "
                 "medians, a median {part} of each such call's time before the prompt timer, and "
-                "a slot's first task (most often a warm-up call) {first} ms; what the server "
+                "a slot's first task {first} ms; what the server "
                 "does in that interval is not in its log. The rest (the request and the first "
                 "token crossing HTTP, reading and tokenising the prompt, and, with several "
                 "slots, waiting for the server's loop) is not isolated.",
@@ -114,4 +114,3 @@ def before_prompt_short(rows: Sequence[TimeRow], lang: str) -> str:
         range=span(lang, fmt.num(min(medians), 0), fmt.num(max(medians), 0)),
         share=span(lang, fmt.pct(min(shares)), fmt.pct(max(shares))),
     )
-
