@@ -78,8 +78,8 @@ def test_a_cpu_post_title_says_its_threads_and_cores() -> None:
     argv = [list(r.result.provenance.server.argv) for r in a.results]  # type: ignore[union-attr]
     assert {x[x.index("--threads") + 1] for x in argv} == {"1"}
     assert {r.result.provenance.hardware["cpu_count"] for r in a.results} == {2}
-    assert "on 1 thread of a 2-core CPU" in post_title(a, "en")
-    assert "2코어 CPU의 스레드 1개" in post_title(a, "ko")
+    assert "on 1 of 2 CPU threads" in post_title(a, "en")
+    assert "CPU 스레드 2개 중 1개" in post_title(a, "ko")
 
 
 def test_jobs_of_separate_sweeps_known_only_by_profile_are_said_so() -> None:

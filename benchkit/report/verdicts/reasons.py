@@ -265,8 +265,7 @@ def _drafting_reason(reason: str, v: Verdict, lang: str) -> str | None:
         return tr(
             lang,
             "at most {share} of drafts were accepted, so this measures what drafting costs, not "
-            "what it gains where its drafts are accepted (a model with random weights accepts "
-            "almost none)",
+            "what it gains where its drafts are accepted",
             share=fmt.pct(n.acceptance_range[1]),
         )
     if reason == "no_drafts_at" and isinstance(n, DraftingNumbers):

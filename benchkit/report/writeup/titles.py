@@ -96,23 +96,18 @@ def _where(a: Analysed, lang: str) -> str:
 
 
 def cpu_where(a: Analysed, lang: str) -> str:
-    """The CPU a sweep ran on as its title gives it: '1 thread of a 2-core CPU' where every
-    job passed one `--threads` on hosts of one core count (a review read "on the CPU" of a
-    study run on one thread of a 2-core host, which its figures depend on)."""
-    cores = {r.result.provenance.hardware.get("cpu_count") for r in a.results}
+    """The CPU a sweep ran on as its title gives it: '1 of 2 CPU threads' where every job
+    passed one `--threads` on hosts of one count of logical CPUs (a review read "on the CPU"
+    of a study run on one thread of a 2-CPU host, which its figures depend on; the host
+    reports logical CPUs, not cores, so a title says no "core")."""
+    cpus = {r.result.provenance.hardware.get("cpu_count") for r in a.results}
     threads = {_flag(r, ("--threads", "-t")) for r in a.results}
-    if len(cores) != 1 or not isinstance(n := next(iter(cores)), int) or n < 1:
+    if len(cpus) != 1 or not isinstance(n := next(iter(cpus)), int) or n < 1:
         return tr(lang, "the CPU")
     t = next(iter(threads)) if len(threads) == 1 else None
     if t is None or not t.isdigit() or int(t) >= n:
-        return tr(lang, "a {cores}-core CPU", cores=n)
-    return trn(
-        lang,
-        "{n} thread of a {cores}-core CPU",
-        "{n} threads of a {cores}-core CPU",
-        int(t),
-        cores=n,
-    )
+        return trn(lang, "{n} CPU thread", "{n} CPU threads", n)
+    return trn(lang, "{n} of {cpus} CPU thread", "{n} of {cpus} CPU threads", n, n=int(t), cpus=n)
 
 
 def _flag(r: JobResult, names: tuple[str, ...]) -> str | None:
