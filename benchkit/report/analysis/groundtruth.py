@@ -122,6 +122,10 @@ class AgreementRow(TypedDict):
     # and the ratio's most, the least being `ratio`.
     bench_low: NotRequired[float]
     ratio_high: NotRequired[float]
+    # The bench rate interpolated between two measured batches (the server's batch is not one
+    # of them): a decode rate growing less than in proportion to the batch, the ratio is an
+    # upper bound (review 13: a title gave "0.43x" of an interpolated rate as measured).
+    interpolated: NotRequired[bool]
 
 
 class FlaggedRow(TypedDict):
@@ -454,6 +458,12 @@ def agreement_rows(
                 "flag": flag,
             }
         )
+        if (
+            ref
+            and bench is not None
+            and all(abs(float(x["pl"]) - batch) > 1e-9 for x in bench["rows"])
+        ):
+            rows[-1]["interpolated"] = True
         if ref and flag and flag.startswith("bound:") and bench is not None:
             top = min(int(x["pl"]) for x in bench["rows"] if int(x["pl"]) >= batch - 1e-9)
             rows[-1]["bench_low"] = ref * batch / top

@@ -121,6 +121,15 @@ def question_figure(question: str, rows: Sequence[AgreementRow], lang: str) -> s
         ],
         lang,
     )
+    if any(r.get("interpolated") for r in at):
+        return tr(
+            lang,
+            "At {slots} the server's aggregate decode was at most {ratios} of "
+            "llama-batched-bench's at the same batch, a rate interpolated between two measured "
+            "batches (Agreement with llama.cpp's own benchmarks).",
+            slots=i18n.slots_phrase(top, lang),
+            ratios=ratios,
+        )
     return tr(
         lang,
         "At {slots} the server's aggregate decode was {ratios} of llama-batched-bench's at "
@@ -143,10 +152,18 @@ def question_finding(question: str, rows: Sequence[Mapping[str, Any]], lang: str
     at = [r for r in compared if r["slots"] == top]
     lows = [r["ratio"] for r in at if r["ratio"] is not None]
     highs = [r.get("ratio_high") or r["ratio"] for r in at]
+    ratios = span(lang, fmt.ratio(min(lows), lang), fmt.ratio(max(h for h in highs if h), lang))
+    if any(r.get("interpolated") for r in at):
+        return tr(
+            lang,
+            "The server decoded at most {ratios} the rate of llama-batched-bench at {slots}",
+            ratios=ratios,
+            slots=i18n.slots_phrase(top, lang),
+        )
     return tr(
         lang,
         "The server decoded {ratios} the rate of llama-batched-bench at {slots}",
-        ratios=span(lang, fmt.ratio(min(lows), lang), fmt.ratio(max(h for h in highs if h), lang)),
+        ratios=ratios,
         slots=i18n.slots_phrase(top, lang),
     )
 
