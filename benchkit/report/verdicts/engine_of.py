@@ -8,12 +8,12 @@ import math
 import re
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from benchkit.compare.engine import ACROSS, BRIDGED, Comparison, Engine, Series, Settings
 from benchkit.compare.pairs import several
 from benchkit.report.analysis.numbers import ComparisonJson, Point
-from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label
+from benchkit.report.analysis.sweep import SLOT_LATENCY, THROUGHPUT, Cell, Sweep, label, norm
 
 # Setup attributes the engine handles itself (a comparison across machines is bridged through
 # an anchor or left open), so a verdict on the engine does not also call them contamination.
@@ -324,3 +324,34 @@ def comparison_json(sw: Sweep, c: Comparison) -> ComparisonJson:
             # "Vulkan 1.28x (anchor runs)", the ratio of two other jobs' 5.7 s and 7.4 s).
             out["means"] = [c.means[0], c.means[1]]
     return out
+
+
+def figures_apart(sw: Sweep, points: Sequence[Mapping[str, object]]) -> bool:
+    """Whether the table figures of `points` (their cells' jobs) ran on more than one known
+    machine: a row of two such figures compares two cards as much as two settings (review
+    13: the H100 backend table's 8-slot row, 6.1 s on one card beside 6.6 s on another)."""
+    index = _cell_index(sw)
+    machines: set[str] = set()
+    for point in points:
+        key = frozenset((k, norm(x)) for k, x in point.items())
+        cells = [index[key]] if key in index else _matching(sw, point)
+        for cell in cells:
+            machines |= {m for j in cell.jobs if (m := machine_of(sw, j))}
+    return len(machines) > 1
+
+
+def _cell_index(sw: Sweep) -> dict[frozenset[tuple[str, str]], Cell]:
+    """The sweep's cells by their values, built once a sweep (a 1,000-job table asks for
+    every row's cells)."""
+    cached = sw.cache.get("cell_index")
+    if isinstance(cached, dict):
+        return cached
+    index = {frozenset((k, norm(x)) for k, x in c.values.items()): c for c in sw.cells}
+    sw.cache["cell_index"] = index
+    return index
+
+
+def _matching(sw: Sweep, point: Mapping[str, object]) -> list[Cell]:
+    return [
+        c for c in sw.cells if all(c.get(k) == norm(x) for k, x in point.items() if k in c.values)
+    ]

@@ -13,6 +13,7 @@ from benchkit.report.verdicts import sentences
 from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.compare_words import sides_cell
+from benchkit.report.verdicts.engine_of import figures_apart
 from benchkit.report.verdicts.kind import Page, Section
 
 
@@ -32,9 +33,12 @@ def section(b: Verdict, page: Page) -> Section:
         # elsewhere it divides two cards' or two runs' means, a second answer beside the
         # verdict's (a review read "6.6 s (1.08x)" beside "1.28x (anchor runs)" in one row).
         own = all(_own(c) for c in here)
+        apart = figures_apart(page.sweep, [{**e["context"], "backend": x} for x in backends])
+        setting = i18n.point_text(e["context"], lang) or "–"
         table.append(
             {
-                "setting": i18n.point_text(e["context"], lang) or "–",
+                "setting": f"{setting} †" if apart else setting,
+                "apart": apart,
                 "paired": _paired(here, lang),
                 "cells": [
                     {
@@ -55,6 +59,7 @@ def section(b: Verdict, page: Page) -> Section:
         "text": with_cold(sentences.backend_sentence(b, lang), b, lang),
         "columns": [i18n.backend_name(x) for x in backends],
         "table": table,
+        "apart_note": any(r["apart"] for r in table),
         "figure": page.figs.get("backend"),
         "figure_title": tr(lang, "Seconds per unit (throughput basis) against slots, per backend"),
     }

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from benchkit.compare.engine import ACROSS, BRIDGED
-from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
+from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, Point, of
 from benchkit.report.analysis.sweep import norm
 from benchkit.report.lang import fmt, i18n, tr
 from benchkit.report.verdicts.cold_words import with_cold
 from benchkit.report.verdicts.common import Verdict
 from benchkit.report.verdicts.compare_words import sides_cell
+from benchkit.report.verdicts.engine_of import figures_apart
 from benchkit.report.verdicts.kind import Page, Section
 from benchkit.report.verdicts.kinds.drafting.figure import MTP
 from benchkit.report.verdicts.kinds.drafting.sentence import mtp_sentence
@@ -30,7 +31,8 @@ def section(m: Verdict, page: Page) -> Section:
         "table": [
             dict(
                 e,
-                setting=i18n.point_text(e["context"], lang),
+                setting=i18n.point_text(e["context"], lang)
+                + (" †" if _apart(page, m.factor, dn, e["context"]) else ""),
                 effect_text=i18n.effect_word(e["effect"], lang),
                 # The table's own ratio only where the verdict compared those very jobs on one
                 # machine (rules v12, as the backend table): the H100 MTP table divided figures
@@ -48,6 +50,7 @@ def section(m: Verdict, page: Page) -> Section:
             )
             for e in dn.contexts
         ],
+        "apart_note": any(_apart(page, m.factor, dn, e["context"]) for e in dn.contexts),
         "figure": page.figs.get(m.factor),
         "figure_title": tr(
             lang, "MTP on / off: seconds per unit (throughput basis), per slot count"
@@ -55,6 +58,12 @@ def section(m: Verdict, page: Page) -> Section:
         if mtp
         else tr(lang, "Drafter on / off: seconds per unit (throughput basis), per slot count"),
     }
+
+
+def _apart(page: Page, factor: str, dn: DraftingNumbers, context: Point) -> bool:
+    """Whether a row's off and on figures ran on different machines (engine_of)."""
+    points = [{**context, factor: dn.off_value}, {**context, factor: dn.on_value}]
+    return figures_apart(page.sweep, points)
 
 
 def _own_pair(c: ComparisonJson) -> bool:
