@@ -19,6 +19,6 @@ class AnchorJob:
     spans: dict[str, float]
     value: float
     machine: str
-    # (the machine as named without a card, the sweep it ran in) where only a hardware
-    # profile on a host name tells its machine (machine_profile.profile), else None.
-    profile: tuple[str, str] | None = None
+    # (the machine as named without a card, the sweep it ran in, its start and end) where
+    # only a hardware profile on a host name tells its machine (machine_profile.profile).
+    profile: tuple[str, str, str, str] | None = None
