@@ -67,7 +67,7 @@ def test_a_row_whose_verdict_pairs_other_jobs_gives_their_figures() -> None:
     base, other = c["means"]
     assert other / base == pytest.approx(c["ratio"], rel=1e-9)
     page = Page(lang="en", unit="unit", sweep=a.sweep, knee_gain=0.05, figs={})
-    row = next(r for r in section(b, page)["table"] if r["setting"] == "8 slots, MTP off")
+    row = next(r for r in section(b, page)["table"] if r["setting"] == "8 slots, MTP off †")
     assert row["paired"] == f"Vulkan 1.28x (anchor runs: {other:.1f} s against {base:.1f} s)"
 
 
@@ -93,6 +93,8 @@ def test_jobs_of_separate_sweeps_known_only_by_profile_are_said_so() -> None:
             "kind": "machine_by_profile",
             "machine": "h200@vm",
             "sweeps": {"mtp": [str(j) for j in range(7)], "mtp8": ["7"]},
+            # Job 6 ended 07:40:59, job 7 started 07:46:26 (review 13: how far apart).
+            "gaps": [("mtp", "mtp8", 327.0)],
         }
     ]
     said = machine_profile.say(found[0], "en")
