@@ -75,6 +75,8 @@ class Engine:
         self._terms: dict[tuple[str, str], tuple[float, float] | None] = {}
         # Each machine -> the machines it measured a point in common with (Engine._paths).
         self._links: dict[str, set[str]] | None = None
+        # Engine.borrowed, found once: () where no pair of machines measured a term.
+        self._borrowed: tuple[float, float] | tuple[()] | None = None
 
     def points(self) -> list[str]:
         return list(self.by_point)
@@ -174,6 +176,26 @@ class Engine:
         self._terms[key] = term
         return term
 
+    def borrowed(self) -> tuple[float, float] | None:
+        """The largest card-by-point term measured between any two machines of the study,
+        which a bridge whose own machines share one point holds in its place (rules v15, from
+        a review that would sign such bridges' direction only: the H100 cards' ratio moved
+        1.09x-1.16x from point to point between the two that shared five); None where no
+        pair of machines measured one."""
+        if self._borrowed is not None:
+            return self._borrowed or None
+        machines = sorted(
+            {x.machine for xs in self.by_point.values() for x in xs if known(x.machine)}
+        )
+        found = [
+            t
+            for m1, m2 in itertools.combinations(machines, 2)
+            if (t := self.interaction(m1, m2)) is not None
+        ]
+        best = max(found, key=lambda t: t[0], default=None)
+        self._borrowed = best or ()
+        return best
+
     def _bridged(self, base: str, other: str) -> Comparison | None:
         """base on machine M1 and other on M2, through an anchor X measured on both: other /
         base = (other / X on M2) x (X / base on M1); the log variances add."""
@@ -193,7 +215,7 @@ class Engine:
                     for ya in xa:
                         for yb in xb:
                             term = self.interaction(a.machine, b.machine)
-                            c = _bridge(base, other, (a, ya, yb, b), s, x, term)
+                            c = _bridge(base, other, (a, ya, yb, b), s, x, term, self.borrowed())
                             if c is not None and (best is None or _strength(c) > _strength(best)):
                                 best = c
         return best
@@ -262,7 +284,8 @@ class Engine:
             if len(pairs) < len(los) or any(lg is None for lg in legs):
                 continue
             jobs = tuple(x.job for pair in pairs for x in pair)
-            c = _bridge_of(base, other, [lg for lg in legs if lg], terms, jobs, s, anchors)
+            legs_ = [lg for lg in legs if lg]
+            c = _bridge_of(base, other, legs_, terms, jobs, s, anchors, self.borrowed())
             if c is not None:
                 yield _with_machines(c, path)
 
@@ -278,6 +301,7 @@ def _bridge(
     s: Settings,
     via: str,
     term: tuple[float, float] | None,
+    fallback: tuple[float, float] | None = None,
 ) -> Comparison | None:
     """`other` / `base` through the anchor: `chain` is base and the anchor on the first
     machine, the anchor and other on the second. The two log-ratios' variances add, and the
@@ -287,7 +311,7 @@ def _bridge(
     if first is None or second is None:
         return None
     jobs = (a.job, ya.job, yb.job, b.job)
-    c = _bridge_of(base, other, [first, second], [term], jobs, s, (via,))
+    c = _bridge_of(base, other, [first, second], [term], jobs, s, (via,), fallback)
     return None if c is None else _with_machines(c, (a.machine, b.machine))
 
 
@@ -299,19 +323,27 @@ def _bridge_of(
     jobs: tuple[str, ...],
     s: Settings,
     anchors: tuple[str, ...],
+    fallback: tuple[float, float] | None = None,
 ) -> Comparison | None:
     """A bridged comparison from its one-machine legs (their log ratios add, and their
     variances) and one card-by-point term a step from one machine to the next, twice each
-    where it is measured (Welch-Satterthwaite over the legs and the terms, rules v11)."""
+    (Welch-Satterthwaite over the legs and the terms, rules v11): a step's own where its
+    machines measured it, else `fallback`, the study's largest (Engine.borrowed, rules v15)."""
     if not legs or any(lg.se is None for lg in legs):
         return None
     var = sum((lg.se or 0.0) ** 2 for lg in legs)
     dof = min(lg.dof for lg in legs)
-    measured = [t for t in terms if t is not None]
+    own = [t for t in terms if t is not None]
+    measured: list[tuple[float, float]] = [
+        x for t in terms if (x := t if t is not None else fallback) is not None
+    ]
     if measured:
         parts = var**2 / max(dof, 1) + sum((2 * t[0] ** 2) ** 2 / t[1] for t in measured)
         var += sum(2 * t[0] ** 2 for t in measured)
-        dof = var * var / parts if parts > 0 else math.inf
+        # Never more degrees of freedom than the legs': a term added to the variance may not
+        # narrow the interval (a bridge of a 3-unit leg went from 1.16x-1.94x to 1.22x-1.83x
+        # with a term added, its t quantile falling faster than its variance rose).
+        dof = min(dof, var * var / parts) if parts > 0 else dof
     bases = {lg.basis for lg in legs}
     noises = {lg.run_noise for lg in legs}
     log = _Log(
@@ -323,14 +355,17 @@ def _bridge_of(
         run_noise=noises.pop() if len(noises) == 1 else UNMEASURED,
     )
     c = _comparison(base, other, log, s, BRIDGED, jobs)
-    # A step whose term is not measured leaves the chain's term unmeasured (None).
-    term = math.sqrt(sum(t[0] ** 2 for t in measured)) if len(measured) == len(terms) else None
+    # A step whose term is not measured leaves the chain's term unmeasured (None), and says
+    # what its interval holds in its place.
+    term = math.sqrt(sum(t[0] ** 2 for t in own)) if len(own) == len(terms) else None
+    lent = fallback[0] if fallback is not None and len(own) < len(terms) else None
     c = Comparison(
         **{
             **c.__dict__,
             "via": anchors[0],
             "needed": None,
             "interaction": term,
+            "borrowed": lent,
             "chain": anchors if len(anchors) > 1 else (),
         }
     )

@@ -148,6 +148,9 @@ class Comparison:
     # A bridge over more than two machines: every anchor point in order, one per step from
     # one machine to the next (`via` is the first); () for one step or none.
     chain: tuple[str, ...] = ()
+    # A bridge a step of which had no term of its own: the study's largest card-by-point
+    # term (log sd) its interval holds in its place (Engine.borrowed, rules v15).
+    borrowed: float | None = None
 
     @property
     def decided(self) -> bool:

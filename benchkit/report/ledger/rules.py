@@ -159,6 +159,10 @@ RULES: dict[int, str] = {
         "and an anchor folder's such jobs are said to be assumed one machine; a table row "
         "whose verdict pairs other jobs than the row's gives that pair's own figures; settings "
         "where a drafter drafted nothing are given with the ratios measured there, its lookup "
-        "having run, not as the same work as off"
+        "having run, not as the same work as off; a bridge a step of which shares one point "
+        "holds the study's largest measured card-by-point term in its place, and no term "
+        "added to a bridge gives it more degrees of freedom than its legs; across machines a "
+        "job measured on several cards is compared whole; a drafting effect that only a cold "
+        "start's leaving out decides is named by no headline"
     ),
 }

@@ -340,7 +340,9 @@ def _engine_reason(reason: str, v: Verdict, lang: str) -> str | None:
             lang,
             "a comparison bridged between machines rests, at one step from one machine to the "
             "next at least, on one point run on both, so how far those two machines' ratio "
-            "moves from one point to another is not measured: run a second point on both",
+            "moves from one point to another is not measured (its interval holds the largest "
+            "such term measured between two other machines of the study, where one was): run "
+            "a second point on both",
         )
     if reason == "builds_differ" and isinstance(n, BackendNumbers) and n.builds_differ:
         return builds_text(n.builds_differ, lang)
