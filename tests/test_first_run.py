@@ -11,6 +11,7 @@ Builds (or reuses from the cache) llama-server, so it is marked slow.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -68,7 +69,9 @@ def test_make_study_answers_its_question_and_says_what_to_run(tmp_path: Path) ->
     # The closing summary on the terminal.
     lines = [x.removeprefix("[benchkit] ") for x in proc.stderr.splitlines()]
     # The title says what ran (#45: it had named tiny-moe for every model).
-    first = lines.index("Summary: tiny-moe on the CPU: parallel slots")
+    # and on what: the CPU by its threads, as the host counts them (review 13).
+    host = f"a host of {os.cpu_count()} CPU thread{'s' if (os.cpu_count() or 0) > 1 else ''}"
+    first = lines.index(f"Summary: tiny-moe on {host}: parallel slots")
     # Once: Hydra's console handler had printed every summary line again on stdout (#45).
     assert sum("Summary: " in x for x in proc.stderr.splitlines()) == 1
     assert "Summary: " not in proc.stdout

@@ -30,7 +30,7 @@ CLOSED_LOOP = (
 def test_an_open_loop_report_has_no_closed_loop_text_and_no_slots_figure(tmp_path: Path) -> None:
     out = render_report(OPEN, tmp_path / "report")
     md = (out / "report.md").read_text()
-    assert md.startswith("# tiny-moe on the CPU: open-loop load\n")
+    assert md.startswith("# tiny-moe on a host of 2 CPU threads: open-loop load\n")
     assert "Question: How much load does this setting keep up with for this workload?" in md
     for text in CLOSED_LOOP:
         assert text not in md, text

@@ -105,8 +105,9 @@ def cpu_where(a: Analysed, lang: str) -> str:
     if len(cpus) != 1 or not isinstance(n := next(iter(cpus)), int) or n < 1:
         return tr(lang, "the CPU")
     t = next(iter(threads)) if len(threads) == 1 else None
-    if t is None or not t.isdigit() or int(t) >= n:
-        return trn(lang, "{n} CPU thread", "{n} CPU threads", n)
+    if t is None or not t.isdigit():
+        # The server chose its threads: the host's count alone is known.
+        return trn(lang, "a host of {n} CPU thread", "a host of {n} CPU threads", n)
     return trn(lang, "{n} of {cpus} CPU thread", "{n} of {cpus} CPU threads", n, n=int(t), cpus=n)
 
 
