@@ -149,7 +149,7 @@ def test_h100_backend_table_gives_one_ratio_per_row(tmp_path: Path) -> None:
             value = row.split(" | ")[2]
             assert "x)" not in value, row
     assert (
-        "| 8 slots, MTP off | 6.1 s | 6.6 s "
+        "| 8 slots, MTP off † | 6.1 s | 6.6 s "
         "| Vulkan 1.28x (anchor runs: 7.4 s against 5.7 s) | CUDA |" in backend
     )
 

@@ -47,6 +47,6 @@ def test_an_open_loop_report_has_no_closed_loop_text_and_no_slots_figure(tmp_pat
 def test_the_korean_open_loop_report_says_the_same(tmp_path: Path) -> None:
     out = render_report(OPEN, tmp_path / "ko", overrides=["study.lang=ko"])
     md = (out / "report.md").read_text()
-    assert md.startswith("# CPU에서 tiny-moe 돌리기: 개방 루프 부하\n")
+    assert md.startswith("# CPU 스레드 2개인 호스트에서 tiny-moe 돌리기: 개방 루프 부하\n")
     assert "이 워크로드에서 이 설정은 얼마나 큰 부하를 따라가는가?" in md
     assert "–:" not in md and "slots.png" not in md

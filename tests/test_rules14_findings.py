@@ -100,7 +100,10 @@ def test_two_states_of_one_card_are_not_called_two_machines() -> None:
     assert far
     for c in far:
         said = comparison_text(c, "en")
-        assert "one of the two started with 19.7 GiB more of the card's memory in use" in said
+        assert (
+            "one of the two started, in another sweep, with 19.7 GiB more of the card's memory "
+            "in use" in said
+        )
         assert "on two machines" not in said
 
 

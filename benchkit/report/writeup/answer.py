@@ -259,7 +259,13 @@ def once(sections: Sequence[Mapping[str, object]], said: Sequence[str]) -> list[
             for t in _SENTENCE_END.split(text)
             if not any(k in _key(t) or (len(_key(t)) > _SHORT and _key(t) in k) for k in keys)
         ]
-        if not kept or _DANGLING.match(kept[0]):
+        if kept and _DANGLING.match(kept[0]) and s.get("title"):
+            # Opening on "it" with its opener, the answer's sentence, gone: the section's
+            # title stands for what "it" is ("MTP (speculative decoding): turning it on took
+            # ..."), as the answer's sentence printed again with a colon was still twice.
+            first = kept[0].lstrip()
+            kept = [f"{s['title']}: {first[:1].lower()}{first[1:]}", *kept[1:]]
+        elif not kept or _DANGLING.match(kept[0]):
             # A section left empty, or opening on "it" with its opener gone (a Korean reader
             # found English sections blank or starting "It stands the same ..."): kept whole,
             # its opener joined to the sentence that refers back to it, so the answer's
