@@ -19,6 +19,7 @@ from benchkit.report.verdicts.kinds.backend.section import section as backend_se
 from benchkit.report.writeup import answer, claim_figures, headline
 from benchkit.report.writeup import groundtruth_words as gt_words
 from benchkit.report.writeup.post import post_title
+from tests.test_review12_leftovers import cpu, h100
 
 STUDIES = repo_root() / "docs" / "studies"
 
@@ -45,23 +46,6 @@ def test_a_drafting_effect_decided_only_without_a_cold_start_is_named_by_no_head
     assert "on Vulkan MTP was not decided as measured at 1 slot (1.26x), only with a cold " in said
     figure = claim_figures.figures(mtp, "en")
     assert figure == ["with the cold start left out, MTP on took 1.59x the time of MTP off"]
-
-
-H100_ANCHORS = (
-    "study.anchors=[../machine-check/slots-1,../machine-check/slots-8,../machine-check/slots-16]"
-)
-
-
-@cache
-def h100() -> Analysed:
-    return analyse_folder(STUDIES / "h100-vulkan-vs-cuda-warm" / "results", [H100_ANCHORS])
-
-
-@cache
-def cpu() -> Analysed:
-    return analyse_folder(
-        STUDIES / "cpu-qwen2.5-coder-real" / "results", ["study.anchors=[../results-twin]"]
-    )
 
 
 def test_a_pair_across_machines_rests_on_every_unit_both_jobs_ran() -> None:

@@ -262,11 +262,13 @@ def cold_open(v: Verdict, lang: str, drop: Collection[str] = ()) -> str:
     """A drafter's runs where only a cold start's leaving out decides them all: 'was not
     decided as measured at Vulkan, 1 slot (1.26x), only with a cold start left out'."""
     found = cold_pairs(v, lang, drop)
-    if found is None:
-        return ""
-    return tr(
-        lang,
-        "was not decided as measured at {settings} ({ratios}), only with a cold start left out",
-        settings=found[0],
-        ratios=found[1],
+    return (
+        tr(
+            lang,
+            "was not decided as measured at {settings} ({ratios}), only with a cold start left out",
+            settings=found[0],
+            ratios=found[1],
+        )
+        if found is not None
+        else ""
     )
