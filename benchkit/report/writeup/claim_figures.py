@@ -44,13 +44,16 @@ def figure(v: Verdict, lang: str) -> str:
     n = v.numbers
     if isinstance(n, BackendNumbers) and n.ratio_range and v.verdict:
         winner = backend_name(v.verdict)
-        return list_text(
+        took = list_text(
             [
                 _took(backend_name(loser), winner, _range(lo, hi, lang), lang)
                 for loser, (lo, hi) in sorted(n.ratio_range.items())
             ],
             lang,
         )
+        # Figures with cold starts left out say so (review 13: the H200 Vulkan title's
+        # 1.21x-1.31x, 1.30x-1.61x as measured).
+        return tr(lang, "with cold starts left out, {figure}", figure=took) if n.cold else took
     if isinstance(n, DraftingNumbers) and n.on_off_range:
         lo, hi = n.on_off_range
         took = _took(

@@ -159,6 +159,22 @@ def _fixture_line(results: Sequence[JobResult], lang: str) -> str:
     """One fixture's line, from the jobs that replayed it: its totals and the units replayed."""
     wl = next(wi for r in results if (wi := r.result.provenance.workload))
     calls = wl.calls or 0
+    if not wl.prompt_tokens:
+        # A text fixture records no prompt lengths (the server tokenises them): said so, not
+        # as three dashes (review 13 read "– prompt tokens (mean – a call, longest –)").
+        line = tr(
+            lang,
+            "Workload {fixture}: {units} units, {calls} calls of text whose prompt lengths the "
+            "fixture does not record, {completion} completion tokens; output policy {policy}, "
+            "generation cap {cap} tokens.",
+            fixture=wl.fixture,
+            units=wl.units,
+            calls=integer(calls),
+            completion=integer(wl.completion_tokens),
+            policy=wl.output_policy,
+            cap=integer(wl.cap),
+        )
+        return line + _replayed_text(results, wl, lang)
     line = tr(
         lang,
         "Workload {fixture}: {units} units, {calls} calls, {prompt} prompt tokens (mean "
@@ -175,6 +191,13 @@ def _fixture_line(results: Sequence[JobResult], lang: str) -> str:
         policy=wl.output_policy,
         cap=integer(wl.cap),
     )
+    return line + _replayed_text(results, wl, lang)
+
+
+def _replayed_text(results: Sequence[JobResult], wl: WorkloadInfo, lang: str) -> str:
+    """' Only its first 4 of 10 units were replayed ...': what of the fixture the jobs
+    replayed, where not all of it ('' where they replayed it whole)."""
+    line = ""
     replayed = wl.units_replayed
     if replayed is None:  # results written before units_replayed was recorded
         planned = next(

@@ -132,6 +132,8 @@ def _paired(comparisons: Sequence[ComparisonJson], lang: str) -> str:
         where = {BRIDGED: tr(lang, "bridged"), ACROSS: tr(lang, "two machines")}.get(c["machine"])
         if c["machine"] == ACROSS and c.get("unrecorded"):
             where = tr(lang, "machine not recorded")
+        elif c["machine"] == ACROSS and c.get("sweeps"):
+            where = tr(lang, "two sweeps")
         if where is None and any("/" in j for j in c["jobs"]):
             where = tr(lang, "anchor runs")  # jobs of a study.anchors folder, not the table's
         text = f"{i18n.backend_name(c['other'].get('backend'))} {fmt.ratio(c['ratio'], lang)}"

@@ -7,6 +7,7 @@ from benchkit.report.analysis.numbers import ComparisonJson, DraftingNumbers, of
 from benchkit.report.analysis.sweep import COMPLETE
 from benchkit.report.lang import fmt, tr
 from benchkit.report.lang.i18n import drafter, effect_word, objective_words, point_text, span
+from benchkit.report.verdicts.cold_words import cold_decides_all, cold_open
 from benchkit.report.verdicts.common import Verdict, _objective_of
 from benchkit.report.verdicts.compare_words import how_text
 from benchkit.report.verdicts.factor_words import not_exercised_text
@@ -56,7 +57,12 @@ def mtp_sentence(v: Verdict, lang: str) -> str:
     # figure follows with its own words, one across machines said so.
     ratios = list(n.on_off_range or []) or [c["ratio"] for c in comps if c["ratio"] is not None]
     runs = open_value(v, lang) if undecided(v) else mtp_runs_text(v.verdict, n.largest, lang)
-    if v.status != COMPLETE and not undecided(v) and not measured_cost(v):
+    series = [ser["series"] for ser in n.by_series or []] or [{}]
+    if all(cold_decides_all(v, x) for x in series):
+        # Decided only with a cold start left out: the section says so as the headline does
+        # (review 13: the H200 Vulkan section opened "MTP appears to have hurt at 1 slot").
+        runs = cold_open(v, lang)
+    elif v.status != COMPLETE and not undecided(v) and not measured_cost(v):
         # Hedged as the headline hedges it: a review found "N-gram drafting hurt" opening the
         # section of a verdict the headline said "appears to have hurt".
         runs = tr(lang, "appears to have {runs}", runs=runs)
