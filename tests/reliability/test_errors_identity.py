@@ -143,10 +143,12 @@ def test_external_server_is_measured_only_when_it_is_the_declared_one(
         ("model.name=qwen-72b", "not model.name='qwen-72b'"),
     ):
         d = tmp_path / f"{tag}-{bad.split('=')[0]}"
+        # Each key once: a key given twice is refused before anything runs (review 12).
+        model = [] if bad.startswith("model.name=") else ["model.name=tiny-moe"]
         p = run(
             "backend=external",
             f"backend.url={external_server}",
-            "model.name=tiny-moe",
+            *model,
             bad,
             "workload.units=1",
             f"hydra.run.dir={d}",
