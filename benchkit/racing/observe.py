@@ -11,10 +11,8 @@ count the overlap once per slot).
 
 from __future__ import annotations
 
-import itertools
 import platform
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -104,38 +102,11 @@ def unit_machines(
     joined = " + ".join(cards) if cards else here
     # As many cards as runs: each run had a card of its own, listed in run order (an
     # extension lists the earlier runs' cards first and a card once), so each run's units
-    # are placed exactly; so are runs that fall into as many sessions as there are cards
-    # (_by_session); else the earlier runs' card is unknown.
-    own = cards if len(cards) == len(runs) else _by_session(runs, cards) or [joined] * len(runs)
+    # are placed exactly; fewer cards than runs leave the earlier runs' card unknown.
+    own = cards if len(cards) == len(runs) else [joined] * (len(runs) - 1)
     for run, card in zip(runs[:-1], own, strict=False):
         ran = run.get("units") if isinstance(run, dict) else None
         for u in ran if isinstance(ran, list) else []:
             if str(u) in out:
                 out[str(u)] = earlier.get(str(u), card)
     return out
-
-
-# Runs of one job whose starts lie further apart than this ran in separate sessions: a lent
-# machine is held for at most 30 minutes, and a race's runs of one session follow each other
-# within minutes (the H100 study's job 7: 03:54, then 08:41, 08:44 and 08:45).
-SESSION_GAP_S = 20 * 60
-
-
-def _by_session(runs: list[Any], cards: list[str]) -> list[str]:
-    """Each run's card where the runs fall, by their start times, into exactly as many
-    sessions as the job's telemetry lists cards: the cards in the order first used, one a
-    session (review 13b: jobs 5 and 7 of the H100 race, 6 and 4 runs in two sessions on two
-    cards, had been left 'which unit on which not recorded'); [] otherwise."""
-    starts = []
-    for run in runs:
-        stamp = run.get("started_utc") if isinstance(run, dict) else None
-        try:
-            starts.append(datetime.fromisoformat(str(stamp).replace("Z", "+00:00")))
-        except ValueError:
-            return []
-    session = [0]
-    for a, b in itertools.pairwise(starts):
-        session.append(session[-1] + ((b - a).total_seconds() > SESSION_GAP_S))
-    if not cards or session[-1] + 1 != len(cards) or starts != sorted(starts):
-        return []
-    return [cards[i] for i in session]

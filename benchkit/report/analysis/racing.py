@@ -24,7 +24,7 @@ from benchkit.report.analysis.evidence import machine_name
 from benchkit.report.lang import clauses, fmt, tr, trn
 from benchkit.report.lang.i18n import jobs_text, point_text
 from benchkit.results import bounded
-from benchkit.results.store import CALLS_FILE, JobResult, read_jsonl
+from benchkit.results.store import JobResult
 
 
 def load_race(source: Path) -> dict[str, Any] | None:
@@ -380,30 +380,3 @@ def racing_view(
                 }
             )
     return {"summary": summary, "rows": rows, "checked": bool(checks)}
-
-
-def run_scaled(r: JobResult, times: Mapping[str, float]) -> dict[str, float]:
-    """A job a race extended, its per-unit times each scaled to its own run's wall clock (the
-    first call sent to the last done of the run's units): scaled to the whole job's, a run
-    on one card took the others' concurrency and card for its own (review 13b recomputed
-    the H100 4-slot backend pair at 1.23x on one card, the whole-job scale giving 1.16x).
-    The times as given for a job of one run, or where its calls do not say its runs' span."""
-    runs = r.data.get("provenance", {}).get("extended")
-    if not isinstance(runs, list) or len(runs) < 2:
-        return dict(times)
-    windows: dict[str, tuple[float, float]] = {}
-    for c in read_jsonl(r.job_dir / CALLS_FILE):
-        u, t0, t1 = str(c.get("unit")), c.get("t_sent"), c.get("t_done")
-        if c.get("ok") and isinstance(t0, int | float) and isinstance(t1, int | float):
-            lo, hi = windows.get(u, (float(t0), float(t1)))
-            windows[u] = (min(lo, float(t0)), max(hi, float(t1)))
-    out = dict(times)
-    for run in runs:
-        units = [str(u) for u in (run.get("units") or []) if str(u) in times and str(u) in windows]
-        total = sum(times[u] for u in units)
-        if not units or total <= 0:
-            continue
-        wall = max(windows[u][1] for u in units) - min(windows[u][0] for u in units)
-        for u in units:
-            out[u] = times[u] * wall / total
-    return out

@@ -163,8 +163,6 @@ RULES: dict[int, str] = {
         "holds the study's largest measured card-by-point term in its place, and no term "
         "added to a bridge gives it more degrees of freedom than its legs; across machines a "
         "job measured on several cards is compared whole; a drafting effect that only a cold "
-        "start's leaving out decides is named by no headline; a job a race extended has its "
-        "runs placed on its cards where they fall into as many sessions as it has cards, and "
-        "each run's units scaled to that run's own wall clock"
+        "start's leaving out decides is named by no headline"
     ),
 }

@@ -352,10 +352,9 @@ class _SweepInputs:
                 for r in results
                 if r.status == "complete"
             },
-            # A job a race extended: each run's units on its own run's wall clock.
             unit_times={
-                r.job_dir.name: racing.run_scaled(
-                    r, stalls.get(r.job_dir.name, _NO_STALLS).unit_times(calls[r.path].spans)
+                r.job_dir.name: stalls.get(r.job_dir.name, _NO_STALLS).unit_times(
+                    calls[r.path].spans
                 )
                 for r in results
                 if r.status == "complete"
