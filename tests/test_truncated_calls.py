@@ -42,13 +42,14 @@ def test_a_cut_calls_file_is_named_and_changes_no_verdict(tmp_path: Path) -> Non
     was = {v.factor: v.verdict for v in whole.verdicts}
     now = {v.factor: v.verdict for v in cut.verdicts}
     assert list(now) == list(was) and {f for f in was if now[f] != was[f]} <= {"mtp"}
+    # 8 slots is open in the whole study too since rules v15 (job 7 ran in a sweep of its
+    # own, known only by its hardware profile: another machine state).
     assert now["mtp"] == [
         {"from": 1, "to": 2, "effect": "hurts"},
-        {"from": 4, "to": 4, "effect": "open"},
-        {"from": 8, "to": None, "effect": "hurts"},
+        {"from": 4, "to": None, "effect": "open"},
     ]
     by = {v.factor: v for v in cut.verdicts}
-    assert "not decided at 4 slots" in headline(by, "en", "unit")
+    assert "not decided at 4+ slots" in headline(by, "en", "unit")
     (cav,) = [c for c in cut.caveats if c["kind"] == "unreadable_calls"]
     assert cav["jobs"] == [{"job": "2", "lines": [69, 70]}]
 
